@@ -1,0 +1,114 @@
+//! The command line: `patchgate serve` and the decision commands, each deciding locally with
+//! the same core the server runs, or asking a server with `--server`. Exit codes are the API
+//! (see [`crate::exit::Exit`]).
+
+mod output;
+mod remote;
+mod route;
+mod serve;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::exit::Exit;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "patchgate",
+    version,
+    about = "Decides whether a code patch may merge. Exit codes: 0 go, 1 the patch is wrong, \
+2 a human must look, 3 the queue is stopped; 64 usage, 65 bad input, 69 server unreachable or \
+5xx, 70 internal error."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the HTTP service.
+    Serve(serve::ServeArgs),
+    /// Route one evidence document through the precedence ladder (exit 0/1/2).
+    Route(route::RouteArgs),
+    /// Print the OpenAPI document.
+    Openapi,
+}
+
+/// Where a decision command asks: locally (default) or a server.
+#[derive(Debug, Clone, Args)]
+pub struct RemoteArgs {
+    /// Ask this patchgate server instead of deciding locally (e.g. http://127.0.0.1:8080).
+    #[arg(long, env = "PATCHGATE_SERVER")]
+    pub server: Option<String>,
+    /// Bearer token for the server.
+    #[arg(long, env = "PATCHGATE_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// How long to wait for the server (e.g. `30s`, `500ms`).
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub timeout: Duration,
+}
+
+/// Parses `30s`, `500ms`, `2m` or a bare number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (digits, unit) = match s.find(|c: char| !c.is_ascii_digit() && c != '.') {
+        Some(i) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let n: f64 = digits.parse().map_err(|_| format!("`{s}` is not a duration like 30s or 500ms"))?;
+    let secs = match unit {
+        "ms" => n / 1000.0,
+        "s" => n,
+        "m" => n * 60.0,
+        _ => return Err(format!("`{s}`: the unit must be ms, s or m")),
+    };
+    if !secs.is_finite() || secs <= 0.0 || secs > 86_400.0 {
+        return Err(format!("`{s}` is out of range (more than 0, at most a day)"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Reads an input file, or stdin for `-`.
+pub fn read_input(path: &PathBuf) -> std::io::Result<Vec<u8>> {
+    if path.as_os_str() == "-" {
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)?;
+        Ok(buf)
+    } else {
+        std::fs::read(path)
+    }
+}
+
+/// Entry point of the binary.
+pub fn main() -> Exit {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            let _ = e.print();
+            return match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => Exit::Go,
+                _ => Exit::Usage,
+            };
+        }
+    };
+    match cli.command {
+        Command::Serve(args) => serve::run(args),
+        Command::Route(args) => route::run(args),
+        Command::Openapi => {
+            output::stdout(&crate::http::openapi::document_json());
+            Exit::Go
+        }
+    }
+}
+
+/// A current-thread runtime for the client side of the CLI.
+pub fn client_runtime() -> Result<tokio::runtime::Runtime, Exit> {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| {
+        output::error(&format!("cannot start the async runtime: {e}"));
+        Exit::Software
+    })
+}

@@ -1,0 +1,120 @@
+//! `patchgate serve`: the HTTP service, configured by flags or environment.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use clap::Args;
+use tokio::net::TcpListener;
+
+use super::{output, parse_duration};
+use crate::exit::Exit;
+use crate::http::{self, AppState, Settings};
+use crate::telemetry::{self, LogFormat};
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on. Default 127.0.0.1:8080, or 0.0.0.0:$PORT when PORT is set (as
+    /// hosted platforms set it).
+    #[arg(long, env = "PATCHGATE_LISTEN")]
+    pub listen: Option<SocketAddr>,
+    /// Log format: json (one object per line; the decision log) or text.
+    #[arg(long, env = "PATCHGATE_LOG_FORMAT", value_enum, default_value = "json")]
+    pub log_format: LogFormat,
+    /// Largest accepted decision body, in bytes.
+    #[arg(long, env = "PATCHGATE_DECISION_BODY_LIMIT", default_value_t = 4 * 1024 * 1024)]
+    pub decision_body_limit: usize,
+    /// Longest a request may take before it is answered 503 (e.g. 30s).
+    #[arg(long, env = "PATCHGATE_REQUEST_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
+    pub request_timeout: Duration,
+}
+
+/// The listen address: the flag, else `0.0.0.0:$PORT`, else `127.0.0.1:8080`.
+fn listen_addr(flag: Option<SocketAddr>, port: Option<String>) -> Result<SocketAddr, String> {
+    if let Some(addr) = flag {
+        return Ok(addr);
+    }
+    match port {
+        Some(p) => p
+            .trim()
+            .parse::<u16>()
+            .map(|p| SocketAddr::from((Ipv4Addr::UNSPECIFIED, p)))
+            .map_err(|_| format!("PORT={p} is not a port number")),
+        None => Ok(SocketAddr::from((Ipv4Addr::LOCALHOST, 8080))),
+    }
+}
+
+pub fn run(args: ServeArgs) -> Exit {
+    telemetry::init(args.log_format, false, "info");
+    let addr = match listen_addr(args.listen, std::env::var("PORT").ok()) {
+        Ok(a) => a,
+        Err(e) => {
+            output::error(&e);
+            return Exit::Usage;
+        }
+    };
+    let settings = Settings { decision_body_limit: args.decision_body_limit, request_timeout: args.request_timeout };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            output::error(&format!("cannot start the async runtime: {e}"));
+            return Exit::Software;
+        }
+    };
+    runtime.block_on(async move {
+        let listener = match TcpListener::bind(addr).await {
+            Ok(l) => l,
+            Err(e) => {
+                output::error(&format!("cannot listen on {addr}: {e}"));
+                return Exit::Unavailable;
+            }
+        };
+        let local = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
+        tracing::info!(addr = %local, version = env!("CARGO_PKG_VERSION"), "listening");
+        match http::serve(listener, AppState::new(settings), shutdown_signal()).await {
+            Ok(()) => {
+                tracing::info!("drained; exiting");
+                Exit::Go
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "server failed");
+                Exit::Software
+            }
+        }
+    })
+}
+
+/// Resolves on SIGTERM or ctrl-c.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listen_address_follows_flag_then_port_then_default() {
+        let flag: SocketAddr = "127.0.0.1:9999".parse().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(listen_addr(Some(flag), Some("1234".into())), Ok(flag));
+        assert_eq!(listen_addr(None, Some("1234".into())), Ok(SocketAddr::from(([0, 0, 0, 0], 1234))));
+        assert_eq!(listen_addr(None, None), Ok(SocketAddr::from(([127, 0, 0, 1], 8080))));
+        assert!(listen_addr(None, Some("http".into())).is_err());
+    }
+}

@@ -1,0 +1,101 @@
+//! The answers patchgate gives, as the contract spells them. Shared by the server (which
+//! serialises them) and the CLI (which prints them or reads them back from a server).
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::evidence::{RouteRequest, ScopedFreeze};
+use super::route::{self, Attribution, Decision, Disposition, RuleName, Verdict, Verdicts};
+
+/// How the freeze gate was derived from the patch's scope.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ScopedFreezeAnswer {
+    /// The derived verdict: `unknown` when a frozen test covers a changed file, else `pass`.
+    pub derived: Verdict,
+    /// Ids of the frozen tests that cover a changed file, in request order.
+    pub matched: Vec<String>,
+}
+
+/// The router's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct RouteAnswer {
+    /// Echoed from the request when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch_id: Option<String>,
+    /// `MERGE_OK`, `BLOCK` or `ESCALATE`.
+    pub disposition: Disposition,
+    /// Where to look first.
+    pub attribution: Attribution,
+    /// The ladder rule that matched first.
+    pub rule: RuleName,
+    /// 0 go, 1 the patch is wrong, 2 a human must look.
+    pub exit_code: u8,
+    /// Unique id of this decision, also in the decision log.
+    pub decision_id: String,
+    /// The verdict triple the ladder read (the freeze gate as derived, in the scoped form).
+    pub verdicts: Verdicts,
+    /// Present in the scoped-freeze form only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scoped_freeze: Option<ScopedFreezeAnswer>,
+}
+
+/// A decided `/route` request: what the ladder read and what it said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteOutcome {
+    pub patch_id: Option<String>,
+    pub verdicts: Verdicts,
+    pub scoped: Option<ScopedFreeze>,
+    pub decision: Decision,
+}
+
+/// Decides one validated request. Pure: the same request always gets the same decision.
+pub fn decide_route(request: &RouteRequest) -> RouteOutcome {
+    let (verdicts, scoped) = request.verdicts();
+    RouteOutcome {
+        patch_id: request.patch_id.clone(),
+        verdicts,
+        scoped,
+        decision: route::route(&verdicts),
+    }
+}
+
+impl RouteOutcome {
+    pub fn answer(&self, decision_id: String) -> RouteAnswer {
+        RouteAnswer {
+            patch_id: self.patch_id.clone(),
+            disposition: self.decision.disposition,
+            attribution: self.decision.attribution,
+            rule: self.decision.rule,
+            exit_code: self.decision.exit_code(),
+            decision_id,
+            verdicts: self.verdicts,
+            scoped_freeze: self.scoped.as_ref().map(|s| ScopedFreezeAnswer {
+                derived: s.derived,
+                matched: s.matched.clone(),
+            }),
+        }
+    }
+}
+
+/// One row of `GET /route/table`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct TableRow {
+    pub verdicts: Verdicts,
+    pub disposition: Disposition,
+    pub attribution: Attribution,
+    pub rule: RuleName,
+    pub exit_code: u8,
+}
+
+/// All 64 rows, in the table's fixed order, from the same ladder `/route` runs.
+pub fn route_table() -> Vec<TableRow> {
+    route::table()
+        .map(|(v, d)| TableRow {
+            verdicts: v,
+            disposition: d.disposition,
+            attribution: d.attribution,
+            rule: d.rule,
+            exit_code: d.exit_code(),
+        })
+        .collect()
+}

@@ -1,0 +1,11 @@
+//! The pure decision core: no I/O, no clock, no randomness, no HTTP.
+//!
+//! Everything here takes values and returns values, so the server, the CLI and the tests all
+//! reach the same decision through the same code. Identifiers that need randomness (decision
+//! ids) are made at the edge and handed in.
+
+pub mod answer;
+pub mod evidence;
+pub mod path;
+pub mod problem;
+pub mod route;

@@ -1,0 +1,283 @@
+//! The precedence router: three gate verdicts through an ordered ladder of rules.
+//!
+//! The ladder is data ([`LADDER`]): `/route`, `GET /route/table` and the CLI all read the same
+//! four rows, first match wins, and the order is the policy. `unknown` is never a pass and never
+//! a fail; `missing` outranks `fail`; `fail` is absorbing.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use utoipa::ToSchema;
+
+/// One gate's verdict. `unknown`: the gate ran but gave no verdict (frozen, skipped, errored);
+/// `missing`: the gate never ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Pass,
+    Fail,
+    Unknown,
+    Missing,
+}
+
+impl Verdict {
+    /// Every verdict, in the order the decision table lists them.
+    pub const ALL: [Verdict; 4] = [Verdict::Pass, Verdict::Fail, Verdict::Unknown, Verdict::Missing];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::Unknown => "unknown",
+            Verdict::Missing => "missing",
+        }
+    }
+
+    /// The four words, exactly; nothing else (no case folding, no synonyms).
+    pub fn from_word(word: &str) -> Option<Verdict> {
+        Verdict::ALL.into_iter().find(|v| v.as_str() == word)
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The three gates, named as the evidence document names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gate {
+    PropertyCheck,
+    FixtureCheck,
+    FlakyFreeze,
+}
+
+impl Gate {
+    pub const ALL: [Gate; 3] = [Gate::PropertyCheck, Gate::FixtureCheck, Gate::FlakyFreeze];
+
+    pub fn field(self) -> &'static str {
+        match self {
+            Gate::PropertyCheck => "property_check",
+            Gate::FixtureCheck => "fixture_check",
+            Gate::FlakyFreeze => "flaky_freeze",
+        }
+    }
+}
+
+/// The verdict triple the ladder reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+pub struct Verdicts {
+    pub property_check: Verdict,
+    pub fixture_check: Verdict,
+    pub flaky_freeze: Verdict,
+}
+
+impl Verdicts {
+    pub fn get(&self, gate: Gate) -> Verdict {
+        match gate {
+            Gate::PropertyCheck => self.property_check,
+            Gate::FixtureCheck => self.fixture_check,
+            Gate::FlakyFreeze => self.flaky_freeze,
+        }
+    }
+
+    fn any(&self, v: Verdict) -> bool {
+        Gate::ALL.into_iter().any(|g| self.get(g) == v)
+    }
+
+    fn all(&self, v: Verdict) -> bool {
+        Gate::ALL.into_iter().all(|g| self.get(g) == v)
+    }
+
+    /// All 64 triples in the table's fixed order: property outermost, then fixture, then the
+    /// freeze gate, each in the order pass, fail, unknown, missing.
+    pub fn every() -> impl Iterator<Item = Verdicts> {
+        Verdict::ALL.into_iter().flat_map(|p| {
+            Verdict::ALL.into_iter().flat_map(move |f| {
+                Verdict::ALL.into_iter().map(move |z| Verdicts {
+                    property_check: p,
+                    fixture_check: f,
+                    flaky_freeze: z,
+                })
+            })
+        })
+    }
+}
+
+/// What the merge bot does with the patch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+pub enum Disposition {
+    #[serde(rename = "MERGE_OK")]
+    MergeOk,
+    #[serde(rename = "BLOCK")]
+    Block,
+    #[serde(rename = "ESCALATE")]
+    Escalate,
+}
+
+impl Disposition {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Disposition::MergeOk => "MERGE_OK",
+            Disposition::Block => "BLOCK",
+            Disposition::Escalate => "ESCALATE",
+        }
+    }
+
+    /// The exit code is the API: 0 go, 1 the patch is wrong, 2 a human must look.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Disposition::MergeOk => 0,
+            Disposition::Block => 1,
+            Disposition::Escalate => 2,
+        }
+    }
+}
+
+/// Where a reader should look first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Attribution {
+    EvidenceGap,
+    BehaviorAndInvariant,
+    ConcreteBehavior,
+    InvariantOrOverSpecifiedProperty,
+    FrozenTestFailure,
+    InadmissibleEvidence,
+    AllGatesHeld,
+}
+
+impl Attribution {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Attribution::EvidenceGap => "evidence-gap",
+            Attribution::BehaviorAndInvariant => "behavior-and-invariant",
+            Attribution::ConcreteBehavior => "concrete-behavior",
+            Attribution::InvariantOrOverSpecifiedProperty => "invariant-or-over-specified-property",
+            Attribution::FrozenTestFailure => "frozen-test-failure",
+            Attribution::InadmissibleEvidence => "inadmissible-evidence",
+            Attribution::AllGatesHeld => "all-gates-held",
+        }
+    }
+}
+
+/// The name of a ladder rule, as the answer's `rule` field carries it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RuleName {
+    EvidenceGap,
+    FailAbsorbs,
+    Inadmissible,
+    AllHeld,
+}
+
+impl RuleName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleName::EvidenceGap => "evidence-gap",
+            RuleName::FailAbsorbs => "fail-absorbs",
+            RuleName::Inadmissible => "inadmissible",
+            RuleName::AllHeld => "all-held",
+        }
+    }
+}
+
+/// How a rule names its attribution: a fixed string, or the attribution function.
+#[derive(Debug, Clone, Copy)]
+pub enum AttributionSource {
+    Fixed(Attribution),
+    OfFailures,
+}
+
+/// One row of the ladder.
+#[derive(Debug, Clone, Copy)]
+pub struct Rule {
+    pub name: RuleName,
+    pub when: fn(&Verdicts) -> bool,
+    pub disposition: Disposition,
+    pub attribution: AttributionSource,
+}
+
+/// The ladder. Ordered, first match wins; the order is the policy.
+pub const LADDER: [Rule; 4] = [
+    Rule {
+        name: RuleName::EvidenceGap,
+        when: |v| v.any(Verdict::Missing),
+        disposition: Disposition::Escalate,
+        attribution: AttributionSource::Fixed(Attribution::EvidenceGap),
+    },
+    Rule {
+        name: RuleName::FailAbsorbs,
+        when: |v| v.any(Verdict::Fail),
+        disposition: Disposition::Block,
+        attribution: AttributionSource::OfFailures,
+    },
+    Rule {
+        name: RuleName::Inadmissible,
+        when: |v| v.any(Verdict::Unknown),
+        disposition: Disposition::Escalate,
+        attribution: AttributionSource::Fixed(Attribution::InadmissibleEvidence),
+    },
+    Rule {
+        name: RuleName::AllHeld,
+        when: |v| v.all(Verdict::Pass),
+        disposition: Disposition::MergeOk,
+        attribution: AttributionSource::Fixed(Attribution::AllGatesHeld),
+    },
+];
+
+/// Names where to look first when at least one gate failed.
+///
+/// Differs from the article in one place, on purpose (see CONTRACT.md section 1): when only the
+/// freeze gate failed, the answer names the frozen tests, not the property check that held.
+pub fn attribute(v: &Verdicts) -> Attribution {
+    match (v.property_check, v.fixture_check) {
+        (Verdict::Fail, Verdict::Fail) => Attribution::BehaviorAndInvariant,
+        (_, Verdict::Fail) => Attribution::ConcreteBehavior,
+        (Verdict::Fail, _) => Attribution::InvariantOrOverSpecifiedProperty,
+        _ => Attribution::FrozenTestFailure,
+    }
+}
+
+/// The ladder's answer for one verdict triple.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Decision {
+    pub disposition: Disposition,
+    pub attribution: Attribution,
+    pub rule: RuleName,
+}
+
+impl Decision {
+    pub fn exit_code(&self) -> u8 {
+        self.disposition.exit_code()
+    }
+
+    /// The article's one line: `BLOCK attribution=invariant-or-over-specified-property`.
+    pub fn line(&self) -> String {
+        format!("{} attribution={}\n", self.disposition.as_str(), self.attribution.as_str())
+    }
+}
+
+/// Runs the ladder. Fails closed: were no rule to match (the table tests prove one always
+/// does), the answer would be an escalation, never a merge.
+pub fn route(v: &Verdicts) -> Decision {
+    for rule in &LADDER {
+        if (rule.when)(v) {
+            let attribution = match rule.attribution {
+                AttributionSource::Fixed(a) => a,
+                AttributionSource::OfFailures => attribute(v),
+            };
+            return Decision { disposition: rule.disposition, attribution, rule: rule.name };
+        }
+    }
+    Decision {
+        disposition: Disposition::Escalate,
+        attribution: Attribution::InadmissibleEvidence,
+        rule: RuleName::Inadmissible,
+    }
+}
+
+/// Every verdict triple with its decision, in the table's fixed order.
+pub fn table() -> impl Iterator<Item = (Verdicts, Decision)> {
+    Verdicts::every().map(|v| (v, route(&v)))
+}

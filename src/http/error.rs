@@ -1,0 +1,59 @@
+//! problem+json at the edge: [`Problem`] as a response, the 404 fallback, and the panic answer.
+
+use std::any::Any;
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+use crate::core::problem::Problem;
+
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// Renders a problem document with its status and media type.
+pub fn problem_response(problem: &Problem) -> Response {
+    let status = StatusCode::from_u16(problem.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let body = serde_json::to_vec(problem).unwrap_or_default();
+    let mut res = (status, body).into_response();
+    res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+    res
+}
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
+        problem_response(&self)
+    }
+}
+
+pub async fn not_found(uri: axum::http::Uri) -> Problem {
+    Problem::new(404, "not-found", format!("no such endpoint: {}", uri.path()))
+}
+
+/// The answer to a caught panic: a 500 with no internal detail; the cause goes to the log
+/// (inside the request's span, so with its request id).
+pub fn panic_response(payload: Box<dyn Any + Send + 'static>) -> Response {
+    let cause = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("non-string panic payload");
+    tracing::error!(panic = cause, "handler panicked");
+    problem_response(&Problem::new(
+        500,
+        "internal",
+        "an internal error occurred; the server log has the cause under this request's x-request-id",
+    ))
+}
+
+/// The problem for a bare error response that a layer or axum produced without a body
+/// (405 from routing, 503 from the timeout...): same status, our shape.
+pub fn problem_for_bare_status(status: StatusCode, path: &str) -> Problem {
+    let code = status.as_u16();
+    match code {
+        405 => Problem::new(405, "method-not-allowed", format!("{path} does not accept this method; see the Allow header")),
+        408 => Problem::new(408, "request-timeout", "the request took too long to arrive"),
+        413 => Problem::new(413, "body-too-large", "the body is larger than this endpoint accepts"),
+        503 => Problem::new(503, "unavailable", "the server could not answer in time; retry later"),
+        _ if code >= 500 => Problem::new(code, "internal", "an internal error occurred"),
+        _ => Problem::new(code, "error", format!("the request to {path} failed")),
+    }
+}

@@ -1,0 +1,138 @@
+//! Request extractors that reject in our own problem+json shape: the JSON body (415 for a
+//! wrong media type, 413 over the limit, 400 for bad syntax) and `Accept` negotiation.
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use axum::http::{HeaderMap, StatusCode, header};
+use serde_json::Value;
+
+use crate::core::evidence::parse_json;
+use crate::core::problem::Problem;
+
+/// A JSON request body, parsed into a [`Value`] for strict, field-naming validation.
+pub struct JsonBody(pub Value);
+
+impl<S: Send + Sync> FromRequest<S> for JsonBody {
+    type Rejection = Problem;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        require_json_content_type(req.headers())?;
+        let bytes = read_body(req, state).await?;
+        parse_json(&bytes).map(JsonBody)
+    }
+}
+
+/// Reads the whole body within the route's limit (413 past it).
+pub async fn read_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, Problem> {
+    Bytes::from_request(req, state).await.map_err(|rejection| {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            Problem::new(413, "body-too-large", "the body is larger than this endpoint accepts")
+        } else {
+            Problem::malformed(format!("the body could not be read: {}", rejection.body_text()))
+        }
+    })
+}
+
+/// `application/json` (or any `+json` type), in UTF-8; anything else is a 415.
+fn require_json_content_type(headers: &HeaderMap) -> Result<(), Problem> {
+    let unsupported = |got: &str| {
+        Problem::new(
+            415,
+            "unsupported-media-type",
+            format!("this endpoint takes `application/json`, not {got}"),
+        )
+    };
+    let Some(value) = headers.get(header::CONTENT_TYPE) else {
+        return Err(unsupported("a body without a Content-Type"));
+    };
+    let text = value.to_str().map_err(|_| unsupported("an unreadable Content-Type"))?;
+    let mut parts = text.split(';');
+    let essence = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+    let is_json = essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"));
+    if !is_json {
+        return Err(unsupported(&format!("`{}`", essence)));
+    }
+    for param in parts {
+        if let Some((name, val)) = param.split_once('=') {
+            if name.trim().eq_ignore_ascii_case("charset") {
+                let cs = val.trim().trim_matches('"');
+                if !cs.eq_ignore_ascii_case("utf-8") && !cs.eq_ignore_ascii_case("utf8") {
+                    return Err(unsupported(&format!("charset `{cs}` (JSON is UTF-8)")));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The answer's media type, by the request's `Accept`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    Json,
+    Text,
+}
+
+/// Picks text only when the client prefers `text/plain` to JSON (by q-value, the most specific
+/// range deciding each); no `Accept`, or a tie, answers JSON.
+pub fn negotiate(headers: &HeaderMap) -> Answer {
+    let Some(accept) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else {
+        return Answer::Json;
+    };
+    // (specificity, q) of the best-matching range for each of our two types.
+    let mut json: (u8, f32) = (0, 0.0);
+    let mut text: (u8, f32) = (0, 0.0);
+    for range in accept.split(',') {
+        let mut parts = range.split(';');
+        let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+        let q = parts
+            .filter_map(|p| p.split_once('='))
+            .find(|(k, _)| k.trim().eq_ignore_ascii_case("q"))
+            .and_then(|(_, v)| v.trim().parse::<f32>().ok())
+            .unwrap_or(1.0);
+        let (for_json, for_text) = match media.as_str() {
+            "application/json" => (3, 0),
+            "text/plain" => (0, 3),
+            "application/*" => (2, 0),
+            "text/*" => (0, 2),
+            "*/*" => (1, 1),
+            _ => (0, 0),
+        };
+        if for_json > json.0 {
+            json = (for_json, q);
+        }
+        if for_text > text.0 {
+            text = (for_text, q);
+        }
+    }
+    if text.0 > 0 && text.1 > 0.0 && (json.0 == 0 || text.1 > json.1) {
+        Answer::Text
+    } else {
+        Answer::Json
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn accept(v: &str) -> Answer {
+        let mut h = HeaderMap::new();
+        h.insert(header::ACCEPT, HeaderValue::from_str(v).unwrap_or_else(|e| panic!("{e}")));
+        negotiate(&h)
+    }
+
+    #[test]
+    fn text_only_when_preferred() {
+        assert_eq!(negotiate(&HeaderMap::new()), Answer::Json);
+        assert_eq!(accept("text/plain"), Answer::Text);
+        assert_eq!(accept("application/json"), Answer::Json);
+        assert_eq!(accept("*/*"), Answer::Json);
+        assert_eq!(accept("text/plain, application/json"), Answer::Json);
+        assert_eq!(accept("text/plain, application/json;q=0.5"), Answer::Text);
+        assert_eq!(accept("text/*"), Answer::Text);
+        assert_eq!(accept("text/plain;q=0"), Answer::Json);
+        assert_eq!(accept("image/png"), Answer::Json);
+    }
+}

@@ -1,0 +1,98 @@
+//! Prometheus metrics: requests and latency by route and status, decisions by endpoint and
+//! outcome, requests in flight.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    route: String,
+    method: String,
+    status: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    route: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DecisionLabels {
+    endpoint: String,
+    outcome: String,
+}
+
+fn latency_histogram() -> Histogram {
+    // 100 µs .. ~1.6 s
+    Histogram::new(exponential_buckets(0.0001, 2.0, 15))
+}
+
+pub struct Metrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    latency: Family<RouteLabels, Histogram, fn() -> Histogram>,
+    decisions: Family<DecisionLabels, Counter>,
+    in_flight: Gauge,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("patchgate");
+        let requests = Family::<RequestLabels, Counter>::default();
+        let latency =
+            Family::<RouteLabels, Histogram, fn() -> Histogram>::new_with_constructor(latency_histogram as fn() -> Histogram);
+        let decisions = Family::<DecisionLabels, Counter>::default();
+        let in_flight = Gauge::default();
+        registry.register("http_requests", "HTTP requests answered, by route, method and status", requests.clone());
+        registry.register(
+            "http_request_duration_seconds",
+            "Time from request to response head, by route",
+            latency.clone(),
+        );
+        registry.register("decisions", "Decisions made, by endpoint and outcome", decisions.clone());
+        registry.register("http_requests_in_flight", "Requests being handled now", in_flight.clone());
+        Self { registry, requests, latency, decisions, in_flight }
+    }
+
+    pub fn request_started(&self) {
+        self.in_flight.inc();
+    }
+
+    pub fn request_finished(&self, route: &str, method: &str, status: u16, seconds: f64) {
+        self.in_flight.dec();
+        self.requests
+            .get_or_create(&RequestLabels {
+                route: route.to_owned(),
+                method: method.to_owned(),
+                status: status.to_string(),
+            })
+            .inc();
+        self.latency.get_or_create(&RouteLabels { route: route.to_owned() }).observe(seconds);
+    }
+
+    pub fn record_decision(&self, endpoint: &str, outcome: &str) {
+        self.decisions
+            .get_or_create(&DecisionLabels { endpoint: endpoint.to_owned(), outcome: outcome.to_owned() })
+            .inc();
+    }
+
+    /// The registry in OpenMetrics text format.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        if encode(&mut out, &self.registry).is_err() {
+            out.clear();
+        }
+        out
+    }
+}

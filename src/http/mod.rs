@@ -1,0 +1,134 @@
+//! The HTTP edge: axum handlers that parse, call the pure core, and answer.
+//!
+//! [`app`] builds the whole service (routes and every layer) in one place, so the tests, the
+//! benchmark and `patchgate serve` run the same stack.
+
+mod error;
+mod layers;
+mod extract;
+pub mod metrics;
+pub mod openapi;
+mod ops;
+mod route;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use tokio::net::TcpListener;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::timeout::TimeoutLayer;
+
+pub use error::problem_response;
+
+/// Service settings that shape every request (each one a flag and environment variable).
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Largest accepted decision body, in bytes.
+    pub decision_body_limit: usize,
+    /// Longest a request may take before it is answered 503.
+    pub request_timeout: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self { decision_body_limit: 4 * 1024 * 1024, request_timeout: Duration::from_secs(30) }
+    }
+}
+
+/// Shared, cheaply cloned state of one server.
+#[derive(Clone)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    settings: Settings,
+    metrics: metrics::Metrics,
+    ready: AtomicBool,
+    openapi: String,
+}
+
+impl AppState {
+    pub fn new(settings: Settings) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                settings,
+                metrics: metrics::Metrics::new(),
+                ready: AtomicBool::new(true),
+                openapi: openapi::document_json(),
+            }),
+        }
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.inner.settings
+    }
+
+    pub fn metrics(&self) -> &metrics::Metrics {
+        &self.inner.metrics
+    }
+
+    /// Whether `/readyz` says ready; false once draining starts.
+    pub fn is_ready(&self) -> bool {
+        self.inner.ready.load(Ordering::Relaxed)
+    }
+
+    /// Marks the server as draining: `/readyz` answers 503 from now on.
+    pub fn start_draining(&self) {
+        self.inner.ready.store(false, Ordering::Relaxed);
+    }
+}
+
+/// The HTTP status twin of a decision's exit code: only a go is 2xx.
+pub fn status_for_exit(exit_code: u8) -> StatusCode {
+    match exit_code {
+        0 => StatusCode::OK,
+        1 => StatusCode::CONFLICT,
+        2 => StatusCode::FAILED_DEPENDENCY,
+        3 => StatusCode::LOCKED,
+        // Not a decision: fail closed, never a 2xx.
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+/// The whole service: routes, problem+json for every error, and the layers.
+pub fn app(state: AppState) -> Router {
+    let settings = state.settings().clone();
+    Router::new()
+        .route("/route", post(route::route))
+        .route("/route/batch", post(route::route_batch))
+        .route("/route/table", get(route::route_table))
+        .route("/healthz", get(ops::healthz))
+        .route("/readyz", get(ops::readyz))
+        .route("/metrics", get(ops::metrics))
+        .route("/openapi.json", get(ops::openapi))
+        .fallback(error::not_found)
+        .layer(DefaultBodyLimit::max(settings.decision_body_limit))
+        .layer(TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, settings.request_timeout))
+        .layer(CatchPanicLayer::custom(error::panic_response))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), layers::observe))
+        .with_state(state)
+}
+
+/// Serves `app` on `listener` until `shutdown` resolves, then drains in-flight requests.
+pub async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let drain_state = state.clone();
+    let router = app(state);
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            drain_state.start_draining();
+            tracing::info!("draining: finishing in-flight requests");
+        })
+        .await
+}

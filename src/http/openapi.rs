@@ -1,0 +1,81 @@
+//! The OpenAPI document, generated from the handlers and types with utoipa. The committed
+//! copy in `openapi/openapi.json` is checked against this by a test.
+
+use serde::Deserialize;
+use utoipa::{OpenApi, ToSchema};
+
+use crate::core::answer::{RouteAnswer, ScopedFreezeAnswer, TableRow};
+use crate::core::problem::{FieldError, Problem};
+use crate::core::route::{Attribution, Disposition, RuleName, Verdict, Verdicts};
+
+/// The router's evidence document. An absent gate field means `missing`. Instead of
+/// `flaky_freeze`, a request may carry `changed_files` and `frozen_tests`: the freeze gate is
+/// then `unknown` when a frozen test covers a changed file (whole path segments), else `pass`.
+/// Unknown fields are refused (422), so a typo never turns into `missing`.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RouteRequestDoc {
+    /// Echoed in the answer; at most 256 characters.
+    #[schema(max_length = 256, example = "pr-1841")]
+    patch_id: Option<String>,
+    property_check: Option<Verdict>,
+    fixture_check: Option<Verdict>,
+    flaky_freeze: Option<Verdict>,
+    /// Repo-relative paths the patch changes (scoped-freeze form; needs `frozen_tests`).
+    changed_files: Option<Vec<String>>,
+    /// Frozen tests and the code they cover (scoped-freeze form; needs `changed_files`).
+    frozen_tests: Option<Vec<FrozenTestDoc>>,
+}
+
+/// A frozen test and the path prefixes (whole segments) of the code it covers.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FrozenTestDoc {
+    /// Unique within the request.
+    #[schema(min_length = 1, max_length = 256)]
+    id: String,
+    /// Non-empty list of repo-relative path prefixes.
+    #[schema(min_items = 1)]
+    covers: Vec<String>,
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "patchgate",
+        description = "Decides whether a code patch may merge. Only a go is 2xx: 200 go (exit 0), \
+409 the patch is wrong (exit 1), 424 a human must look (exit 2), 423 the queue is stopped (exit 3). \
+Errors are RFC 9457 problem documents."
+    ),
+    paths(
+        super::route::route,
+        super::route::route_batch,
+        super::route::route_table,
+        super::ops::healthz,
+        super::ops::readyz,
+        super::ops::metrics,
+        super::ops::openapi,
+    ),
+    components(schemas(
+        RouteRequestDoc, FrozenTestDoc, RouteAnswer, ScopedFreezeAnswer, TableRow, Verdicts,
+        Verdict, Disposition, Attribution, RuleName, Problem, FieldError,
+        super::route::BatchItem, super::route::BatchDecided, super::route::BatchRejected,
+        super::ops::Health,
+    )),
+    tags(
+        (name = "router", description = "The precedence router"),
+        (name = "operations", description = "Health, readiness, metrics, this document"),
+    )
+)]
+pub struct ApiDoc;
+
+/// The document as pretty JSON with a trailing newline, exactly as committed.
+pub fn document_json() -> String {
+    let mut doc = ApiDoc::openapi();
+    doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
+    let mut s = doc.to_pretty_json().unwrap_or_else(|_| "{}".to_owned());
+    s.push('\n');
+    s
+}

@@ -1,0 +1,157 @@
+//! `/route`, `/route/batch`, `/route/table`: thin handlers over the core's ladder.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use super::AppState;
+use super::extract::{Answer, JsonBody, negotiate};
+use super::status_for_exit;
+use crate::core::answer::{RouteAnswer, RouteOutcome, TableRow, decide_route, route_table as table_rows};
+use crate::core::evidence::parse_route_request;
+use crate::core::problem::{FieldError, Problem};
+use crate::telemetry::log_route_decision;
+
+/// Most documents one `/route/batch` call may carry.
+pub const MAX_BATCH: usize = 10_000;
+
+/// A new, unique decision id (UUIDv7: time-ordered, so log lines sort by it).
+pub fn new_decision_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+fn decide_and_log(state: &AppState, endpoint: &str, value: &Value) -> Result<(RouteOutcome, String), Problem> {
+    let request = parse_route_request(value).map_err(Problem::invalid)?;
+    let outcome = decide_route(&request);
+    let decision_id = new_decision_id();
+    log_route_decision(endpoint, &decision_id, &outcome);
+    state.metrics().record_decision(endpoint, outcome.decision.disposition.as_str());
+    Ok((outcome, decision_id))
+}
+
+/// Decide one patch from its three gate verdicts.
+///
+/// The status is the exit code's twin: 200 MERGE_OK, 409 BLOCK, 424 ESCALATE. With
+/// `Accept: text/plain` the body is the one line `DISPOSITION attribution=...`.
+#[utoipa::path(
+    post,
+    path = "/route",
+    tag = "router",
+    request_body(content = super::openapi::RouteRequestDoc, content_type = "application/json"),
+    responses(
+        (status = 200, description = "MERGE_OK (exit 0)",
+            content((RouteAnswer = "application/json"), (String = "text/plain"))),
+        (status = 409, description = "BLOCK (exit 1): the patch is wrong",
+            content((RouteAnswer = "application/json"), (String = "text/plain"))),
+        (status = 424, description = "ESCALATE (exit 2): a human must look",
+            content((RouteAnswer = "application/json"), (String = "text/plain"))),
+        (status = 400, description = "Malformed JSON or empty body", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over the limit", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Well-formed but invalid; `errors` names each field", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn route(State(state): State<AppState>, headers: HeaderMap, JsonBody(value): JsonBody) -> Result<Response, Problem> {
+    let (outcome, decision_id) = decide_and_log(&state, "route", &value)?;
+    let status = status_for_exit(outcome.decision.exit_code());
+    Ok(match negotiate(&headers) {
+        Answer::Text => {
+            let mut res = (status, outcome.decision.line()).into_response();
+            res.headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+            res
+        }
+        Answer::Json => (status, Json(outcome.answer(decision_id))).into_response(),
+    })
+}
+
+/// One slot of a batch answer: a decision with the status it would have had alone, or the
+/// problem that kept this document from being decided.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum BatchItem {
+    Decided(BatchDecided),
+    Rejected(BatchRejected),
+}
+
+/// A decided document: the `/route` answer plus its status.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BatchDecided {
+    #[serde(flatten)]
+    pub answer: RouteAnswer,
+    /// The HTTP status this document would have had alone (200, 409 or 424).
+    pub status: u16,
+}
+
+/// A document that could not be decided.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BatchRejected {
+    /// Position of the document in the request array.
+    pub index: usize,
+    /// The status this document would have had alone (422).
+    pub status: u16,
+    pub error: Problem,
+}
+
+/// Decide many patches in one call (up to 10,000 documents).
+///
+/// Answers 200 with one slot per document, in order; a bad document is reported in its own
+/// slot and the others are still decided. Each slot's `status` is the one it would have had
+/// alone, so a batch answer is never read as a go for any patch on its own.
+#[utoipa::path(
+    post,
+    path = "/route/batch",
+    tag = "router",
+    request_body(content = Vec<super::openapi::RouteRequestDoc>, content_type = "application/json"),
+    responses(
+        (status = 200, description = "One slot per document, in order", body = Vec<BatchItem>),
+        (status = 400, description = "Malformed JSON or empty body", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over the limit", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Not an array, or more than 10,000 documents", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn route_batch(State(state): State<AppState>, JsonBody(value): JsonBody) -> Result<Json<Vec<BatchItem>>, Problem> {
+    let Value::Array(documents) = value else {
+        return Err(Problem::invalid(vec![FieldError::new(
+            "",
+            "a batch must be a JSON array of evidence documents",
+        )]));
+    };
+    if documents.len() > MAX_BATCH {
+        return Err(Problem::invalid(vec![FieldError::new(
+            "",
+            format!("a batch holds at most {MAX_BATCH} documents; this one has {}", documents.len()),
+        )]));
+    }
+    let items = documents
+        .iter()
+        .enumerate()
+        .map(|(index, doc)| match decide_and_log(&state, "route/batch", doc) {
+            Ok((outcome, decision_id)) => {
+                let status = status_for_exit(outcome.decision.exit_code()).as_u16();
+                BatchItem::Decided(BatchDecided { answer: outcome.answer(decision_id), status })
+            }
+            // Pointers stay relative to the document, as `/route` alone would give them.
+            Err(error) => BatchItem::Rejected(BatchRejected { index, status: error.status, error }),
+        })
+        .collect();
+    Ok(Json(items))
+}
+
+/// All 64 verdict combinations with their decisions, in a fixed order (property outermost,
+/// then fixture, then the freeze gate; each pass, fail, unknown, missing), from the same
+/// ladder `/route` runs.
+#[utoipa::path(
+    get,
+    path = "/route/table",
+    tag = "router",
+    responses((status = 200, description = "The 64 rows", body = Vec<TableRow>))
+)]
+pub async fn route_table() -> Json<Vec<TableRow>> {
+    Json(table_rows())
+}
