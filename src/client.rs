@@ -29,6 +29,12 @@ pub struct Reply {
     pub body: Vec<u8>,
 }
 
+/// reqwest is built without a default TLS crypto provider (its default, aws-lc, is a heavy C
+/// build); ring is the one patchgate ships. Idempotent; call before building any reqwest client.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 pub struct Client {
     base: String,
     token: Option<String>,
@@ -36,31 +42,61 @@ pub struct Client {
 }
 
 impl Client {
-    pub fn new(server: &str, token: Option<String>, timeout: Duration) -> Result<Self, ClientError> {
+    pub fn new(
+        server: &str,
+        token: Option<String>,
+        timeout: Duration,
+    ) -> Result<Self, ClientError> {
         let base = server.trim_end_matches('/').to_owned();
-        let parsed = reqwest::Url::parse(&base).map_err(|e| ClientError::BadUrl(server.to_owned(), e.to_string()))?;
+        let parsed = reqwest::Url::parse(&base)
+            .map_err(|e| ClientError::BadUrl(server.to_owned(), e.to_string()))?;
         if parsed.scheme() != "http" && parsed.scheme() != "https" {
-            return Err(ClientError::BadUrl(server.to_owned(), "the scheme must be http or https".to_owned()));
+            return Err(ClientError::BadUrl(
+                server.to_owned(),
+                "the scheme must be http or https".to_owned(),
+            ));
         }
-        // reqwest is built without a default crypto provider; ring is the one we ship.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        install_crypto_provider();
         let http = reqwest::Client::builder()
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(10)))
             .user_agent(concat!("patchgate/", env!("CARGO_PKG_VERSION")))
+            // A redirect is not a decision: it comes back as an unexpected status (exit 69).
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(ClientError::Setup)?;
-        Ok(Self { base, token: token.filter(|t| !t.is_empty()), http })
+        Ok(Self {
+            base,
+            token: token.filter(|t| !t.is_empty()),
+            http,
+        })
     }
 
     /// POSTs `body` with `content_type` to `path` and returns the status and body.
-    pub async fn post(&self, path: &str, content_type: &str, accept: &str, body: Vec<u8>) -> Result<Reply, ClientError> {
+    pub async fn post(
+        &self,
+        path: &str,
+        content_type: &str,
+        accept: &str,
+        body: Vec<u8>,
+    ) -> Result<Reply, ClientError> {
         let url = format!("{}{}", self.base, path);
-        let mut req = self.http.post(&url).header(CONTENT_TYPE, content_type).header(ACCEPT, accept).body(body);
+        let mut req = self
+            .http
+            .post(&url)
+            .header(CONTENT_TYPE, content_type)
+            .header(ACCEPT, accept)
+            .body(body);
         if let Some(token) = &self.token {
             req = req.header(AUTHORIZATION, format!("Bearer {token}"));
         }
-        let res = req.send().await.map_err(|source| ClientError::Unreachable { url: url.clone(), source })?;
+        let res = req
+            .send()
+            .await
+            .map_err(|source| ClientError::Unreachable {
+                url: url.clone(),
+                source,
+            })?;
         let status = res.status().as_u16();
         let content_type = res
             .headers()
@@ -68,7 +104,15 @@ impl Client {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_owned();
-        let body = res.bytes().await.map_err(|source| ClientError::Unreachable { url, source })?.to_vec();
-        Ok(Reply { status, content_type, body })
+        let body = res
+            .bytes()
+            .await
+            .map_err(|source| ClientError::Unreachable { url, source })?
+            .to_vec();
+        Ok(Reply {
+            status,
+            content_type,
+            body,
+        })
     }
 }

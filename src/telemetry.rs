@@ -23,7 +23,8 @@ pub enum LogFormat {
 /// Installs the global subscriber writing to stdout (the server) or stderr (the CLI).
 /// `RUST_LOG` overrides the default level (`info`).
 pub fn init(format: LogFormat, to_stderr: bool, default_level: &str) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
     let builder = tracing_subscriber::fmt().with_env_filter(filter);
     let result = match (format, to_stderr) {
         (LogFormat::Json, false) => builder
@@ -40,12 +41,14 @@ pub fn init(format: LogFormat, to_stderr: bool, default_level: &str) {
             .with_span_list(false)
             .with_writer(std::io::stderr)
             .try_init(),
-        (LogFormat::Text, false) => {
-            builder.with_ansi(std::io::stdout().is_terminal()).with_writer(std::io::stdout).try_init()
-        }
-        (LogFormat::Text, true) => {
-            builder.with_ansi(std::io::stderr().is_terminal()).with_writer(std::io::stderr).try_init()
-        }
+        (LogFormat::Text, false) => builder
+            .with_ansi(std::io::stdout().is_terminal())
+            .with_writer(std::io::stdout)
+            .try_init(),
+        (LogFormat::Text, true) => builder
+            .with_ansi(std::io::stderr().is_terminal())
+            .with_writer(std::io::stderr)
+            .try_init(),
     };
     // A second init (tests start several servers in one process) keeps the first subscriber.
     let _ = result;

@@ -58,7 +58,9 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         Some(i) => s.split_at(i),
         None => (s, "s"),
     };
-    let n: f64 = digits.parse().map_err(|_| format!("`{s}` is not a duration like 30s or 500ms"))?;
+    let n: f64 = digits
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration like 30s or 500ms"))?;
     let secs = match unit {
         "ms" => n / 1000.0,
         "s" => n,
@@ -66,7 +68,9 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         _ => return Err(format!("`{s}`: the unit must be ms, s or m")),
     };
     if !secs.is_finite() || secs <= 0.0 || secs > 86_400.0 {
-        return Err(format!("`{s}` is out of range (more than 0, at most a day)"));
+        return Err(format!(
+            "`{s}` is out of range (more than 0, at most a day)"
+        ));
     }
     Ok(Duration::from_secs_f64(secs))
 }
@@ -107,8 +111,11 @@ pub fn main() -> Exit {
 
 /// A current-thread runtime for the client side of the CLI.
 pub fn client_runtime() -> Result<tokio::runtime::Runtime, Exit> {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| {
-        output::error(&format!("cannot start the async runtime: {e}"));
-        Exit::Software
-    })
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            output::error(&format!("cannot start the async runtime: {e}"));
+            Exit::Software
+        })
 }

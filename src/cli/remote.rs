@@ -21,10 +21,16 @@ pub fn exit_for_status(status: u16) -> Option<Exit> {
 
 /// A decision answer read back from a server, with the exit code both its status and its body
 /// agree on; or the exit code of the failure, already reported on stderr.
-pub fn decision<T: DeserializeOwned>(reply: &Reply, exit_code_of: impl Fn(&T) -> u8) -> Result<(T, Exit), Exit> {
+pub fn decision<T: DeserializeOwned>(
+    reply: &Reply,
+    exit_code_of: impl Fn(&T) -> u8,
+) -> Result<(T, Exit), Exit> {
     if let Some(by_status) = exit_for_status(reply.status) {
         let answer: T = serde_json::from_slice(&reply.body).map_err(|e| {
-            output::error(&format!("the server answered {} with a body that is not a decision: {e}", reply.status));
+            output::error(&format!(
+                "the server answered {} with a body that is not a decision: {e}",
+                reply.status
+            ));
             Exit::Unavailable
         })?;
         let by_body = exit_code_of(&answer);
@@ -46,10 +52,18 @@ pub fn failure(reply: &Reply) -> Exit {
     let detail = problem
         .as_ref()
         .map(|p| p.detail.clone())
-        .unwrap_or_else(|| String::from_utf8_lossy(&reply.body).chars().take(300).collect());
+        .unwrap_or_else(|| {
+            String::from_utf8_lossy(&reply.body)
+                .chars()
+                .take(300)
+                .collect()
+        });
     match reply.status {
         400 | 413 | 415 | 422 => {
-            output::error(&format!("the server refused the input ({}): {detail}", reply.status));
+            output::error(&format!(
+                "the server refused the input ({}): {detail}",
+                reply.status
+            ));
             if let Some(p) = &problem {
                 print_field_errors(p);
             }
@@ -67,7 +81,9 @@ pub fn failure(reply: &Reply) -> Exit {
             Exit::Unavailable
         }
         s => {
-            output::error(&format!("unexpected answer from the server ({s}), not read as a decision: {detail}"));
+            output::error(&format!(
+                "unexpected answer from the server ({s}), not read as a decision: {detail}"
+            ));
             Exit::Unavailable
         }
     }
@@ -76,7 +92,11 @@ pub fn failure(reply: &Reply) -> Exit {
 /// Prints each invalid field of a problem on its own stderr line.
 pub fn print_field_errors(problem: &Problem) {
     for e in &problem.errors {
-        let at = if e.pointer.is_empty() { "(document)" } else { e.pointer.as_str() };
+        let at = if e.pointer.is_empty() {
+            "(document)"
+        } else {
+            e.pointer.as_str()
+        };
         output::error(&format!("  {at}: {}", e.detail));
     }
 }

@@ -39,7 +39,11 @@ fn local_route(args: &RouteArgs, body: &[u8]) -> Exit {
     let request = match parse_route_bytes(body) {
         Ok(r) => r,
         Err(problem) => {
-            output::error(&format!("invalid evidence in {}: {}", args.file.display(), problem.detail));
+            output::error(&format!(
+                "invalid evidence in {}: {}",
+                args.file.display(),
+                problem.detail
+            ));
             remote::print_field_errors(&problem);
             return Exit::DataErr;
         }
@@ -74,13 +78,14 @@ fn remote_route(server: &str, args: &RouteArgs, body: Vec<u8>) -> Exit {
         Ok(rt) => rt,
         Err(exit) => return exit,
     };
-    let reply = match rt.block_on(client.post("/route", "application/json", "application/json", body)) {
-        Ok(r) => r,
-        Err(e) => {
-            output::error(&output::chain(&e));
-            return Exit::Unavailable;
-        }
-    };
+    let reply =
+        match rt.block_on(client.post("/route", "application/json", "application/json", body)) {
+            Ok(r) => r,
+            Err(e) => {
+                output::error(&output::chain(&e));
+                return Exit::Unavailable;
+            }
+        };
     match remote::decision::<RouteAnswer>(&reply, |a| a.exit_code) {
         Ok((answer, exit)) => {
             if args.json {

@@ -52,8 +52,14 @@ pub fn run(args: ServeArgs) -> Exit {
             return Exit::Usage;
         }
     };
-    let settings = Settings { decision_body_limit: args.decision_body_limit, request_timeout: args.request_timeout };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let settings = Settings {
+        decision_body_limit: args.decision_body_limit,
+        request_timeout: args.request_timeout,
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             output::error(&format!("cannot start the async runtime: {e}"));
@@ -68,7 +74,10 @@ pub fn run(args: ServeArgs) -> Exit {
                 return Exit::Unavailable;
             }
         };
-        let local = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
+        let local = listener
+            .local_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_default();
         tracing::info!(addr = %local, version = env!("CARGO_PKG_VERSION"), "listening");
         match http::serve(listener, AppState::new(settings), shutdown_signal()).await {
             Ok(()) => {
@@ -113,8 +122,14 @@ mod tests {
     fn listen_address_follows_flag_then_port_then_default() {
         let flag: SocketAddr = "127.0.0.1:9999".parse().unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(listen_addr(Some(flag), Some("1234".into())), Ok(flag));
-        assert_eq!(listen_addr(None, Some("1234".into())), Ok(SocketAddr::from(([0, 0, 0, 0], 1234))));
-        assert_eq!(listen_addr(None, None), Ok(SocketAddr::from(([127, 0, 0, 1], 8080))));
+        assert_eq!(
+            listen_addr(None, Some("1234".into())),
+            Ok(SocketAddr::from(([0, 0, 0, 0], 1234)))
+        );
+        assert_eq!(
+            listen_addr(None, None),
+            Ok(SocketAddr::from(([127, 0, 0, 1], 8080)))
+        );
         assert!(listen_addr(None, Some("http".into())).is_err());
     }
 }

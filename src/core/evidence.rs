@@ -30,7 +30,10 @@ pub enum FreezeEvidence {
     /// `flaky_freeze` given (or absent, which means `missing`).
     Given(Verdict),
     /// `changed_files` + `frozen_tests`: the article's "freeze by patch scope".
-    Scoped { changed_files: Vec<RepoPath>, frozen_tests: Vec<FrozenTest> },
+    Scoped {
+        changed_files: Vec<RepoPath>,
+        frozen_tests: Vec<FrozenTest>,
+    },
 }
 
 /// A frozen (quarantined) test and the path prefixes of the code it covers.
@@ -43,7 +46,9 @@ pub struct FrozenTest {
 /// Parses a request body as JSON: an empty body and bad syntax are 400s with line and column.
 pub fn parse_json(body: &[u8]) -> Result<Value, Problem> {
     if body.iter().all(u8::is_ascii_whitespace) {
-        return Err(Problem::malformed("the body is empty; expected a JSON document"));
+        return Err(Problem::malformed(
+            "the body is empty; expected a JSON document",
+        ));
     }
     serde_json::from_slice(body).map_err(|e| {
         Problem::malformed(format!(
@@ -85,7 +90,11 @@ pub fn parse_route_request(value: &Value) -> Result<RouteRequest, Vec<FieldError
                 pointer_key("", key),
                 format!(
                     "unknown field `{key}`; the fields are {}",
-                    ROUTE_FIELDS.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
+                    ROUTE_FIELDS
+                        .iter()
+                        .map(|f| format!("`{f}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             ));
         }
@@ -97,14 +106,25 @@ pub fn parse_route_request(value: &Value) -> Result<RouteRequest, Vec<FieldError
     let freeze = parse_freeze(obj, &mut errors);
 
     if errors.is_empty() {
-        Ok(RouteRequest { patch_id, property_check, fixture_check, freeze })
+        Ok(RouteRequest {
+            patch_id,
+            property_check,
+            fixture_check,
+            freeze,
+        })
     } else {
         Err(errors)
     }
 }
 
-const ROUTE_FIELDS: [&str; 6] =
-    ["patch_id", "property_check", "fixture_check", "flaky_freeze", "changed_files", "frozen_tests"];
+const ROUTE_FIELDS: [&str; 6] = [
+    "patch_id",
+    "property_check",
+    "fixture_check",
+    "flaky_freeze",
+    "changed_files",
+    "frozen_tests",
+];
 
 fn kind_of(v: &Value) -> &'static str {
     match v {
@@ -178,7 +198,11 @@ fn parse_verdict_at(
             "`{field}` is null; it must be one of {} (leave the field out to say the gate never ran)",
             verdict_words()
         ),
-        other => format!("`{field}` is {}; it must be one of {}", kind_of(other), verdict_words()),
+        other => format!(
+            "`{field}` is {}; it must be one of {}",
+            kind_of(other),
+            verdict_words()
+        ),
     };
     errors.push(FieldError::new(pointer, complaint));
     Verdict::Missing
@@ -197,9 +221,15 @@ fn parse_freeze(obj: &Map<String, Value>, errors: &mut Vec<FieldError>) -> Freez
     }
     if direct {
         let (field, what) = if frozen.is_some() {
-            ("frozen_tests", "`flaky_freeze` and `frozen_tests` cannot both be given")
+            (
+                "frozen_tests",
+                "`flaky_freeze` and `frozen_tests` cannot both be given",
+            )
         } else {
-            ("changed_files", "`changed_files` scopes the freeze; it cannot be given with `flaky_freeze`")
+            (
+                "changed_files",
+                "`changed_files` scopes the freeze; it cannot be given with `flaky_freeze`",
+            )
         };
         errors.push(FieldError::new(
             pointer_key("", field),
@@ -208,8 +238,11 @@ fn parse_freeze(obj: &Map<String, Value>, errors: &mut Vec<FieldError>) -> Freez
         return FreezeEvidence::Given(Verdict::Missing);
     }
     let (Some(changed), Some(frozen)) = (changed, frozen) else {
-        let (field, other) =
-            if changed.is_none() { ("frozen_tests", "changed_files") } else { ("changed_files", "frozen_tests") };
+        let (field, other) = if changed.is_none() {
+            ("frozen_tests", "changed_files")
+        } else {
+            ("changed_files", "frozen_tests")
+        };
         errors.push(FieldError::new(
             pointer_key("", field),
             format!("`{field}` needs `{other}`: the freeze verdict is derived from both"),
@@ -218,7 +251,10 @@ fn parse_freeze(obj: &Map<String, Value>, errors: &mut Vec<FieldError>) -> Freez
     };
     let changed_files = parse_path_list(changed, "/changed_files", false, errors);
     let frozen_tests = parse_frozen_tests(frozen, errors);
-    FreezeEvidence::Scoped { changed_files, frozen_tests }
+    FreezeEvidence::Scoped {
+        changed_files,
+        frozen_tests,
+    }
 }
 
 /// Parses an array of repo-relative paths at `pointer`.
@@ -231,12 +267,18 @@ pub fn parse_path_list(
     let Some(items) = value.as_array() else {
         errors.push(FieldError::new(
             pointer,
-            format!("must be an array of repo-relative paths, not {}", kind_of(value)),
+            format!(
+                "must be an array of repo-relative paths, not {}",
+                kind_of(value)
+            ),
         ));
         return Vec::new();
     };
     if require_non_empty && items.is_empty() {
-        errors.push(FieldError::new(pointer, "must list at least one path prefix"));
+        errors.push(FieldError::new(
+            pointer,
+            "must list at least one path prefix",
+        ));
     }
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
@@ -262,7 +304,10 @@ fn parse_frozen_tests(value: &Value, errors: &mut Vec<FieldError>) -> Vec<Frozen
     let Some(items) = value.as_array() else {
         errors.push(FieldError::new(
             "/frozen_tests",
-            format!("must be an array of {{\"id\", \"covers\"}} objects, not {}", kind_of(value)),
+            format!(
+                "must be an array of {{\"id\", \"covers\"}} objects, not {}",
+                kind_of(value)
+            ),
         ));
         return Vec::new();
     };
@@ -273,7 +318,10 @@ fn parse_frozen_tests(value: &Value, errors: &mut Vec<FieldError>) -> Vec<Frozen
         let Some(obj) = item.as_object() else {
             errors.push(FieldError::new(
                 base,
-                format!("must be an object {{\"id\", \"covers\"}}, not {}", kind_of(item)),
+                format!(
+                    "must be an object {{\"id\", \"covers\"}}, not {}",
+                    kind_of(item)
+                ),
             ));
             continue;
         };
@@ -287,18 +335,27 @@ fn parse_frozen_tests(value: &Value, errors: &mut Vec<FieldError>) -> Vec<Frozen
         }
         let id = match obj.get("id") {
             None => {
-                errors.push(FieldError::new(pointer_key(&base, "id"), "`id` is required"));
+                errors.push(FieldError::new(
+                    pointer_key(&base, "id"),
+                    "`id` is required",
+                ));
                 None
             }
             Some(_) => parse_id(obj, "id", &base, errors),
         };
         if let Some(id) = &id {
             if id.is_empty() {
-                errors.push(FieldError::new(pointer_key(&base, "id"), "`id` must not be empty"));
+                errors.push(FieldError::new(
+                    pointer_key(&base, "id"),
+                    "`id` must not be empty",
+                ));
             } else if !seen.insert(id.clone()) {
                 errors.push(FieldError::new(
                     pointer_key(&base, "id"),
-                    format!("duplicate frozen test id {}", serde_json::to_string(id).unwrap_or_default()),
+                    format!(
+                        "duplicate frozen test id {}",
+                        serde_json::to_string(id).unwrap_or_default()
+                    ),
                 ));
             }
         }
@@ -343,7 +400,11 @@ pub fn derive_freeze(changed_files: &[RepoPath], frozen_tests: &[FrozenTest]) ->
         .filter(|t| t.covers.iter().any(|c| ancestors.contains(c.as_str())))
         .map(|t| t.id.clone())
         .collect();
-    let derived = if matched.is_empty() { Verdict::Pass } else { Verdict::Unknown };
+    let derived = if matched.is_empty() {
+        Verdict::Pass
+    } else {
+        Verdict::Unknown
+    };
     ScopedFreeze { derived, matched }
 }
 
@@ -352,13 +413,19 @@ impl RouteRequest {
     pub fn verdicts(&self) -> (Verdicts, Option<ScopedFreeze>) {
         let (flaky_freeze, scoped) = match &self.freeze {
             FreezeEvidence::Given(v) => (*v, None),
-            FreezeEvidence::Scoped { changed_files, frozen_tests } => {
+            FreezeEvidence::Scoped {
+                changed_files,
+                frozen_tests,
+            } => {
                 let s = derive_freeze(changed_files, frozen_tests);
                 (s.derived, Some(s))
             }
         };
-        let verdicts =
-            Verdicts { property_check: self.property_check, fixture_check: self.fixture_check, flaky_freeze };
+        let verdicts = Verdicts {
+            property_check: self.property_check,
+            fixture_check: self.fixture_check,
+            flaky_freeze,
+        };
         (verdicts, scoped)
     }
 }

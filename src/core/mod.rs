@@ -4,6 +4,18 @@
 //! reach the same decision through the same code. Identifiers that need randomness (decision
 //! ids) are made at the edge and handed in.
 
+// The core fails closed and never panics: these lints keep it honest outside its tests.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing,
+        clippy::todo
+    )
+)]
+
 pub mod answer;
 pub mod evidence;
 pub mod path;

@@ -66,7 +66,9 @@ impl RepoPath {
     /// these, which lets a matcher put them in a set and answer each prefix in one lookup.
     pub fn ancestors(&self) -> impl Iterator<Item = &str> {
         let s = self.0.as_str();
-        s.match_indices('/').map(move |(i, _)| &s[..i]).chain(std::iter::once(s))
+        s.match_indices('/')
+            .map(move |(i, _)| &s[..i])
+            .chain(std::iter::once(s))
     }
 
     /// The path's segments, in order.
@@ -96,7 +98,11 @@ mod tests {
             ("api/handlers", "api/handlers"),
         ];
         for (raw, want) in cases {
-            assert_eq!(RepoPath::parse(raw).map(|p| p.0), Ok(want.to_owned()), "{raw}");
+            assert_eq!(
+                RepoPath::parse(raw).map(|p| p.0),
+                Ok(want.to_owned()),
+                "{raw}"
+            );
         }
     }
 

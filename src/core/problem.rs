@@ -15,7 +15,10 @@ pub struct FieldError {
 
 impl FieldError {
     pub fn new(pointer: impl Into<String>, detail: impl Into<String>) -> Self {
-        Self { pointer: pointer.into(), detail: detail.into() }
+        Self {
+            pointer: pointer.into(),
+            detail: detail.into(),
+        }
     }
 }
 
@@ -66,12 +69,19 @@ impl Problem {
                 if rest.len() == 1 { "" } else { "s" }
             ),
         };
-        Self { errors, ..Self::new(422, "invalid-request", detail) }
+        Self {
+            errors,
+            ..Self::new(422, "invalid-request", detail)
+        }
     }
 }
 
 fn display_pointer(pointer: &str) -> &str {
-    if pointer.is_empty() { "the document" } else { pointer }
+    if pointer.is_empty() {
+        "the document"
+    } else {
+        pointer
+    }
 }
 
 /// The reason phrase for the statuses patchgate answers with.

@@ -21,7 +21,12 @@ pub enum Verdict {
 
 impl Verdict {
     /// Every verdict, in the order the decision table lists them.
-    pub const ALL: [Verdict; 4] = [Verdict::Pass, Verdict::Fail, Verdict::Unknown, Verdict::Missing];
+    pub const ALL: [Verdict; 4] = [
+        Verdict::Pass,
+        Verdict::Fail,
+        Verdict::Unknown,
+        Verdict::Missing,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -254,7 +259,11 @@ impl Decision {
 
     /// The article's one line: `BLOCK attribution=invariant-or-over-specified-property`.
     pub fn line(&self) -> String {
-        format!("{} attribution={}\n", self.disposition.as_str(), self.attribution.as_str())
+        format!(
+            "{} attribution={}\n",
+            self.disposition.as_str(),
+            self.attribution.as_str()
+        )
     }
 }
 
@@ -267,7 +276,11 @@ pub fn route(v: &Verdicts) -> Decision {
                 AttributionSource::Fixed(a) => a,
                 AttributionSource::OfFailures => attribute(v),
             };
-            return Decision { disposition: rule.disposition, attribution, rule: rule.name };
+            return Decision {
+                disposition: rule.disposition,
+                attribution,
+                rule: rule.name,
+            };
         }
     }
     Decision {

@@ -14,7 +14,8 @@ pub fn problem_response(problem: &Problem) -> Response {
     let status = StatusCode::from_u16(problem.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let body = serde_json::to_vec(problem).unwrap_or_default();
     let mut res = (status, body).into_response();
-    res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+    res.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
     res
 }
 
@@ -25,7 +26,11 @@ impl IntoResponse for Problem {
 }
 
 pub async fn not_found(uri: axum::http::Uri) -> Problem {
-    Problem::new(404, "not-found", format!("no such endpoint: {}", uri.path()))
+    Problem::new(
+        404,
+        "not-found",
+        format!("no such endpoint: {}", uri.path()),
+    )
 }
 
 /// The answer to a caught panic: a 500 with no internal detail; the cause goes to the log
@@ -49,10 +54,26 @@ pub fn panic_response(payload: Box<dyn Any + Send + 'static>) -> Response {
 pub fn problem_for_bare_status(status: StatusCode, path: &str) -> Problem {
     let code = status.as_u16();
     match code {
-        405 => Problem::new(405, "method-not-allowed", format!("{path} does not accept this method; see the Allow header")),
-        408 => Problem::new(408, "request-timeout", "the request took too long to arrive"),
-        413 => Problem::new(413, "body-too-large", "the body is larger than this endpoint accepts"),
-        503 => Problem::new(503, "unavailable", "the server could not answer in time; retry later"),
+        405 => Problem::new(
+            405,
+            "method-not-allowed",
+            format!("{path} does not accept this method; see the Allow header"),
+        ),
+        408 => Problem::new(
+            408,
+            "request-timeout",
+            "the request took too long to arrive",
+        ),
+        413 => Problem::new(
+            413,
+            "body-too-large",
+            "the body is larger than this endpoint accepts",
+        ),
+        503 => Problem::new(
+            503,
+            "unavailable",
+            "the server could not answer in time; retry later",
+        ),
         _ if code >= 500 => Problem::new(code, "internal", "an internal error occurred"),
         _ => Problem::new(code, "error", format!("the request to {path} failed")),
     }

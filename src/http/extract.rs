@@ -26,9 +26,16 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
 pub async fn read_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, Problem> {
     Bytes::from_request(req, state).await.map_err(|rejection| {
         if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            Problem::new(413, "body-too-large", "the body is larger than this endpoint accepts")
+            Problem::new(
+                413,
+                "body-too-large",
+                "the body is larger than this endpoint accepts",
+            )
         } else {
-            Problem::malformed(format!("the body could not be read: {}", rejection.body_text()))
+            Problem::malformed(format!(
+                "the body could not be read: {}",
+                rejection.body_text()
+            ))
         }
     })
 }
@@ -45,7 +52,9 @@ fn require_json_content_type(headers: &HeaderMap) -> Result<(), Problem> {
     let Some(value) = headers.get(header::CONTENT_TYPE) else {
         return Err(unsupported("a body without a Content-Type"));
     };
-    let text = value.to_str().map_err(|_| unsupported("an unreadable Content-Type"))?;
+    let text = value
+        .to_str()
+        .map_err(|_| unsupported("an unreadable Content-Type"))?;
     let mut parts = text.split(';');
     let essence = parts.next().unwrap_or("").trim().to_ascii_lowercase();
     let is_json = essence == "application/json"
@@ -54,12 +63,12 @@ fn require_json_content_type(headers: &HeaderMap) -> Result<(), Problem> {
         return Err(unsupported(&format!("`{}`", essence)));
     }
     for param in parts {
-        if let Some((name, val)) = param.split_once('=') {
-            if name.trim().eq_ignore_ascii_case("charset") {
-                let cs = val.trim().trim_matches('"');
-                if !cs.eq_ignore_ascii_case("utf-8") && !cs.eq_ignore_ascii_case("utf8") {
-                    return Err(unsupported(&format!("charset `{cs}` (JSON is UTF-8)")));
-                }
+        if let Some((name, val)) = param.split_once('=')
+            && name.trim().eq_ignore_ascii_case("charset")
+        {
+            let cs = val.trim().trim_matches('"');
+            if !cs.eq_ignore_ascii_case("utf-8") && !cs.eq_ignore_ascii_case("utf8") {
+                return Err(unsupported(&format!("charset `{cs}` (JSON is UTF-8)")));
             }
         }
     }
@@ -119,7 +128,10 @@ mod tests {
 
     fn accept(v: &str) -> Answer {
         let mut h = HeaderMap::new();
-        h.insert(header::ACCEPT, HeaderValue::from_str(v).unwrap_or_else(|e| panic!("{e}")));
+        h.insert(
+            header::ACCEPT,
+            HeaderValue::from_str(v).unwrap_or_else(|e| panic!("{e}")),
+        );
         negotiate(&h)
     }
 

@@ -23,7 +23,8 @@ fn request_id(req: &Request) -> HeaderValue {
             return v.clone();
         }
     }
-    HeaderValue::from_str(&uuid::Uuid::now_v7().to_string()).unwrap_or(HeaderValue::from_static("invalid"))
+    HeaderValue::from_str(&uuid::Uuid::now_v7().to_string())
+        .unwrap_or(HeaderValue::from_static("invalid"))
 }
 
 pub async fn observe(State(state): State<AppState>, req: Request, next: Next) -> Response {
@@ -46,15 +47,25 @@ pub async fn observe(State(state): State<AppState>, req: Request, next: Next) ->
         let mut problem = problem_for_bare_status(status, &path).into_response();
         // Keep what the layer said in its headers (Allow on a 405, Retry-After...).
         for (name, value) in res.headers() {
-            problem.headers_mut().entry(name).or_insert_with(|| value.clone());
+            problem
+                .headers_mut()
+                .entry(name)
+                .or_insert_with(|| value.clone());
         }
         res = problem;
     }
     let headers = res.headers_mut();
     headers.insert(REQUEST_ID.clone(), id);
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    state.metrics().request_finished(&route, method.as_str(), status.as_u16(), started.elapsed().as_secs_f64());
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    state.metrics().request_finished(
+        &route,
+        method.as_str(),
+        status.as_u16(),
+        started.elapsed().as_secs_f64(),
+    );
     res
 }
-

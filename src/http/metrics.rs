@@ -50,19 +50,38 @@ impl Metrics {
     pub fn new() -> Self {
         let mut registry = Registry::with_prefix("patchgate");
         let requests = Family::<RequestLabels, Counter>::default();
-        let latency =
-            Family::<RouteLabels, Histogram, fn() -> Histogram>::new_with_constructor(latency_histogram as fn() -> Histogram);
+        let latency = Family::<RouteLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+            latency_histogram as fn() -> Histogram,
+        );
         let decisions = Family::<DecisionLabels, Counter>::default();
         let in_flight = Gauge::default();
-        registry.register("http_requests", "HTTP requests answered, by route, method and status", requests.clone());
+        registry.register(
+            "http_requests",
+            "HTTP requests answered, by route, method and status",
+            requests.clone(),
+        );
         registry.register(
             "http_request_duration_seconds",
             "Time from request to response head, by route",
             latency.clone(),
         );
-        registry.register("decisions", "Decisions made, by endpoint and outcome", decisions.clone());
-        registry.register("http_requests_in_flight", "Requests being handled now", in_flight.clone());
-        Self { registry, requests, latency, decisions, in_flight }
+        registry.register(
+            "decisions",
+            "Decisions made, by endpoint and outcome",
+            decisions.clone(),
+        );
+        registry.register(
+            "http_requests_in_flight",
+            "Requests being handled now",
+            in_flight.clone(),
+        );
+        Self {
+            registry,
+            requests,
+            latency,
+            decisions,
+            in_flight,
+        }
     }
 
     pub fn request_started(&self) {
@@ -78,12 +97,19 @@ impl Metrics {
                 status: status.to_string(),
             })
             .inc();
-        self.latency.get_or_create(&RouteLabels { route: route.to_owned() }).observe(seconds);
+        self.latency
+            .get_or_create(&RouteLabels {
+                route: route.to_owned(),
+            })
+            .observe(seconds);
     }
 
     pub fn record_decision(&self, endpoint: &str, outcome: &str) {
         self.decisions
-            .get_or_create(&DecisionLabels { endpoint: endpoint.to_owned(), outcome: outcome.to_owned() })
+            .get_or_create(&DecisionLabels {
+                endpoint: endpoint.to_owned(),
+                outcome: outcome.to_owned(),
+            })
             .inc();
     }
 

@@ -4,8 +4,8 @@
 //! benchmark and `patchgate serve` run the same stack.
 
 mod error;
-mod layers;
 mod extract;
+mod layers;
 pub mod metrics;
 pub mod openapi;
 mod ops;
@@ -37,7 +37,10 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Self { decision_body_limit: 4 * 1024 * 1024, request_timeout: Duration::from_secs(30) }
+        Self {
+            decision_body_limit: 4 * 1024 * 1024,
+            request_timeout: Duration::from_secs(30),
+        }
     }
 }
 
@@ -110,9 +113,15 @@ pub fn app(state: AppState) -> Router {
         .route("/openapi.json", get(ops::openapi))
         .fallback(error::not_found)
         .layer(DefaultBodyLimit::max(settings.decision_body_limit))
-        .layer(TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, settings.request_timeout))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::SERVICE_UNAVAILABLE,
+            settings.request_timeout,
+        ))
         .layer(CatchPanicLayer::custom(error::panic_response))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), layers::observe))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            layers::observe,
+        ))
         .with_state(state)
 }
 

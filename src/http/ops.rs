@@ -35,7 +35,12 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
     if state.is_ready() {
         Json(Health { status: "ready" }).into_response()
     } else {
-        Problem::new(503, "draining", "the server is draining and takes no new work").into_response()
+        Problem::new(
+            503,
+            "draining",
+            "the server is draining and takes no new work",
+        )
+        .into_response()
     }
 }
 
@@ -57,6 +62,9 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
     responses((status = 200, description = "The OpenAPI 3.1 document", body = Object)))]
 pub async fn openapi(State(state): State<AppState>) -> Response {
     let mut res = state.inner.openapi.clone().into_response();
-    res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     res
 }

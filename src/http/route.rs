@@ -11,7 +11,9 @@ use utoipa::ToSchema;
 use super::AppState;
 use super::extract::{Answer, JsonBody, negotiate};
 use super::status_for_exit;
-use crate::core::answer::{RouteAnswer, RouteOutcome, TableRow, decide_route, route_table as table_rows};
+use crate::core::answer::{
+    RouteAnswer, RouteOutcome, TableRow, decide_route, route_table as table_rows,
+};
 use crate::core::evidence::parse_route_request;
 use crate::core::problem::{FieldError, Problem};
 use crate::telemetry::log_route_decision;
@@ -24,12 +26,18 @@ pub fn new_decision_id() -> String {
     uuid::Uuid::now_v7().to_string()
 }
 
-fn decide_and_log(state: &AppState, endpoint: &str, value: &Value) -> Result<(RouteOutcome, String), Problem> {
+fn decide_and_log(
+    state: &AppState,
+    endpoint: &str,
+    value: &Value,
+) -> Result<(RouteOutcome, String), Problem> {
     let request = parse_route_request(value).map_err(Problem::invalid)?;
     let outcome = decide_route(&request);
     let decision_id = new_decision_id();
     log_route_decision(endpoint, &decision_id, &outcome);
-    state.metrics().record_decision(endpoint, outcome.decision.disposition.as_str());
+    state
+        .metrics()
+        .record_decision(endpoint, outcome.decision.disposition.as_str());
     Ok((outcome, decision_id))
 }
 
@@ -55,14 +63,20 @@ fn decide_and_log(state: &AppState, endpoint: &str, value: &Value) -> Result<(Ro
         (status = 422, description = "Well-formed but invalid; `errors` names each field", body = Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn route(State(state): State<AppState>, headers: HeaderMap, JsonBody(value): JsonBody) -> Result<Response, Problem> {
+pub async fn route(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    JsonBody(value): JsonBody,
+) -> Result<Response, Problem> {
     let (outcome, decision_id) = decide_and_log(&state, "route", &value)?;
     let status = status_for_exit(outcome.decision.exit_code());
     Ok(match negotiate(&headers) {
         Answer::Text => {
             let mut res = (status, outcome.decision.line()).into_response();
-            res.headers_mut()
-                .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+            res.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; charset=utf-8"),
+            );
             res
         }
         Answer::Json => (status, Json(outcome.answer(decision_id))).into_response(),
@@ -115,7 +129,10 @@ pub struct BatchRejected {
         (status = 422, description = "Not an array, or more than 10,000 documents", body = Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn route_batch(State(state): State<AppState>, JsonBody(value): JsonBody) -> Result<Json<Vec<BatchItem>>, Problem> {
+pub async fn route_batch(
+    State(state): State<AppState>,
+    JsonBody(value): JsonBody,
+) -> Result<Json<Vec<BatchItem>>, Problem> {
     let Value::Array(documents) = value else {
         return Err(Problem::invalid(vec![FieldError::new(
             "",
@@ -125,20 +142,32 @@ pub async fn route_batch(State(state): State<AppState>, JsonBody(value): JsonBod
     if documents.len() > MAX_BATCH {
         return Err(Problem::invalid(vec![FieldError::new(
             "",
-            format!("a batch holds at most {MAX_BATCH} documents; this one has {}", documents.len()),
+            format!(
+                "a batch holds at most {MAX_BATCH} documents; this one has {}",
+                documents.len()
+            ),
         )]));
     }
     let items = documents
         .iter()
         .enumerate()
-        .map(|(index, doc)| match decide_and_log(&state, "route/batch", doc) {
-            Ok((outcome, decision_id)) => {
-                let status = status_for_exit(outcome.decision.exit_code()).as_u16();
-                BatchItem::Decided(BatchDecided { answer: outcome.answer(decision_id), status })
-            }
-            // Pointers stay relative to the document, as `/route` alone would give them.
-            Err(error) => BatchItem::Rejected(BatchRejected { index, status: error.status, error }),
-        })
+        .map(
+            |(index, doc)| match decide_and_log(&state, "route/batch", doc) {
+                Ok((outcome, decision_id)) => {
+                    let status = status_for_exit(outcome.decision.exit_code()).as_u16();
+                    BatchItem::Decided(BatchDecided {
+                        answer: outcome.answer(decision_id),
+                        status,
+                    })
+                }
+                // Pointers stay relative to the document, as `/route` alone would give them.
+                Err(error) => BatchItem::Rejected(BatchRejected {
+                    index,
+                    status: error.status,
+                    error,
+                }),
+            },
+        )
         .collect();
     Ok(Json(items))
 }

@@ -1,0 +1,135 @@
+//! Properties of the router that must hold for every input, not just the table's rows.
+
+use patchgate::core::answer::decide_route;
+use patchgate::core::evidence::{parse_route_bytes, parse_route_request};
+use patchgate::core::route::{Disposition, Verdict, Verdicts, route};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+fn verdict() -> impl Strategy<Value = Verdict> {
+    prop_oneof![
+        Just(Verdict::Pass),
+        Just(Verdict::Fail),
+        Just(Verdict::Unknown),
+        Just(Verdict::Missing)
+    ]
+}
+
+fn verdicts() -> impl Strategy<Value = Verdicts> {
+    (verdict(), verdict(), verdict()).prop_map(|(p, f, z)| Verdicts {
+        property_check: p,
+        fixture_check: f,
+        flaky_freeze: z,
+    })
+}
+
+fn words(v: &Verdicts) -> [Verdict; 3] {
+    [v.property_check, v.fixture_check, v.flaky_freeze]
+}
+
+/// Arbitrary JSON, a few levels deep.
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| json!(n)),
+        prop_oneof![
+            Just("pass".to_owned()),
+            Just("fail".to_owned()),
+            Just("missing".to_owned()),
+            ".{0,12}"
+        ]
+        .prop_map(Value::String),
+    ];
+    leaf.prop_recursive(4, 32, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            prop::collection::btree_map(
+                prop_oneof![
+                    Just("property_check".to_owned()),
+                    Just("fixture_check".to_owned()),
+                    Just("flaky_freeze".to_owned()),
+                    Just("patch_id".to_owned()),
+                    Just("changed_files".to_owned()),
+                    Just("frozen_tests".to_owned()),
+                    Just("id".to_owned()),
+                    Just("covers".to_owned()),
+                    "[a-z_]{1,8}",
+                ],
+                inner,
+                0..6
+            )
+            .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #[test]
+    fn only_all_pass_merges(v in verdicts()) {
+        let merges = route(&v).disposition == Disposition::MergeOk;
+        prop_assert_eq!(merges, words(&v).iter().all(|w| *w == Verdict::Pass));
+    }
+
+    #[test]
+    fn a_fail_without_missing_always_blocks(v in verdicts()) {
+        let w = words(&v);
+        if w.contains(&Verdict::Fail) && !w.contains(&Verdict::Missing) {
+            prop_assert_eq!(route(&v).disposition, Disposition::Block);
+        }
+    }
+
+    #[test]
+    fn missing_always_escalates(v in verdicts()) {
+        if words(&v).contains(&Verdict::Missing) {
+            let d = route(&v);
+            prop_assert_eq!(d.disposition, Disposition::Escalate);
+            prop_assert_eq!(d.attribution.as_str(), "evidence-gap");
+        }
+    }
+
+    #[test]
+    fn unknown_is_never_a_pass(v in verdicts()) {
+        if words(&v).contains(&Verdict::Unknown) {
+            prop_assert_ne!(route(&v).disposition, Disposition::MergeOk);
+        }
+    }
+
+    #[test]
+    fn the_decision_is_deterministic(v in verdicts()) {
+        prop_assert_eq!(route(&v), route(&v));
+    }
+
+    #[test]
+    fn parsing_never_panics_on_arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+        let _ = parse_route_bytes(&bytes);
+    }
+
+    #[test]
+    fn parsing_never_panics_on_arbitrary_json_and_errors_name_a_field(value in json_value()) {
+        match parse_route_request(&value) {
+            Ok(request) => {
+                let a = decide_route(&request);
+                let b = decide_route(&request);
+                prop_assert_eq!(a, b);
+            }
+            Err(errors) => {
+                prop_assert!(!errors.is_empty());
+                for e in &errors {
+                    prop_assert!(e.pointer.is_empty() || e.pointer.starts_with('/'));
+                    prop_assert!(!e.detail.is_empty());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn parsing_is_the_identity_on_the_four_words(v in verdicts()) {
+        let mut doc = serde_json::Map::new();
+        for (field, w) in [("property_check", v.property_check), ("fixture_check", v.fixture_check), ("flaky_freeze", v.flaky_freeze)] {
+            doc.insert(field.to_owned(), json!(w.as_str()));
+        }
+        let parsed = parse_route_request(&Value::Object(doc)).map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
+        prop_assert_eq!(decide_route(&parsed).verdicts, v);
+    }
+}
