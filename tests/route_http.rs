@@ -280,15 +280,31 @@ async fn an_over_limit_body_is_413() {
 #[tokio::test]
 async fn deeply_nested_json_is_refused_without_a_crash() {
     let server = TestServer::start();
+    // Skipped without recursion where patchgate never looks inside: well-formed, so a 422
+    // naming where it was.
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
-    assert_problem(&post_json(&server, &deep).await, 400, None);
+    assert_problem(&post_json(&server, &deep).await, 422, Some(""));
     let deep_obj = format!(
-        "{{\"patch_id\":{}{}}}",
+        "{{\"patch_id\":{}1{}}}",
         "{\"a\":".repeat(50_000),
         "}".repeat(50_000)
     );
-    assert_problem(&post_json(&server, &deep_obj).await, 400, None);
+    assert_problem(&post_json(&server, &deep_obj).await, 422, Some("/patch_id"));
+    // Read into a tree where patchgate does look inside: refused at serde_json's depth limit.
+    let deep_files = format!(
+        "{{\"changed_files\":{}\"a\"{},\"frozen_tests\":[]}}",
+        "[".repeat(50_000),
+        "]".repeat(50_000)
+    );
+    assert_problem(&post_json(&server, &deep_files).await, 400, None);
     assert_healthy(&server).await;
+}
+
+#[tokio::test]
+async fn a_field_given_twice_is_refused_not_silently_resolved() {
+    let server = TestServer::start();
+    let sent = post_json(&server, r#"{"property_check":"fail","property_check":"pass","fixture_check":"pass","flaky_freeze":"pass"}"#).await;
+    assert_problem(&sent, 422, Some("/property_check"));
 }
 
 #[tokio::test]

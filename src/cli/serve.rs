@@ -23,7 +23,7 @@ pub struct ServeArgs {
     /// Largest accepted decision body, in bytes.
     #[arg(long, env = "PATCHGATE_DECISION_BODY_LIMIT", default_value_t = 4 * 1024 * 1024)]
     pub decision_body_limit: usize,
-    /// Longest a request may take before it is answered 503 (e.g. 30s).
+    /// Longest a request body may take to arrive before it is answered 408 (e.g. 30s).
     #[arg(long, env = "PATCHGATE_REQUEST_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
     pub request_timeout: Duration,
 }

@@ -1,12 +1,17 @@
 //! Strict parsing of the router's evidence document into types that cannot hold a bad value.
 //!
-//! Parsing walks a `serde_json::Value` by hand rather than deriving `Deserialize`, because the
-//! contract wants every bad field named with a pointer and a hint (a boolean cannot say
-//! `unknown` or `missing`), and all of them reported at once, not the first one serde trips on.
+//! The body is read in two steps. First serde reads it into a [`RouteDoc`] that accepts any
+//! JSON: each known field is kept as it was given ([`Scalar`]: a string, or what else it was),
+//! unknown and repeated fields are listed, a non-object body is described. Only bad JSON
+//! syntax fails there (400). Then [`validate`] checks the document and reports every bad field
+//! at once with a pointer and a hint (a boolean cannot say `unknown` or `missing`), not just
+//! the first one serde would trip on (422). Reading straight into this shallow shape, rather
+//! than a `serde_json::Value` tree, keeps a decision's parse cheap on the hot path.
 
 use std::collections::HashSet;
 
-use serde_json::{Map, Value};
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
 
 use super::path::RepoPath;
 use super::problem::{FieldError, Problem, pointer_index, pointer_key};
@@ -45,6 +50,12 @@ pub struct FrozenTest {
 
 /// Parses a request body as JSON: an empty body and bad syntax are 400s with line and column.
 pub fn parse_json(body: &[u8]) -> Result<Value, Problem> {
+    parse_json_as(body)
+}
+
+/// Parses a request body as JSON into `T` (whose `Deserialize` must accept any well-formed
+/// JSON, so that only syntax can fail here): an empty body and bad syntax are 400s.
+pub fn parse_json_as<'de, T: Deserialize<'de>>(body: &'de [u8]) -> Result<T, Problem> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(Problem::malformed(
             "the body is empty; expected a JSON document",
@@ -63,57 +74,285 @@ pub fn parse_json(body: &[u8]) -> Result<Value, Problem> {
 /// serde_json appends " at line L column C"; the detail states the position once, up front.
 fn strip_position(message: &str) -> &str {
     match message.rfind(" at line ") {
-        Some(i) => &message[..i],
+        Some(i) => message.get(..i).unwrap_or(message),
         None => message,
     }
 }
 
 /// Parses and validates a `/route` evidence document from bytes (400 or 422 on failure).
 pub fn parse_route_bytes(body: &[u8]) -> Result<RouteRequest, Problem> {
-    let value = parse_json(body)?;
-    parse_route_request(&value).map_err(Problem::invalid)
+    let doc: RouteDoc = parse_json_as(body)?;
+    validate(doc).map_err(Problem::invalid)
 }
 
-/// Validates a `/route` evidence document, reporting every invalid field.
+/// Validates a `/route` evidence document given as a JSON value.
 pub fn parse_route_request(value: &Value) -> Result<RouteRequest, Vec<FieldError>> {
-    let Some(obj) = value.as_object() else {
-        return Err(vec![FieldError::new(
-            "",
-            format!("the evidence must be a JSON object, not {}", kind_of(value)),
-        )]);
-    };
-    let mut errors = Vec::new();
+    let doc = RouteDoc::deserialize(value)
+        .map_err(|e| vec![FieldError::new("", format!("unreadable document: {e}"))])?;
+    validate(doc)
+}
 
-    for key in obj.keys() {
-        if !ROUTE_FIELDS.contains(&key.as_str()) {
-            errors.push(FieldError::new(
-                pointer_key("", key),
-                format!(
-                    "unknown field `{key}`; the fields are {}",
-                    ROUTE_FIELDS
-                        .iter()
-                        .map(|f| format!("`{f}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            ));
-        }
+/// A JSON value where the router expects a word or an id: kept when it is a string, otherwise
+/// described, so the 422 can say what was sent instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scalar {
+    Str(String),
+    Bool(bool),
+    Null,
+    /// A number, array or object, by its kind ("a number"...).
+    Other(&'static str),
+}
+
+impl<'de> Deserialize<'de> for Scalar {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ScalarVisitor)
     }
+}
 
-    let patch_id = parse_id(obj, "patch_id", "", &mut errors);
-    let property_check = parse_verdict(obj, Gate::PropertyCheck, &mut errors);
-    let fixture_check = parse_verdict(obj, Gate::FixtureCheck, &mut errors);
-    let freeze = parse_freeze(obj, &mut errors);
+struct ScalarVisitor;
 
-    if errors.is_empty() {
-        Ok(RouteRequest {
-            patch_id,
-            property_check,
-            fixture_check,
-            freeze,
+impl<'de> Visitor<'de> for ScalarVisitor {
+    type Value = Scalar;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Scalar, E> {
+        Ok(Scalar::Bool(v))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Scalar, E> {
+        Ok(Scalar::Other("a number"))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Scalar, E> {
+        Ok(Scalar::Other("a number"))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Scalar, E> {
+        Ok(Scalar::Other("a number"))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Scalar, E> {
+        Ok(Scalar::Str(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Scalar, E> {
+        Ok(Scalar::Str(v))
+    }
+    fn visit_unit<E>(self) -> Result<Scalar, E> {
+        Ok(Scalar::Null)
+    }
+    fn visit_none<E>(self) -> Result<Scalar, E> {
+        Ok(Scalar::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Scalar, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Scalar::Other("an array"))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Scalar, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Scalar::Other("an object"))
+    }
+}
+
+/// The evidence document as read off the wire, before validation. Accepts any JSON.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct RouteDoc {
+    /// Set when the document is not an object: what it is instead.
+    not_object: Option<&'static str>,
+    patch_id: Option<Scalar>,
+    property_check: Option<Scalar>,
+    fixture_check: Option<Scalar>,
+    flaky_freeze: Option<Scalar>,
+    changed_files: Option<Value>,
+    frozen_tests: Option<Value>,
+    /// Fields that are not part of the document, in the order given.
+    unknown: Vec<String>,
+    /// Fields given more than once (JSON allows it; silently keeping one would lose the other).
+    repeated: Vec<String>,
+}
+
+enum Key {
+    PatchId,
+    PropertyCheck,
+    FixtureCheck,
+    FlakyFreeze,
+    ChangedFiles,
+    FrozenTests,
+    Unknown(String),
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = Key;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a field name")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key, E> {
+                Ok(match v {
+                    "patch_id" => Key::PatchId,
+                    "property_check" => Key::PropertyCheck,
+                    "fixture_check" => Key::FixtureCheck,
+                    "flaky_freeze" => Key::FlakyFreeze,
+                    "changed_files" => Key::ChangedFiles,
+                    "frozen_tests" => Key::FrozenTests,
+                    other => Key::Unknown(other.to_owned()),
+                })
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for RouteDoc {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(DocVisitor)
+    }
+}
+
+struct DocVisitor;
+
+impl DocVisitor {
+    fn not_object<E>(kind: &'static str) -> Result<RouteDoc, E> {
+        Ok(RouteDoc {
+            not_object: Some(kind),
+            ..RouteDoc::default()
         })
-    } else {
-        Err(errors)
+    }
+}
+
+fn keep<T>(slot: &mut Option<T>, value: T, name: &str, repeated: &mut Vec<String>) {
+    if slot.is_some() {
+        repeated.push(name.to_owned());
+    }
+    *slot = Some(value);
+}
+
+impl<'de> Visitor<'de> for DocVisitor {
+    type Value = RouteDoc;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an evidence document")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RouteDoc, A::Error> {
+        let mut doc = RouteDoc::default();
+        while let Some(key) = map.next_key::<Key>()? {
+            let rep = &mut doc.repeated;
+            match key {
+                Key::PatchId => keep(&mut doc.patch_id, map.next_value()?, "patch_id", rep),
+                Key::PropertyCheck => keep(
+                    &mut doc.property_check,
+                    map.next_value()?,
+                    "property_check",
+                    rep,
+                ),
+                Key::FixtureCheck => keep(
+                    &mut doc.fixture_check,
+                    map.next_value()?,
+                    "fixture_check",
+                    rep,
+                ),
+                Key::FlakyFreeze => keep(
+                    &mut doc.flaky_freeze,
+                    map.next_value()?,
+                    "flaky_freeze",
+                    rep,
+                ),
+                Key::ChangedFiles => keep(
+                    &mut doc.changed_files,
+                    map.next_value()?,
+                    "changed_files",
+                    rep,
+                ),
+                Key::FrozenTests => keep(
+                    &mut doc.frozen_tests,
+                    map.next_value()?,
+                    "frozen_tests",
+                    rep,
+                ),
+                Key::Unknown(name) => {
+                    map.next_value::<IgnoredAny>()?;
+                    if doc.unknown.contains(&name) {
+                        doc.repeated.push(name);
+                    } else {
+                        doc.unknown.push(name);
+                    }
+                }
+            }
+        }
+        Ok(doc)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RouteDoc, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Self::not_object("an array")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<RouteDoc, E> {
+        Self::not_object("a boolean")
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<RouteDoc, E> {
+        Self::not_object("a number")
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<RouteDoc, E> {
+        Self::not_object("a number")
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<RouteDoc, E> {
+        Self::not_object("a number")
+    }
+    fn visit_str<E>(self, _: &str) -> Result<RouteDoc, E> {
+        Self::not_object("a string")
+    }
+    fn visit_unit<E>(self) -> Result<RouteDoc, E> {
+        Self::not_object("null")
+    }
+    fn visit_none<E>(self) -> Result<RouteDoc, E> {
+        Self::not_object("null")
+    }
+}
+
+/// A `/route/batch` body as read off the wire: the documents, or what came instead of an array.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BatchDoc {
+    Docs(Vec<RouteDoc>),
+    NotArray(&'static str),
+}
+
+impl<'de> Deserialize<'de> for BatchDoc {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct BatchVisitor;
+        impl<'de> Visitor<'de> for BatchVisitor {
+            type Value = BatchDoc;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an array of evidence documents")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<BatchDoc, A::Error> {
+                let mut docs = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+                while let Some(doc) = seq.next_element::<RouteDoc>()? {
+                    docs.push(doc);
+                }
+                Ok(BatchDoc::Docs(docs))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BatchDoc, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(BatchDoc::NotArray("an object"))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<BatchDoc, E> {
+                Ok(BatchDoc::NotArray("a boolean"))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<BatchDoc, E> {
+                Ok(BatchDoc::NotArray("a number"))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<BatchDoc, E> {
+                Ok(BatchDoc::NotArray("a number"))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<BatchDoc, E> {
+                Ok(BatchDoc::NotArray("a number"))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<BatchDoc, E> {
+                Ok(BatchDoc::NotArray("a string"))
+            }
+            fn visit_unit<E>(self) -> Result<BatchDoc, E> {
+                Ok(BatchDoc::NotArray("null"))
+            }
+        }
+        d.deserialize_any(BatchVisitor)
     }
 }
 
@@ -126,6 +365,57 @@ const ROUTE_FIELDS: [&str; 6] = [
     "frozen_tests",
 ];
 
+/// Checks a read document and builds the request, reporting every invalid field.
+pub fn validate(doc: RouteDoc) -> Result<RouteRequest, Vec<FieldError>> {
+    if let Some(kind) = doc.not_object {
+        return Err(vec![FieldError::new(
+            "",
+            format!("the evidence must be a JSON object, not {kind}"),
+        )]);
+    }
+    let mut errors = Vec::new();
+    for key in &doc.unknown {
+        errors.push(FieldError::new(
+            pointer_key("", key),
+            format!(
+                "unknown field `{key}`; the fields are {}",
+                ROUTE_FIELDS
+                    .iter()
+                    .map(|f| format!("`{f}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    for key in &doc.repeated {
+        errors.push(FieldError::new(
+            pointer_key("", key),
+            format!("`{key}` is given more than once; give each field once"),
+        ));
+    }
+    let patch_id = doc
+        .patch_id
+        .and_then(|v| check_id(v, "patch_id", "", &mut errors));
+    let property_check = check_verdict(doc.property_check, Gate::PropertyCheck, &mut errors);
+    let fixture_check = check_verdict(doc.fixture_check, Gate::FixtureCheck, &mut errors);
+    let freeze = check_freeze(
+        doc.flaky_freeze,
+        doc.changed_files,
+        doc.frozen_tests,
+        &mut errors,
+    );
+    if errors.is_empty() {
+        Ok(RouteRequest {
+            patch_id,
+            property_check,
+            fixture_check,
+            freeze,
+        })
+    } else {
+        Err(errors)
+    }
+}
+
 fn kind_of(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -137,89 +427,83 @@ fn kind_of(v: &Value) -> &'static str {
     }
 }
 
-fn parse_id(
-    obj: &Map<String, Value>,
+fn scalar_of(v: &Value) -> Scalar {
+    match v {
+        Value::String(s) => Scalar::Str(s.clone()),
+        Value::Bool(b) => Scalar::Bool(*b),
+        Value::Null => Scalar::Null,
+        other => Scalar::Other(kind_of(other)),
+    }
+}
+
+/// An id string of at most [`MAX_ID_CHARS`] characters.
+fn check_id(
+    value: Scalar,
     field: &str,
     base: &str,
     errors: &mut Vec<FieldError>,
 ) -> Option<String> {
-    let value = obj.get(field)?;
-    let pointer = pointer_key(base, field);
-    match value {
-        Value::String(s) if s.chars().count() <= MAX_ID_CHARS => Some(s.clone()),
-        Value::String(s) => {
-            errors.push(FieldError::new(
-                pointer,
-                format!(
-                    "`{field}` is {} characters long; at most {MAX_ID_CHARS} are allowed",
-                    s.chars().count()
-                ),
-            ));
-            None
+    let complaint = match value {
+        Scalar::Str(s) => {
+            let chars = s.chars().count();
+            if chars <= MAX_ID_CHARS {
+                return Some(s);
+            }
+            format!("`{field}` is {chars} characters long; at most {MAX_ID_CHARS} are allowed")
         }
-        other => {
-            errors.push(FieldError::new(
-                pointer,
-                format!("`{field}` must be a string, not {}", kind_of(other)),
-            ));
-            None
-        }
-    }
+        Scalar::Bool(_) => format!("`{field}` must be a string, not a boolean"),
+        Scalar::Null => format!("`{field}` must be a string, not null"),
+        Scalar::Other(kind) => format!("`{field}` must be a string, not {kind}"),
+    };
+    errors.push(FieldError::new(pointer_key(base, field), complaint));
+    None
 }
 
 fn verdict_words() -> &'static str {
     "\"pass\", \"fail\", \"unknown\" or \"missing\""
 }
 
-/// Reads one gate's verdict from `field`; absent means `missing`.
-fn parse_verdict_at(
-    obj: &Map<String, Value>,
-    field: &str,
-    errors: &mut Vec<FieldError>,
-) -> Verdict {
-    let Some(value) = obj.get(field) else {
+/// One gate's verdict; absent means `missing`.
+fn check_verdict(value: Option<Scalar>, gate: Gate, errors: &mut Vec<FieldError>) -> Verdict {
+    let Some(value) = value else {
         return Verdict::Missing;
     };
-    let pointer = pointer_key("", field);
+    let field = gate.field();
     let complaint = match value {
-        Value::String(word) => match Verdict::from_word(word) {
+        Scalar::Str(word) => match Verdict::from_word(&word) {
             Some(v) => return v,
             None => format!(
                 "`{field}` is {}, which is not a verdict; it must be one of {}",
-                serde_json::to_string(word).unwrap_or_default(),
+                serde_json::to_string(&word).unwrap_or_default(),
                 verdict_words()
             ),
         },
-        Value::Bool(b) => format!(
+        Scalar::Bool(b) => format!(
             "`{field}` is the boolean {b}; it must be one of {} (a boolean cannot say unknown or missing)",
             verdict_words()
         ),
-        Value::Null => format!(
+        Scalar::Null => format!(
             "`{field}` is null; it must be one of {} (leave the field out to say the gate never ran)",
             verdict_words()
         ),
-        other => format!(
-            "`{field}` is {}; it must be one of {}",
-            kind_of(other),
-            verdict_words()
-        ),
+        Scalar::Other(kind) => {
+            format!("`{field}` is {kind}; it must be one of {}", verdict_words())
+        }
     };
-    errors.push(FieldError::new(pointer, complaint));
+    errors.push(FieldError::new(pointer_key("", field), complaint));
     Verdict::Missing
 }
 
-fn parse_verdict(obj: &Map<String, Value>, gate: Gate, errors: &mut Vec<FieldError>) -> Verdict {
-    parse_verdict_at(obj, gate.field(), errors)
-}
-
-fn parse_freeze(obj: &Map<String, Value>, errors: &mut Vec<FieldError>) -> FreezeEvidence {
-    let direct = obj.contains_key("flaky_freeze");
-    let changed = obj.get("changed_files");
-    let frozen = obj.get("frozen_tests");
+fn check_freeze(
+    flaky_freeze: Option<Scalar>,
+    changed: Option<Value>,
+    frozen: Option<Value>,
+    errors: &mut Vec<FieldError>,
+) -> FreezeEvidence {
     if changed.is_none() && frozen.is_none() {
-        return FreezeEvidence::Given(parse_verdict(obj, Gate::FlakyFreeze, errors));
+        return FreezeEvidence::Given(check_verdict(flaky_freeze, Gate::FlakyFreeze, errors));
     }
-    if direct {
+    if flaky_freeze.is_some() {
         let (field, what) = if frozen.is_some() {
             (
                 "frozen_tests",
@@ -237,8 +521,9 @@ fn parse_freeze(obj: &Map<String, Value>, errors: &mut Vec<FieldError>) -> Freez
         ));
         return FreezeEvidence::Given(Verdict::Missing);
     }
+    let frozen_given = frozen.is_some();
     let (Some(changed), Some(frozen)) = (changed, frozen) else {
-        let (field, other) = if changed.is_none() {
+        let (field, other) = if frozen_given {
             ("frozen_tests", "changed_files")
         } else {
             ("changed_files", "frozen_tests")
@@ -249,8 +534,8 @@ fn parse_freeze(obj: &Map<String, Value>, errors: &mut Vec<FieldError>) -> Freez
         ));
         return FreezeEvidence::Given(Verdict::Missing);
     };
-    let changed_files = parse_path_list(changed, "/changed_files", false, errors);
-    let frozen_tests = parse_frozen_tests(frozen, errors);
+    let changed_files = parse_path_list(&changed, "/changed_files", false, errors);
+    let frozen_tests = parse_frozen_tests(&frozen, errors);
     FreezeEvidence::Scoped {
         changed_files,
         frozen_tests,
@@ -341,7 +626,7 @@ fn parse_frozen_tests(value: &Value, errors: &mut Vec<FieldError>) -> Vec<Frozen
                 ));
                 None
             }
-            Some(_) => parse_id(obj, "id", &base, errors),
+            Some(v) => check_id(scalar_of(v), "id", &base, errors),
         };
         if let Some(id) = &id {
             if id.is_empty() {

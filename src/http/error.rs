@@ -1,7 +1,5 @@
 //! problem+json at the edge: [`Problem`] as a response, the 404 fallback, and the panic answer.
 
-use std::any::Any;
-
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
@@ -33,15 +31,9 @@ pub async fn not_found(uri: axum::http::Uri) -> Problem {
     )
 }
 
-/// The answer to a caught panic: a 500 with no internal detail; the cause goes to the log
-/// (inside the request's span, so with its request id).
-pub fn panic_response(payload: Box<dyn Any + Send + 'static>) -> Response {
-    let cause = payload
-        .downcast_ref::<String>()
-        .map(String::as_str)
-        .or_else(|| payload.downcast_ref::<&str>().copied())
-        .unwrap_or("non-string panic payload");
-    tracing::error!(panic = cause, "handler panicked");
+/// The answer to a caught panic: a 500 with no internal detail (the cause is logged with the
+/// request id by the observing layer).
+pub fn panic_problem() -> Response {
     problem_response(&Problem::new(
         500,
         "internal",

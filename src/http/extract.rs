@@ -1,30 +1,45 @@
 //! Request extractors that reject in our own problem+json shape: the JSON body (415 for a
-//! wrong media type, 413 over the limit, 400 for bad syntax) and `Accept` negotiation.
+//! wrong media type, 413 over the limit, 408 when it is too slow to arrive) and `Accept`
+//! negotiation.
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
 use axum::http::{HeaderMap, StatusCode, header};
-use serde_json::Value;
 
-use crate::core::evidence::parse_json;
+use super::AppState;
 use crate::core::problem::Problem;
 
-/// A JSON request body, parsed into a [`Value`] for strict, field-naming validation.
-pub struct JsonBody(pub Value);
+/// A JSON request body, checked for its media type and read whole, not yet parsed: the
+/// decision endpoints parse it straight into their own shallow document types.
+pub struct JsonBytes(pub Bytes);
 
-impl<S: Send + Sync> FromRequest<S> for JsonBody {
+impl FromRequest<AppState> for JsonBytes {
     type Rejection = Problem;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         require_json_content_type(req.headers())?;
-        let bytes = read_body(req, state).await?;
-        parse_json(&bytes).map(JsonBody)
+        read_body(req, state).await.map(JsonBytes)
     }
 }
 
-/// Reads the whole body within the route's limit (413 past it).
-pub async fn read_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, Problem> {
-    Bytes::from_request(req, state).await.map_err(|rejection| {
+/// Reads the whole body within the route's size limit (413 past it) and the server's request
+/// timeout (408 past it). The timer is registered only if the body is not already there on the
+/// first poll.
+pub async fn read_body(req: Request, state: &AppState) -> Result<Bytes, Problem> {
+    let read = Bytes::from_request(req, state);
+    let result = tokio::time::timeout(state.settings().request_timeout, read)
+        .await
+        .map_err(|_| {
+            Problem::new(
+                408,
+                "request-timeout",
+                format!(
+                    "the request body did not arrive within {:?}",
+                    state.settings().request_timeout
+                ),
+            )
+        })?;
+    result.map_err(|rejection| {
         if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
             Problem::new(
                 413,

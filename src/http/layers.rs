@@ -1,19 +1,34 @@
-//! The one middleware every request passes through: request id (accepted or generated,
-//! echoed, and in the request's log span), metrics, security headers, and problem+json for
-//! the bare error responses that routing and the tower layers produce.
+//! The one layer every request passes through, written as a plain tower service (no boxing,
+//! no per-request clone of the inner service): request id (accepted or generated, echoed, and
+//! given to the handler for its log lines), a caught panic turned into a bare 500 problem and
+//! logged with the request id, metrics, security headers, and problem+json for the bare error
+//! responses that routing and the tower layers produce.
 
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Instant;
 
-use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderName, HeaderValue, header};
-use axum::middleware::Next;
+use axum::extract::{MatchedPath, Request};
+use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
-use tracing::Instrument;
+use tower::{Layer, Service};
 
 use super::AppState;
-use super::error::problem_for_bare_status;
+use super::error::{panic_problem, problem_for_bare_status};
 
 pub static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The request's id, for the handler's log lines.
+#[derive(Debug, Clone)]
+pub struct RequestId(pub HeaderValue);
+
+impl RequestId {
+    pub fn as_str(&self) -> &str {
+        self.0.to_str().unwrap_or("")
+    }
+}
 
 /// A client's request id is kept when it is short printable ASCII; otherwise a new one is made.
 fn request_id(req: &Request) -> HeaderValue {
@@ -23,28 +38,155 @@ fn request_id(req: &Request) -> HeaderValue {
             return v.clone();
         }
     }
-    HeaderValue::from_str(&uuid::Uuid::now_v7().to_string())
-        .unwrap_or(HeaderValue::from_static("invalid"))
+    let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    let id = uuid::Uuid::now_v7().hyphenated().encode_lower(&mut buf);
+    HeaderValue::from_str(id).unwrap_or(HeaderValue::from_static("unidentified"))
 }
 
-pub async fn observe(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let id = request_id(&req);
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|p| p.as_str().to_owned())
-        .unwrap_or_else(|| "unmatched".to_owned());
-    let method = req.method().clone();
-    let path = req.uri().path().to_owned();
-    let span = tracing::info_span!("request", request_id = id.to_str().unwrap_or(""));
+/// Metric label for a method, without allocating.
+fn method_label(m: &Method) -> &'static str {
+    match *m {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        Method::PATCH => "PATCH",
+        _ => "OTHER",
+    }
+}
 
-    state.metrics().request_started();
-    let mut res = next.run(req).instrument(span).await;
+#[derive(Clone)]
+pub struct ObserveLayer {
+    pub state: AppState,
+}
 
+impl<S> Layer<S> for ObserveLayer {
+    type Service = Observe<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        Observe {
+            inner,
+            state: self.state.clone(),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct Observe<S> {
+    inner: S,
+    state: AppState,
+}
+
+/// What `finish` needs to know about the request once the response is ready.
+struct Pending {
+    state: AppState,
+    started: Instant,
+    id: HeaderValue,
+    route: &'static str,
+    method: &'static str,
+}
+
+impl<S> Service<Request> for Observe<S>
+where
+    S: Service<Request, Response = Response>,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = ObserveFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut req: Request) -> Self::Future {
+        let id = request_id(&req);
+        let route = req
+            .extensions()
+            .get::<MatchedPath>()
+            .map_or("unmatched", |p| super::route_label(p.as_str()));
+        let method = method_label(req.method());
+        let path = req.uri().path().to_owned();
+        req.extensions_mut().insert(RequestId(id.clone()));
+        self.state.metrics().request_started();
+        let pending = Pending {
+            state: self.state.clone(),
+            started: Instant::now(),
+            id,
+            route,
+            method,
+        };
+        let inner = match catch_unwind(AssertUnwindSafe(|| self.inner.call(req))) {
+            Ok(fut) => Some(fut),
+            Err(payload) => {
+                log_panic(&pending, payload.as_ref());
+                None
+            }
+        };
+        ObserveFuture {
+            inner,
+            pending: Some((pending, path)),
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    pub struct ObserveFuture<F> {
+        #[pin]
+        inner: Option<F>,
+        pending: Option<(Pending, String)>,
+    }
+}
+
+impl<F, E> Future for ObserveFuture<F>
+where
+    F: Future<Output = Result<Response, E>>,
+{
+    type Output = Result<Response, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        let res = match this.inner.as_mut().as_pin_mut() {
+            None => panic_problem(),
+            Some(fut) => match catch_unwind(AssertUnwindSafe(|| fut.poll(cx))) {
+                Ok(Poll::Pending) => return Poll::Pending,
+                Ok(Poll::Ready(Err(e))) => return Poll::Ready(Err(e)),
+                Ok(Poll::Ready(Ok(res))) => res,
+                Err(payload) => {
+                    if let Some((pending, _)) = this.pending.as_ref() {
+                        log_panic(pending, payload.as_ref());
+                    }
+                    this.inner.set(None);
+                    panic_problem()
+                }
+            },
+        };
+        let Some((pending, path)) = this.pending.take() else {
+            return Poll::Ready(Ok(res));
+        };
+        Poll::Ready(Ok(finish(pending, &path, res)))
+    }
+}
+
+fn log_panic(pending: &Pending, payload: &(dyn std::any::Any + Send)) {
+    let cause = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("non-string panic payload");
+    tracing::error!(
+        request_id = pending.id.to_str().unwrap_or(""),
+        route = pending.route,
+        panic = cause,
+        "handler panicked"
+    );
+}
+
+fn finish(pending: Pending, path: &str, mut res: Response) -> Response {
     let status = res.status();
     if status.as_u16() >= 400 && !res.headers().contains_key(header::CONTENT_TYPE) {
-        let mut problem = problem_for_bare_status(status, &path).into_response();
+        let mut problem = problem_for_bare_status(status, path).into_response();
         // Keep what the layer said in its headers (Allow on a 405, Retry-After...).
         for (name, value) in res.headers() {
             problem
@@ -55,17 +197,17 @@ pub async fn observe(State(state): State<AppState>, req: Request, next: Next) ->
         res = problem;
     }
     let headers = res.headers_mut();
-    headers.insert(REQUEST_ID.clone(), id);
+    headers.insert(REQUEST_ID.clone(), pending.id);
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
     );
-    state.metrics().request_finished(
-        &route,
-        method.as_str(),
+    pending.state.metrics().request_finished(
+        pending.route,
+        pending.method,
         status.as_u16(),
-        started.elapsed().as_secs_f64(),
+        pending.started.elapsed().as_secs_f64(),
     );
     res
 }

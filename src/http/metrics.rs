@@ -11,20 +11,20 @@ use prometheus_client::registry::Registry;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
-    route: String,
-    method: String,
-    status: String,
+    route: &'static str,
+    method: &'static str,
+    status: u16,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RouteLabels {
-    route: String,
+    route: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct DecisionLabels {
-    endpoint: String,
-    outcome: String,
+    endpoint: &'static str,
+    outcome: &'static str,
 }
 
 fn latency_histogram() -> Histogram {
@@ -88,28 +88,29 @@ impl Metrics {
         self.in_flight.inc();
     }
 
-    pub fn request_finished(&self, route: &str, method: &str, status: u16, seconds: f64) {
+    pub fn request_finished(
+        &self,
+        route: &'static str,
+        method: &'static str,
+        status: u16,
+        seconds: f64,
+    ) {
         self.in_flight.dec();
         self.requests
             .get_or_create(&RequestLabels {
-                route: route.to_owned(),
-                method: method.to_owned(),
-                status: status.to_string(),
+                route,
+                method,
+                status,
             })
             .inc();
         self.latency
-            .get_or_create(&RouteLabels {
-                route: route.to_owned(),
-            })
+            .get_or_create(&RouteLabels { route })
             .observe(seconds);
     }
 
-    pub fn record_decision(&self, endpoint: &str, outcome: &str) {
+    pub fn record_decision(&self, endpoint: &'static str, outcome: &'static str) {
         self.decisions
-            .get_or_create(&DecisionLabels {
-                endpoint: endpoint.to_owned(),
-                outcome: outcome.to_owned(),
-            })
+            .get_or_create(&DecisionLabels { endpoint, outcome })
             .inc();
     }
 

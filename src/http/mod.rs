@@ -5,7 +5,7 @@
 
 mod error;
 mod extract;
-mod layers;
+pub mod layers;
 pub mod metrics;
 pub mod openapi;
 mod ops;
@@ -21,8 +21,6 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use tokio::net::TcpListener;
-use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::timeout::TimeoutLayer;
 
 pub use error::problem_response;
 
@@ -31,7 +29,10 @@ pub use error::problem_response;
 pub struct Settings {
     /// Largest accepted decision body, in bytes.
     pub decision_body_limit: usize,
-    /// Longest a request may take before it is answered 503.
+    /// Longest a request body may take to arrive in full before it is answered 408. The
+    /// decisions themselves are pure CPU work bounded by the body limits, so a slow client is
+    /// the only thing that can hold a request open; a timer is armed only while a body is
+    /// still arriving, so a request that comes in one piece pays nothing for it.
     pub request_timeout: Duration,
 }
 
@@ -113,16 +114,28 @@ pub fn app(state: AppState) -> Router {
         .route("/openapi.json", get(ops::openapi))
         .fallback(error::not_found)
         .layer(DefaultBodyLimit::max(settings.decision_body_limit))
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::SERVICE_UNAVAILABLE,
-            settings.request_timeout,
-        ))
-        .layer(CatchPanicLayer::custom(error::panic_response))
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            layers::observe,
-        ))
+        .layer(layers::ObserveLayer {
+            state: state.clone(),
+        })
         .with_state(state)
+}
+
+/// The metric label of a matched route: one of the routes above, as a static string, so
+/// counting a request allocates nothing.
+pub fn route_label(matched: &str) -> &'static str {
+    const ROUTES: [&str; 7] = [
+        "/route",
+        "/route/batch",
+        "/route/table",
+        "/healthz",
+        "/readyz",
+        "/metrics",
+        "/openapi.json",
+    ];
+    ROUTES
+        .into_iter()
+        .find(|r| *r == matched)
+        .unwrap_or("other")
 }
 
 /// Serves `app` on `listener` until `shutdown` resolves, then drains in-flight requests.

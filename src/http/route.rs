@@ -1,20 +1,21 @@
 //! `/route`, `/route/batch`, `/route/table`: thin handlers over the core's ladder.
 
+use axum::Extension;
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
-use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::AppState;
-use super::extract::{Answer, JsonBody, negotiate};
+use super::extract::{Answer, JsonBytes, negotiate};
+use super::layers::RequestId;
 use super::status_for_exit;
 use crate::core::answer::{
     RouteAnswer, RouteOutcome, TableRow, decide_route, route_table as table_rows,
 };
-use crate::core::evidence::parse_route_request;
+use crate::core::evidence::{BatchDoc, RouteRequest, parse_json_as, parse_route_bytes, validate};
 use crate::core::problem::{FieldError, Problem};
 use crate::telemetry::log_route_decision;
 
@@ -28,17 +29,36 @@ pub fn new_decision_id() -> String {
 
 fn decide_and_log(
     state: &AppState,
-    endpoint: &str,
-    value: &Value,
-) -> Result<(RouteOutcome, String), Problem> {
-    let request = parse_route_request(value).map_err(Problem::invalid)?;
-    let outcome = decide_route(&request);
+    endpoint: &'static str,
+    request_id: &RequestId,
+    request: &RouteRequest,
+) -> (RouteOutcome, String) {
+    let outcome = decide_route(request);
     let decision_id = new_decision_id();
-    log_route_decision(endpoint, &decision_id, &outcome);
+    log_route_decision(endpoint, request_id.as_str(), &decision_id, &outcome);
     state
         .metrics()
         .record_decision(endpoint, outcome.decision.disposition.as_str());
-    Ok((outcome, decision_id))
+    (outcome, decision_id)
+}
+
+/// A JSON answer with `status`, serialised into a buffer sized for a typical answer.
+pub fn json_response<T: Serialize>(status: StatusCode, value: &T) -> Response {
+    let mut buf = Vec::with_capacity(512);
+    match serde_json::to_writer(&mut buf, value) {
+        Ok(()) => {
+            let mut res = (status, buf).into_response();
+            res.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            res
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "cannot serialise an answer");
+            Problem::new(500, "internal", "an internal error occurred").into_response()
+        }
+    }
 }
 
 /// Decide one patch from its three gate verdicts.
@@ -65,10 +85,12 @@ fn decide_and_log(
 )]
 pub async fn route(
     State(state): State<AppState>,
+    Extension(request_id): Extension<RequestId>,
     headers: HeaderMap,
-    JsonBody(value): JsonBody,
+    JsonBytes(body): JsonBytes,
 ) -> Result<Response, Problem> {
-    let (outcome, decision_id) = decide_and_log(&state, "route", &value)?;
+    let request = parse_route_bytes(&body)?;
+    let (outcome, decision_id) = decide_and_log(&state, "route", &request_id, &request);
     let status = status_for_exit(outcome.decision.exit_code());
     Ok(match negotiate(&headers) {
         Answer::Text => {
@@ -79,7 +101,7 @@ pub async fn route(
             );
             res
         }
-        Answer::Json => (status, Json(outcome.answer(decision_id))).into_response(),
+        Answer::Json => json_response(status, &outcome.answer(decision_id)),
     })
 }
 
@@ -131,13 +153,17 @@ pub struct BatchRejected {
 )]
 pub async fn route_batch(
     State(state): State<AppState>,
-    JsonBody(value): JsonBody,
-) -> Result<Json<Vec<BatchItem>>, Problem> {
-    let Value::Array(documents) = value else {
-        return Err(Problem::invalid(vec![FieldError::new(
-            "",
-            "a batch must be a JSON array of evidence documents",
-        )]));
+    Extension(request_id): Extension<RequestId>,
+    JsonBytes(body): JsonBytes,
+) -> Result<Response, Problem> {
+    let documents = match parse_json_as::<BatchDoc>(&body)? {
+        BatchDoc::Docs(docs) => docs,
+        BatchDoc::NotArray(kind) => {
+            return Err(Problem::invalid(vec![FieldError::new(
+                "",
+                format!("a batch must be a JSON array of evidence documents, not {kind}"),
+            )]));
+        }
     };
     if documents.len() > MAX_BATCH {
         return Err(Problem::invalid(vec![FieldError::new(
@@ -148,28 +174,31 @@ pub async fn route_batch(
             ),
         )]));
     }
-    let items = documents
-        .iter()
+    let items: Vec<BatchItem> = documents
+        .into_iter()
         .enumerate()
-        .map(
-            |(index, doc)| match decide_and_log(&state, "route/batch", doc) {
-                Ok((outcome, decision_id)) => {
-                    let status = status_for_exit(outcome.decision.exit_code()).as_u16();
-                    BatchItem::Decided(BatchDecided {
-                        answer: outcome.answer(decision_id),
-                        status,
-                    })
-                }
-                // Pointers stay relative to the document, as `/route` alone would give them.
-                Err(error) => BatchItem::Rejected(BatchRejected {
+        .map(|(index, doc)| match validate(doc) {
+            Ok(request) => {
+                let (outcome, decision_id) =
+                    decide_and_log(&state, "route/batch", &request_id, &request);
+                let status = status_for_exit(outcome.decision.exit_code()).as_u16();
+                BatchItem::Decided(BatchDecided {
+                    answer: outcome.answer(decision_id),
+                    status,
+                })
+            }
+            // Pointers stay relative to the document, as `/route` alone would give them.
+            Err(errors) => {
+                let error = Problem::invalid(errors);
+                BatchItem::Rejected(BatchRejected {
                     index,
                     status: error.status,
                     error,
-                }),
-            },
-        )
+                })
+            }
+        })
         .collect();
-    Ok(Json(items))
+    Ok(json_response(StatusCode::OK, &items))
 }
 
 /// All 64 verdict combinations with their decisions, in a fixed order (property outermost,

@@ -2,6 +2,8 @@
 //! human-readable text when asked. The decision log is one `info` event per decision under
 //! the target `patchgate::decision`.
 
+mod json;
+
 use std::io::IsTerminal;
 
 use clap::ValueEnum;
@@ -28,17 +30,13 @@ pub fn init(format: LogFormat, to_stderr: bool, default_level: &str) {
     let builder = tracing_subscriber::fmt().with_env_filter(filter);
     let result = match (format, to_stderr) {
         (LogFormat::Json, false) => builder
-            .json()
-            .flatten_event(true)
-            .with_current_span(true)
-            .with_span_list(false)
+            .fmt_fields(json::JsonFields)
+            .event_format(json::JsonLines)
             .with_writer(std::io::stdout)
             .try_init(),
         (LogFormat::Json, true) => builder
-            .json()
-            .flatten_event(true)
-            .with_current_span(true)
-            .with_span_list(false)
+            .fmt_fields(json::JsonFields)
+            .event_format(json::JsonLines)
             .with_writer(std::io::stderr)
             .try_init(),
         (LogFormat::Text, false) => builder
@@ -55,11 +53,17 @@ pub fn init(format: LogFormat, to_stderr: bool, default_level: &str) {
 }
 
 /// Writes one router decision to the decision log.
-pub fn log_route_decision(endpoint: &str, decision_id: &str, outcome: &RouteOutcome) {
+pub fn log_route_decision(
+    endpoint: &str,
+    request_id: &str,
+    decision_id: &str,
+    outcome: &RouteOutcome,
+) {
     let d = &outcome.decision;
     tracing::info!(
         target: DECISION_TARGET,
         endpoint,
+        request_id,
         decision_id,
         patch_id = outcome.patch_id.as_deref(),
         property_check = outcome.verdicts.property_check.as_str(),
