@@ -146,8 +146,11 @@ def send_requests(port, n):
 def callgrind_total(name, n, port):
     out_file = tempfile.mktemp(prefix=f"callgrind.{name}.{n}.")
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}"] + servers(port)[name]
+    # One worker thread for both servers: with one keep-alive connection there is nothing to
+    # spread, and a second worker adds work-stealing noise to the count.
+    env = dict(os.environ, TOKIO_WORKER_THREADS="1")
     with open(os.devnull, "w") as devnull:
-        proc = subprocess.Popen(cmd, stdout=devnull, stderr=devnull)
+        proc = subprocess.Popen(cmd, stdout=devnull, stderr=devnull, env=env)
     try:
         wait_port(port, timeout=120)
         send_requests(port, n)

@@ -133,3 +133,33 @@ proptest! {
         prop_assert_eq!(decide_route(&parsed).verdicts, v);
     }
 }
+
+fn scoped_strategy() -> impl Strategy<Value = Option<(Verdict, Vec<String>)>> {
+    prop::option::of((verdict(), prop::collection::vec(any::<String>(), 0..4)))
+}
+
+proptest! {
+    /// The hand-written answer writer on the hot path is byte for byte serde_json's output.
+    #[test]
+    fn the_answer_writer_matches_serde_json(
+        v in verdicts(),
+        patch_id in prop::option::of(any::<String>()),
+        decision_id in any::<String>(),
+        scoped in scoped_strategy(),
+    ) {
+        use patchgate::core::answer::{RouteAnswer, ScopedFreezeAnswer};
+        let d = route(&v);
+        let answer = RouteAnswer {
+            patch_id,
+            disposition: d.disposition,
+            attribution: d.attribution,
+            rule: d.rule,
+            exit_code: d.exit_code(),
+            decision_id,
+            verdicts: v,
+            scoped_freeze: scoped.map(|(derived, matched)| ScopedFreezeAnswer { derived, matched }),
+        };
+        let by_serde = serde_json::to_string(&answer).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(answer.to_json(), by_serde);
+    }
+}

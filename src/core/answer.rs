@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::evidence::{RouteRequest, ScopedFreeze};
+use super::json_out::{push_key, push_str_literal, push_u64};
 use super::route::{self, Attribution, Decision, Disposition, RuleName, Verdict, Verdicts};
 
 /// How the freeze gate was derived from the patch's scope.
@@ -74,6 +75,75 @@ impl RouteOutcome {
                 matched: s.matched.clone(),
             }),
         }
+    }
+}
+
+impl RouteAnswer {
+    /// The answer as JSON text, byte for byte what `serde_json::to_string` gives (a test holds
+    /// the two together), written by hand because it is most of the hot path's output.
+    pub fn to_json(&self) -> String {
+        let mut out = String::with_capacity(320);
+        out.push('{');
+        if let Some(id) = &self.patch_id {
+            push_key(&mut out, "patch_id");
+            push_str_literal(&mut out, id);
+            out.push(',');
+        }
+        for (key, word) in [
+            ("disposition", self.disposition.as_str()),
+            ("attribution", self.attribution.as_str()),
+            ("rule", self.rule.as_str()),
+        ] {
+            push_key(&mut out, key);
+            out.push('"');
+            out.push_str(word);
+            out.push_str("\",");
+        }
+        push_key(&mut out, "exit_code");
+        push_u64(&mut out, u64::from(self.exit_code));
+        out.push(',');
+        push_key(&mut out, "decision_id");
+        push_str_literal(&mut out, &self.decision_id);
+        out.push(',');
+        push_key(&mut out, "verdicts");
+        out.push('{');
+        for (i, (key, v)) in [
+            ("property_check", self.verdicts.property_check),
+            ("fixture_check", self.verdicts.fixture_check),
+            ("flaky_freeze", self.verdicts.flaky_freeze),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if i > 0 {
+                out.push(',');
+            }
+            push_key(&mut out, key);
+            out.push('"');
+            out.push_str(v.as_str());
+            out.push('"');
+        }
+        out.push('}');
+        if let Some(scoped) = &self.scoped_freeze {
+            out.push(',');
+            push_key(&mut out, "scoped_freeze");
+            out.push('{');
+            push_key(&mut out, "derived");
+            out.push('"');
+            out.push_str(scoped.derived.as_str());
+            out.push_str("\",");
+            push_key(&mut out, "matched");
+            out.push('[');
+            for (i, id) in scoped.matched.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                push_str_literal(&mut out, id);
+            }
+            out.push_str("]}");
+        }
+        out.push('}');
+        out
     }
 }
 

@@ -8,6 +8,7 @@
 //! the first one serde would trip on (422). Reading straight into this shallow shape, rather
 //! than a `serde_json::Value` tree, keeps a decision's parse cheap on the hot path.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -95,15 +96,16 @@ pub fn parse_route_request(value: &Value) -> Result<RouteRequest, Vec<FieldError
 /// A JSON value where the router expects a word or an id: kept when it is a string, otherwise
 /// described, so the 422 can say what was sent instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Scalar {
-    Str(String),
+pub enum Scalar<'a> {
+    /// Borrowed from the request body when it holds no escapes.
+    Str(Cow<'a, str>),
     Bool(bool),
     Null,
     /// A number, array or object, by its kind ("a number"...).
     Other(&'static str),
 }
 
-impl<'de> Deserialize<'de> for Scalar {
+impl<'de> Deserialize<'de> for Scalar<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_any(ScalarVisitor)
     }
@@ -112,40 +114,43 @@ impl<'de> Deserialize<'de> for Scalar {
 struct ScalarVisitor;
 
 impl<'de> Visitor<'de> for ScalarVisitor {
-    type Value = Scalar;
+    type Value = Scalar<'de>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("any JSON value")
     }
-    fn visit_bool<E>(self, v: bool) -> Result<Scalar, E> {
+    fn visit_bool<E>(self, v: bool) -> Result<Scalar<'de>, E> {
         Ok(Scalar::Bool(v))
     }
-    fn visit_i64<E>(self, _: i64) -> Result<Scalar, E> {
+    fn visit_i64<E>(self, _: i64) -> Result<Scalar<'de>, E> {
         Ok(Scalar::Other("a number"))
     }
-    fn visit_u64<E>(self, _: u64) -> Result<Scalar, E> {
+    fn visit_u64<E>(self, _: u64) -> Result<Scalar<'de>, E> {
         Ok(Scalar::Other("a number"))
     }
-    fn visit_f64<E>(self, _: f64) -> Result<Scalar, E> {
+    fn visit_f64<E>(self, _: f64) -> Result<Scalar<'de>, E> {
         Ok(Scalar::Other("a number"))
     }
-    fn visit_str<E>(self, v: &str) -> Result<Scalar, E> {
-        Ok(Scalar::Str(v.to_owned()))
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Scalar<'de>, E> {
+        Ok(Scalar::Str(Cow::Borrowed(v)))
     }
-    fn visit_string<E>(self, v: String) -> Result<Scalar, E> {
-        Ok(Scalar::Str(v))
+    fn visit_str<E>(self, v: &str) -> Result<Scalar<'de>, E> {
+        Ok(Scalar::Str(Cow::Owned(v.to_owned())))
     }
-    fn visit_unit<E>(self) -> Result<Scalar, E> {
+    fn visit_string<E>(self, v: String) -> Result<Scalar<'de>, E> {
+        Ok(Scalar::Str(Cow::Owned(v)))
+    }
+    fn visit_unit<E>(self) -> Result<Scalar<'de>, E> {
         Ok(Scalar::Null)
     }
-    fn visit_none<E>(self) -> Result<Scalar, E> {
+    fn visit_none<E>(self) -> Result<Scalar<'de>, E> {
         Ok(Scalar::Null)
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Scalar, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Scalar<'de>, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(Scalar::Other("an array"))
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Scalar, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Scalar<'de>, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
         Ok(Scalar::Other("an object"))
     }
@@ -153,13 +158,13 @@ impl<'de> Visitor<'de> for ScalarVisitor {
 
 /// The evidence document as read off the wire, before validation. Accepts any JSON.
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct RouteDoc {
+pub struct RouteDoc<'a> {
     /// Set when the document is not an object: what it is instead.
     not_object: Option<&'static str>,
-    patch_id: Option<Scalar>,
-    property_check: Option<Scalar>,
-    fixture_check: Option<Scalar>,
-    flaky_freeze: Option<Scalar>,
+    patch_id: Option<Scalar<'a>>,
+    property_check: Option<Scalar<'a>>,
+    fixture_check: Option<Scalar<'a>>,
+    flaky_freeze: Option<Scalar<'a>>,
     changed_files: Option<Value>,
     frozen_tests: Option<Value>,
     /// Fields that are not part of the document, in the order given.
@@ -202,7 +207,7 @@ impl<'de> Deserialize<'de> for Key {
     }
 }
 
-impl<'de> Deserialize<'de> for RouteDoc {
+impl<'de> Deserialize<'de> for RouteDoc<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_any(DocVisitor)
     }
@@ -211,7 +216,7 @@ impl<'de> Deserialize<'de> for RouteDoc {
 struct DocVisitor;
 
 impl DocVisitor {
-    fn not_object<E>(kind: &'static str) -> Result<RouteDoc, E> {
+    fn not_object<'a, E>(kind: &'static str) -> Result<RouteDoc<'a>, E> {
         Ok(RouteDoc {
             not_object: Some(kind),
             ..RouteDoc::default()
@@ -227,12 +232,12 @@ fn keep<T>(slot: &mut Option<T>, value: T, name: &str, repeated: &mut Vec<String
 }
 
 impl<'de> Visitor<'de> for DocVisitor {
-    type Value = RouteDoc;
+    type Value = RouteDoc<'de>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("an evidence document")
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RouteDoc, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RouteDoc<'de>, A::Error> {
         let mut doc = RouteDoc::default();
         while let Some(key) = map.next_key::<Key>()? {
             let rep = &mut doc.repeated;
@@ -280,75 +285,75 @@ impl<'de> Visitor<'de> for DocVisitor {
         }
         Ok(doc)
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RouteDoc, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RouteDoc<'de>, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Self::not_object("an array")
     }
-    fn visit_bool<E>(self, _: bool) -> Result<RouteDoc, E> {
+    fn visit_bool<E>(self, _: bool) -> Result<RouteDoc<'de>, E> {
         Self::not_object("a boolean")
     }
-    fn visit_i64<E>(self, _: i64) -> Result<RouteDoc, E> {
+    fn visit_i64<E>(self, _: i64) -> Result<RouteDoc<'de>, E> {
         Self::not_object("a number")
     }
-    fn visit_u64<E>(self, _: u64) -> Result<RouteDoc, E> {
+    fn visit_u64<E>(self, _: u64) -> Result<RouteDoc<'de>, E> {
         Self::not_object("a number")
     }
-    fn visit_f64<E>(self, _: f64) -> Result<RouteDoc, E> {
+    fn visit_f64<E>(self, _: f64) -> Result<RouteDoc<'de>, E> {
         Self::not_object("a number")
     }
-    fn visit_str<E>(self, _: &str) -> Result<RouteDoc, E> {
+    fn visit_str<E>(self, _: &str) -> Result<RouteDoc<'de>, E> {
         Self::not_object("a string")
     }
-    fn visit_unit<E>(self) -> Result<RouteDoc, E> {
+    fn visit_unit<E>(self) -> Result<RouteDoc<'de>, E> {
         Self::not_object("null")
     }
-    fn visit_none<E>(self) -> Result<RouteDoc, E> {
+    fn visit_none<E>(self) -> Result<RouteDoc<'de>, E> {
         Self::not_object("null")
     }
 }
 
 /// A `/route/batch` body as read off the wire: the documents, or what came instead of an array.
 #[derive(Debug, Clone, PartialEq)]
-pub enum BatchDoc {
-    Docs(Vec<RouteDoc>),
+pub enum BatchDoc<'a> {
+    Docs(Vec<RouteDoc<'a>>),
     NotArray(&'static str),
 }
 
-impl<'de> Deserialize<'de> for BatchDoc {
+impl<'de> Deserialize<'de> for BatchDoc<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct BatchVisitor;
         impl<'de> Visitor<'de> for BatchVisitor {
-            type Value = BatchDoc;
+            type Value = BatchDoc<'de>;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("an array of evidence documents")
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<BatchDoc, A::Error> {
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<BatchDoc<'de>, A::Error> {
                 let mut docs = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
                 while let Some(doc) = seq.next_element::<RouteDoc>()? {
                     docs.push(doc);
                 }
                 Ok(BatchDoc::Docs(docs))
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BatchDoc, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BatchDoc<'de>, A::Error> {
                 while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
                 Ok(BatchDoc::NotArray("an object"))
             }
-            fn visit_bool<E>(self, _: bool) -> Result<BatchDoc, E> {
+            fn visit_bool<E>(self, _: bool) -> Result<BatchDoc<'de>, E> {
                 Ok(BatchDoc::NotArray("a boolean"))
             }
-            fn visit_i64<E>(self, _: i64) -> Result<BatchDoc, E> {
+            fn visit_i64<E>(self, _: i64) -> Result<BatchDoc<'de>, E> {
                 Ok(BatchDoc::NotArray("a number"))
             }
-            fn visit_u64<E>(self, _: u64) -> Result<BatchDoc, E> {
+            fn visit_u64<E>(self, _: u64) -> Result<BatchDoc<'de>, E> {
                 Ok(BatchDoc::NotArray("a number"))
             }
-            fn visit_f64<E>(self, _: f64) -> Result<BatchDoc, E> {
+            fn visit_f64<E>(self, _: f64) -> Result<BatchDoc<'de>, E> {
                 Ok(BatchDoc::NotArray("a number"))
             }
-            fn visit_str<E>(self, _: &str) -> Result<BatchDoc, E> {
+            fn visit_str<E>(self, _: &str) -> Result<BatchDoc<'de>, E> {
                 Ok(BatchDoc::NotArray("a string"))
             }
-            fn visit_unit<E>(self) -> Result<BatchDoc, E> {
+            fn visit_unit<E>(self) -> Result<BatchDoc<'de>, E> {
                 Ok(BatchDoc::NotArray("null"))
             }
         }
@@ -366,7 +371,7 @@ const ROUTE_FIELDS: [&str; 6] = [
 ];
 
 /// Checks a read document and builds the request, reporting every invalid field.
-pub fn validate(doc: RouteDoc) -> Result<RouteRequest, Vec<FieldError>> {
+pub fn validate(doc: RouteDoc<'_>) -> Result<RouteRequest, Vec<FieldError>> {
     if let Some(kind) = doc.not_object {
         return Err(vec![FieldError::new(
             "",
@@ -427,9 +432,9 @@ fn kind_of(v: &Value) -> &'static str {
     }
 }
 
-fn scalar_of(v: &Value) -> Scalar {
+fn scalar_of(v: &Value) -> Scalar<'_> {
     match v {
-        Value::String(s) => Scalar::Str(s.clone()),
+        Value::String(s) => Scalar::Str(Cow::Borrowed(s)),
         Value::Bool(b) => Scalar::Bool(*b),
         Value::Null => Scalar::Null,
         other => Scalar::Other(kind_of(other)),
@@ -447,7 +452,7 @@ fn check_id(
         Scalar::Str(s) => {
             let chars = s.chars().count();
             if chars <= MAX_ID_CHARS {
-                return Some(s);
+                return Some(s.into_owned());
             }
             format!("`{field}` is {chars} characters long; at most {MAX_ID_CHARS} are allowed")
         }
@@ -464,7 +469,7 @@ fn verdict_words() -> &'static str {
 }
 
 /// One gate's verdict; absent means `missing`.
-fn check_verdict(value: Option<Scalar>, gate: Gate, errors: &mut Vec<FieldError>) -> Verdict {
+fn check_verdict(value: Option<Scalar<'_>>, gate: Gate, errors: &mut Vec<FieldError>) -> Verdict {
     let Some(value) = value else {
         return Verdict::Missing;
     };
@@ -495,7 +500,7 @@ fn check_verdict(value: Option<Scalar>, gate: Gate, errors: &mut Vec<FieldError>
 }
 
 fn check_freeze(
-    flaky_freeze: Option<Scalar>,
+    flaky_freeze: Option<Scalar<'_>>,
     changed: Option<Value>,
     frozen: Option<Value>,
     errors: &mut Vec<FieldError>,

@@ -18,6 +18,7 @@
 
 pub mod answer;
 pub mod evidence;
+pub mod json_out;
 pub mod path;
 pub mod problem;
 pub mod route;

@@ -43,13 +43,13 @@ pub fn panic_problem() -> Response {
 
 /// The problem for a bare error response that a layer or axum produced without a body
 /// (405 from routing, 503 from the timeout...): same status, our shape.
-pub fn problem_for_bare_status(status: StatusCode, path: &str) -> Problem {
+pub fn problem_for_bare_status(status: StatusCode) -> Problem {
     let code = status.as_u16();
     match code {
         405 => Problem::new(
             405,
             "method-not-allowed",
-            format!("{path} does not accept this method; see the Allow header"),
+            "this endpoint does not accept this method; see the Allow header",
         ),
         408 => Problem::new(
             408,
@@ -67,6 +67,6 @@ pub fn problem_for_bare_status(status: StatusCode, path: &str) -> Problem {
             "the server could not answer in time; retry later",
         ),
         _ if code >= 500 => Problem::new(code, "internal", "an internal error occurred"),
-        _ => Problem::new(code, "error", format!("the request to {path} failed")),
+        _ => Problem::new(code, "error", "the request failed"),
     }
 }

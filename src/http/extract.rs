@@ -71,11 +71,13 @@ fn require_json_content_type(headers: &HeaderMap) -> Result<(), Problem> {
         .to_str()
         .map_err(|_| unsupported("an unreadable Content-Type"))?;
     let mut parts = text.split(';');
-    let essence = parts.next().unwrap_or("").trim().to_ascii_lowercase();
-    let is_json = essence == "application/json"
-        || (essence.starts_with("application/") && essence.ends_with("+json"));
+    let essence = parts.next().unwrap_or("").trim();
+    let is_json = essence.eq_ignore_ascii_case("application/json")
+        || essence
+            .split_once('/')
+            .is_some_and(|(top, sub)| top.eq_ignore_ascii_case("application") && sub.len() > 5 && sub.get(sub.len() - 5..).is_some_and(|t| t.eq_ignore_ascii_case("+json")));
     if !is_json {
-        return Err(unsupported(&format!("`{}`", essence)));
+        return Err(unsupported(&format!("`{}`", essence.to_ascii_lowercase())));
     }
     for param in parts {
         if let Some((name, val)) = param.split_once('=')

@@ -1,6 +1,5 @@
 //! `/route`, `/route/batch`, `/route/table`: thin handlers over the core's ladder.
 
-use axum::Extension;
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -10,7 +9,7 @@ use utoipa::ToSchema;
 
 use super::AppState;
 use super::extract::{Answer, JsonBytes, negotiate};
-use super::layers::RequestId;
+use super::layers::with_request_id;
 use super::status_for_exit;
 use crate::core::answer::{
     RouteAnswer, RouteOutcome, TableRow, decide_route, route_table as table_rows,
@@ -24,18 +23,18 @@ pub const MAX_BATCH: usize = 10_000;
 
 /// A new, unique decision id (UUIDv7: time-ordered, so log lines sort by it).
 pub fn new_decision_id() -> String {
-    uuid::Uuid::now_v7().to_string()
+    let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    uuid::Uuid::now_v7().hyphenated().encode_lower(&mut buf).to_owned()
 }
 
 fn decide_and_log(
     state: &AppState,
     endpoint: &'static str,
-    request_id: &RequestId,
     request: &RouteRequest,
 ) -> (RouteOutcome, String) {
     let outcome = decide_route(request);
     let decision_id = new_decision_id();
-    log_route_decision(endpoint, request_id.as_str(), &decision_id, &outcome);
+    with_request_id(|request_id| log_route_decision(endpoint, request_id, &decision_id, &outcome));
     state
         .metrics()
         .record_decision(endpoint, outcome.decision.disposition.as_str());
@@ -85,12 +84,11 @@ pub fn json_response<T: Serialize>(status: StatusCode, value: &T) -> Response {
 )]
 pub async fn route(
     State(state): State<AppState>,
-    Extension(request_id): Extension<RequestId>,
     headers: HeaderMap,
     JsonBytes(body): JsonBytes,
 ) -> Result<Response, Problem> {
     let request = parse_route_bytes(&body)?;
-    let (outcome, decision_id) = decide_and_log(&state, "route", &request_id, &request);
+    let (outcome, decision_id) = decide_and_log(&state, "route", &request);
     let status = status_for_exit(outcome.decision.exit_code());
     Ok(match negotiate(&headers) {
         Answer::Text => {
@@ -101,7 +99,11 @@ pub async fn route(
             );
             res
         }
-        Answer::Json => json_response(status, &outcome.answer(decision_id)),
+        Answer::Json => {
+            let mut res = (status, outcome.answer(decision_id).to_json()).into_response();
+            res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            res
+        }
     })
 }
 
@@ -153,7 +155,6 @@ pub struct BatchRejected {
 )]
 pub async fn route_batch(
     State(state): State<AppState>,
-    Extension(request_id): Extension<RequestId>,
     JsonBytes(body): JsonBytes,
 ) -> Result<Response, Problem> {
     let documents = match parse_json_as::<BatchDoc>(&body)? {
@@ -180,7 +181,7 @@ pub async fn route_batch(
         .map(|(index, doc)| match validate(doc) {
             Ok(request) => {
                 let (outcome, decision_id) =
-                    decide_and_log(&state, "route/batch", &request_id, &request);
+                    decide_and_log(&state, "route/batch", &request);
                 let status = status_for_exit(outcome.decision.exit_code()).as_u16();
                 BatchItem::Decided(BatchDecided {
                     answer: outcome.answer(decision_id),

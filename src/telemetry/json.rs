@@ -10,6 +10,8 @@
 use std::fmt::{self, Write as _};
 
 use tracing::field::{Field, Visit};
+
+use crate::core::json_out::{Escaping, push_key, push_str_literal as push_json_str, push_u64};
 use tracing::{Event, Subscriber};
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFields};
@@ -90,9 +92,7 @@ impl FieldWriter<'_> {
         }
         self.first = false;
         // Field names are Rust identifiers: nothing in them needs escaping.
-        self.out.push('"');
-        self.out.push_str(field.name());
-        self.out.push_str("\":");
+        push_key(self.out, field.name());
     }
 }
 
@@ -104,7 +104,7 @@ impl Visit for FieldWriter<'_> {
 
     fn record_u64(&mut self, field: &Field, value: u64) {
         self.key(field);
-        let _ = write!(self.out, "{value}");
+        push_u64(self.out, value);
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
@@ -128,45 +128,10 @@ impl Visit for FieldWriter<'_> {
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
         self.key(field);
-        push_json_str(self.out, &format!("{value:?}"));
+        self.out.push('"');
+        let _ = write!(Escaping(self.out), "{value:?}");
+        self.out.push('"');
     }
-}
-
-/// Appends `s` as a JSON string literal (RFC 8259 escaping).
-pub fn push_json_str(out: &mut String, s: &str) {
-    out.push('"');
-    // Most log values need no escaping; a branch-free scan (which the compiler vectorises)
-    // finds that out cheaply.
-    let needs_escape = s.bytes().fold(false, |acc, b| {
-        acc | (b < 0x20) | (b == b'"') | (b == b'\\')
-    });
-    if !needs_escape {
-        out.push_str(s);
-        out.push('"');
-        return;
-    }
-    let mut start = 0;
-    for (i, b) in s.bytes().enumerate() {
-        let escape: Option<&str> = match b {
-            b'"' => Some("\\\""),
-            b'\\' => Some("\\\\"),
-            b'\n' => Some("\\n"),
-            b'\r' => Some("\\r"),
-            b'\t' => Some("\\t"),
-            0x00..=0x1f => None,
-            _ => continue,
-        };
-        out.push_str(s.get(start..i).unwrap_or(""));
-        match escape {
-            Some(e) => out.push_str(e),
-            None => {
-                let _ = write!(out, "\\u{b:04x}");
-            }
-        }
-        start = i + 1;
-    }
-    out.push_str(s.get(start..).unwrap_or(""));
-    out.push('"');
 }
 
 /// Appends `t` as RFC 3339 UTC with microseconds: `2026-11-29T14:29:03.561559Z`.
@@ -208,23 +173,6 @@ pub fn push_rfc3339_micros(out: &mut String, t: std::time::SystemTime) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn strings_escape_as_json_does() {
-        for s in [
-            "plain",
-            "quote\"back\\slash",
-            "new\nline\ttab\r",
-            "\u{1}ctl\u{1f}",
-            "é ünï 日本",
-            "",
-        ] {
-            let mut out = String::new();
-            push_json_str(&mut out, s);
-            let back: String = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{out}: {e}"));
-            assert_eq!(back, s);
-        }
-    }
 
     #[test]
     fn timestamps_are_rfc3339_utc() {
