@@ -44,7 +44,7 @@ fn listen_addr(flag: Option<SocketAddr>, port: Option<String>) -> Result<SocketA
 }
 
 pub fn run(args: ServeArgs) -> Exit {
-    telemetry::init(args.log_format, false, "info");
+    let _log_guard = telemetry::init_server(args.log_format);
     let addr = match listen_addr(args.listen, std::env::var("PORT").ok()) {
         Ok(a) => a,
         Err(e) => {

@@ -24,11 +24,17 @@ pub fn needs_escape(s: &[u8]) -> bool {
         let mut b = [0u8; 8];
         b.copy_from_slice(chunk);
         let w = u64::from_le_bytes(b);
-        if has_control(w) || has_zero(w ^ (ONES * u64::from(b'"'))) || has_zero(w ^ (ONES * u64::from(b'\\'))) {
+        if has_control(w)
+            || has_zero(w ^ (ONES * u64::from(b'"')))
+            || has_zero(w ^ (ONES * u64::from(b'\\')))
+        {
             return true;
         }
     }
-    chunks.remainder().iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+    chunks
+        .remainder()
+        .iter()
+        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
 }
 
 /// Appends `s` as a JSON string literal, escaped exactly as serde_json escapes it.
@@ -56,8 +62,12 @@ pub fn push_str_literal(out: &mut String, s: &str) {
         if escape.is_empty() {
             const HEX: &[u8; 16] = b"0123456789abcdef";
             out.push_str("\\u00");
-            out.push(char::from(HEX.get(usize::from(b >> 4)).copied().unwrap_or(b'0')));
-            out.push(char::from(HEX.get(usize::from(b & 0xf)).copied().unwrap_or(b'0')));
+            out.push(char::from(
+                HEX.get(usize::from(b >> 4)).copied().unwrap_or(b'0'),
+            ));
+            out.push(char::from(
+                HEX.get(usize::from(b & 0xf)).copied().unwrap_or(b'0'),
+            ));
         } else {
             out.push_str(escape);
         }

@@ -73,9 +73,13 @@ fn require_json_content_type(headers: &HeaderMap) -> Result<(), Problem> {
     let mut parts = text.split(';');
     let essence = parts.next().unwrap_or("").trim();
     let is_json = essence.eq_ignore_ascii_case("application/json")
-        || essence
-            .split_once('/')
-            .is_some_and(|(top, sub)| top.eq_ignore_ascii_case("application") && sub.len() > 5 && sub.get(sub.len() - 5..).is_some_and(|t| t.eq_ignore_ascii_case("+json")));
+        || essence.split_once('/').is_some_and(|(top, sub)| {
+            top.eq_ignore_ascii_case("application")
+                && sub.len() > 5
+                && sub
+                    .get(sub.len() - 5..)
+                    .is_some_and(|t| t.eq_ignore_ascii_case("+json"))
+        });
     if !is_json {
         return Err(unsupported(&format!("`{}`", essence.to_ascii_lowercase())));
     }

@@ -1,6 +1,8 @@
 //! Prometheus metrics: requests and latency by route and status, decisions by endpoint and
 //! outcome, requests in flight.
 
+use std::sync::OnceLock;
+
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
@@ -38,6 +40,27 @@ pub struct Metrics {
     latency: Family<RouteLabels, Histogram, fn() -> Histogram>,
     decisions: Family<DecisionLabels, Counter>,
     in_flight: Gauge,
+    /// Resolved counters, by (route, method, status) slot; see [`slot_of`].
+    request_handles: Box<[OnceLock<Counter>]>,
+    /// Resolved histograms, by route.
+    latency_handles: Box<[OnceLock<Histogram>]>,
+}
+
+const METHODS: [&str; 2] = ["GET", "POST"];
+const STATUSES: [u16; 16] = [
+    200, 400, 401, 404, 405, 408, 409, 413, 415, 422, 423, 424, 429, 500, 503, 504,
+];
+
+fn index_of<T: PartialEq + Copy>(list: &[T], item: T) -> Option<usize> {
+    list.iter().position(|x| *x == item)
+}
+
+/// The cache slot of a (route, method, status), when all three are common ones.
+fn slot_of(route: &str, method: &str, status: u16) -> Option<usize> {
+    let r = index_of(&super::ROUTES, route)?;
+    let m = index_of(&METHODS, method)?;
+    let s = index_of(&STATUSES, status)?;
+    Some((r * METHODS.len() + m) * STATUSES.len() + s)
 }
 
 impl Default for Metrics {
@@ -81,6 +104,10 @@ impl Metrics {
             latency,
             decisions,
             in_flight,
+            request_handles: (0..super::ROUTES.len() * METHODS.len() * STATUSES.len())
+                .map(|_| OnceLock::new())
+                .collect(),
+            latency_handles: (0..super::ROUTES.len()).map(|_| OnceLock::new()).collect(),
         }
     }
 
@@ -88,6 +115,9 @@ impl Metrics {
         self.in_flight.inc();
     }
 
+    /// Counts one answered request. The label combinations seen on the hot path resolve their
+    /// counter and histogram once; after that a request costs two atomic adds, not two hashed
+    /// lookups under a lock.
     pub fn request_finished(
         &self,
         route: &'static str,
@@ -96,16 +126,37 @@ impl Metrics {
         seconds: f64,
     ) {
         self.in_flight.dec();
-        self.requests
-            .get_or_create(&RequestLabels {
-                route,
-                method,
-                status,
-            })
-            .inc();
-        self.latency
-            .get_or_create(&RouteLabels { route })
-            .observe(seconds);
+        let slot = slot_of(route, method, status);
+        match slot.and_then(|i| self.request_handles.get(i)) {
+            Some(cell) => cell
+                .get_or_init(|| {
+                    self.requests
+                        .get_or_create(&RequestLabels {
+                            route,
+                            method,
+                            status,
+                        })
+                        .clone()
+                })
+                .inc(),
+            None => self
+                .requests
+                .get_or_create(&RequestLabels {
+                    route,
+                    method,
+                    status,
+                })
+                .inc(),
+        };
+        match index_of(&super::ROUTES, route).and_then(|i| self.latency_handles.get(i)) {
+            Some(cell) => cell
+                .get_or_init(|| self.latency.get_or_create(&RouteLabels { route }).clone())
+                .observe(seconds),
+            None => self
+                .latency
+                .get_or_create(&RouteLabels { route })
+                .observe(seconds),
+        }
     }
 
     pub fn record_decision(&self, endpoint: &'static str, outcome: &'static str) {

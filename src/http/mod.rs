@@ -102,8 +102,15 @@ pub fn status_for_exit(exit_code: u8) -> StatusCode {
 }
 
 /// The paths patchgate serves; each is also its own metric label.
-pub const ROUTES: [&str; 7] =
-    ["/route", "/route/batch", "/route/table", "/healthz", "/readyz", "/metrics", "/openapi.json"];
+pub const ROUTES: [&str; 7] = [
+    "/route",
+    "/route/batch",
+    "/route/table",
+    "/healthz",
+    "/readyz",
+    "/metrics",
+    "/openapi.json",
+];
 
 /// The whole service as one tower service: the observing layer and the body limit wrap the
 /// router from outside. (A `Router::layer` would box and clone every route's stack once per
@@ -132,7 +139,10 @@ pub fn app(state: AppState) -> App {
 /// The metric label of a request path: the route it names, as a static string (so counting a
 /// request allocates nothing), or `unmatched`.
 pub fn route_label(path: &str) -> &'static str {
-    ROUTES.into_iter().find(|r| *r == path).unwrap_or("unmatched")
+    ROUTES
+        .into_iter()
+        .find(|r| *r == path)
+        .unwrap_or("unmatched")
 }
 
 /// Serves `app` on `listener` until `shutdown` resolves, then drains in-flight requests.

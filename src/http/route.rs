@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use super::AppState;
 use super::extract::{Answer, JsonBytes, negotiate};
-use super::layers::with_request_id;
+use super::layers::{new_uuid_v7, with_request_id};
 use super::status_for_exit;
 use crate::core::answer::{
     RouteAnswer, RouteOutcome, TableRow, decide_route, route_table as table_rows,
@@ -24,7 +24,7 @@ pub const MAX_BATCH: usize = 10_000;
 /// A new, unique decision id (UUIDv7: time-ordered, so log lines sort by it).
 pub fn new_decision_id() -> String {
     let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
-    uuid::Uuid::now_v7().hyphenated().encode_lower(&mut buf).to_owned()
+    new_uuid_v7(&mut buf).to_owned()
 }
 
 fn decide_and_log(
@@ -101,7 +101,10 @@ pub async fn route(
         }
         Answer::Json => {
             let mut res = (status, outcome.answer(decision_id).to_json()).into_response();
-            res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            res.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
             res
         }
     })
@@ -180,8 +183,7 @@ pub async fn route_batch(
         .enumerate()
         .map(|(index, doc)| match validate(doc) {
             Ok(request) => {
-                let (outcome, decision_id) =
-                    decide_and_log(&state, "route/batch", &request);
+                let (outcome, decision_id) = decide_and_log(&state, "route/batch", &request);
                 let status = status_for_exit(outcome.decision.exit_code()).as_u16();
                 BatchItem::Decided(BatchDecided {
                     answer: outcome.answer(decision_id),

@@ -2,9 +2,13 @@
 //! human-readable text when asked. The decision log is one `info` event per decision under
 //! the target `patchgate::decision`.
 
+mod batch;
 mod json;
 
+pub use batch::{BatchWriter, FlushGuard};
+
 use std::io::IsTerminal;
+use std::time::Duration;
 
 use clap::ValueEnum;
 use tracing_subscriber::EnvFilter;
@@ -22,34 +26,29 @@ pub enum LogFormat {
     Text,
 }
 
-/// Installs the global subscriber writing to stdout (the server) or stderr (the CLI).
-/// `RUST_LOG` overrides the default level (`info`).
-pub fn init(format: LogFormat, to_stderr: bool, default_level: &str) {
-    let filter =
-        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
-    let result = match (format, to_stderr) {
-        (LogFormat::Json, false) => builder
+/// Installs the server's global subscriber, writing to stdout through [`BatchWriter`]: a
+/// request formats its line into memory, and a thread writes the lines out in batches (at
+/// least every 100 ms), so no request waits on a `write(2)` of its own. Nothing is dropped. Keep the returned guard
+/// alive until exit: dropping it flushes what is queued. `RUST_LOG` overrides the default
+/// level (`info`).
+pub fn init_server(format: LogFormat) -> FlushGuard {
+    let (writer, guard) = BatchWriter::new(std::io::stdout(), Duration::from_millis(100));
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(writer);
+    let result = match format {
+        LogFormat::Json => builder
             .fmt_fields(json::JsonFields)
             .event_format(json::JsonLines)
-            .with_writer(std::io::stdout)
             .try_init(),
-        (LogFormat::Json, true) => builder
-            .fmt_fields(json::JsonFields)
-            .event_format(json::JsonLines)
-            .with_writer(std::io::stderr)
-            .try_init(),
-        (LogFormat::Text, false) => builder
+        LogFormat::Text => builder
             .with_ansi(std::io::stdout().is_terminal())
-            .with_writer(std::io::stdout)
-            .try_init(),
-        (LogFormat::Text, true) => builder
-            .with_ansi(std::io::stderr().is_terminal())
-            .with_writer(std::io::stderr)
             .try_init(),
     };
-    // A second init (tests start several servers in one process) keeps the first subscriber.
+    // A second init (several servers in one test process) keeps the first subscriber.
     let _ = result;
+    guard
 }
 
 /// Writes one router decision to the decision log.
@@ -73,6 +72,6 @@ pub fn log_route_decision(
         attribution = d.attribution.as_str(),
         rule = d.rule.as_str(),
         exit_code = d.exit_code(),
-        "decision"
+        message = "decision",
     );
 }
