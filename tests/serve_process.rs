@@ -1,0 +1,94 @@
+//! `patchgate serve` as a real process: it logs where it listens, writes one decision-log line
+//! per decision (with the answer's decision_id), and on SIGTERM drains and exits 0.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+fn binary() -> std::path::PathBuf {
+    assert_cmd::cargo::cargo_bin("patchgate")
+}
+
+#[tokio::test]
+async fn decisions_are_logged_and_sigterm_drains_and_exits_zero() {
+    let mut child = Command::new(binary())
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env_remove("RUST_LOG")
+        .env_remove("PORT")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn patchgate serve");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+
+    // The first line says where it listens.
+    let mut first = String::new();
+    stdout.read_line(&mut first).expect("read the listening line");
+    let listening: Value = serde_json::from_str(&first).expect("a JSON log line");
+    assert_eq!(listening["message"], "listening");
+    let addr = listening["addr"].as_str().expect("addr").to_owned();
+
+    let client = common::client();
+    let evidences = [
+        json!({"patch_id": "pr-a", "property_check": "pass", "fixture_check": "pass", "flaky_freeze": "pass"}),
+        json!({"patch_id": "pr-b", "property_check": "fail", "fixture_check": "pass", "flaky_freeze": "unknown"}),
+        json!({"property_check": "pass", "fixture_check": "pass"}),
+    ];
+    let mut answers = Vec::new();
+    for e in &evidences {
+        let res = client
+            .post(format!("http://{addr}/route"))
+            .header("x-request-id", "log-test-1")
+            .json(e)
+            .send()
+            .await
+            .expect("request");
+        answers.push(res.json::<Value>().await.expect("answer"));
+    }
+    // A refused document is not a decision and must not be logged as one.
+    let res = client.post(format!("http://{addr}/route")).json(&json!({"property_check": "PASS"})).send().await.expect("request");
+    assert_eq!(res.status().as_u16(), 422);
+
+    // The shell's own `kill`: no procps needed.
+    let status = Command::new("sh").args(["-c", &format!("kill -TERM {}", child.id())]).status().expect("kill");
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let exit = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "patchgate did not exit after SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(exit.code(), Some(0), "SIGTERM must drain and exit 0");
+
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).expect("read the log");
+    let lines: Vec<Value> = rest.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}"))).collect();
+    let decisions: Vec<&Value> = lines.iter().filter(|l| l["target"] == "patchgate::decision").collect();
+    assert_eq!(decisions.len(), 3, "one line per decision: {rest}");
+    for (line, answer) in decisions.iter().zip(&answers) {
+        assert_eq!(line["decision_id"], answer["decision_id"]);
+        assert_eq!(line["disposition"], answer["disposition"]);
+        assert_eq!(line["attribution"], answer["attribution"]);
+        assert_eq!(line["rule"], answer["rule"]);
+        assert_eq!(line["level"], "INFO");
+        assert_eq!(line["request_id"], "log-test-1");
+        for gate in ["property_check", "fixture_check", "flaky_freeze"] {
+            assert_eq!(line[gate], answer["verdicts"][gate]);
+        }
+    }
+    assert_eq!(decisions[0]["patch_id"], "pr-a");
+    assert!(decisions[2].get("patch_id").is_none());
+    assert_eq!(decisions[2]["flaky_freeze"], "missing");
+}
+
+#[test]
+fn a_port_env_that_is_not_a_port_is_a_usage_error() {
+    let out = Command::new(binary()).args(["serve"]).env("PORT", "not-a-port").output().expect("run");
+    assert_eq!(out.status.code(), Some(64));
+}
