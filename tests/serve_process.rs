@@ -27,7 +27,9 @@ async fn decisions_are_logged_and_sigterm_drains_and_exits_zero() {
 
     // The first line says where it listens.
     let mut first = String::new();
-    stdout.read_line(&mut first).expect("read the listening line");
+    stdout
+        .read_line(&mut first)
+        .expect("read the listening line");
     let listening: Value = serde_json::from_str(&first).expect("a JSON log line");
     assert_eq!(listening["message"], "listening");
     let addr = listening["addr"].as_str().expect("addr").to_owned();
@@ -50,26 +52,43 @@ async fn decisions_are_logged_and_sigterm_drains_and_exits_zero() {
         answers.push(res.json::<Value>().await.expect("answer"));
     }
     // A refused document is not a decision and must not be logged as one.
-    let res = client.post(format!("http://{addr}/route")).json(&json!({"property_check": "PASS"})).send().await.expect("request");
+    let res = client
+        .post(format!("http://{addr}/route"))
+        .json(&json!({"property_check": "PASS"}))
+        .send()
+        .await
+        .expect("request");
     assert_eq!(res.status().as_u16(), 422);
 
     // The shell's own `kill`: no procps needed.
-    let status = Command::new("sh").args(["-c", &format!("kill -TERM {}", child.id())]).status().expect("kill");
+    let status = Command::new("sh")
+        .args(["-c", &format!("kill -TERM {}", child.id())])
+        .status()
+        .expect("kill");
     assert!(status.success());
     let deadline = Instant::now() + Duration::from_secs(20);
     let exit = loop {
         if let Some(s) = child.try_wait().expect("wait") {
             break s;
         }
-        assert!(Instant::now() < deadline, "patchgate did not exit after SIGTERM");
+        assert!(
+            Instant::now() < deadline,
+            "patchgate did not exit after SIGTERM"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(exit.code(), Some(0), "SIGTERM must drain and exit 0");
 
     let mut rest = String::new();
     stdout.read_to_string(&mut rest).expect("read the log");
-    let lines: Vec<Value> = rest.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}"))).collect();
-    let decisions: Vec<&Value> = lines.iter().filter(|l| l["target"] == "patchgate::decision").collect();
+    let lines: Vec<Value> = rest
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
+        .collect();
+    let decisions: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["target"] == "patchgate::decision")
+        .collect();
     assert_eq!(decisions.len(), 3, "one line per decision: {rest}");
     for (line, answer) in decisions.iter().zip(&answers) {
         assert_eq!(line["decision_id"], answer["decision_id"]);
@@ -89,6 +108,10 @@ async fn decisions_are_logged_and_sigterm_drains_and_exits_zero() {
 
 #[test]
 fn a_port_env_that_is_not_a_port_is_a_usage_error() {
-    let out = Command::new(binary()).args(["serve"]).env("PORT", "not-a-port").output().expect("run");
+    let out = Command::new(binary())
+        .args(["serve"])
+        .env("PORT", "not-a-port")
+        .output()
+        .expect("run");
     assert_eq!(out.status.code(), Some(64));
 }
