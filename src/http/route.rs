@@ -100,7 +100,11 @@ pub async fn route(
             res
         }
         Answer::Json => {
-            let mut res = (status, outcome.answer(decision_id).to_json()).into_response();
+            // Built directly: `(status, String)` would first set a text/plain type to replace.
+            let mut res = Response::new(axum::body::Body::from(
+                outcome.answer(decision_id).to_json(),
+            ));
+            *res.status_mut() = status;
             res.headers_mut().insert(
                 header::CONTENT_TYPE,
                 HeaderValue::from_static("application/json"),

@@ -51,15 +51,39 @@ where
         mut writer: Writer<'_>,
         event: &Event<'_>,
     ) -> fmt::Result {
-        let mut line = String::with_capacity(512);
+        LINE.with(|cell| {
+            let Ok(mut line) = cell.try_borrow_mut() else {
+                // Re-entered (a log line while formatting one): format into a fresh buffer.
+                let mut line = String::with_capacity(512);
+                format_line(&mut line, ctx, event);
+                return writer.write_str(&line);
+            };
+            line.clear();
+            format_line(&mut line, ctx, event);
+            writer.write_str(&line)
+        })
+    }
+}
+
+thread_local! {
+    /// Each thread formats its lines in one reused buffer.
+    static LINE: std::cell::RefCell<String> = std::cell::RefCell::new(String::with_capacity(512));
+}
+
+fn format_line<S, N>(line: &mut String, ctx: &FmtContext<'_, S, N>, event: &Event<'_>)
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    {
         line.push_str("{\"timestamp\":\"");
-        push_rfc3339_micros(&mut line, std::time::SystemTime::now());
+        push_rfc3339_micros(line, std::time::SystemTime::now());
         line.push_str("\",\"level\":\"");
         line.push_str(event.metadata().level().as_str());
         line.push_str("\",\"target\":");
-        push_json_str(&mut line, event.metadata().target());
+        push_json_str(line, event.metadata().target());
         let mut visitor = FieldWriter {
-            out: &mut line,
+            out: line,
             first: false,
         };
         event.record(&mut visitor);
@@ -75,7 +99,6 @@ where
             }
         }
         line.push_str("}\n");
-        writer.write_str(&line)
     }
 }
 
