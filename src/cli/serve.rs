@@ -26,6 +26,9 @@ pub struct ServeArgs {
     /// Longest a request body may take to arrive before it is answered 408 (e.g. 30s).
     #[arg(long, env = "PATCHGATE_REQUEST_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
     pub request_timeout: Duration,
+    /// The freeze-debt cap `/quorum` uses when a request names none.
+    #[arg(long, env = "PATCHGATE_DEBT_CAP", default_value_t = crate::core::quorum::DEFAULT_DEBT_CAP)]
+    pub debt_cap: u64,
 }
 
 /// The listen address: the flag, else `0.0.0.0:$PORT`, else `127.0.0.1:8080`.
@@ -55,6 +58,7 @@ pub fn run(args: ServeArgs) -> Exit {
     let settings = Settings {
         decision_body_limit: args.decision_body_limit,
         request_timeout: args.request_timeout,
+        debt_cap: args.debt_cap,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

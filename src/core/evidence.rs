@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::path::RepoPath;
+use super::path::{RepoPath, ancestor_set, covers_any};
 use super::problem::{FieldError, Problem, pointer_index, pointer_key};
 use super::route::{Gate, Verdict, Verdicts};
 
@@ -681,13 +681,10 @@ pub struct ScopedFreeze {
 /// definition of whole-segment matching) goes into one set, and each covered prefix is one
 /// lookup, so a large diff against a large freeze set stays cheap.
 pub fn derive_freeze(changed_files: &[RepoPath], frozen_tests: &[FrozenTest]) -> ScopedFreeze {
-    let mut ancestors: HashSet<&str> = HashSet::new();
-    for file in changed_files {
-        ancestors.extend(file.ancestors());
-    }
+    let ancestors = ancestor_set(changed_files);
     let matched: Vec<String> = frozen_tests
         .iter()
-        .filter(|t| t.covers.iter().any(|c| ancestors.contains(c.as_str())))
+        .filter(|t| covers_any(&t.covers, &ancestors))
         .map(|t| t.id.clone())
         .collect();
     let derived = if matched.is_empty() {

@@ -17,8 +17,11 @@
 )]
 
 pub mod answer;
+pub mod digest;
 pub mod evidence;
+pub mod fields;
 pub mod json_out;
 pub mod path;
 pub mod problem;
+pub mod quorum;
 pub mod route;

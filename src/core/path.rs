@@ -4,6 +4,7 @@
 //! dropped) and refuses absolute paths and `..`; after that a [`RepoPath`] cannot hold anything
 //! else, and [`RepoPath::covers`] is the one prefix matcher in the code base.
 
+use std::collections::HashSet;
 use std::fmt;
 
 /// A normalised repo-relative path: non-empty, no leading `/`, no `.` / `..` / empty segment.
@@ -75,6 +76,22 @@ impl RepoPath {
     pub fn segments(&self) -> impl Iterator<Item = &str> {
         self.0.split('/')
     }
+}
+
+/// Every ancestor (and the path itself) of every path in `paths`: a prefix covers one of the
+/// paths exactly when it is in this set, so matching many prefixes against many paths is one
+/// lookup per prefix.
+pub fn ancestor_set(paths: &[RepoPath]) -> HashSet<&str> {
+    let mut set = HashSet::new();
+    for p in paths {
+        set.extend(p.ancestors());
+    }
+    set
+}
+
+/// Whether any of `prefixes` covers a path whose ancestors are `set`.
+pub fn covers_any(prefixes: &[RepoPath], set: &HashSet<&str>) -> bool {
+    prefixes.iter().any(|p| set.contains(p.as_str()))
 }
 
 impl fmt::Display for RepoPath {

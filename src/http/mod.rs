@@ -9,6 +9,7 @@ pub mod layers;
 pub mod metrics;
 pub mod openapi;
 mod ops;
+mod quorum;
 mod route;
 
 use std::future::Future;
@@ -29,6 +30,8 @@ pub use error::problem_response;
 pub struct Settings {
     /// Largest accepted decision body, in bytes.
     pub decision_body_limit: usize,
+    /// The freeze-debt cap `/quorum` uses when a request names none.
+    pub debt_cap: u64,
     /// Longest a request body may take to arrive in full before it is answered 408. The
     /// decisions themselves are pure CPU work bounded by the body limits, so a slow client is
     /// the only thing that can hold a request open; a timer is armed only while a body is
@@ -41,6 +44,7 @@ impl Default for Settings {
         Self {
             decision_body_limit: 4 * 1024 * 1024,
             request_timeout: Duration::from_secs(30),
+            debt_cap: crate::core::quorum::DEFAULT_DEBT_CAP,
         }
     }
 }
@@ -124,6 +128,7 @@ pub fn app(state: AppState) -> App {
         .route("/route", post(route::route))
         .route("/route/batch", post(route::route_batch))
         .route("/route/table", get(route::route_table))
+        .route("/quorum", post(quorum::quorum))
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics))

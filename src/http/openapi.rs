@@ -41,6 +41,102 @@ pub struct FrozenTestDoc {
     covers: Vec<String>,
 }
 
+/// The quorum request. Unknown fields are refused (422).
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QuorumRequestDoc {
+    /// Echoed in the answer; at most 256 characters.
+    #[schema(max_length = 256)]
+    patch_id: Option<String>,
+    /// Repo-relative paths the patch changes.
+    changed_files: Vec<String>,
+    catalog: CatalogDoc,
+    /// Exit codes of each property's runs, by catalog id.
+    results: Option<std::collections::BTreeMap<String, ResultDoc>>,
+    /// The freeze ledger.
+    ledger: Option<Vec<LedgerRowDoc>>,
+    seal: SealDoc,
+    /// The freeze-debt cap; the server's setting (default 5) when absent.
+    #[schema(minimum = 0)]
+    debt_cap: Option<u64>,
+}
+
+/// The property catalog.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogDoc {
+    properties: Vec<PropertyDoc>,
+}
+
+/// A catalog row. Ids are unique.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PropertyDoc {
+    #[schema(min_length = 1, max_length = 256)]
+    id: String,
+    strength: crate::core::quorum::Strength,
+    /// Non-empty list of path prefixes this property observes (whole segments).
+    #[schema(min_items = 1)]
+    locality: Vec<String>,
+    /// The fixture directory it reads.
+    fixtures: Option<String>,
+    /// True when this patch adds the property: it may not vote on it.
+    introduced: Option<bool>,
+}
+
+/// One property's runs.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResultDoc {
+    /// 2 to 10 exit codes (0-255).
+    #[schema(min_items = 2, max_items = 10)]
+    runs: Vec<u8>,
+}
+
+/// A freeze-ledger row. At most one open row per property.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerRowDoc {
+    property_id: String,
+    state: LedgerStateDoc,
+    /// The fixture seal when the freeze was opened (64 hex digits).
+    #[schema(pattern = "^[0-9a-fA-F]{64}$")]
+    seal: Option<String>,
+    reason: Option<String>,
+    /// Git commit id (4 to 64 hex digits).
+    #[schema(pattern = "^[0-9a-fA-F]{4,64}$")]
+    opened_against_commit: Option<String>,
+    #[schema(minimum = 0)]
+    retire_by_commit_count: Option<u64>,
+    #[schema(minimum = 0)]
+    commits_since_open: Option<u64>,
+    owner: Option<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LedgerStateDoc {
+    Open,
+    Closed,
+}
+
+/// The fixture seal computed now and the committed one (64 hex digits each).
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SealDoc {
+    #[schema(pattern = "^[0-9a-fA-F]{64}$")]
+    actual: String,
+    #[schema(pattern = "^[0-9a-fA-F]{64}$")]
+    expected: String,
+}
+
 #[derive(OpenApi)]
 #[openapi(
     info(
@@ -53,6 +149,7 @@ Errors are RFC 9457 problem documents."
         super::route::route,
         super::route::route_batch,
         super::route::route_table,
+        super::quorum::quorum,
         super::ops::healthz,
         super::ops::readyz,
         super::ops::metrics,
@@ -63,9 +160,14 @@ Errors are RFC 9457 problem documents."
         Verdict, Disposition, Attribution, RuleName, Problem, FieldError,
         super::route::BatchItem, super::route::BatchDecided, super::route::BatchRejected,
         super::ops::Health,
+        QuorumRequestDoc, CatalogDoc, PropertyDoc, ResultDoc, LedgerRowDoc, LedgerStateDoc, SealDoc,
+        crate::core::quorum::QuorumAnswer, crate::core::quorum::PropertyReport, crate::core::quorum::Debt,
+        crate::core::quorum::SealAnswer, crate::core::quorum::Outcome, crate::core::quorum::Reason,
+        crate::core::quorum::Vote, crate::core::quorum::RunState, crate::core::quorum::Strength,
     )),
     tags(
         (name = "router", description = "The precedence router"),
+        (name = "quorum", description = "The strong-property quorum on sealed fixtures"),
         (name = "operations", description = "Health, readiness, metrics, this document"),
     )
 )]

@@ -14,6 +14,7 @@ use clap::ValueEnum;
 use tracing_subscriber::EnvFilter;
 
 use crate::core::answer::RouteOutcome;
+use crate::core::quorum::{QuorumDecision, QuorumRequest, Vote};
 
 /// The target of decision-log events; filter on it with `RUST_LOG=patchgate::decision=info`.
 pub const DECISION_TARGET: &str = "patchgate::decision";
@@ -72,6 +73,29 @@ pub fn log_route_decision(
         attribution = d.attribution.as_str(),
         rule = d.rule.as_str(),
         exit_code = d.exit_code(),
+        message = "decision",
+    );
+}
+
+/// Writes one quorum decision to the decision log.
+pub fn log_quorum_decision(request_id: &str, decision_id: &str, request: &QuorumRequest, decision: &QuorumDecision) {
+    let count = |v: Vote| decision.properties.iter().filter(|p| p.vote == v).count() as u64;
+    tracing::info!(
+        target: DECISION_TARGET,
+        endpoint = "quorum",
+        request_id,
+        decision_id,
+        patch_id = request.patch_id.as_deref(),
+        outcome = decision.outcome.as_str(),
+        reason = decision.reason.as_str(),
+        rule = u64::from(decision.rule),
+        exit_code = decision.outcome.exit_code(),
+        votes_yes = count(Vote::Yes),
+        votes_no = count(Vote::No),
+        excluded = count(Vote::Excluded),
+        debt_counted = decision.debt.counted,
+        debt_cap = decision.debt.cap,
+        seal_match = decision.facts.seal_matches,
         message = "decision",
     );
 }

@@ -1,0 +1,208 @@
+//! Field-by-field validation of a JSON document, for the endpoints whose documents are read
+//! into a `serde_json::Value` first: each helper checks one field, records a [`FieldError`]
+//! with its pointer when it is wrong, and lets the caller go on, so one answer names every bad
+//! field. Unknown fields are errors, never ignored.
+
+use serde_json::{Map, Value};
+
+use super::path::RepoPath;
+use super::problem::{FieldError, pointer_index, pointer_key};
+
+/// What a JSON value is, in words, for error details.
+pub fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// An object being validated, with the pointer it sits at.
+pub struct Obj<'a> {
+    pub map: &'a Map<String, Value>,
+    pub at: String,
+}
+
+/// Errors collected while validating one document.
+#[derive(Default)]
+pub struct Errors(pub Vec<FieldError>);
+
+impl Errors {
+    pub fn push(&mut self, pointer: impl Into<String>, detail: impl Into<String>) {
+        self.0.push(FieldError::new(pointer, detail));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// `value` as an object whose keys are all in `allowed`; unknown keys are reported.
+pub fn object<'a>(value: &'a Value, at: &str, what: &str, allowed: &[&str], errors: &mut Errors) -> Option<Obj<'a>> {
+    let Some(map) = value.as_object() else {
+        errors.push(at, format!("{what} must be a JSON object, not {}", kind_of(value)));
+        return None;
+    };
+    for key in map.keys() {
+        if !allowed.contains(&key.as_str()) {
+            errors.push(
+                pointer_key(at, key),
+                format!(
+                    "unknown field `{key}`; {what} has {}",
+                    allowed.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
+                ),
+            );
+        }
+    }
+    Some(Obj { map, at: at.to_owned() })
+}
+
+impl<'a> Obj<'a> {
+    pub fn pointer(&self, key: &str) -> String {
+        pointer_key(&self.at, key)
+    }
+
+    pub fn get(&self, key: &str) -> Option<&'a Value> {
+        self.map.get(key)
+    }
+
+    /// A required field.
+    pub fn required(&self, key: &str, errors: &mut Errors) -> Option<&'a Value> {
+        let v = self.map.get(key);
+        if v.is_none() {
+            errors.push(self.pointer(key), format!("`{key}` is required"));
+        }
+        v
+    }
+
+    /// An optional string of at most `max_chars` characters.
+    pub fn opt_string(&self, key: &str, max_chars: usize, errors: &mut Errors) -> Option<String> {
+        let v = self.map.get(key)?;
+        string(v, &self.pointer(key), key, max_chars, errors)
+    }
+
+    /// A required, non-empty string of at most `max_chars` characters.
+    pub fn req_string(&self, key: &str, max_chars: usize, errors: &mut Errors) -> Option<String> {
+        let v = self.required(key, errors)?;
+        let s = string(v, &self.pointer(key), key, max_chars, errors)?;
+        if s.is_empty() {
+            errors.push(self.pointer(key), format!("`{key}` must not be empty"));
+            return None;
+        }
+        Some(s)
+    }
+
+    /// An optional boolean.
+    pub fn opt_bool(&self, key: &str, errors: &mut Errors) -> Option<bool> {
+        match self.map.get(key)? {
+            Value::Bool(b) => Some(*b),
+            other => {
+                errors.push(self.pointer(key), format!("`{key}` must be true or false, not {}", kind_of(other)));
+                None
+            }
+        }
+    }
+
+    /// An optional non-negative integer no larger than `max`.
+    pub fn opt_uint(&self, key: &str, max: u64, errors: &mut Errors) -> Option<u64> {
+        let v = self.map.get(key)?;
+        uint(v, &self.pointer(key), key, max, errors)
+    }
+
+    /// A required word from `words`.
+    pub fn req_word(&self, key: &str, words: &[&'static str], errors: &mut Errors) -> Option<&'static str> {
+        let v = self.required(key, errors)?;
+        let list = words.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(", ");
+        match v {
+            Value::String(s) => match words.iter().find(|w| **w == s.as_str()) {
+                Some(w) => Some(*w),
+                None => {
+                    errors.push(
+                        self.pointer(key),
+                        format!("`{key}` is {}; it must be one of {list}", serde_json::to_string(s).unwrap_or_default()),
+                    );
+                    None
+                }
+            },
+            other => {
+                errors.push(self.pointer(key), format!("`{key}` is {}; it must be one of {list}", kind_of(other)));
+                None
+            }
+        }
+    }
+}
+
+/// A string of at most `max_chars` characters.
+pub fn string(v: &Value, at: &str, name: &str, max_chars: usize, errors: &mut Errors) -> Option<String> {
+    match v {
+        Value::String(s) if s.chars().count() <= max_chars => Some(s.clone()),
+        Value::String(s) => {
+            errors.push(at, format!("`{name}` is {} characters long; at most {max_chars} are allowed", s.chars().count()));
+            None
+        }
+        other => {
+            errors.push(at, format!("`{name}` must be a string, not {}", kind_of(other)));
+            None
+        }
+    }
+}
+
+/// A non-negative integer no larger than `max`.
+pub fn uint(v: &Value, at: &str, name: &str, max: u64, errors: &mut Errors) -> Option<u64> {
+    match v.as_u64() {
+        Some(n) if n <= max => Some(n),
+        Some(n) => {
+            errors.push(at, format!("`{name}` is {n}; at most {max} is allowed"));
+            None
+        }
+        None => {
+            let what = if v.is_number() { "a negative or fractional number".to_owned() } else { kind_of(v).to_owned() };
+            errors.push(at, format!("`{name}` must be a non-negative integer, not {what}"));
+            None
+        }
+    }
+}
+
+/// An array at `at`, each item handed to `item` with its pointer.
+pub fn array<'a, T>(
+    v: &'a Value,
+    at: &str,
+    what: &str,
+    errors: &mut Errors,
+    mut item: impl FnMut(&'a Value, String, &mut Errors) -> Option<T>,
+) -> Option<Vec<T>> {
+    let Some(items) = v.as_array() else {
+        errors.push(at, format!("{what} must be an array, not {}", kind_of(v)));
+        return None;
+    };
+    Some(items.iter().enumerate().filter_map(|(i, x)| item(x, pointer_index(at, i), errors)).collect())
+}
+
+/// A repo-relative path.
+pub fn path(v: &Value, at: &str, errors: &mut Errors) -> Option<RepoPath> {
+    match v {
+        Value::String(s) => match RepoPath::parse(s) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                errors.push(at, format!("path {} {e}", serde_json::to_string(s).unwrap_or_default()));
+                None
+            }
+        },
+        other => {
+            errors.push(at, format!("must be a path string, not {}", kind_of(other)));
+            None
+        }
+    }
+}
+
+/// An array of repo-relative paths; `non_empty` requires at least one.
+pub fn paths(v: &Value, at: &str, non_empty: bool, errors: &mut Errors) -> Option<Vec<RepoPath>> {
+    let out = array(v, at, "a path list", errors, |x, p, e| path(x, &p, e))?;
+    if non_empty && v.as_array().is_some_and(Vec::is_empty) {
+        errors.push(at, "must list at least one path prefix");
+    }
+    Some(out)
+}

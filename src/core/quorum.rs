@@ -1,0 +1,598 @@
+//! The strong-property quorum on sealed fixtures (CONTRACT.md section 2).
+//!
+//! A patch merges only when every strong property in its locality passes twice on sealed
+//! fixtures. A frozen property is *excluded*, never passed; an empty strong quorum is a
+//! rejection; too many open freezes stop the whole queue. The seven outcome rules are data
+//! ([`RULES`]), first match wins, like the router's ladder.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use super::digest::Digest;
+use super::fields::{self, Errors, kind_of, object};
+use super::path::{RepoPath, ancestor_set, covers_any};
+use super::problem::{FieldError, pointer_key};
+
+/// Longest accepted id (property id, patch id), in characters.
+pub const MAX_ID_CHARS: usize = 256;
+/// The server's default debt cap.
+pub const DEFAULT_DEBT_CAP: u64 = 5;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Strength {
+    /// Checks an invariant the patch can actually break; only these fill the quorum.
+    Strong,
+    /// Checks structure; may reject, never fills a quorum.
+    Weak,
+}
+
+/// A catalog row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Property {
+    pub id: String,
+    pub strength: Strength,
+    /// Path prefixes this property observes (whole segments).
+    pub locality: Vec<RepoPath>,
+    /// The fixture directory it may read.
+    pub fixtures: Option<RepoPath>,
+    /// Added by this very patch: it may not vote on it.
+    pub introduced: bool,
+}
+
+/// What one property's runs say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunState {
+    /// All runs exited 0.
+    Pass,
+    /// All runs exited with the same non-zero code: a stable failure.
+    Fail,
+    /// The runs disagree (including unequal non-zero codes): the failure did not reproduce.
+    Flake,
+    /// In locality, but no result was given.
+    Missing,
+    /// Not in locality and no result was given.
+    NotRun,
+}
+
+/// Classifies one property's exit codes: all zero → pass; all equal and non-zero → fail;
+/// any disagreement → flake; none → missing.
+pub fn classify(runs: &[u8]) -> RunState {
+    match runs.split_first() {
+        None => RunState::Missing,
+        Some((first, rest)) if rest.iter().all(|r| r == first) => {
+            if *first == 0 {
+                RunState::Pass
+            } else {
+                RunState::Fail
+            }
+        }
+        Some(_) => RunState::Flake,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LedgerState {
+    Open,
+    Closed,
+}
+
+/// A freeze-ledger row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LedgerRow {
+    pub property_id: String,
+    pub state: LedgerState,
+    pub seal: Option<Digest>,
+    pub reason: Option<String>,
+    pub opened_against_commit: Option<String>,
+    pub retire_by_commit_count: Option<u64>,
+    pub commits_since_open: Option<u64>,
+    pub owner: Option<String>,
+}
+
+impl LedgerRow {
+    /// An open row whose commit budget is spent counts once more toward debt.
+    pub fn budget_spent(&self) -> bool {
+        self.state == LedgerState::Open
+            && matches!((self.commits_since_open, self.retire_by_commit_count), (Some(n), Some(budget)) if n >= budget)
+    }
+}
+
+/// The fixture seal computed now, and the one committed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SealCheck {
+    pub actual: Digest,
+    pub expected: Digest,
+}
+
+/// A validated `/quorum` request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuorumRequest {
+    pub patch_id: Option<String>,
+    pub changed_files: Vec<RepoPath>,
+    pub catalog: Vec<Property>,
+    /// Exit codes by property id (ids are known catalog ids).
+    pub results: HashMap<String, Vec<u8>>,
+    pub ledger: Vec<LedgerRow>,
+    pub seal: SealCheck,
+    /// `None`: the server's (or CLI's) default.
+    pub debt_cap: Option<u64>,
+}
+
+/// How a property takes part in this patch's quorum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Vote {
+    /// Votes, and passed.
+    Yes,
+    /// Votes, and did not pass.
+    No,
+    /// Frozen (an open ledger row): left out of the vote. Never reported as passed.
+    Excluded,
+    /// Added by this patch: may not vote on it.
+    Introduced,
+    /// Observes none of the changed files.
+    NotInLocality,
+}
+
+/// One catalog property as this decision saw it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct PropertyReport {
+    pub id: String,
+    pub strength: Strength,
+    pub in_locality: bool,
+    pub state: RunState,
+    pub vote: Vote,
+}
+
+/// Freeze debt: distinct open properties, plus one for each open row whose budget is spent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Debt {
+    /// Distinct properties with an open ledger row.
+    pub open: u64,
+    /// Open rows whose commit budget is spent.
+    pub spent: u64,
+    /// `open + spent`: what is held against the cap.
+    pub counted: u64,
+    /// The queue stops when `counted` exceeds this.
+    pub cap: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Promote,
+    Reject,
+    Hold,
+    FixtureFault,
+    StopQueue,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Promote => "promote",
+            Outcome::Reject => "reject",
+            Outcome::Hold => "hold",
+            Outcome::FixtureFault => "fixture_fault",
+            Outcome::StopQueue => "stop_queue",
+        }
+    }
+
+    /// 0 go; 1 the patch is wrong; 2 a human must look; 3 the queue is stopped.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Outcome::Promote => 0,
+            Outcome::Reject => 1,
+            Outcome::Hold | Outcome::FixtureFault => 2,
+            Outcome::StopQueue => 3,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reason {
+    SealMismatch,
+    DebtOverCap,
+    SelfIntroducedPredicate,
+    EmptyQuorum,
+    StableFailure,
+    SplitExits,
+    MissingResults,
+    QuorumHeld,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::SealMismatch => "seal-mismatch",
+            Reason::DebtOverCap => "debt-over-cap",
+            Reason::SelfIntroducedPredicate => "self-introduced-predicate",
+            Reason::EmptyQuorum => "empty-quorum",
+            Reason::StableFailure => "stable-failure",
+            Reason::SplitExits => "split-exits",
+            Reason::MissingResults => "missing-results",
+            Reason::QuorumHeld => "quorum-held",
+        }
+    }
+}
+
+/// What the rules read, computed once from the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Facts {
+    pub seal_matches: bool,
+    pub debt: Debt,
+    /// A property this patch introduces is in locality (frozen or not).
+    pub introduced_in_locality: bool,
+    /// Strong properties that vote.
+    pub strong_voters: usize,
+    pub voting_fail: bool,
+    pub voting_flake: bool,
+    pub voting_missing: bool,
+}
+
+/// One outcome rule.
+#[derive(Debug, Clone, Copy)]
+pub struct Rule {
+    /// The row number in the contract's table (rule 6 has two rows: split, then missing).
+    pub number: u8,
+    pub when: fn(&Facts) -> bool,
+    pub outcome: Outcome,
+    pub reason: Reason,
+}
+
+/// The outcome table. Ordered, first match wins.
+pub const RULES: [Rule; 8] = [
+    Rule { number: 1, when: |f| !f.seal_matches, outcome: Outcome::FixtureFault, reason: Reason::SealMismatch },
+    Rule { number: 2, when: |f| f.debt.counted > f.debt.cap, outcome: Outcome::StopQueue, reason: Reason::DebtOverCap },
+    Rule {
+        number: 3,
+        when: |f| f.introduced_in_locality,
+        outcome: Outcome::Reject,
+        reason: Reason::SelfIntroducedPredicate,
+    },
+    Rule { number: 4, when: |f| f.strong_voters == 0, outcome: Outcome::Reject, reason: Reason::EmptyQuorum },
+    Rule { number: 5, when: |f| f.voting_fail, outcome: Outcome::Reject, reason: Reason::StableFailure },
+    Rule { number: 6, when: |f| f.voting_flake, outcome: Outcome::Hold, reason: Reason::SplitExits },
+    Rule { number: 6, when: |f| f.voting_missing, outcome: Outcome::Hold, reason: Reason::MissingResults },
+    Rule { number: 7, when: |_| true, outcome: Outcome::Promote, reason: Reason::QuorumHeld },
+];
+
+/// The quorum's decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuorumDecision {
+    pub properties: Vec<PropertyReport>,
+    pub debt: Debt,
+    pub facts: Facts,
+    pub outcome: Outcome,
+    pub reason: Reason,
+    pub rule: u8,
+}
+
+/// Computes debt from the ledger.
+pub fn debt(ledger: &[LedgerRow], cap: u64) -> Debt {
+    let open: HashSet<&str> =
+        ledger.iter().filter(|r| r.state == LedgerState::Open).map(|r| r.property_id.as_str()).collect();
+    let spent = ledger.iter().filter(|r| r.budget_spent()).count() as u64;
+    let open = open.len() as u64;
+    Debt { open, spent, counted: open + spent, cap }
+}
+
+/// Decides. Pure and deterministic.
+pub fn decide(request: &QuorumRequest, default_cap: u64) -> QuorumDecision {
+    let ancestors = ancestor_set(&request.changed_files);
+    let frozen: HashSet<&str> = request
+        .ledger
+        .iter()
+        .filter(|r| r.state == LedgerState::Open)
+        .map(|r| r.property_id.as_str())
+        .collect();
+    let debt = debt(&request.ledger, request.debt_cap.unwrap_or(default_cap));
+
+    let mut introduced_in_locality = false;
+    let mut strong_voters = 0;
+    let (mut voting_fail, mut voting_flake, mut voting_missing) = (false, false, false);
+    let properties: Vec<PropertyReport> = request
+        .catalog
+        .iter()
+        .map(|p| {
+            let in_locality = covers_any(&p.locality, &ancestors);
+            let state = match request.results.get(&p.id) {
+                Some(runs) => classify(runs),
+                None if in_locality => RunState::Missing,
+                None => RunState::NotRun,
+            };
+            // An introduced property is checked before the freeze: a freeze row on a predicate
+            // the patch itself adds must not launder it into an exclusion (opening a freeze
+            // never turns a rejection into a promotion). See the README's choices.
+            let vote = if !in_locality {
+                Vote::NotInLocality
+            } else if p.introduced {
+                introduced_in_locality = true;
+                Vote::Introduced
+            } else if frozen.contains(p.id.as_str()) {
+                Vote::Excluded
+            } else {
+                if p.strength == Strength::Strong {
+                    strong_voters += 1;
+                }
+                match state {
+                    RunState::Fail => voting_fail = true,
+                    RunState::Flake => voting_flake = true,
+                    RunState::Missing | RunState::NotRun => voting_missing = true,
+                    RunState::Pass => {}
+                }
+                if state == RunState::Pass { Vote::Yes } else { Vote::No }
+            };
+            PropertyReport { id: p.id.clone(), strength: p.strength, in_locality, state, vote }
+        })
+        .collect();
+
+    let facts = Facts {
+        seal_matches: request.seal.actual == request.seal.expected,
+        debt,
+        introduced_in_locality,
+        strong_voters,
+        voting_fail,
+        voting_flake,
+        voting_missing,
+    };
+    // The last rule always matches; were it ever not to, fail closed with a hold.
+    let (outcome, reason, rule) = RULES
+        .iter()
+        .find(|r| (r.when)(&facts))
+        .map_or((Outcome::Hold, Reason::MissingResults, 6), |r| (r.outcome, r.reason, r.number));
+    QuorumDecision { properties, debt, facts, outcome, reason, rule }
+}
+
+/// The seal check as answered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct SealAnswer {
+    pub actual: String,
+    pub expected: String,
+    #[serde(rename = "match")]
+    pub matches: bool,
+}
+
+/// The `/quorum` answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct QuorumAnswer {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch_id: Option<String>,
+    pub outcome: Outcome,
+    pub reason: Reason,
+    /// The row of the outcome table that matched (1-7).
+    pub rule: u8,
+    /// 0 promote; 1 reject; 2 hold or fixture_fault; 3 stop_queue.
+    pub exit_code: u8,
+    pub decision_id: String,
+    /// Every catalog property, in catalog order.
+    pub properties: Vec<PropertyReport>,
+    pub debt: Debt,
+    pub seal: SealAnswer,
+}
+
+impl QuorumDecision {
+    pub fn answer(&self, request: &QuorumRequest, decision_id: String) -> QuorumAnswer {
+        QuorumAnswer {
+            patch_id: request.patch_id.clone(),
+            outcome: self.outcome,
+            reason: self.reason,
+            rule: self.rule,
+            exit_code: self.outcome.exit_code(),
+            decision_id,
+            properties: self.properties.clone(),
+            debt: self.debt,
+            seal: SealAnswer {
+                actual: request.seal.actual.to_hex(),
+                expected: request.seal.expected.to_hex(),
+                matches: self.facts.seal_matches,
+            },
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation
+
+const REQUEST_FIELDS: [&str; 7] =
+    ["patch_id", "changed_files", "catalog", "results", "ledger", "seal", "debt_cap"];
+const PROPERTY_FIELDS: [&str; 5] = ["id", "strength", "locality", "fixtures", "introduced"];
+const LEDGER_FIELDS: [&str; 8] = [
+    "property_id",
+    "state",
+    "seal",
+    "reason",
+    "opened_against_commit",
+    "retire_by_commit_count",
+    "commits_since_open",
+    "owner",
+];
+/// Longest free-text field (reason, owner), in characters.
+const MAX_TEXT_CHARS: usize = 4096;
+
+/// Validates a `/quorum` document, reporting every invalid field.
+pub fn parse_request(value: &Value) -> Result<QuorumRequest, Vec<FieldError>> {
+    let mut e = Errors::default();
+    let Some(doc) = object(value, "", "the quorum request", &REQUEST_FIELDS, &mut e) else {
+        return Err(e.0);
+    };
+    let patch_id = doc.opt_string("patch_id", MAX_ID_CHARS, &mut e);
+    let changed_files = doc
+        .required("changed_files", &mut e)
+        .and_then(|v| fields::paths(v, "/changed_files", false, &mut e))
+        .unwrap_or_default();
+    let (catalog, ids) = doc.required("catalog", &mut e).map(|v| parse_catalog(v, &mut e)).unwrap_or_default();
+    // Every id the catalog names, even on a row that is invalid otherwise: a result for it is
+    // not also reported as unknown.
+    let known: HashSet<&str> = ids.iter().map(String::as_str).collect();
+    let results = doc.get("results").map(|v| parse_results(v, &known, &mut e)).unwrap_or_default();
+    let ledger = doc.get("ledger").map(|v| parse_ledger(v, &mut e)).unwrap_or_default();
+    let seal = doc.required("seal", &mut e).and_then(|v| parse_seal(v, &mut e));
+    let debt_cap = doc.opt_uint("debt_cap", u64::from(u32::MAX), &mut e);
+    match seal {
+        Some(seal) if e.is_empty() => {
+            Ok(QuorumRequest { patch_id, changed_files, catalog, results, ledger, seal, debt_cap })
+        }
+        _ => Err(e.0),
+    }
+}
+
+fn parse_catalog(v: &Value, e: &mut Errors) -> (Vec<Property>, HashSet<String>) {
+    let Some(catalog) = object(v, "/catalog", "the catalog", &["properties"], e) else {
+        return Default::default();
+    };
+    let Some(props) = catalog.required("properties", e) else {
+        return Default::default();
+    };
+    let mut seen: HashMap<String, String> = HashMap::new();
+    let props = fields::array(props, "/catalog/properties", "`properties`", e, |item, at, e| {
+        let row = object(item, &at, "a catalog property", &PROPERTY_FIELDS, e)?;
+        let id = row.req_string("id", MAX_ID_CHARS, e);
+        let strength = row.req_word("strength", &["strong", "weak"], e).map(|w| {
+            if w == "strong" { Strength::Strong } else { Strength::Weak }
+        });
+        let locality = row.required("locality", e).and_then(|l| fields::paths(l, &row.pointer("locality"), true, e));
+        let fixtures = row.get("fixtures").and_then(|f| fields::path(f, &row.pointer("fixtures"), e));
+        let introduced = row.opt_bool("introduced", e).unwrap_or(false);
+        let id = id?;
+        if let Some(first) = seen.get(&id) {
+            e.push(row.pointer("id"), format!("duplicate property id {:?} (first at {first})", id));
+            return None;
+        }
+        seen.insert(id.clone(), row.pointer("id"));
+        Some(Property { id, strength: strength?, locality: locality?, fixtures, introduced })
+    })
+    .unwrap_or_default();
+    (props, seen.into_keys().collect())
+}
+
+fn parse_results(v: &Value, known: &HashSet<&str>, e: &mut Errors) -> HashMap<String, Vec<u8>> {
+    let Some(map) = v.as_object() else {
+        e.push("/results", format!("`results` must be an object of property id → {{\"runs\": [...]}}, not {}", kind_of(v)));
+        return HashMap::new();
+    };
+    let mut out = HashMap::new();
+    for (id, result) in map {
+        let at = pointer_key("/results", id);
+        if !known.contains(id.as_str()) {
+            e.push(at.clone(), format!("a result for {id:?}, which is not in the catalog"));
+        }
+        let Some(obj) = object(result, &at, "a result", &["runs"], e) else {
+            continue;
+        };
+        let Some(runs) = obj.required("runs", e) else {
+            continue;
+        };
+        let runs_at = obj.pointer("runs");
+        let Some(codes) = fields::array(runs, &runs_at, "`runs`", e, |x, p, e| match x.as_u64().map(u8::try_from) {
+            Some(Ok(code)) => Some(code),
+            _ => {
+                e.push(p, format!("{x} is not an exit code; exit codes are integers from 0 to 255"));
+                None
+            }
+        }) else {
+            continue;
+        };
+        let given = runs.as_array().map_or(0, Vec::len);
+        if !(2..=10).contains(&given) {
+            e.push(runs_at, format!("`runs` holds {given} exit codes; it must hold 2 to 10"));
+            continue;
+        }
+        if codes.len() == given {
+            out.insert(id.clone(), codes);
+        }
+    }
+    out
+}
+
+fn is_commit(s: &str) -> bool {
+    (4..=64).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn parse_ledger(v: &Value, e: &mut Errors) -> Vec<LedgerRow> {
+    let mut open_at: BTreeMap<String, String> = BTreeMap::new();
+    fields::array(v, "/ledger", "`ledger`", e, |item, at, e| {
+        let row = object(item, &at, "a ledger row", &LEDGER_FIELDS, e)?;
+        let property_id = row.req_string("property_id", MAX_ID_CHARS, e);
+        let state = row.req_word("state", &["open", "closed"], e).map(|w| {
+            if w == "open" { LedgerState::Open } else { LedgerState::Closed }
+        });
+        let seal = row.opt_string("seal", 64, e).and_then(|s| match Digest::parse_hex(&s) {
+            Ok(d) => Some(d),
+            Err(err) => {
+                e.push(row.pointer("seal"), format!("`seal` {err}"));
+                None
+            }
+        });
+        let reason = row.opt_string("reason", MAX_TEXT_CHARS, e);
+        let opened_against_commit = row.opt_string("opened_against_commit", 64, e);
+        if let Some(c) = &opened_against_commit
+            && !is_commit(c)
+        {
+            e.push(row.pointer("opened_against_commit"), "`opened_against_commit` must be a git commit id (4 to 64 hex digits)");
+        }
+        let retire_by_commit_count = row.opt_uint("retire_by_commit_count", u64::from(u32::MAX), e);
+        let commits_since_open = row.opt_uint("commits_since_open", u64::from(u32::MAX), e);
+        let owner = row.opt_string("owner", MAX_TEXT_CHARS, e);
+        let (property_id, state) = (property_id?, state?);
+        if state == LedgerState::Open {
+            if let Some(first) = open_at.get(&property_id) {
+                e.push(at.clone(), format!("a second open row for {property_id:?} (the first is {first}); a property is frozen once"));
+                return None;
+            }
+            open_at.insert(property_id.clone(), at.clone());
+        }
+        Some(LedgerRow {
+            property_id,
+            state,
+            seal,
+            reason,
+            opened_against_commit,
+            retire_by_commit_count,
+            commits_since_open,
+            owner,
+        })
+    })
+    .unwrap_or_default()
+}
+
+fn parse_seal(v: &Value, e: &mut Errors) -> Option<SealCheck> {
+    let obj = object(v, "/seal", "the seal", &["actual", "expected"], e)?;
+    let mut digest = |key: &str| {
+        let s = obj.req_string(key, 64, e)?;
+        match Digest::parse_hex(&s) {
+            Ok(d) => Some(d),
+            Err(err) => {
+                e.push(obj.pointer(key), format!("`{key}` {err}"));
+                None
+            }
+        }
+    };
+    let actual = digest("actual");
+    let expected = digest("expected");
+    Some(SealCheck { actual: actual?, expected: expected? })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classification_follows_the_contract() {
+        assert_eq!(classify(&[0, 0]), RunState::Pass);
+        assert_eq!(classify(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 0]), RunState::Pass);
+        assert_eq!(classify(&[1, 1]), RunState::Fail);
+        assert_eq!(classify(&[3, 3, 3]), RunState::Fail);
+        assert_eq!(classify(&[0, 1]), RunState::Flake);
+        assert_eq!(classify(&[1, 0]), RunState::Flake);
+        assert_eq!(classify(&[1, 2]), RunState::Flake, "unequal non-zero exits are a flake");
+        assert_eq!(classify(&[0, 0, 1]), RunState::Flake);
+        assert_eq!(classify(&[]), RunState::Missing);
+    }
+}

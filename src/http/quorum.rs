@@ -1,0 +1,48 @@
+//! `POST /quorum`: a thin handler over the core's quorum.
+
+use axum::extract::State;
+use axum::response::Response;
+
+use super::AppState;
+use super::extract::JsonBytes;
+use super::layers::with_request_id;
+use super::route::{json_response, new_decision_id};
+use super::status_for_exit;
+use crate::core::evidence::parse_json;
+use crate::core::problem::Problem;
+use crate::core::quorum::{QuorumAnswer, decide, parse_request};
+use crate::telemetry::log_quorum_decision;
+
+/// Decide whether a patch's strong-property quorum holds on sealed fixtures.
+///
+/// Outcome, first match wins: seal mismatch → `fixture_fault` (424); debt over the cap →
+/// `stop_queue` (423, for every patch); an introduced property that would vote, an empty strong
+/// quorum, or a stable failure → `reject` (409); a split run or a missing result → `hold` (424);
+/// otherwise `promote` (200). A frozen property is reported `excluded`, never passed.
+#[utoipa::path(
+    post,
+    path = "/quorum",
+    tag = "quorum",
+    request_body(content = super::openapi::QuorumRequestDoc, content_type = "application/json"),
+    responses(
+        (status = 200, description = "promote (exit 0)", body = QuorumAnswer),
+        (status = 409, description = "reject (exit 1): self-introduced-predicate, empty-quorum or stable-failure", body = QuorumAnswer),
+        (status = 423, description = "stop_queue (exit 3): freeze debt is over the cap", body = QuorumAnswer),
+        (status = 424, description = "hold or fixture_fault (exit 2): a human must look", body = QuorumAnswer),
+        (status = 400, description = "Malformed JSON or empty body", body = Problem, content_type = "application/problem+json"),
+        (status = 408, description = "The body did not arrive in time", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over the limit", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Well-formed but invalid; `errors` names each field", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn quorum(State(state): State<AppState>, JsonBytes(body): JsonBytes) -> Result<Response, Problem> {
+    let value = parse_json(&body)?;
+    let request = parse_request(&value).map_err(Problem::invalid)?;
+    let decision = decide(&request, state.settings().debt_cap);
+    let decision_id = new_decision_id();
+    with_request_id(|request_id| log_quorum_decision(request_id, &decision_id, &request, &decision));
+    state.metrics().record_decision("quorum", decision.outcome.as_str());
+    let status = status_for_exit(decision.outcome.exit_code());
+    Ok(json_response(status, &decision.answer(&request, decision_id)))
+}

@@ -1,0 +1,172 @@
+//! Properties of the quorum that must hold for every request, not just the hand-written cases.
+
+use std::collections::HashMap;
+
+use patchgate::core::digest::Digest;
+use patchgate::core::path::RepoPath;
+use patchgate::core::quorum::{
+    LedgerRow, LedgerState, Outcome, Property, QuorumRequest, RunState, SealCheck, Strength, Vote, decide,
+};
+use proptest::prelude::*;
+
+const IDS: [&str; 6] = ["p0", "p1", "p2", "p3", "p4", "p5"];
+const PREFIXES: [&str; 5] = ["a", "a/b", "a_old", "c", "d/e"];
+const FILES: [&str; 6] = ["a/b/x.rs", "a/y.rs", "a_old/z", "c", "d/e/f/g", "q/r"];
+
+fn path(s: &str) -> RepoPath {
+    RepoPath::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
+}
+
+fn property(i: usize) -> impl Strategy<Value = Property> {
+    (any::<bool>(), prop::sample::subsequence(PREFIXES.to_vec(), 1..3), prop::bool::weighted(0.15)).prop_map(
+        move |(strong, locality, introduced)| Property {
+            id: IDS[i].to_owned(),
+            strength: if strong { Strength::Strong } else { Strength::Weak },
+            locality: locality.into_iter().map(path).collect(),
+            fixtures: None,
+            introduced,
+        },
+    )
+}
+
+fn runs() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        3 => prop::collection::vec(Just(0u8), 2..4),
+        1 => prop::collection::vec(0u8..3, 2..4),
+    ]
+}
+
+fn ledger_row() -> impl Strategy<Value = LedgerRow> {
+    (prop::sample::select(IDS.to_vec()), any::<bool>(), prop::option::of(0u64..40), prop::option::of(0u64..40)).prop_map(
+        |(id, open, since, budget)| LedgerRow {
+            property_id: id.to_owned(),
+            state: if open { LedgerState::Open } else { LedgerState::Closed },
+            seal: None,
+            reason: None,
+            opened_against_commit: None,
+            retire_by_commit_count: budget,
+            commits_since_open: since,
+            owner: None,
+        },
+    )
+}
+
+/// Keeps at most one open row per property, as validation requires.
+fn one_open_per_property(rows: Vec<LedgerRow>) -> Vec<LedgerRow> {
+    let mut seen = std::collections::HashSet::new();
+    rows.into_iter()
+        .filter(|r| r.state == LedgerState::Closed || seen.insert(r.property_id.clone()))
+        .collect()
+}
+
+fn request() -> impl Strategy<Value = QuorumRequest> {
+    let catalog = (1usize..=6).prop_flat_map(|n| (0..n).map(property).collect::<Vec<_>>());
+    (
+        catalog,
+        prop::sample::subsequence(FILES.to_vec(), 0..4),
+        prop::collection::vec(prop::option::of(runs()), 6),
+        prop::collection::vec(ledger_row(), 0..8),
+        prop::bool::weighted(0.85),
+        prop::option::of(0u64..8),
+    )
+        .prop_map(|(catalog, files, results, ledger, seal_matches, debt_cap)| {
+            let results: HashMap<String, Vec<u8>> = catalog
+                .iter()
+                .zip(results)
+                .filter_map(|(p, r)| r.map(|r| (p.id.clone(), r)))
+                .collect();
+            QuorumRequest {
+                patch_id: None,
+                changed_files: files.into_iter().map(path).collect(),
+                catalog,
+                results,
+                ledger: one_open_per_property(ledger),
+                seal: SealCheck {
+                    actual: Digest([1; 32]),
+                    expected: if seal_matches { Digest([1; 32]) } else { Digest([2; 32]) },
+                },
+                debt_cap,
+            }
+        })
+}
+
+proptest! {
+    #[test]
+    fn promote_means_every_voting_strong_property_passed_on_sealed_fixtures_under_the_cap(req in request()) {
+        let d = decide(&req, 5);
+        if d.outcome == Outcome::Promote {
+            prop_assert!(d.facts.seal_matches);
+            prop_assert!(d.debt.counted <= d.debt.cap);
+            let strong_voters: Vec<_> = d.properties.iter()
+                .filter(|p| p.strength == Strength::Strong && matches!(p.vote, Vote::Yes | Vote::No))
+                .collect();
+            prop_assert!(!strong_voters.is_empty(), "an empty strong quorum never promotes");
+            for p in &d.properties {
+                if matches!(p.vote, Vote::Yes | Vote::No) {
+                    prop_assert_eq!(p.vote, Vote::Yes, "{} voted no", p.id);
+                    prop_assert_eq!(p.state, RunState::Pass);
+                }
+                prop_assert_ne!(p.vote, Vote::Introduced, "an introduced voter never promotes");
+            }
+        }
+    }
+
+    #[test]
+    fn an_excluded_property_never_votes_yes(req in request()) {
+        let d = decide(&req, 5);
+        for p in &d.properties {
+            let frozen = req.ledger.iter().any(|r| r.state == LedgerState::Open && r.property_id == p.id);
+            let introduced = req.catalog.iter().any(|c| c.id == p.id && c.introduced);
+            if frozen {
+                prop_assert_ne!(p.vote, Vote::Yes, "{} is frozen", p.id);
+                prop_assert_ne!(p.vote, Vote::No, "{} is frozen: it does not vote at all", p.id);
+                if p.in_locality {
+                    // An introduced property stays `introduced` (and rejects) even when frozen.
+                    prop_assert_eq!(p.vote, if introduced { Vote::Introduced } else { Vote::Excluded });
+                }
+            }
+            if p.vote == Vote::Excluded {
+                prop_assert!(frozen);
+            }
+        }
+    }
+
+    #[test]
+    fn opening_a_freeze_never_turns_a_reject_into_a_promote(req in request(), which in 0usize..6) {
+        let before = decide(&req, 5);
+        prop_assume!(before.outcome == Outcome::Reject);
+        let Some(target) = req.catalog.get(which % req.catalog.len()).map(|p| p.id.clone()) else {
+            return Ok(());
+        };
+        prop_assume!(!req.ledger.iter().any(|r| r.state == LedgerState::Open && r.property_id == target));
+        let mut frozen = req.clone();
+        frozen.ledger.push(LedgerRow {
+            property_id: target,
+            state: LedgerState::Open,
+            seal: None,
+            reason: None,
+            opened_against_commit: None,
+            retire_by_commit_count: None,
+            commits_since_open: None,
+            owner: None,
+        });
+        prop_assert_ne!(decide(&frozen, 5).outcome, Outcome::Promote);
+    }
+
+    #[test]
+    fn the_decision_is_deterministic(req in request()) {
+        prop_assert_eq!(decide(&req, 5), decide(&req, 5));
+    }
+
+    #[test]
+    fn the_exit_code_follows_the_outcome(req in request()) {
+        let d = decide(&req, 5);
+        let want = match d.outcome {
+            Outcome::Promote => 0,
+            Outcome::Reject => 1,
+            Outcome::Hold | Outcome::FixtureFault => 2,
+            Outcome::StopQueue => 3,
+        };
+        prop_assert_eq!(d.outcome.exit_code(), want);
+    }
+}
