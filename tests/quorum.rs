@@ -23,7 +23,13 @@ fn open_row(id: &str) -> Value {
     json!({"property_id": id, "state": "open", "reason": "split exits on a clean tree", "owner": "unassigned"})
 }
 
-fn request(changed: &[&str], properties: Vec<Value>, results: Value, ledger: Vec<Value>, seal_matches: bool) -> Value {
+fn request(
+    changed: &[&str],
+    properties: Vec<Value>,
+    results: Value,
+    ledger: Vec<Value>,
+    seal_matches: bool,
+) -> Value {
     json!({
         "patch_id": "pr-9",
         "changed_files": changed,
@@ -36,7 +42,9 @@ fn request(changed: &[&str], properties: Vec<Value>, results: Value, ledger: Vec
 
 /// Six open freezes on properties this patch does not touch: over the default cap of 5.
 fn full_debt() -> Vec<Value> {
-    (0..6).map(|i| open_row(&format!("elsewhere.{i}"))).collect()
+    (0..6)
+        .map(|i| open_row(&format!("elsewhere.{i}")))
+        .collect()
 }
 
 struct Case {
@@ -55,80 +63,162 @@ fn cases() -> Vec<Case> {
     vec![
         Case {
             name: "seal mismatch outranks a full-debt queue",
-            doc: request(&["store/counters/mod.rs"], vec![counters()], json!({"counter.monotonic": pass()}), full_debt(), false),
-            outcome: "fixture_fault", reason: "seal-mismatch", exit: 2,
+            doc: request(
+                &["store/counters/mod.rs"],
+                vec![counters()],
+                json!({"counter.monotonic": pass()}),
+                full_debt(),
+                false,
+            ),
+            outcome: "fixture_fault",
+            reason: "seal-mismatch",
+            exit: 2,
             votes: vec![("counter.monotonic", true, "pass", "yes")],
         },
         Case {
             name: "seal mismatch with every property passing is still a fixture fault",
-            doc: request(&["store/counters/mod.rs"], vec![counters()], json!({"counter.monotonic": pass()}), vec![], false),
-            outcome: "fixture_fault", reason: "seal-mismatch", exit: 2,
+            doc: request(
+                &["store/counters/mod.rs"],
+                vec![counters()],
+                json!({"counter.monotonic": pass()}),
+                vec![],
+                false,
+            ),
+            outcome: "fixture_fault",
+            reason: "seal-mismatch",
+            exit: 2,
             votes: vec![("counter.monotonic", true, "pass", "yes")],
         },
         Case {
             name: "debt stops a patch that touches nothing frozen",
-            doc: request(&["store/counters/mod.rs"], vec![counters()], json!({"counter.monotonic": pass()}), full_debt(), true),
-            outcome: "stop_queue", reason: "debt-over-cap", exit: 3,
+            doc: request(
+                &["store/counters/mod.rs"],
+                vec![counters()],
+                json!({"counter.monotonic": pass()}),
+                full_debt(),
+                true,
+            ),
+            outcome: "stop_queue",
+            reason: "debt-over-cap",
+            exit: 3,
             votes: vec![("counter.monotonic", true, "pass", "yes")],
         },
         Case {
             name: "a spent budget counts once more and tips the debt over the cap",
             doc: {
-                let mut ledger: Vec<Value> = (0..5).map(|i| open_row(&format!("elsewhere.{i}"))).collect();
+                let mut ledger: Vec<Value> = (0..5)
+                    .map(|i| open_row(&format!("elsewhere.{i}")))
+                    .collect();
                 ledger[0]["retire_by_commit_count"] = json!(30);
                 ledger[0]["commits_since_open"] = json!(30);
-                request(&["store/counters/mod.rs"], vec![counters()], json!({"counter.monotonic": pass()}), ledger, true)
+                request(
+                    &["store/counters/mod.rs"],
+                    vec![counters()],
+                    json!({"counter.monotonic": pass()}),
+                    ledger,
+                    true,
+                )
             },
-            outcome: "stop_queue", reason: "debt-over-cap", exit: 3,
+            outcome: "stop_queue",
+            reason: "debt-over-cap",
+            exit: 3,
             votes: vec![("counter.monotonic", true, "pass", "yes")],
         },
         Case {
             name: "debt exactly at the cap does not stop the queue; closed rows and unspent budgets do not count",
             doc: {
-                let mut ledger: Vec<Value> = (0..5).map(|i| open_row(&format!("elsewhere.{i}"))).collect();
+                let mut ledger: Vec<Value> = (0..5)
+                    .map(|i| open_row(&format!("elsewhere.{i}")))
+                    .collect();
                 ledger[0]["retire_by_commit_count"] = json!(30);
                 ledger[0]["commits_since_open"] = json!(29);
                 ledger.push(json!({"property_id": "old", "state": "closed"}));
                 ledger.push(json!({"property_id": "old2", "state": "closed"}));
-                request(&["store/counters/mod.rs"], vec![counters()], json!({"counter.monotonic": pass()}), ledger, true)
+                request(
+                    &["store/counters/mod.rs"],
+                    vec![counters()],
+                    json!({"counter.monotonic": pass()}),
+                    ledger,
+                    true,
+                )
             },
-            outcome: "promote", reason: "quorum-held", exit: 0,
+            outcome: "promote",
+            reason: "quorum-held",
+            exit: 0,
             votes: vec![("counter.monotonic", true, "pass", "yes")],
         },
         Case {
             name: "an introduced property that would vote rejects the patch",
             doc: request(
                 &["store/counters/mod.rs"],
-                vec![counters(), json!({"id": "counter.new", "strength": "strong", "locality": ["store"], "introduced": true})],
+                vec![
+                    counters(),
+                    json!({"id": "counter.new", "strength": "strong", "locality": ["store"], "introduced": true}),
+                ],
                 json!({"counter.monotonic": pass(), "counter.new": pass()}),
-                vec![], true),
-            outcome: "reject", reason: "self-introduced-predicate", exit: 1,
-            votes: vec![("counter.monotonic", true, "pass", "yes"), ("counter.new", true, "pass", "introduced")],
+                vec![],
+                true,
+            ),
+            outcome: "reject",
+            reason: "self-introduced-predicate",
+            exit: 1,
+            votes: vec![
+                ("counter.monotonic", true, "pass", "yes"),
+                ("counter.new", true, "pass", "introduced"),
+            ],
         },
         Case {
             name: "a freeze row on an introduced property does not launder it: still rejected",
             doc: request(
                 &["store/counters/mod.rs"],
-                vec![counters(), json!({"id": "counter.new", "strength": "weak", "locality": ["store"], "introduced": true})],
+                vec![
+                    counters(),
+                    json!({"id": "counter.new", "strength": "weak", "locality": ["store"], "introduced": true}),
+                ],
                 json!({"counter.monotonic": pass()}),
-                vec![open_row("counter.new")], true),
-            outcome: "reject", reason: "self-introduced-predicate", exit: 1,
-            votes: vec![("counter.monotonic", true, "pass", "yes"), ("counter.new", true, "missing", "introduced")],
+                vec![open_row("counter.new")],
+                true,
+            ),
+            outcome: "reject",
+            reason: "self-introduced-predicate",
+            exit: 1,
+            votes: vec![
+                ("counter.monotonic", true, "pass", "yes"),
+                ("counter.new", true, "missing", "introduced"),
+            ],
         },
         Case {
             name: "an introduced property outside the locality does not vote and does not reject",
             doc: request(
                 &["store/counters/mod.rs"],
-                vec![counters(), json!({"id": "api.new", "strength": "strong", "locality": ["api"], "introduced": true})],
+                vec![
+                    counters(),
+                    json!({"id": "api.new", "strength": "strong", "locality": ["api"], "introduced": true}),
+                ],
                 json!({"counter.monotonic": pass()}),
-                vec![], true),
-            outcome: "promote", reason: "quorum-held", exit: 0,
-            votes: vec![("counter.monotonic", true, "pass", "yes"), ("api.new", false, "not-run", "not-in-locality")],
+                vec![],
+                true,
+            ),
+            outcome: "promote",
+            reason: "quorum-held",
+            exit: 0,
+            votes: vec![
+                ("counter.monotonic", true, "pass", "yes"),
+                ("api.new", false, "not-run", "not-in-locality"),
+            ],
         },
         Case {
             name: "a frozen strong property that leaves the strong set empty is a rejection, not a promote",
-            doc: request(&["store/counters/mod.rs"], vec![counters()], json!({"counter.monotonic": pass()}), vec![open_row("counter.monotonic")], true),
-            outcome: "reject", reason: "empty-quorum", exit: 1,
+            doc: request(
+                &["store/counters/mod.rs"],
+                vec![counters()],
+                json!({"counter.monotonic": pass()}),
+                vec![open_row("counter.monotonic")],
+                true,
+            ),
+            outcome: "reject",
+            reason: "empty-quorum",
+            exit: 1,
             votes: vec![("counter.monotonic", true, "pass", "excluded")],
         },
         Case {
@@ -137,70 +227,141 @@ fn cases() -> Vec<Case> {
                 &["api/serializers/user.py"],
                 vec![weak("resp.keys_present", &["api/serializers"]), counters()],
                 json!({"resp.keys_present": pass()}),
-                vec![], true),
-            outcome: "reject", reason: "empty-quorum", exit: 1,
-            votes: vec![("resp.keys_present", true, "pass", "yes"), ("counter.monotonic", false, "not-run", "not-in-locality")],
+                vec![],
+                true,
+            ),
+            outcome: "reject",
+            reason: "empty-quorum",
+            exit: 1,
+            votes: vec![
+                ("resp.keys_present", true, "pass", "yes"),
+                ("counter.monotonic", false, "not-run", "not-in-locality"),
+            ],
         },
         Case {
             name: "api/handlers does not match api/handlers_old/x.rs",
             doc: request(
                 &["api/handlers_old/x.rs"],
-                vec![strong("resp.no_secret_fields", &["api/handlers", "api/serializers"])],
+                vec![strong(
+                    "resp.no_secret_fields",
+                    &["api/handlers", "api/serializers"],
+                )],
                 json!({"resp.no_secret_fields": pass()}),
-                vec![], true),
-            outcome: "reject", reason: "empty-quorum", exit: 1,
+                vec![],
+                true,
+            ),
+            outcome: "reject",
+            reason: "empty-quorum",
+            exit: 1,
             votes: vec![("resp.no_secret_fields", false, "pass", "not-in-locality")],
         },
         Case {
             name: "a weak failure rejects",
             doc: request(
                 &["api/serializers/user.py"],
-                vec![strong("resp.no_secret_fields", &["api/handlers", "api/serializers"]), weak("resp.keys_present", &["api/serializers"])],
+                vec![
+                    strong(
+                        "resp.no_secret_fields",
+                        &["api/handlers", "api/serializers"],
+                    ),
+                    weak("resp.keys_present", &["api/serializers"]),
+                ],
                 json!({"resp.no_secret_fields": pass(), "resp.keys_present": {"runs": [1, 1]}}),
-                vec![], true),
-            outcome: "reject", reason: "stable-failure", exit: 1,
-            votes: vec![("resp.no_secret_fields", true, "pass", "yes"), ("resp.keys_present", true, "fail", "no")],
+                vec![],
+                true,
+            ),
+            outcome: "reject",
+            reason: "stable-failure",
+            exit: 1,
+            votes: vec![
+                ("resp.no_secret_fields", true, "pass", "yes"),
+                ("resp.keys_present", true, "fail", "no"),
+            ],
         },
         Case {
             name: "a strong stable failure rejects, even beside a flake",
             doc: request(
                 &["store/counters/mod.rs", "api/handlers/a.rs"],
-                vec![counters(), strong("resp.no_secret_fields", &["api/handlers"])],
+                vec![
+                    counters(),
+                    strong("resp.no_secret_fields", &["api/handlers"]),
+                ],
                 json!({"counter.monotonic": {"runs": [2, 2, 2]}, "resp.no_secret_fields": {"runs": [0, 1]}}),
-                vec![], true),
-            outcome: "reject", reason: "stable-failure", exit: 1,
-            votes: vec![("counter.monotonic", true, "fail", "no"), ("resp.no_secret_fields", true, "flake", "no")],
+                vec![],
+                true,
+            ),
+            outcome: "reject",
+            reason: "stable-failure",
+            exit: 1,
+            votes: vec![
+                ("counter.monotonic", true, "fail", "no"),
+                ("resp.no_secret_fields", true, "flake", "no"),
+            ],
         },
         Case {
             name: "a split run holds, it does not reject",
-            doc: request(&["store/counters/mod.rs"], vec![counters()], json!({"counter.monotonic": {"runs": [0, 1]}}), vec![], true),
-            outcome: "hold", reason: "split-exits", exit: 2,
+            doc: request(
+                &["store/counters/mod.rs"],
+                vec![counters()],
+                json!({"counter.monotonic": {"runs": [0, 1]}}),
+                vec![],
+                true,
+            ),
+            outcome: "hold",
+            reason: "split-exits",
+            exit: 2,
             votes: vec![("counter.monotonic", true, "flake", "no")],
         },
         Case {
             name: "unequal non-zero exits are a flake",
-            doc: request(&["store/counters/mod.rs"], vec![counters()], json!({"counter.monotonic": {"runs": [1, 2]}}), vec![], true),
-            outcome: "hold", reason: "split-exits", exit: 2,
+            doc: request(
+                &["store/counters/mod.rs"],
+                vec![counters()],
+                json!({"counter.monotonic": {"runs": [1, 2]}}),
+                vec![],
+                true,
+            ),
+            outcome: "hold",
+            reason: "split-exits",
+            exit: 2,
             votes: vec![("counter.monotonic", true, "flake", "no")],
         },
         Case {
             name: "a voting property without results holds on missing results",
             doc: request(
                 &["store/counters/mod.rs", "api/handlers/a.rs"],
-                vec![counters(), strong("resp.no_secret_fields", &["api/handlers"])],
+                vec![
+                    counters(),
+                    strong("resp.no_secret_fields", &["api/handlers"]),
+                ],
                 json!({"counter.monotonic": pass()}),
-                vec![], true),
-            outcome: "hold", reason: "missing-results", exit: 2,
-            votes: vec![("counter.monotonic", true, "pass", "yes"), ("resp.no_secret_fields", true, "missing", "no")],
+                vec![],
+                true,
+            ),
+            outcome: "hold",
+            reason: "missing-results",
+            exit: 2,
+            votes: vec![
+                ("counter.monotonic", true, "pass", "yes"),
+                ("resp.no_secret_fields", true, "missing", "no"),
+            ],
         },
         Case {
             name: "every voting property passed twice on sealed fixtures: promote; a frozen one stays excluded",
             doc: request(
                 &["./store//counters/mod.rs", "api/handlers/a.rs"],
-                vec![counters(), strong("resp.no_secret_fields", &["api/handlers"]), weak("resp.keys_present", &["api"])],
+                vec![
+                    counters(),
+                    strong("resp.no_secret_fields", &["api/handlers"]),
+                    weak("resp.keys_present", &["api"]),
+                ],
                 json!({"counter.monotonic": {"runs": [0, 0, 0]}, "resp.no_secret_fields": {"runs": [0, 1]}, "resp.keys_present": pass()}),
-                vec![open_row("resp.no_secret_fields")], true),
-            outcome: "promote", reason: "quorum-held", exit: 0,
+                vec![open_row("resp.no_secret_fields")],
+                true,
+            ),
+            outcome: "promote",
+            reason: "quorum-held",
+            exit: 0,
             votes: vec![
                 ("counter.monotonic", true, "pass", "yes"),
                 ("resp.no_secret_fields", true, "flake", "excluded"),
@@ -215,7 +376,12 @@ fn check(case: &Case, body: &Value) {
     assert_eq!(body["reason"], case.reason, "{}: {body}", case.name);
     assert_eq!(body["exit_code"], case.exit, "{}", case.name);
     let props = body["properties"].as_array().expect("properties");
-    assert_eq!(props.len(), case.votes.len(), "{}: every catalog property is reported", case.name);
+    assert_eq!(
+        props.len(),
+        case.votes.len(),
+        "{}: every catalog property is reported",
+        case.name
+    );
     for (p, (id, in_locality, state, vote)) in props.iter().zip(&case.votes) {
         assert_eq!(p["id"], *id, "{}", case.name);
         assert_eq!(p["in_locality"], *in_locality, "{}: {id}", case.name);
@@ -239,8 +405,18 @@ async fn the_server_decides_every_case_with_the_status_twin_of_its_exit_code() {
     let server = TestServer::start();
     let client = common::client();
     for case in cases() {
-        let res = client.post(server.url("/quorum")).json(&case.doc).send().await.expect("request");
-        assert_eq!(res.status().as_u16(), status_of_exit(case.exit), "{}", case.name);
+        let res = client
+            .post(server.url("/quorum"))
+            .json(&case.doc)
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(
+            res.status().as_u16(),
+            status_of_exit(case.exit),
+            "{}",
+            case.name
+        );
         let body: Value = res.json().await.expect("json");
         check(&case, &body);
         assert_eq!(body["patch_id"], "pr-9");
@@ -256,13 +432,35 @@ async fn debt_is_reported_and_the_cap_defaults_to_the_servers_setting() {
     let mut ledger = full_debt();
     ledger[1]["retire_by_commit_count"] = json!(10);
     ledger[1]["commits_since_open"] = json!(11);
-    let doc = request(&["x"], vec![strong("p", &["x"])], json!({"p": {"runs": [0, 0]}}), ledger, true);
-    let body: Value = client.post(server.url("/quorum")).json(&doc).send().await.expect("req").json().await.expect("json");
-    assert_eq!(body["debt"], json!({"open": 6, "spent": 1, "counted": 7, "cap": 5}));
+    let doc = request(
+        &["x"],
+        vec![strong("p", &["x"])],
+        json!({"p": {"runs": [0, 0]}}),
+        ledger,
+        true,
+    );
+    let body: Value = client
+        .post(server.url("/quorum"))
+        .json(&doc)
+        .send()
+        .await
+        .expect("req")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(
+        body["debt"],
+        json!({"open": 6, "spent": 1, "counted": 7, "cap": 5})
+    );
     // The request's own cap wins.
     let mut raised = doc.clone();
     raised["debt_cap"] = json!(7);
-    let res = client.post(server.url("/quorum")).json(&raised).send().await.expect("req");
+    let res = client
+        .post(server.url("/quorum"))
+        .json(&raised)
+        .send()
+        .await
+        .expect("req");
     assert_eq!(res.status().as_u16(), 200);
     let body: Value = res.json().await.expect("json");
     assert_eq!(body["debt"]["cap"], 7);
@@ -273,7 +471,15 @@ async fn debt_is_reported_and_the_cap_defaults_to_the_servers_setting() {
 async fn bad_inputs_are_422_naming_the_field() {
     let server = TestServer::start();
     let client = common::client();
-    let good = || request(&["store/a.rs"], vec![strong("p", &["store"])], json!({"p": {"runs": [0, 0]}}), vec![], true);
+    let good = || {
+        request(
+            &["store/a.rs"],
+            vec![strong("p", &["store"])],
+            json!({"p": {"runs": [0, 0]}}),
+            vec![],
+            true,
+        )
+    };
     let with = |f: &dyn Fn(&mut Value)| {
         let mut d = good();
         f(&mut d);
@@ -281,49 +487,163 @@ async fn bad_inputs_are_422_naming_the_field() {
     };
     let cases: Vec<(Value, &str)> = vec![
         (with(&|d| d["surprise"] = json!(1)), "/surprise"),
-        (with(&|d| d["catalog"]["properties"][0]["owner"] = json!("x")), "/catalog/properties/0/owner"),
-        (with(&|d| d["seal"]["actual"] = json!("abc")), "/seal/actual"),
-        (with(&|d| d["seal"]["expected"] = json!("z".repeat(64))), "/seal/expected"),
-        (with(&|d| d["seal"] = json!({"actual": SEAL_A})), "/seal/expected"),
-        (with(&|d| { d.as_object_mut().map(|o| o.remove("seal")); }), "/seal"),
-        (with(&|d| d["results"]["p"]["runs"] = json!([0, 256])), "/results/p/runs/1"),
-        (with(&|d| d["results"]["p"]["runs"] = json!([0, -1])), "/results/p/runs/1"),
-        (with(&|d| d["results"]["p"]["runs"] = json!([0, "0"])), "/results/p/runs/1"),
-        (with(&|d| d["results"]["p"]["runs"] = json!([0])), "/results/p/runs"),
-        (with(&|d| d["results"]["p"]["runs"] = json!(vec![0; 11])), "/results/p/runs"),
-        (with(&|d| d["results"]["q"] = json!({"runs": [0, 0]})), "/results/q"),
-        (with(&|d| d["changed_files"] = json!(["../etc/passwd"])), "/changed_files/0"),
-        (with(&|d| d["changed_files"] = json!(["/abs/path"])), "/changed_files/0"),
-        (with(&|d| { d.as_object_mut().map(|o| o.remove("changed_files")); }), "/changed_files"),
-        (with(&|d| d["catalog"]["properties"][0]["locality"] = json!(["a/../b"])), "/catalog/properties/0/locality/0"),
-        (with(&|d| d["catalog"]["properties"][0]["locality"] = json!([])), "/catalog/properties/0/locality"),
-        (with(&|d| d["catalog"]["properties"][0]["strength"] = json!("Strong")), "/catalog/properties/0/strength"),
-        (with(&|d| d["catalog"]["properties"][0]["introduced"] = json!("yes")), "/catalog/properties/0/introduced"),
-        (with(&|d| d["catalog"]["properties"][0]["fixtures"] = json!("/fixtures")), "/catalog/properties/0/fixtures"),
-        (with(&|d| d["catalog"]["properties"] = json!([strong("p", &["a"]), strong("p", &["b"])])), "/catalog/properties/1/id"),
-        (with(&|d| d["ledger"] = json!([open_row("p"), open_row("p")])), "/ledger/1"),
-        (with(&|d| d["ledger"] = json!([{"property_id": "p", "state": "frozen"}])), "/ledger/0/state"),
-        (with(&|d| d["ledger"] = json!([{"state": "open"}])), "/ledger/0/property_id"),
-        (with(&|d| d["ledger"] = json!([{"property_id": "p", "state": "open", "seal": "00"}])), "/ledger/0/seal"),
-        (with(&|d| d["ledger"] = json!([{"property_id": "p", "state": "open", "opened_against_commit": "HEAD"}])), "/ledger/0/opened_against_commit"),
-        (with(&|d| d["ledger"] = json!([{"property_id": "p", "state": "open", "commits_since_open": -3}])), "/ledger/0/commits_since_open"),
+        (
+            with(&|d| d["catalog"]["properties"][0]["owner"] = json!("x")),
+            "/catalog/properties/0/owner",
+        ),
+        (
+            with(&|d| d["seal"]["actual"] = json!("abc")),
+            "/seal/actual",
+        ),
+        (
+            with(&|d| d["seal"]["expected"] = json!("z".repeat(64))),
+            "/seal/expected",
+        ),
+        (
+            with(&|d| d["seal"] = json!({"actual": SEAL_A})),
+            "/seal/expected",
+        ),
+        (
+            with(&|d| {
+                d.as_object_mut().map(|o| o.remove("seal"));
+            }),
+            "/seal",
+        ),
+        (
+            with(&|d| d["results"]["p"]["runs"] = json!([0, 256])),
+            "/results/p/runs/1",
+        ),
+        (
+            with(&|d| d["results"]["p"]["runs"] = json!([0, -1])),
+            "/results/p/runs/1",
+        ),
+        (
+            with(&|d| d["results"]["p"]["runs"] = json!([0, "0"])),
+            "/results/p/runs/1",
+        ),
+        (
+            with(&|d| d["results"]["p"]["runs"] = json!([0])),
+            "/results/p/runs",
+        ),
+        (
+            with(&|d| d["results"]["p"]["runs"] = json!(vec![0; 11])),
+            "/results/p/runs",
+        ),
+        (
+            with(&|d| d["results"]["q"] = json!({"runs": [0, 0]})),
+            "/results/q",
+        ),
+        (
+            with(&|d| d["changed_files"] = json!(["../etc/passwd"])),
+            "/changed_files/0",
+        ),
+        (
+            with(&|d| d["changed_files"] = json!(["/abs/path"])),
+            "/changed_files/0",
+        ),
+        (
+            with(&|d| {
+                d.as_object_mut().map(|o| o.remove("changed_files"));
+            }),
+            "/changed_files",
+        ),
+        (
+            with(&|d| d["catalog"]["properties"][0]["locality"] = json!(["a/../b"])),
+            "/catalog/properties/0/locality/0",
+        ),
+        (
+            with(&|d| d["catalog"]["properties"][0]["locality"] = json!([])),
+            "/catalog/properties/0/locality",
+        ),
+        (
+            with(&|d| d["catalog"]["properties"][0]["strength"] = json!("Strong")),
+            "/catalog/properties/0/strength",
+        ),
+        (
+            with(&|d| d["catalog"]["properties"][0]["introduced"] = json!("yes")),
+            "/catalog/properties/0/introduced",
+        ),
+        (
+            with(&|d| d["catalog"]["properties"][0]["fixtures"] = json!("/fixtures")),
+            "/catalog/properties/0/fixtures",
+        ),
+        (
+            with(&|d| {
+                d["catalog"]["properties"] = json!([strong("p", &["a"]), strong("p", &["b"])])
+            }),
+            "/catalog/properties/1/id",
+        ),
+        (
+            with(&|d| d["ledger"] = json!([open_row("p"), open_row("p")])),
+            "/ledger/1",
+        ),
+        (
+            with(&|d| d["ledger"] = json!([{"property_id": "p", "state": "frozen"}])),
+            "/ledger/0/state",
+        ),
+        (
+            with(&|d| d["ledger"] = json!([{"state": "open"}])),
+            "/ledger/0/property_id",
+        ),
+        (
+            with(&|d| d["ledger"] = json!([{"property_id": "p", "state": "open", "seal": "00"}])),
+            "/ledger/0/seal",
+        ),
+        (
+            with(&|d| {
+                d["ledger"] =
+                    json!([{"property_id": "p", "state": "open", "opened_against_commit": "HEAD"}])
+            }),
+            "/ledger/0/opened_against_commit",
+        ),
+        (
+            with(&|d| {
+                d["ledger"] =
+                    json!([{"property_id": "p", "state": "open", "commits_since_open": -3}])
+            }),
+            "/ledger/0/commits_since_open",
+        ),
         (with(&|d| d["debt_cap"] = json!(-1)), "/debt_cap"),
         (with(&|d| d["debt_cap"] = json!("5")), "/debt_cap"),
         (json!([]), ""),
     ];
     for (doc, pointer) in cases {
-        let res = client.post(server.url("/quorum")).json(&doc).send().await.expect("request");
+        let res = client
+            .post(server.url("/quorum"))
+            .json(&doc)
+            .send()
+            .await
+            .expect("request");
         assert_eq!(res.status().as_u16(), 422, "{pointer}: {doc}");
         assert_eq!(res.headers()["content-type"], "application/problem+json");
         let body: Value = res.json().await.expect("json");
         let errors = body["errors"].as_array().expect("errors");
-        assert!(errors.iter().any(|e| e["pointer"] == pointer), "no error at {pointer}: {body}");
+        assert!(
+            errors.iter().any(|e| e["pointer"] == pointer),
+            "no error at {pointer}: {body}"
+        );
     }
     // A closed row and an open row for one property are fine; so is a ledger row for a property
     // outside the catalog (the ledger is the whole queue's).
-    let ok = with(&|d| d["ledger"] = json!([{"property_id": "p", "state": "closed"}, open_row("p"), open_row("other")]));
-    let res = client.post(server.url("/quorum")).json(&ok).send().await.expect("request");
-    assert_eq!(res.status().as_u16(), 409, "the one strong property is frozen: empty quorum");
-    let health = client.get(server.url("/healthz")).send().await.expect("healthz");
+    let ok = with(&|d| {
+        d["ledger"] =
+            json!([{"property_id": "p", "state": "closed"}, open_row("p"), open_row("other")])
+    });
+    let res = client
+        .post(server.url("/quorum"))
+        .json(&ok)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(
+        res.status().as_u16(),
+        409,
+        "the one strong property is frozen: empty quorum"
+    );
+    let health = client
+        .get(server.url("/healthz"))
+        .send()
+        .await
+        .expect("healthz");
     assert_eq!(health.status().as_u16(), 200);
 }

@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use patchgate::core::digest::Digest;
 use patchgate::core::path::RepoPath;
 use patchgate::core::quorum::{
-    LedgerRow, LedgerState, Outcome, Property, QuorumRequest, RunState, SealCheck, Strength, Vote, decide,
+    LedgerRow, LedgerState, Outcome, Property, QuorumRequest, RunState, SealCheck, Strength, Vote,
+    decide,
 };
 use proptest::prelude::*;
 
@@ -18,15 +19,22 @@ fn path(s: &str) -> RepoPath {
 }
 
 fn property(i: usize) -> impl Strategy<Value = Property> {
-    (any::<bool>(), prop::sample::subsequence(PREFIXES.to_vec(), 1..3), prop::bool::weighted(0.15)).prop_map(
-        move |(strong, locality, introduced)| Property {
+    (
+        any::<bool>(),
+        prop::sample::subsequence(PREFIXES.to_vec(), 1..3),
+        prop::bool::weighted(0.15),
+    )
+        .prop_map(move |(strong, locality, introduced)| Property {
             id: IDS[i].to_owned(),
-            strength: if strong { Strength::Strong } else { Strength::Weak },
+            strength: if strong {
+                Strength::Strong
+            } else {
+                Strength::Weak
+            },
             locality: locality.into_iter().map(path).collect(),
             fixtures: None,
             introduced,
-        },
-    )
+        })
 }
 
 fn runs() -> impl Strategy<Value = Vec<u8>> {
@@ -37,18 +45,26 @@ fn runs() -> impl Strategy<Value = Vec<u8>> {
 }
 
 fn ledger_row() -> impl Strategy<Value = LedgerRow> {
-    (prop::sample::select(IDS.to_vec()), any::<bool>(), prop::option::of(0u64..40), prop::option::of(0u64..40)).prop_map(
-        |(id, open, since, budget)| LedgerRow {
+    (
+        prop::sample::select(IDS.to_vec()),
+        any::<bool>(),
+        prop::option::of(0u64..40),
+        prop::option::of(0u64..40),
+    )
+        .prop_map(|(id, open, since, budget)| LedgerRow {
             property_id: id.to_owned(),
-            state: if open { LedgerState::Open } else { LedgerState::Closed },
+            state: if open {
+                LedgerState::Open
+            } else {
+                LedgerState::Closed
+            },
             seal: None,
             reason: None,
             opened_against_commit: None,
             retire_by_commit_count: budget,
             commits_since_open: since,
             owner: None,
-        },
-    )
+        })
 }
 
 /// Keeps at most one open row per property, as validation requires.
@@ -69,25 +85,31 @@ fn request() -> impl Strategy<Value = QuorumRequest> {
         prop::bool::weighted(0.85),
         prop::option::of(0u64..8),
     )
-        .prop_map(|(catalog, files, results, ledger, seal_matches, debt_cap)| {
-            let results: HashMap<String, Vec<u8>> = catalog
-                .iter()
-                .zip(results)
-                .filter_map(|(p, r)| r.map(|r| (p.id.clone(), r)))
-                .collect();
-            QuorumRequest {
-                patch_id: None,
-                changed_files: files.into_iter().map(path).collect(),
-                catalog,
-                results,
-                ledger: one_open_per_property(ledger),
-                seal: SealCheck {
-                    actual: Digest([1; 32]),
-                    expected: if seal_matches { Digest([1; 32]) } else { Digest([2; 32]) },
-                },
-                debt_cap,
-            }
-        })
+        .prop_map(
+            |(catalog, files, results, ledger, seal_matches, debt_cap)| {
+                let results: HashMap<String, Vec<u8>> = catalog
+                    .iter()
+                    .zip(results)
+                    .filter_map(|(p, r)| r.map(|r| (p.id.clone(), r)))
+                    .collect();
+                QuorumRequest {
+                    patch_id: None,
+                    changed_files: files.into_iter().map(path).collect(),
+                    catalog,
+                    results,
+                    ledger: one_open_per_property(ledger),
+                    seal: SealCheck {
+                        actual: Digest([1; 32]),
+                        expected: if seal_matches {
+                            Digest([1; 32])
+                        } else {
+                            Digest([2; 32])
+                        },
+                    },
+                    debt_cap,
+                }
+            },
+        )
 }
 
 proptest! {

@@ -3,6 +3,7 @@
 //! (see [`crate::exit::Exit`]).
 
 mod output;
+mod quorum;
 mod remote;
 mod route;
 mod serve;
@@ -33,6 +34,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Route one evidence document through the precedence ladder (exit 0/1/2).
     Route(route::RouteArgs),
+    /// Decide a patch's strong-property quorum from the repository's files (exit 0/1/2/3).
+    Quorum(Box<quorum::QuorumArgs>),
     /// Print the OpenAPI document.
     Openapi,
 }
@@ -102,6 +105,7 @@ pub fn main() -> Exit {
     match cli.command {
         Command::Serve(args) => serve::run(args),
         Command::Route(args) => route::run(args),
+        Command::Quorum(args) => quorum::run(*args),
         Command::Openapi => {
             output::stdout(&crate::http::openapi::document_json());
             Exit::Go

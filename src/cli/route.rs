@@ -51,7 +51,7 @@ fn local_route(args: &RouteArgs, body: &[u8]) -> Exit {
     let outcome = decide_route(&request);
     let exit = Exit::from_decision(outcome.decision.exit_code()).unwrap_or(Exit::Software);
     if args.json {
-        let answer = outcome.answer(uuid::Uuid::now_v7().to_string());
+        let answer = outcome.answer(crate::http::layers::new_decision_id());
         print_json(&answer)
     } else {
         output::stdout(&outcome.decision.line());

@@ -11,7 +11,9 @@ pub struct Digest(pub [u8; 32]);
 pub enum DigestError {
     #[error("must be 64 hexadecimal digits (a SHA-256 digest), not {0} characters")]
     Length(usize),
-    #[error("must be 64 hexadecimal digits (a SHA-256 digest); it holds a character that is not 0-9 or a-f")]
+    #[error(
+        "must be 64 hexadecimal digits (a SHA-256 digest); it holds a character that is not 0-9 or a-f"
+    )]
     NotHex,
 }
 
@@ -77,7 +79,10 @@ mod tests {
         assert_eq!(d.to_hex(), hex);
         assert_eq!(Digest::parse_hex(&hex.to_uppercase()), Ok(d));
         assert_eq!(Digest::parse_hex("abc"), Err(DigestError::Length(3)));
-        assert_eq!(Digest::parse_hex(&hex.replace('a', "g")), Err(DigestError::NotHex));
+        assert_eq!(
+            Digest::parse_hex(&hex.replace('a', "g")),
+            Err(DigestError::NotHex)
+        );
         assert_eq!(Digest::parse_hex(&"é".repeat(32)), Err(DigestError::NotHex));
     }
 }

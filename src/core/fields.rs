@@ -41,9 +41,18 @@ impl Errors {
 }
 
 /// `value` as an object whose keys are all in `allowed`; unknown keys are reported.
-pub fn object<'a>(value: &'a Value, at: &str, what: &str, allowed: &[&str], errors: &mut Errors) -> Option<Obj<'a>> {
+pub fn object<'a>(
+    value: &'a Value,
+    at: &str,
+    what: &str,
+    allowed: &[&str],
+    errors: &mut Errors,
+) -> Option<Obj<'a>> {
     let Some(map) = value.as_object() else {
-        errors.push(at, format!("{what} must be a JSON object, not {}", kind_of(value)));
+        errors.push(
+            at,
+            format!("{what} must be a JSON object, not {}", kind_of(value)),
+        );
         return None;
     };
     for key in map.keys() {
@@ -52,12 +61,19 @@ pub fn object<'a>(value: &'a Value, at: &str, what: &str, allowed: &[&str], erro
                 pointer_key(at, key),
                 format!(
                     "unknown field `{key}`; {what} has {}",
-                    allowed.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
+                    allowed
+                        .iter()
+                        .map(|f| format!("`{f}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             );
         }
     }
-    Some(Obj { map, at: at.to_owned() })
+    Some(Obj {
+        map,
+        at: at.to_owned(),
+    })
 }
 
 impl<'a> Obj<'a> {
@@ -100,7 +116,10 @@ impl<'a> Obj<'a> {
         match self.map.get(key)? {
             Value::Bool(b) => Some(*b),
             other => {
-                errors.push(self.pointer(key), format!("`{key}` must be true or false, not {}", kind_of(other)));
+                errors.push(
+                    self.pointer(key),
+                    format!("`{key}` must be true or false, not {}", kind_of(other)),
+                );
                 None
             }
         }
@@ -113,22 +132,37 @@ impl<'a> Obj<'a> {
     }
 
     /// A required word from `words`.
-    pub fn req_word(&self, key: &str, words: &[&'static str], errors: &mut Errors) -> Option<&'static str> {
+    pub fn req_word(
+        &self,
+        key: &str,
+        words: &[&'static str],
+        errors: &mut Errors,
+    ) -> Option<&'static str> {
         let v = self.required(key, errors)?;
-        let list = words.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(", ");
+        let list = words
+            .iter()
+            .map(|w| format!("\"{w}\""))
+            .collect::<Vec<_>>()
+            .join(", ");
         match v {
             Value::String(s) => match words.iter().find(|w| **w == s.as_str()) {
                 Some(w) => Some(*w),
                 None => {
                     errors.push(
                         self.pointer(key),
-                        format!("`{key}` is {}; it must be one of {list}", serde_json::to_string(s).unwrap_or_default()),
+                        format!(
+                            "`{key}` is {}; it must be one of {list}",
+                            serde_json::to_string(s).unwrap_or_default()
+                        ),
                     );
                     None
                 }
             },
             other => {
-                errors.push(self.pointer(key), format!("`{key}` is {}; it must be one of {list}", kind_of(other)));
+                errors.push(
+                    self.pointer(key),
+                    format!("`{key}` is {}; it must be one of {list}", kind_of(other)),
+                );
                 None
             }
         }
@@ -136,15 +170,30 @@ impl<'a> Obj<'a> {
 }
 
 /// A string of at most `max_chars` characters.
-pub fn string(v: &Value, at: &str, name: &str, max_chars: usize, errors: &mut Errors) -> Option<String> {
+pub fn string(
+    v: &Value,
+    at: &str,
+    name: &str,
+    max_chars: usize,
+    errors: &mut Errors,
+) -> Option<String> {
     match v {
         Value::String(s) if s.chars().count() <= max_chars => Some(s.clone()),
         Value::String(s) => {
-            errors.push(at, format!("`{name}` is {} characters long; at most {max_chars} are allowed", s.chars().count()));
+            errors.push(
+                at,
+                format!(
+                    "`{name}` is {} characters long; at most {max_chars} are allowed",
+                    s.chars().count()
+                ),
+            );
             None
         }
         other => {
-            errors.push(at, format!("`{name}` must be a string, not {}", kind_of(other)));
+            errors.push(
+                at,
+                format!("`{name}` must be a string, not {}", kind_of(other)),
+            );
             None
         }
     }
@@ -159,8 +208,15 @@ pub fn uint(v: &Value, at: &str, name: &str, max: u64, errors: &mut Errors) -> O
             None
         }
         None => {
-            let what = if v.is_number() { "a negative or fractional number".to_owned() } else { kind_of(v).to_owned() };
-            errors.push(at, format!("`{name}` must be a non-negative integer, not {what}"));
+            let what = if v.is_number() {
+                "a negative or fractional number".to_owned()
+            } else {
+                kind_of(v).to_owned()
+            };
+            errors.push(
+                at,
+                format!("`{name}` must be a non-negative integer, not {what}"),
+            );
             None
         }
     }
@@ -178,7 +234,13 @@ pub fn array<'a, T>(
         errors.push(at, format!("{what} must be an array, not {}", kind_of(v)));
         return None;
     };
-    Some(items.iter().enumerate().filter_map(|(i, x)| item(x, pointer_index(at, i), errors)).collect())
+    Some(
+        items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, x)| item(x, pointer_index(at, i), errors))
+            .collect(),
+    )
 }
 
 /// A repo-relative path.
@@ -187,7 +249,10 @@ pub fn path(v: &Value, at: &str, errors: &mut Errors) -> Option<RepoPath> {
         Value::String(s) => match RepoPath::parse(s) {
             Ok(p) => Some(p),
             Err(e) => {
-                errors.push(at, format!("path {} {e}", serde_json::to_string(s).unwrap_or_default()));
+                errors.push(
+                    at,
+                    format!("path {} {e}", serde_json::to_string(s).unwrap_or_default()),
+                );
                 None
             }
         },

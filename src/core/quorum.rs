@@ -30,6 +30,15 @@ pub enum Strength {
     Weak,
 }
 
+impl Strength {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strength::Strong => "strong",
+            Strength::Weak => "weak",
+        }
+    }
+}
+
 /// A catalog row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Property {
@@ -57,6 +66,18 @@ pub enum RunState {
     Missing,
     /// Not in locality and no result was given.
     NotRun,
+}
+
+impl RunState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Pass => "pass",
+            RunState::Fail => "fail",
+            RunState::Flake => "flake",
+            RunState::Missing => "missing",
+            RunState::NotRun => "not-run",
+        }
+    }
 }
 
 /// Classifies one property's exit codes: all zero → pass; all equal and non-zero → fail;
@@ -137,6 +158,18 @@ pub enum Vote {
     Introduced,
     /// Observes none of the changed files.
     NotInLocality,
+}
+
+impl Vote {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Vote::Yes => "yes",
+            Vote::No => "no",
+            Vote::Excluded => "excluded",
+            Vote::Introduced => "introduced",
+            Vote::NotInLocality => "not-in-locality",
+        }
+    }
 }
 
 /// One catalog property as this decision saw it.
@@ -248,19 +281,54 @@ pub struct Rule {
 
 /// The outcome table. Ordered, first match wins.
 pub const RULES: [Rule; 8] = [
-    Rule { number: 1, when: |f| !f.seal_matches, outcome: Outcome::FixtureFault, reason: Reason::SealMismatch },
-    Rule { number: 2, when: |f| f.debt.counted > f.debt.cap, outcome: Outcome::StopQueue, reason: Reason::DebtOverCap },
+    Rule {
+        number: 1,
+        when: |f| !f.seal_matches,
+        outcome: Outcome::FixtureFault,
+        reason: Reason::SealMismatch,
+    },
+    Rule {
+        number: 2,
+        when: |f| f.debt.counted > f.debt.cap,
+        outcome: Outcome::StopQueue,
+        reason: Reason::DebtOverCap,
+    },
     Rule {
         number: 3,
         when: |f| f.introduced_in_locality,
         outcome: Outcome::Reject,
         reason: Reason::SelfIntroducedPredicate,
     },
-    Rule { number: 4, when: |f| f.strong_voters == 0, outcome: Outcome::Reject, reason: Reason::EmptyQuorum },
-    Rule { number: 5, when: |f| f.voting_fail, outcome: Outcome::Reject, reason: Reason::StableFailure },
-    Rule { number: 6, when: |f| f.voting_flake, outcome: Outcome::Hold, reason: Reason::SplitExits },
-    Rule { number: 6, when: |f| f.voting_missing, outcome: Outcome::Hold, reason: Reason::MissingResults },
-    Rule { number: 7, when: |_| true, outcome: Outcome::Promote, reason: Reason::QuorumHeld },
+    Rule {
+        number: 4,
+        when: |f| f.strong_voters == 0,
+        outcome: Outcome::Reject,
+        reason: Reason::EmptyQuorum,
+    },
+    Rule {
+        number: 5,
+        when: |f| f.voting_fail,
+        outcome: Outcome::Reject,
+        reason: Reason::StableFailure,
+    },
+    Rule {
+        number: 6,
+        when: |f| f.voting_flake,
+        outcome: Outcome::Hold,
+        reason: Reason::SplitExits,
+    },
+    Rule {
+        number: 6,
+        when: |f| f.voting_missing,
+        outcome: Outcome::Hold,
+        reason: Reason::MissingResults,
+    },
+    Rule {
+        number: 7,
+        when: |_| true,
+        outcome: Outcome::Promote,
+        reason: Reason::QuorumHeld,
+    },
 ];
 
 /// The quorum's decision.
@@ -276,11 +344,19 @@ pub struct QuorumDecision {
 
 /// Computes debt from the ledger.
 pub fn debt(ledger: &[LedgerRow], cap: u64) -> Debt {
-    let open: HashSet<&str> =
-        ledger.iter().filter(|r| r.state == LedgerState::Open).map(|r| r.property_id.as_str()).collect();
+    let open: HashSet<&str> = ledger
+        .iter()
+        .filter(|r| r.state == LedgerState::Open)
+        .map(|r| r.property_id.as_str())
+        .collect();
     let spent = ledger.iter().filter(|r| r.budget_spent()).count() as u64;
     let open = open.len() as u64;
-    Debt { open, spent, counted: open + spent, cap }
+    Debt {
+        open,
+        spent,
+        counted: open + spent,
+        cap,
+    }
 }
 
 /// Decides. Pure and deterministic.
@@ -327,9 +403,19 @@ pub fn decide(request: &QuorumRequest, default_cap: u64) -> QuorumDecision {
                     RunState::Missing | RunState::NotRun => voting_missing = true,
                     RunState::Pass => {}
                 }
-                if state == RunState::Pass { Vote::Yes } else { Vote::No }
+                if state == RunState::Pass {
+                    Vote::Yes
+                } else {
+                    Vote::No
+                }
             };
-            PropertyReport { id: p.id.clone(), strength: p.strength, in_locality, state, vote }
+            PropertyReport {
+                id: p.id.clone(),
+                strength: p.strength,
+                in_locality,
+                state,
+                vote,
+            }
         })
         .collect();
 
@@ -346,8 +432,17 @@ pub fn decide(request: &QuorumRequest, default_cap: u64) -> QuorumDecision {
     let (outcome, reason, rule) = RULES
         .iter()
         .find(|r| (r.when)(&facts))
-        .map_or((Outcome::Hold, Reason::MissingResults, 6), |r| (r.outcome, r.reason, r.number));
-    QuorumDecision { properties, debt, facts, outcome, reason, rule }
+        .map_or((Outcome::Hold, Reason::MissingResults, 6), |r| {
+            (r.outcome, r.reason, r.number)
+        });
+    QuorumDecision {
+        properties,
+        debt,
+        facts,
+        outcome,
+        reason,
+        rule,
+    }
 }
 
 /// The seal check as answered.
@@ -400,8 +495,15 @@ impl QuorumDecision {
 // ---------------------------------------------------------------------------------------------
 // Validation
 
-const REQUEST_FIELDS: [&str; 7] =
-    ["patch_id", "changed_files", "catalog", "results", "ledger", "seal", "debt_cap"];
+const REQUEST_FIELDS: [&str; 7] = [
+    "patch_id",
+    "changed_files",
+    "catalog",
+    "results",
+    "ledger",
+    "seal",
+    "debt_cap",
+];
 const PROPERTY_FIELDS: [&str; 5] = ["id", "strength", "locality", "fixtures", "introduced"];
 const LEDGER_FIELDS: [&str; 8] = [
     "property_id",
@@ -427,18 +529,35 @@ pub fn parse_request(value: &Value) -> Result<QuorumRequest, Vec<FieldError>> {
         .required("changed_files", &mut e)
         .and_then(|v| fields::paths(v, "/changed_files", false, &mut e))
         .unwrap_or_default();
-    let (catalog, ids) = doc.required("catalog", &mut e).map(|v| parse_catalog(v, &mut e)).unwrap_or_default();
+    let (catalog, ids) = doc
+        .required("catalog", &mut e)
+        .map(|v| parse_catalog(v, &mut e))
+        .unwrap_or_default();
     // Every id the catalog names, even on a row that is invalid otherwise: a result for it is
     // not also reported as unknown.
     let known: HashSet<&str> = ids.iter().map(String::as_str).collect();
-    let results = doc.get("results").map(|v| parse_results(v, &known, &mut e)).unwrap_or_default();
-    let ledger = doc.get("ledger").map(|v| parse_ledger(v, &mut e)).unwrap_or_default();
-    let seal = doc.required("seal", &mut e).and_then(|v| parse_seal(v, &mut e));
+    let results = doc
+        .get("results")
+        .map(|v| parse_results(v, &known, &mut e))
+        .unwrap_or_default();
+    let ledger = doc
+        .get("ledger")
+        .map(|v| parse_ledger(v, &mut e))
+        .unwrap_or_default();
+    let seal = doc
+        .required("seal", &mut e)
+        .and_then(|v| parse_seal(v, &mut e));
     let debt_cap = doc.opt_uint("debt_cap", u64::from(u32::MAX), &mut e);
     match seal {
-        Some(seal) if e.is_empty() => {
-            Ok(QuorumRequest { patch_id, changed_files, catalog, results, ledger, seal, debt_cap })
-        }
+        Some(seal) if e.is_empty() => Ok(QuorumRequest {
+            patch_id,
+            changed_files,
+            catalog,
+            results,
+            ledger,
+            seal,
+            debt_cap,
+        }),
         _ => Err(e.0),
     }
 }
@@ -451,37 +570,69 @@ fn parse_catalog(v: &Value, e: &mut Errors) -> (Vec<Property>, HashSet<String>) 
         return Default::default();
     };
     let mut seen: HashMap<String, String> = HashMap::new();
-    let props = fields::array(props, "/catalog/properties", "`properties`", e, |item, at, e| {
-        let row = object(item, &at, "a catalog property", &PROPERTY_FIELDS, e)?;
-        let id = row.req_string("id", MAX_ID_CHARS, e);
-        let strength = row.req_word("strength", &["strong", "weak"], e).map(|w| {
-            if w == "strong" { Strength::Strong } else { Strength::Weak }
-        });
-        let locality = row.required("locality", e).and_then(|l| fields::paths(l, &row.pointer("locality"), true, e));
-        let fixtures = row.get("fixtures").and_then(|f| fields::path(f, &row.pointer("fixtures"), e));
-        let introduced = row.opt_bool("introduced", e).unwrap_or(false);
-        let id = id?;
-        if let Some(first) = seen.get(&id) {
-            e.push(row.pointer("id"), format!("duplicate property id {:?} (first at {first})", id));
-            return None;
-        }
-        seen.insert(id.clone(), row.pointer("id"));
-        Some(Property { id, strength: strength?, locality: locality?, fixtures, introduced })
-    })
+    let props = fields::array(
+        props,
+        "/catalog/properties",
+        "`properties`",
+        e,
+        |item, at, e| {
+            let row = object(item, &at, "a catalog property", &PROPERTY_FIELDS, e)?;
+            let id = row.req_string("id", MAX_ID_CHARS, e);
+            let strength = row.req_word("strength", &["strong", "weak"], e).map(|w| {
+                if w == "strong" {
+                    Strength::Strong
+                } else {
+                    Strength::Weak
+                }
+            });
+            let locality = row
+                .required("locality", e)
+                .and_then(|l| fields::paths(l, &row.pointer("locality"), true, e));
+            let fixtures = row
+                .get("fixtures")
+                .and_then(|f| fields::path(f, &row.pointer("fixtures"), e));
+            let introduced = row.opt_bool("introduced", e).unwrap_or(false);
+            let id = id?;
+            if let Some(first) = seen.get(&id) {
+                e.push(
+                    row.pointer("id"),
+                    format!("duplicate property id {:?} (first at {first})", id),
+                );
+                return None;
+            }
+            seen.insert(id.clone(), row.pointer("id"));
+            Some(Property {
+                id,
+                strength: strength?,
+                locality: locality?,
+                fixtures,
+                introduced,
+            })
+        },
+    )
     .unwrap_or_default();
     (props, seen.into_keys().collect())
 }
 
 fn parse_results(v: &Value, known: &HashSet<&str>, e: &mut Errors) -> HashMap<String, Vec<u8>> {
     let Some(map) = v.as_object() else {
-        e.push("/results", format!("`results` must be an object of property id → {{\"runs\": [...]}}, not {}", kind_of(v)));
+        e.push(
+            "/results",
+            format!(
+                "`results` must be an object of property id → {{\"runs\": [...]}}, not {}",
+                kind_of(v)
+            ),
+        );
         return HashMap::new();
     };
     let mut out = HashMap::new();
     for (id, result) in map {
         let at = pointer_key("/results", id);
         if !known.contains(id.as_str()) {
-            e.push(at.clone(), format!("a result for {id:?}, which is not in the catalog"));
+            e.push(
+                at.clone(),
+                format!("a result for {id:?}, which is not in the catalog"),
+            );
         }
         let Some(obj) = object(result, &at, "a result", &["runs"], e) else {
             continue;
@@ -490,18 +641,26 @@ fn parse_results(v: &Value, known: &HashSet<&str>, e: &mut Errors) -> HashMap<St
             continue;
         };
         let runs_at = obj.pointer("runs");
-        let Some(codes) = fields::array(runs, &runs_at, "`runs`", e, |x, p, e| match x.as_u64().map(u8::try_from) {
-            Some(Ok(code)) => Some(code),
-            _ => {
-                e.push(p, format!("{x} is not an exit code; exit codes are integers from 0 to 255"));
-                None
+        let Some(codes) = fields::array(runs, &runs_at, "`runs`", e, |x, p, e| {
+            match x.as_u64().map(u8::try_from) {
+                Some(Ok(code)) => Some(code),
+                _ => {
+                    e.push(
+                        p,
+                        format!("{x} is not an exit code; exit codes are integers from 0 to 255"),
+                    );
+                    None
+                }
             }
         }) else {
             continue;
         };
         let given = runs.as_array().map_or(0, Vec::len);
         if !(2..=10).contains(&given) {
-            e.push(runs_at, format!("`runs` holds {given} exit codes; it must hold 2 to 10"));
+            e.push(
+                runs_at,
+                format!("`runs` holds {given} exit codes; it must hold 2 to 10"),
+            );
             continue;
         }
         if codes.len() == given {
@@ -576,7 +735,10 @@ fn parse_seal(v: &Value, e: &mut Errors) -> Option<SealCheck> {
     };
     let actual = digest("actual");
     let expected = digest("expected");
-    Some(SealCheck { actual: actual?, expected: expected? })
+    Some(SealCheck {
+        actual: actual?,
+        expected: expected?,
+    })
 }
 
 #[cfg(test)]
@@ -591,7 +753,11 @@ mod tests {
         assert_eq!(classify(&[3, 3, 3]), RunState::Fail);
         assert_eq!(classify(&[0, 1]), RunState::Flake);
         assert_eq!(classify(&[1, 0]), RunState::Flake);
-        assert_eq!(classify(&[1, 2]), RunState::Flake, "unequal non-zero exits are a flake");
+        assert_eq!(
+            classify(&[1, 2]),
+            RunState::Flake,
+            "unequal non-zero exits are a flake"
+        );
         assert_eq!(classify(&[0, 0, 1]), RunState::Flake);
         assert_eq!(classify(&[]), RunState::Missing);
     }

@@ -40,6 +40,12 @@ pub fn with_request_id(f: impl FnOnce(&str)) {
     }
 }
 
+/// A new, unique decision id (a UUIDv7: time-ordered, so log lines sort by it).
+pub fn new_decision_id() -> String {
+    let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    new_uuid_v7(&mut buf).to_owned()
+}
+
 /// A new UUIDv7 (time-ordered to the millisecond, then random), formatted without allocating
 /// more than the result.
 pub fn new_uuid_v7(buf: &mut [u8; uuid::fmt::Hyphenated::LENGTH]) -> &mut str {

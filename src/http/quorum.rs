@@ -36,13 +36,23 @@ use crate::telemetry::log_quorum_decision;
         (status = 422, description = "Well-formed but invalid; `errors` names each field", body = Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn quorum(State(state): State<AppState>, JsonBytes(body): JsonBytes) -> Result<Response, Problem> {
+pub async fn quorum(
+    State(state): State<AppState>,
+    JsonBytes(body): JsonBytes,
+) -> Result<Response, Problem> {
     let value = parse_json(&body)?;
     let request = parse_request(&value).map_err(Problem::invalid)?;
     let decision = decide(&request, state.settings().debt_cap);
     let decision_id = new_decision_id();
-    with_request_id(|request_id| log_quorum_decision(request_id, &decision_id, &request, &decision));
-    state.metrics().record_decision("quorum", decision.outcome.as_str());
+    with_request_id(|request_id| {
+        log_quorum_decision(request_id, &decision_id, &request, &decision)
+    });
+    state
+        .metrics()
+        .record_decision("quorum", decision.outcome.as_str());
     let status = status_for_exit(decision.outcome.exit_code());
-    Ok(json_response(status, &decision.answer(&request, decision_id)))
+    Ok(json_response(
+        status,
+        &decision.answer(&request, decision_id),
+    ))
 }

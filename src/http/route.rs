@@ -9,7 +9,8 @@ use utoipa::ToSchema;
 
 use super::AppState;
 use super::extract::{Answer, JsonBytes, negotiate};
-use super::layers::{new_uuid_v7, with_request_id};
+pub use super::layers::new_decision_id;
+use super::layers::with_request_id;
 use super::status_for_exit;
 use crate::core::answer::{
     RouteAnswer, RouteOutcome, TableRow, decide_route, route_table as table_rows,
@@ -20,12 +21,6 @@ use crate::telemetry::log_route_decision;
 
 /// Most documents one `/route/batch` call may carry.
 pub const MAX_BATCH: usize = 10_000;
-
-/// A new, unique decision id (UUIDv7: time-ordered, so log lines sort by it).
-pub fn new_decision_id() -> String {
-    let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
-    new_uuid_v7(&mut buf).to_owned()
-}
 
 fn decide_and_log(
     state: &AppState,

@@ -78,7 +78,12 @@ pub fn log_route_decision(
 }
 
 /// Writes one quorum decision to the decision log.
-pub fn log_quorum_decision(request_id: &str, decision_id: &str, request: &QuorumRequest, decision: &QuorumDecision) {
+pub fn log_quorum_decision(
+    request_id: &str,
+    decision_id: &str,
+    request: &QuorumRequest,
+    decision: &QuorumDecision,
+) {
     let count = |v: Vote| decision.properties.iter().filter(|p| p.vote == v).count() as u64;
     tracing::info!(
         target: DECISION_TARGET,

@@ -1,0 +1,316 @@
+//! `patchgate quorum`: builds the `/quorum` request from the files a repository already has
+//! (catalog, changed files or a git range, results, ledger, seal files) and decides it locally
+//! or asks a server. Exit codes 0/1/2/3 as the contract says.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use clap::Args;
+use serde_json::{Map, Value, json};
+
+use super::{RemoteArgs, client_runtime, output, read_input, remote};
+use crate::client::Client;
+use crate::core::digest::Digest;
+use crate::core::quorum::{DEFAULT_DEBT_CAP, QuorumAnswer, decide, parse_request};
+use crate::exit::Exit;
+
+#[derive(Debug, Args)]
+pub struct QuorumArgs {
+    /// The property catalog (YAML or JSON): `properties: [{id, strength, locality, fixtures?, introduced?}]`.
+    #[arg(long)]
+    pub catalog: PathBuf,
+    /// A file of changed paths, one per line (`-` for stdin). Or give --base/--head.
+    #[arg(long, conflicts_with_all = ["base"])]
+    pub changed_files: Option<PathBuf>,
+    /// Read the changed files from `git diff --name-only BASE...HEAD`.
+    #[arg(long, requires = "head")]
+    pub base: Option<String>,
+    /// The head of the git range (with --base); also the commit ledger budgets are counted to.
+    #[arg(long)]
+    pub head: Option<String>,
+    /// Results (JSON or YAML): `{"<property id>": {"runs": [0, 0]}, ...}`.
+    #[arg(long)]
+    pub results: Option<PathBuf>,
+    /// The freeze ledger (JSON or YAML): a list of rows.
+    #[arg(long)]
+    pub ledger: Option<PathBuf>,
+    /// The seal computed now: a seal file (`HEX  -`, as `sha256sum` prints it).
+    #[arg(long, requires = "expected")]
+    pub seal: PathBuf,
+    /// The committed seal file (`fixtures.seal.expected`).
+    #[arg(long)]
+    pub expected: PathBuf,
+    /// The freeze-debt cap (default: the server's setting; 5 locally).
+    #[arg(long)]
+    pub debt_cap: Option<u64>,
+    /// Echoed in the answer.
+    #[arg(long)]
+    pub patch_id: Option<String>,
+    /// Print the full answer as JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+/// A failure to build the request, with its exit code.
+struct Refused(Exit, String);
+
+fn data(msg: impl Into<String>) -> Refused {
+    Refused(Exit::DataErr, msg.into())
+}
+
+pub fn run(args: QuorumArgs) -> Exit {
+    let request = match build_request(&args) {
+        Ok(r) => r,
+        Err(Refused(exit, msg)) => {
+            output::error(&msg);
+            return exit;
+        }
+    };
+    match &args.remote.server {
+        Some(server) => remote_quorum(server, &args, &request),
+        None => local_quorum(&args, &request),
+    }
+}
+
+/// Reads a JSON or YAML document (JSON when the file says so by name or first character).
+fn read_document(path: &Path, what: &str) -> Result<Value, Refused> {
+    let bytes = read_input(&path.to_path_buf())
+        .map_err(|e| data(format!("cannot read the {what} {}: {e}", path.display())))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| data(format!("the {what} {} is not UTF-8", path.display())))?;
+    let looks_json =
+        path.extension().is_some_and(|e| e == "json") || text.trim_start().starts_with(['{', '[']);
+    if looks_json {
+        serde_json::from_str(&text).map_err(|e| {
+            data(format!(
+                "the {what} {} is not valid JSON: {e}",
+                path.display()
+            ))
+        })
+    } else {
+        serde_norway::from_str(&text).map_err(|e| {
+            data(format!(
+                "the {what} {} is not valid YAML: {e}",
+                path.display()
+            ))
+        })
+    }
+}
+
+/// Reads a seal file: `HEX  -` (what `sha256sum` prints for stdin), or a bare digest.
+pub fn read_seal_file(path: &Path) -> Result<Digest, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the seal file {}: {e}", path.display()))?;
+    let first = text.lines().next().unwrap_or("").trim();
+    let hex = first
+        .strip_suffix("  -")
+        .or_else(|| first.strip_suffix(" -"))
+        .unwrap_or(first)
+        .trim();
+    Digest::parse_hex(hex).map_err(|e| {
+        format!(
+            "the seal file {} does not hold `HEX  -`: the digest {e}",
+            path.display()
+        )
+    })
+}
+
+fn git(args: &[&str]) -> Result<Vec<u8>, String> {
+    let out = Command::new("git")
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "git {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(out.stdout)
+}
+
+fn changed_files(args: &QuorumArgs) -> Result<Vec<String>, Refused> {
+    if let (Some(base), Some(head)) = (&args.base, &args.head) {
+        let range = format!("{base}...{head}");
+        let out =
+            git(&["diff", "-z", "--name-only", &range]).map_err(|e| Refused(Exit::DataErr, e))?;
+        return Ok(out
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .collect());
+    }
+    let Some(path) = &args.changed_files else {
+        return Err(Refused(
+            Exit::Usage,
+            "give the changed files: --changed-files FILE, or --base REF --head REF".into(),
+        ));
+    };
+    let bytes =
+        read_input(path).map_err(|e| data(format!("cannot read {}: {e}", path.display())))?;
+    let text =
+        String::from_utf8(bytes).map_err(|_| data(format!("{} is not UTF-8", path.display())))?;
+    Ok(text
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect())
+}
+
+/// Fills `commits_since_open` for open rows that name `opened_against_commit` and lack it,
+/// counting commits with git from that commit to the head (inside a repository only).
+fn fill_commit_counts(ledger: &mut Value, head: &str) -> Result<(), Refused> {
+    let Some(rows) = ledger.as_array_mut() else {
+        return Ok(());
+    };
+    let needs_git = rows
+        .iter()
+        .any(|r| r.get("opened_against_commit").is_some() && r.get("commits_since_open").is_none());
+    if !needs_git || git(&["rev-parse", "--git-dir"]).is_err() {
+        return Ok(());
+    }
+    for (i, row) in rows.iter_mut().enumerate() {
+        let Some(obj) = row.as_object_mut() else {
+            continue;
+        };
+        if obj.contains_key("commits_since_open") {
+            continue;
+        }
+        let Some(commit) = obj
+            .get("opened_against_commit")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
+            continue;
+        };
+        if !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+            // Left for validation to refuse with its pointer.
+            continue;
+        }
+        let out = git(&["rev-list", "--count", &format!("{commit}..{head}")]).map_err(|e| {
+            data(format!(
+                "ledger row {i}: cannot count commits since {commit}: {e}"
+            ))
+        })?;
+        let n: u64 = String::from_utf8_lossy(&out)
+            .trim()
+            .parse()
+            .map_err(|_| data(format!("ledger row {i}: git gave no commit count")))?;
+        obj.insert("commits_since_open".into(), json!(n));
+    }
+    Ok(())
+}
+
+fn build_request(args: &QuorumArgs) -> Result<Value, Refused> {
+    let catalog = read_document(&args.catalog, "catalog")?;
+    let changed = changed_files(args)?;
+    let results = match &args.results {
+        Some(p) => read_document(p, "results")?,
+        None => Value::Object(Map::new()),
+    };
+    let mut ledger = match &args.ledger {
+        Some(p) => read_document(p, "ledger")?,
+        None => Value::Array(Vec::new()),
+    };
+    let head = args.head.as_deref().unwrap_or("HEAD");
+    fill_commit_counts(&mut ledger, head)?;
+    let actual = read_seal_file(&args.seal).map_err(data)?;
+    let expected = read_seal_file(&args.expected).map_err(data)?;
+    let mut doc = json!({
+        "changed_files": changed,
+        "catalog": catalog,
+        "results": results,
+        "ledger": ledger,
+        "seal": {"actual": actual.to_hex(), "expected": expected.to_hex()},
+    });
+    if let Some(id) = &args.patch_id {
+        doc["patch_id"] = json!(id);
+    }
+    if let Some(cap) = args.debt_cap {
+        doc["debt_cap"] = json!(cap);
+    }
+    Ok(doc)
+}
+
+fn print(answer: &QuorumAnswer, as_json: bool) {
+    if as_json {
+        if let Ok(s) = serde_json::to_string_pretty(answer) {
+            output::stdout(&(s + "\n"));
+        }
+        return;
+    }
+    let mut text = format!(
+        "{} reason={}\n",
+        answer.outcome.as_str(),
+        answer.reason.as_str()
+    );
+    for p in &answer.properties {
+        text.push_str(&format!(
+            "  {:<40} {:<6} {:<15} {:<8} {}\n",
+            p.id,
+            p.strength.as_str(),
+            if p.in_locality {
+                "in-locality"
+            } else {
+                "not-in-locality"
+            },
+            p.state.as_str(),
+            p.vote.as_str(),
+        ));
+    }
+    let d = &answer.debt;
+    text.push_str(&format!(
+        "debt: {} open, {} spent, counted {}, cap {}\n",
+        d.open, d.spent, d.counted, d.cap
+    ));
+    output::stdout(&text);
+}
+
+fn local_quorum(args: &QuorumArgs, doc: &Value) -> Exit {
+    let request = match parse_request(doc) {
+        Ok(r) => r,
+        Err(errors) => {
+            output::error("the quorum request built from these files is invalid:");
+            remote::print_field_errors(&crate::core::problem::Problem::invalid(errors));
+            return Exit::DataErr;
+        }
+    };
+    let decision = decide(&request, DEFAULT_DEBT_CAP);
+    let answer = decision.answer(&request, crate::http::layers::new_decision_id());
+    print(&answer, args.json);
+    Exit::from_decision(answer.exit_code).unwrap_or(Exit::Software)
+}
+
+fn remote_quorum(server: &str, args: &QuorumArgs, doc: &Value) -> Exit {
+    let client = match Client::new(server, args.remote.token.clone(), args.remote.timeout) {
+        Ok(c) => c,
+        Err(e) => {
+            output::error(&output::chain(&e));
+            return Exit::Usage;
+        }
+    };
+    let rt = match client_runtime() {
+        Ok(rt) => rt,
+        Err(exit) => return exit,
+    };
+    let body = serde_json::to_vec(doc).unwrap_or_default();
+    let reply =
+        match rt.block_on(client.post("/quorum", "application/json", "application/json", body)) {
+            Ok(r) => r,
+            Err(e) => {
+                output::error(&output::chain(&e));
+                return Exit::Unavailable;
+            }
+        };
+    match remote::decision::<QuorumAnswer>(&reply, |a| a.exit_code) {
+        Ok((answer, exit)) => {
+            print(&answer, args.json);
+            exit
+        }
+        Err(exit) => exit,
+    }
+}
