@@ -78,7 +78,7 @@ impl Client {
         path: &str,
         content_type: &str,
         accept: &str,
-        body: Vec<u8>,
+        body: impl Into<reqwest::Body>,
     ) -> Result<Reply, ClientError> {
         let url = format!("{}{}", self.base, path);
         let mut req = self

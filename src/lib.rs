@@ -12,3 +12,4 @@ pub mod core;
 pub mod exit;
 pub mod http;
 pub mod telemetry;
+pub mod tree;

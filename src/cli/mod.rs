@@ -6,6 +6,7 @@ mod output;
 mod quorum;
 mod remote;
 mod route;
+mod seal;
 mod serve;
 
 use std::path::PathBuf;
@@ -36,6 +37,8 @@ enum Command {
     Route(route::RouteArgs),
     /// Decide a patch's strong-property quorum from the repository's files (exit 0/1/2/3).
     Quorum(Box<quorum::QuorumArgs>),
+    /// Seal a fixtures tree as the coreutils pipeline does (exit 1 on a mismatch with --expected).
+    Seal(Box<seal::SealArgs>),
     /// Print the OpenAPI document.
     Openapi,
 }
@@ -106,6 +109,7 @@ pub fn main() -> Exit {
         Command::Serve(args) => serve::run(args),
         Command::Route(args) => route::run(args),
         Command::Quorum(args) => quorum::run(*args),
+        Command::Seal(args) => seal::run(*args),
         Command::Openapi => {
             output::stdout(&crate::http::openapi::document_json());
             Exit::Go

@@ -29,6 +29,15 @@ pub struct ServeArgs {
     /// The freeze-debt cap `/quorum` uses when a request names none.
     #[arg(long, env = "PATCHGATE_DEBT_CAP", default_value_t = crate::core::quorum::DEFAULT_DEBT_CAP)]
     pub debt_cap: u64,
+    /// Largest `/seal` archive as sent, in bytes (default 1 GiB).
+    #[arg(long, env = "PATCHGATE_SEAL_ARCHIVE_LIMIT", default_value_t = 1024 * 1024 * 1024)]
+    pub seal_archive_limit: u64,
+    /// Largest `/seal` archive after gzip decompression, in bytes (default 4 GiB).
+    #[arg(long, env = "PATCHGATE_SEAL_DECOMPRESSED_LIMIT", default_value_t = 4 * 1024 * 1024 * 1024)]
+    pub seal_decompressed_limit: u64,
+    /// Largest report, review or manifest body, in bytes (default 64 MiB).
+    #[arg(long, env = "PATCHGATE_REPORT_BODY_LIMIT", default_value_t = 64 * 1024 * 1024)]
+    pub report_body_limit: usize,
 }
 
 /// The listen address: the flag, else `0.0.0.0:$PORT`, else `127.0.0.1:8080`.
@@ -59,6 +68,9 @@ pub fn run(args: ServeArgs) -> Exit {
         decision_body_limit: args.decision_body_limit,
         request_timeout: args.request_timeout,
         debt_cap: args.debt_cap,
+        seal_archive_limit: args.seal_archive_limit,
+        seal_decompressed_limit: args.seal_decompressed_limit,
+        report_body_limit: args.report_body_limit,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -25,3 +25,4 @@ pub mod path;
 pub mod problem;
 pub mod quorum;
 pub mod route;
+pub mod seal;

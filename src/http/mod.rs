@@ -11,6 +11,7 @@ pub mod openapi;
 mod ops;
 mod quorum;
 mod route;
+pub mod seal;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -32,6 +33,12 @@ pub struct Settings {
     pub decision_body_limit: usize,
     /// The freeze-debt cap `/quorum` uses when a request names none.
     pub debt_cap: u64,
+    /// Largest `/seal` archive as sent (compressed or not), in bytes.
+    pub seal_archive_limit: u64,
+    /// Largest `/seal` archive after gzip decompression (a gzip bomb stops here), in bytes.
+    pub seal_decompressed_limit: u64,
+    /// Largest report, review or manifest body (`/seal` manifests and JSON), in bytes.
+    pub report_body_limit: usize,
     /// Longest a request body may take to arrive in full before it is answered 408. The
     /// decisions themselves are pure CPU work bounded by the body limits, so a slow client is
     /// the only thing that can hold a request open; a timer is armed only while a body is
@@ -45,6 +52,9 @@ impl Default for Settings {
             decision_body_limit: 4 * 1024 * 1024,
             request_timeout: Duration::from_secs(30),
             debt_cap: crate::core::quorum::DEFAULT_DEBT_CAP,
+            seal_archive_limit: 1024 * 1024 * 1024,
+            seal_decompressed_limit: 4 * 1024 * 1024 * 1024,
+            report_body_limit: 64 * 1024 * 1024,
         }
     }
 }
@@ -129,6 +139,7 @@ pub fn app(state: AppState) -> App {
         .route("/route/batch", post(route::route_batch))
         .route("/route/table", get(route::route_table))
         .route("/quorum", post(quorum::quorum))
+        .route("/seal", post(seal::seal))
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics))

@@ -2,6 +2,7 @@
 //! copy in `openapi/openapi.json` is checked against this by a test.
 
 use serde::Deserialize;
+use serde_json::Value;
 use utoipa::{OpenApi, ToSchema};
 
 use crate::core::answer::{RouteAnswer, ScopedFreezeAnswer, TableRow};
@@ -137,6 +138,30 @@ pub struct SealDoc {
     expected: String,
 }
 
+/// A seal request as JSON: the tree's files (repo-relative paths, SHA-256 digests).
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SealRequestDoc {
+    files: Vec<SealFileDoc>,
+    /// The expected seal (64 hex digits).
+    #[schema(pattern = "^[0-9a-fA-F]{64}$")]
+    expected: Option<String>,
+    /// The expected files, to name what drifted: a list like `files`, or `sha256sum` text.
+    #[schema(value_type = Object)]
+    expected_manifest: Option<Value>,
+}
+
+/// One file of a tree.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SealFileDoc {
+    path: String,
+    #[schema(pattern = "^[0-9a-fA-F]{64}$")]
+    sha256: String,
+}
+
 #[derive(OpenApi)]
 #[openapi(
     info(
@@ -150,6 +175,7 @@ Errors are RFC 9457 problem documents."
         super::route::route_batch,
         super::route::route_table,
         super::quorum::quorum,
+        super::seal::seal,
         super::ops::healthz,
         super::ops::readyz,
         super::ops::metrics,
@@ -164,10 +190,12 @@ Errors are RFC 9457 problem documents."
         crate::core::quorum::QuorumAnswer, crate::core::quorum::PropertyReport, crate::core::quorum::Debt,
         crate::core::quorum::SealAnswer, crate::core::quorum::Outcome, crate::core::quorum::Reason,
         crate::core::quorum::Vote, crate::core::quorum::RunState, crate::core::quorum::Strength,
+        SealRequestDoc, SealFileDoc, super::seal::SealAnswer, super::seal::Excluded, super::seal::DriftAnswer,
     )),
     tags(
         (name = "router", description = "The precedence router"),
         (name = "quorum", description = "The strong-property quorum on sealed fixtures"),
+        (name = "seal", description = "The fixture seal, byte-identical to the coreutils pipeline"),
         (name = "operations", description = "Health, readiness, metrics, this document"),
     )
 )]

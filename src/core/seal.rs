@@ -1,0 +1,398 @@
+//! The fixture seal: the SHA-256 digest of a fixtures tree, byte-identical to
+//!
+//! ```sh
+//! LC_ALL=C find fixtures -type f ! -name '*.seal' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum
+//! ```
+//!
+//! so a CI job with coreutils and patchgate can check each other. Paths are bytes (a file name
+//! need not be UTF-8); they are sorted by their raw bytes, and each line is written exactly as
+//! GNU `sha256sum` writes it, escaping included: a name holding `\`, a newline or a carriage
+//! return gets a leading `\` on its line, with `\\`, `\n` and `\r` inside (coreutils 9 escapes
+//! `\r` too; the contract names only `\` and newline, and the real pipeline is the oracle).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use sha2::{Digest as _, Sha256};
+
+use super::digest::Digest;
+
+/// One regular file: its path as `find` prints it, and the SHA-256 of its content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub path: Vec<u8>,
+    pub sha256: Digest,
+}
+
+/// Why a path is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum TreePathError {
+    #[error("is empty")]
+    Empty,
+    #[error("is absolute; paths are repo-relative")]
+    Absolute,
+    #[error("has a `..` component; paths may not leave the repository")]
+    ParentComponent,
+    #[error("contains a NUL byte")]
+    Nul,
+}
+
+/// Normalises a repo-relative path given as bytes (a tar member, a manifest line): `./` and
+/// empty segments dropped, a trailing `/` dropped; absolute paths and `..` refused.
+pub fn normalize_path(raw: &[u8]) -> Result<Vec<u8>, TreePathError> {
+    if raw.contains(&0) {
+        return Err(TreePathError::Nul);
+    }
+    if raw.first() == Some(&b'/') {
+        return Err(TreePathError::Absolute);
+    }
+    let mut out = Vec::with_capacity(raw.len());
+    for segment in raw.split(|b| *b == b'/') {
+        match segment {
+            b"" | b"." => continue,
+            b".." => return Err(TreePathError::ParentComponent),
+            s => {
+                if !out.is_empty() {
+                    out.push(b'/');
+                }
+                out.extend_from_slice(s);
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(TreePathError::Empty);
+    }
+    Ok(out)
+}
+
+/// `! -name '*.seal'`: the basename ends in `.seal` (`.seal` itself included: `*` matches
+/// nothing, and find's `-name` gives a leading dot no special meaning).
+pub fn is_seal_file(path: &[u8]) -> bool {
+    let base = path.rsplit(|b| *b == b'/').next().unwrap_or(path);
+    base.ends_with(b".seal")
+}
+
+fn needs_escape(path: &[u8]) -> bool {
+    path.iter().any(|b| matches!(b, b'\\' | b'\n' | b'\r'))
+}
+
+/// Appends the line `sha256sum` prints for one file.
+pub fn push_line(out: &mut Vec<u8>, path: &[u8], sha256: &Digest) {
+    let escape = needs_escape(path);
+    if escape {
+        out.push(b'\\');
+    }
+    out.extend_from_slice(sha256.to_hex().as_bytes());
+    out.extend_from_slice(b"  ");
+    if escape {
+        for &b in path {
+            match b {
+                b'\\' => out.extend_from_slice(b"\\\\"),
+                b'\n' => out.extend_from_slice(b"\\n"),
+                b'\r' => out.extend_from_slice(b"\\r"),
+                b => out.push(b),
+            }
+        }
+    } else {
+        out.extend_from_slice(path);
+    }
+    out.push(b'\n');
+}
+
+/// The sha256sum lines of the files that count, in seal order.
+pub fn manifest(entries: &[Entry]) -> Vec<u8> {
+    let mut counted: Vec<&Entry> = entries.iter().filter(|e| !is_seal_file(&e.path)).collect();
+    counted.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut out = Vec::with_capacity(counted.len() * 100);
+    for e in counted {
+        push_line(&mut out, &e.path, &e.sha256);
+    }
+    out
+}
+
+/// The SHA-256 of the empty input: what `sha256sum` prints when `xargs` runs it once on an
+/// empty tree (reading an empty stdin).
+const EMPTY_SHA256: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+/// A tree's seal and what went into it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sealed {
+    pub seal: Digest,
+    /// Regular files counted.
+    pub files: u64,
+    /// Files left out because their basename ends in `.seal`.
+    pub seal_files: u64,
+}
+
+/// Seals a tree given as its regular files. Paths must be unique (callers refuse duplicates).
+pub fn seal(entries: &[Entry]) -> Sealed {
+    let seal_files = entries.iter().filter(|e| is_seal_file(&e.path)).count() as u64;
+    let files = entries.len() as u64 - seal_files;
+    let lines = if files == 0 {
+        // `xargs` runs `sha256sum` once with no arguments: it hashes its (empty) stdin.
+        format!("{EMPTY_SHA256}  -\n").into_bytes()
+    } else {
+        manifest(entries)
+    };
+    Sealed {
+        seal: Digest(Sha256::digest(&lines).into()),
+        files,
+        seal_files,
+    }
+}
+
+/// The seal file: the line `sha256sum` prints for the piped lines, `HEX  -`.
+pub fn seal_file_line(seal: &Digest) -> String {
+    format!("{seal}  -\n")
+}
+
+/// Why a manifest line was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestError {
+    /// 1-based line number.
+    pub line: usize,
+    pub detail: String,
+}
+
+/// Parses `sha256sum` output: `HEX  PATH` or `HEX *PATH`, with a leading `\` on escaped lines.
+/// Paths are normalised; `.seal` files are kept (sealing excludes them, as the pipeline
+/// would); a path given twice is refused.
+pub fn parse_manifest(text: &[u8]) -> Result<Vec<Entry>, Vec<ManifestError>> {
+    let mut entries = Vec::new();
+    let mut errors = Vec::new();
+    let mut seen: BTreeMap<Vec<u8>, usize> = BTreeMap::new();
+    let body = text.strip_suffix(b"\n").unwrap_or(text);
+    if body.is_empty() {
+        return Ok(entries);
+    }
+    for (i, raw) in body.split(|b| *b == b'\n').enumerate() {
+        let line = i + 1;
+        let fail = |detail: String| ManifestError { line, detail };
+        let (escaped, rest) = match raw.strip_prefix(b"\\") {
+            Some(rest) => (true, rest),
+            None => (false, raw),
+        };
+        let (Some(hex), Some(sep), Some(name)) = (rest.get(..64), rest.get(64..66), rest.get(66..))
+        else {
+            errors.push(fail(
+                "expected `HEX  PATH` (64 hex digits, two spaces or ` *`, a path)".into(),
+            ));
+            continue;
+        };
+        if sep != b"  " && sep != b" *" {
+            errors.push(fail(
+                "the digest must be followed by two spaces, or by ` *`".into(),
+            ));
+            continue;
+        }
+        let sha256 = match std::str::from_utf8(hex).ok().map(Digest::parse_hex) {
+            Some(Ok(d)) => d,
+            _ => {
+                errors.push(fail(
+                    "the line does not start with 64 hexadecimal digits".into(),
+                ));
+                continue;
+            }
+        };
+        let name = if escaped {
+            match unescape(name) {
+                Some(n) => n,
+                None => {
+                    errors.push(fail(
+                        "bad escape in the path (only \\\\, \\n and \\r are written by sha256sum)"
+                            .into(),
+                    ));
+                    continue;
+                }
+            }
+        } else {
+            name.to_vec()
+        };
+        let path = match normalize_path(&name) {
+            Ok(p) => p,
+            Err(e) => {
+                errors.push(fail(format!("the path {e}")));
+                continue;
+            }
+        };
+        if let Some(first) = seen.get(&path) {
+            errors.push(fail(format!(
+                "{} is listed twice (first on line {first})",
+                String::from_utf8_lossy(&path)
+            )));
+            continue;
+        }
+        seen.insert(path.clone(), line);
+        entries.push(Entry { path, sha256 });
+    }
+    if errors.is_empty() {
+        Ok(entries)
+    } else {
+        Err(errors)
+    }
+}
+
+fn unescape(name: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(name.len());
+    let mut it = name.iter();
+    while let Some(&b) = it.next() {
+        if b == b'\\' {
+            match it.next() {
+                Some(b'\\') => out.push(b'\\'),
+                Some(b'n') => out.push(b'\n'),
+                Some(b'r') => out.push(b'\r'),
+                _ => return None,
+            }
+        } else {
+            out.push(b);
+        }
+    }
+    Some(out)
+}
+
+/// What changed between an expected manifest and the tree.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Drift {
+    /// In the tree, not in the expected manifest.
+    pub added: Vec<Vec<u8>>,
+    /// In the expected manifest, not in the tree.
+    pub removed: Vec<Vec<u8>>,
+    /// In both, with different content.
+    pub changed: Vec<Vec<u8>>,
+}
+
+/// The drift between the tree and an expected manifest, over the files that count (`.seal`
+/// files are left out of both sides), each list sorted by path bytes.
+pub fn drift(actual: &[Entry], expected: &[Entry]) -> Drift {
+    let index = |entries: &[Entry]| -> BTreeMap<Vec<u8>, Digest> {
+        entries
+            .iter()
+            .filter(|e| !is_seal_file(&e.path))
+            .map(|e| (e.path.clone(), e.sha256))
+            .collect()
+    };
+    let (a, e) = (index(actual), index(expected));
+    let paths: BTreeSet<&Vec<u8>> = a.keys().chain(e.keys()).collect();
+    let mut d = Drift::default();
+    for p in paths {
+        match (a.get(p), e.get(p)) {
+            (Some(_), None) => d.added.push(p.clone()),
+            (None, Some(_)) => d.removed.push(p.clone()),
+            (Some(x), Some(y)) if x != y => d.changed.push(p.clone()),
+            _ => {}
+        }
+    }
+    d
+}
+
+impl Drift {
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(path: &str, byte: u8) -> Entry {
+        Entry {
+            path: path.as_bytes().to_vec(),
+            sha256: Digest([byte; 32]),
+        }
+    }
+
+    #[test]
+    fn the_empty_tree_seals_to_the_contracts_value() {
+        let want = "abcfa6a9d4df344d1781bc2560b5e4cdcae08b39ed303063535e7e1e926a304a";
+        assert_eq!(seal(&[]).seal.to_hex(), want);
+        // Only .seal files: the same empty tree.
+        assert_eq!(seal(&[entry("fixtures/x.seal", 1)]).seal.to_hex(), want);
+    }
+
+    #[test]
+    fn seal_files_are_basenames_ending_in_dot_seal() {
+        assert!(is_seal_file(b"fixtures/x.seal"));
+        assert!(is_seal_file(b"fixtures/.seal"));
+        assert!(is_seal_file(b"x.seal"));
+        assert!(!is_seal_file(b"fixtures/keep.seal.txt"));
+        assert!(!is_seal_file(b"fixtures/x.seal/y"));
+        assert!(!is_seal_file(b"fixtures/xseal"));
+    }
+
+    #[test]
+    fn lines_escape_as_sha256sum_does() {
+        let d = Digest([0xab; 32]);
+        let hex = d.to_hex();
+        let mut out = Vec::new();
+        push_line(&mut out, b"a b/c", &d);
+        assert_eq!(out, format!("{hex}  a b/c\n").into_bytes());
+        out.clear();
+        push_line(&mut out, b"a\\b\nc\rd", &d);
+        assert_eq!(out, format!("\\{hex}  a\\\\b\\nc\\rd\n").into_bytes());
+    }
+
+    #[test]
+    fn manifests_round_trip_through_the_parser() {
+        let entries = vec![
+            entry("f/a b", 1),
+            entry("f/new\nline", 2),
+            entry("f/back\\slash", 3),
+            entry("f/x.seal", 4),
+        ];
+        let mut text = Vec::new();
+        for e in &entries {
+            push_line(&mut text, &e.path, &e.sha256);
+        }
+        let parsed = parse_manifest(&text).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(parsed, entries);
+        // ` *` (binary mode) is accepted too, and `./` is normalised away.
+        let line = format!("{}  *./f/a\n", Digest([9; 32]).to_hex()).replacen("  *", " *", 1);
+        assert_eq!(
+            parse_manifest(line.as_bytes()).map(|v| v[0].path.clone()),
+            Ok(b"f/a".to_vec())
+        );
+    }
+
+    #[test]
+    fn bad_manifest_lines_are_named_by_number() {
+        let hex = Digest([1; 32]).to_hex();
+        let text = format!("{hex}  ok\nnot a line\n{hex}  /abs\n{hex}  ok\n{hex} -x\n");
+        let errors = parse_manifest(text.as_bytes()).err().unwrap_or_default();
+        let lines: Vec<usize> = errors.iter().map(|e| e.line).collect();
+        assert_eq!(lines, vec![2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn drift_names_added_removed_and_changed() {
+        let actual = vec![
+            entry("f/a", 1),
+            entry("f/b", 2),
+            entry("f/new", 3),
+            entry("f/s.seal", 9),
+        ];
+        let expected = vec![
+            entry("f/a", 1),
+            entry("f/b", 7),
+            entry("f/gone", 4),
+            entry("f/s.seal", 8),
+        ];
+        let d = drift(&actual, &expected);
+        assert_eq!(d.added, vec![b"f/new".to_vec()]);
+        assert_eq!(d.removed, vec![b"f/gone".to_vec()]);
+        assert_eq!(d.changed, vec![b"f/b".to_vec()]);
+    }
+
+    #[test]
+    fn paths_normalise_and_refuse_escapes() {
+        assert_eq!(
+            normalize_path(b"./fixtures//a/"),
+            Ok(b"fixtures/a".to_vec())
+        );
+        assert_eq!(normalize_path(b"/etc/passwd"), Err(TreePathError::Absolute));
+        assert_eq!(
+            normalize_path(b"fixtures/../x"),
+            Err(TreePathError::ParentComponent)
+        );
+        assert_eq!(normalize_path(b"./"), Err(TreePathError::Empty));
+    }
+}

@@ -1,0 +1,541 @@
+//! `POST /seal`: the fixture seal of a tree sent as a tar stream (plain or gzip), a
+//! `sha256sum` manifest, or JSON; with `expected`, a verdict (match 200, mismatch 409).
+
+use std::io::{self, Read};
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use utoipa::ToSchema;
+
+use super::AppState;
+use super::extract::{Answer, negotiate};
+use super::layers::{new_decision_id, with_request_id};
+use super::route::json_response;
+use crate::core::digest::Digest;
+use crate::core::evidence::parse_json;
+use crate::core::fields::{self, Errors, object};
+use crate::core::problem::{FieldError, Problem};
+use crate::core::seal::{self, Drift, Entry, normalize_path, parse_manifest, seal_file_line};
+use crate::tree::{Limited, StreamFault, TarError, Tree, read_tar_tree};
+
+/// What `sha256sum`-style sealing left out.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct Excluded {
+    /// Files whose basename ends in `.seal`.
+    pub seal_files: u64,
+    /// Symlinks, directories, devices (tar bodies only).
+    pub non_regular: u64,
+}
+
+/// The paths that differ from the expected manifest.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct DriftAnswer {
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    pub changed: Vec<String>,
+}
+
+/// The seal of a tree, and the verdict when an expected seal was given.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct SealAnswer {
+    /// The seal: 64 hex digits, what the coreutils pipeline prints (without `  -`).
+    pub seal: String,
+    /// Regular files that count.
+    pub files: u64,
+    /// Bytes in those files (tar bodies and local trees; 0 for manifests).
+    pub bytes: u64,
+    pub excluded: Excluded,
+    /// The expected seal, when one was given.
+    pub expected: Option<String>,
+    /// Whether the seal matches `expected` (null when none was given).
+    #[serde(rename = "match")]
+    pub matches: Option<bool>,
+    /// `match` or `fixture_fault`, when an expected seal was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    /// With an expected manifest: what drifted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<DriftAnswer>,
+    /// 0 match (or no expected seal); 1 mismatch.
+    pub exit_code: u8,
+    pub decision_id: String,
+}
+
+fn lossy(p: &[u8]) -> String {
+    String::from_utf8_lossy(p).into_owned()
+}
+
+fn problem_for(e: TarError) -> Problem {
+    let status = match &e {
+        TarError::Corrupt(_) => 400,
+        TarError::BadPath { .. } | TarError::Duplicate(_) | TarError::DanglingLink(..) => 422,
+        TarError::TooLarge(_) => 413,
+        TarError::Timeout(_) => 408,
+    };
+    let slug = match status {
+        400 => "corrupt-archive",
+        413 => "body-too-large",
+        408 => "request-timeout",
+        _ => "invalid-archive",
+    };
+    Problem::new(status, slug, e.to_string())
+}
+
+/// Reads the channel the body is pumped into, as a blocking `Read` for the tar parser.
+struct ChannelReader {
+    rx: mpsc::Receiver<Result<Bytes, TarError>>,
+    buf: Bytes,
+    fault: StreamFault,
+}
+
+impl Read for ChannelReader {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        while self.buf.is_empty() {
+            match self.rx.blocking_recv() {
+                None => return Ok(0),
+                Some(Ok(b)) => self.buf = b,
+                Some(Err(e)) => return Err(self.fault.set(e)),
+            }
+        }
+        let n = out.len().min(self.buf.len());
+        let chunk = self.buf.split_to(n);
+        out.get_mut(..n).unwrap_or_default().copy_from_slice(&chunk);
+        Ok(n)
+    }
+}
+
+/// Streams a tar body into the parser on a blocking thread; the body is never held whole.
+async fn seal_tar_body(state: &AppState, body: Body, gzip: bool) -> Result<Tree, Problem> {
+    let settings = state.settings().clone();
+    let (tx, rx) = mpsc::channel::<Result<Bytes, TarError>>(8);
+    let fault = StreamFault::default();
+    let parser_fault = fault.clone();
+    let parser = tokio::task::spawn_blocking(move || {
+        let reader = ChannelReader {
+            rx,
+            buf: Bytes::new(),
+            fault: parser_fault.clone(),
+        };
+        if gzip {
+            let inflated = flate2::read::MultiGzDecoder::new(reader);
+            let limited = Limited::new(
+                inflated,
+                settings.seal_decompressed_limit,
+                "decompressed archive",
+                parser_fault.clone(),
+            );
+            read_tar_tree(limited, &parser_fault)
+        } else {
+            read_tar_tree(reader, &parser_fault)
+        }
+    });
+
+    let mut stream = body.into_data_stream();
+    let mut total: u64 = 0;
+    loop {
+        let next = tokio::time::timeout(settings.request_timeout, stream.next()).await;
+        let message = match next {
+            Err(_) => Err(TarError::Timeout(format!(
+                "no part of the archive arrived for {:?}",
+                settings.request_timeout
+            ))),
+            Ok(None) => break,
+            Ok(Some(Err(e))) => Err(TarError::Corrupt(format!(
+                "the body could not be read: {e}"
+            ))),
+            Ok(Some(Ok(chunk))) => {
+                total += chunk.len() as u64;
+                if total > settings.seal_archive_limit {
+                    Err(TarError::TooLarge(format!(
+                        "the archive is larger than {} bytes",
+                        settings.seal_archive_limit
+                    )))
+                } else {
+                    Ok(chunk)
+                }
+            }
+        };
+        let last = message.is_err();
+        // A closed channel: the parser is done (end of archive, or an error it reports).
+        if tx.send(message).await.is_err() || last {
+            break;
+        }
+    }
+    drop(tx);
+    match parser.await {
+        Ok(result) => result.map_err(problem_for),
+        Err(e) => {
+            tracing::error!(error = %e, "the tar parser task failed");
+            Err(Problem::new(500, "internal", "an internal error occurred"))
+        }
+    }
+}
+
+/// Reads a whole (small) body within the manifest limit and the request timeout.
+async fn read_small_body(state: &AppState, body: Body) -> Result<Bytes, Problem> {
+    let limit = state.settings().report_body_limit;
+    match tokio::time::timeout(
+        state.settings().request_timeout,
+        axum::body::to_bytes(body, limit),
+    )
+    .await
+    {
+        Err(_) => Err(Problem::new(
+            408,
+            "request-timeout",
+            "the request body did not arrive in time",
+        )),
+        Ok(Err(_)) => Err(Problem::new(
+            413,
+            "body-too-large",
+            format!("the body is larger than {limit} bytes"),
+        )),
+        Ok(Ok(b)) => Ok(b),
+    }
+}
+
+/// The `?expected=` query parameter (the only one).
+fn query_expected(query: Option<&str>) -> Result<Option<Digest>, Problem> {
+    let mut expected = None;
+    let mut errors = Vec::new();
+    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        if k == "expected" {
+            match Digest::parse_hex(v) {
+                Ok(d) => expected = Some(d),
+                Err(e) => errors.push(FieldError::new(
+                    "/expected",
+                    format!("the query parameter `expected` {e}"),
+                )),
+            }
+        } else {
+            errors.push(FieldError::new(
+                format!("/{k}"),
+                format!("unknown query parameter `{k}`; the only one is `expected`"),
+            ));
+        }
+    }
+    if errors.is_empty() {
+        Ok(expected)
+    } else {
+        Err(Problem::invalid(errors))
+    }
+}
+
+/// A JSON body: `{"files": [{"path","sha256"}], "expected"?, "expected_manifest"?}`.
+struct JsonSeal {
+    entries: Vec<Entry>,
+    expected: Option<Digest>,
+    expected_manifest: Option<Vec<Entry>>,
+}
+
+fn parse_entries(v: &Value, at: &str, e: &mut Errors) -> Vec<Entry> {
+    let mut seen = std::collections::HashSet::new();
+    fields::array(v, at, "a file list", e, |item, p, e| {
+        let row = object(item, &p, "a file", &["path", "sha256"], e)?;
+        let path =
+            row.req_string("path", 4096, e)
+                .and_then(|s| match normalize_path(s.as_bytes()) {
+                    Ok(p) => Some(p),
+                    Err(err) => {
+                        e.push(row.pointer("path"), format!("path {s:?} {err}"));
+                        None
+                    }
+                });
+        let sha256 = row
+            .req_string("sha256", 64, e)
+            .and_then(|s| match Digest::parse_hex(&s) {
+                Ok(d) => Some(d),
+                Err(err) => {
+                    e.push(row.pointer("sha256"), format!("`sha256` {err}"));
+                    None
+                }
+            });
+        let path = path?;
+        if !seen.insert(path.clone()) {
+            e.push(
+                row.pointer("path"),
+                format!("{} is listed twice", lossy(&path)),
+            );
+            return None;
+        }
+        Some(Entry {
+            path,
+            sha256: sha256?,
+        })
+    })
+    .unwrap_or_default()
+}
+
+fn parse_json_seal(value: &Value) -> Result<JsonSeal, Problem> {
+    let mut e = Errors::default();
+    let Some(doc) = object(
+        value,
+        "",
+        "the seal request",
+        &["files", "expected", "expected_manifest"],
+        &mut e,
+    ) else {
+        return Err(Problem::invalid(e.0));
+    };
+    let entries = doc
+        .required("files", &mut e)
+        .map(|v| parse_entries(v, "/files", &mut e))
+        .unwrap_or_default();
+    let expected =
+        doc.opt_string("expected", 64, &mut e)
+            .and_then(|s| match Digest::parse_hex(&s) {
+                Ok(d) => Some(d),
+                Err(err) => {
+                    e.push("/expected", format!("`expected` {err}"));
+                    None
+                }
+            });
+    let expected_manifest = match doc.get("expected_manifest") {
+        None => None,
+        Some(Value::String(text)) => match parse_manifest(text.as_bytes()) {
+            Ok(entries) => Some(entries),
+            Err(errs) => {
+                for m in errs {
+                    e.push(
+                        "/expected_manifest",
+                        format!("line {}: {}", m.line, m.detail),
+                    );
+                }
+                None
+            }
+        },
+        Some(v) => Some(parse_entries(v, "/expected_manifest", &mut e)),
+    };
+    if e.is_empty() {
+        Ok(JsonSeal {
+            entries,
+            expected,
+            expected_manifest,
+        })
+    } else {
+        Err(Problem::invalid(e.0))
+    }
+}
+
+fn manifest_problem(errs: Vec<seal::ManifestError>) -> Problem {
+    Problem::invalid(
+        errs.into_iter()
+            .map(|m| FieldError::new("", format!("line {}: {}", m.line, m.detail)))
+            .collect(),
+    )
+}
+
+/// Which kind of body this is, by its media type and encoding.
+enum Kind {
+    Tar { gzip: bool },
+    Manifest,
+    Json,
+}
+
+fn kind_of_body(headers: &HeaderMap) -> Result<Kind, Problem> {
+    let media = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .unwrap_or_default();
+    let encoding = headers
+        .get(header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    let gzip_encoded = match encoding.as_str() {
+        "" | "identity" => false,
+        "gzip" | "x-gzip" => true,
+        other => {
+            return Err(Problem::new(
+                415,
+                "unsupported-media-type",
+                format!("Content-Encoding `{other}` is not supported; send gzip or nothing"),
+            ));
+        }
+    };
+    let kind = match media.as_str() {
+        "application/x-tar" | "application/tar" => Kind::Tar { gzip: gzip_encoded },
+        "application/gzip" | "application/x-gzip" | "application/x-tar+gzip" => {
+            Kind::Tar { gzip: true }
+        }
+        "text/plain" if !gzip_encoded => Kind::Manifest,
+        "application/json" if !gzip_encoded => Kind::Json,
+        "" => {
+            return Err(Problem::new(
+                415,
+                "unsupported-media-type",
+                "send a Content-Type: application/x-tar, application/gzip, text/plain or application/json",
+            ));
+        }
+        other => {
+            return Err(Problem::new(
+                415,
+                "unsupported-media-type",
+                format!(
+                    "`{other}`{} is not a seal body; send application/x-tar, application/gzip, text/plain (a sha256sum manifest) or application/json",
+                    if gzip_encoded {
+                        " with gzip encoding"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
+    };
+    Ok(kind)
+}
+
+/// Seal a fixtures tree; with `expected`, say whether it matches.
+///
+/// Bodies: `application/x-tar` (as `tar -cf - fixtures` makes it; also gzip-compressed, as
+/// `application/gzip` or with `Content-Encoding: gzip`), streamed and hashed without being
+/// held; `text/plain`, a `sha256sum` manifest; `application/json`,
+/// `{"files":[{"path","sha256"}],"expected"?,"expected_manifest"?}`. `?expected=HEX` gives the
+/// expected seal for tar and manifest bodies. A match (or no expected seal) is 200, a mismatch
+/// 409 with `outcome: fixture_fault`. With `Accept: text/plain` the body is the seal file line
+/// `HEX  -`.
+#[utoipa::path(
+    post,
+    path = "/seal",
+    tag = "seal",
+    params(("expected" = Option<String>, Query, description = "The expected seal (64 hex digits), for tar and manifest bodies", pattern = "^[0-9a-fA-F]{64}$")),
+    request_body(content(
+        (Vec<u8> = "application/x-tar"),
+        (Vec<u8> = "application/gzip"),
+        (String = "text/plain"),
+        (super::openapi::SealRequestDoc = "application/json"),
+    )),
+    responses(
+        (status = 200, description = "Sealed; matches the expected seal when one was given (exit 0)",
+            content((SealAnswer = "application/json"), (String = "text/plain"))),
+        (status = 409, description = "The seal does not match the expected one: fixture_fault (exit 1)",
+            content((SealAnswer = "application/json"), (String = "text/plain"))),
+        (status = 400, description = "A corrupt or truncated archive, bad gzip, or malformed JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 408, description = "The body stopped arriving", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Archive (or its decompressed size, or a manifest) over the limit", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not one of the four body types", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A `..` or absolute member, a path twice, a bad digest or manifest line, an unknown field", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn seal(State(state): State<AppState>, req: Request) -> Result<Response, Problem> {
+    let (parts, body) = req.into_parts();
+    let kind = kind_of_body(&parts.headers)?;
+    let query_expected = query_expected(parts.uri.query())?;
+    let (tree, expected, expected_manifest) = match kind {
+        Kind::Tar { gzip } => (
+            seal_tar_body(&state, body, gzip).await?,
+            query_expected,
+            None,
+        ),
+        Kind::Manifest => {
+            let bytes = read_small_body(&state, body).await?;
+            let entries = parse_manifest(&bytes).map_err(manifest_problem)?;
+            (
+                Tree {
+                    entries,
+                    bytes: 0,
+                    non_regular: 0,
+                },
+                query_expected,
+                None,
+            )
+        }
+        Kind::Json => {
+            let bytes = read_small_body(&state, body).await?;
+            let doc = parse_json_seal(&parse_json(&bytes)?)?;
+            if query_expected.is_some() {
+                return Err(Problem::invalid(vec![FieldError::new(
+                    "/expected",
+                    "with a JSON body, give `expected` in the body, not the query",
+                )]));
+            }
+            (
+                Tree {
+                    entries: doc.entries,
+                    bytes: 0,
+                    non_regular: 0,
+                },
+                doc.expected,
+                doc.expected_manifest,
+            )
+        }
+    };
+
+    let sealed = seal::seal(&tree.entries);
+    let matches = expected.map(|e| e == sealed.seal);
+    let exit_code = u8::from(matches == Some(false));
+    let outcome = matches.map(|m| if m { "match" } else { "fixture_fault" });
+    let drift = expected_manifest.map(|m| {
+        let Drift {
+            added,
+            removed,
+            changed,
+        } = seal::drift(&tree.entries, &m);
+        DriftAnswer {
+            added: added.iter().map(|p| lossy(p)).collect(),
+            removed: removed.iter().map(|p| lossy(p)).collect(),
+            changed: changed.iter().map(|p| lossy(p)).collect(),
+        }
+    });
+    let decision_id = new_decision_id();
+    let seal_hex = sealed.seal.to_hex();
+    with_request_id(|request_id| {
+        tracing::info!(
+            target: crate::telemetry::DECISION_TARGET,
+            endpoint = "seal",
+            request_id,
+            decision_id = decision_id.as_str(),
+            seal = seal_hex.as_str(),
+            files = sealed.files,
+            outcome = outcome.unwrap_or("sealed"),
+            exit_code,
+            message = "decision",
+        );
+    });
+    state
+        .metrics()
+        .record_decision("seal", outcome.unwrap_or("sealed"));
+    let status = if exit_code == 0 {
+        StatusCode::OK
+    } else {
+        StatusCode::CONFLICT
+    };
+    if negotiate(&parts.headers) == Answer::Text {
+        let mut res = (status, seal_file_line(&sealed.seal)).into_response();
+        res.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        );
+        return Ok(res);
+    }
+    let answer = SealAnswer {
+        seal: seal_hex,
+        files: sealed.files,
+        bytes: tree.bytes,
+        excluded: Excluded {
+            seal_files: sealed.seal_files,
+            non_regular: tree.non_regular,
+        },
+        expected: expected.map(|d| d.to_hex()),
+        matches,
+        outcome: outcome.map(str::to_owned),
+        drift,
+        exit_code,
+        decision_id,
+    };
+    Ok(json_response(status, &answer))
+}
