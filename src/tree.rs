@@ -26,6 +26,9 @@ pub struct Tree {
     pub non_regular: u64,
 }
 
+/// A file's digest and size, or why it could not be read.
+type Hashed = io::Result<(Digest, u64)>;
+
 /// Hashes everything `reader` yields.
 pub fn hash_reader(mut reader: impl Read) -> io::Result<(Digest, u64)> {
     let mut hasher = Sha256::new();
@@ -82,8 +85,7 @@ pub fn read_dir_tree(root: &Path, display: &[u8], threads: usize) -> io::Result<
     }
 
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<io::Result<(Digest, u64)>>>> =
-        Mutex::new((0..files.len()).map(|_| None).collect());
+    let results: Mutex<Vec<Option<Hashed>>> = Mutex::new((0..files.len()).map(|_| None).collect());
     std::thread::scope(|scope| {
         for _ in 0..threads.max(1).min(files.len().max(1)) {
             scope.spawn(|| {
