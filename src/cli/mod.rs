@@ -2,6 +2,7 @@
 //! the same core the server runs, or asking a server with `--server`. Exit codes are the API
 //! (see [`crate::exit::Exit`]).
 
+mod ladder;
 mod output;
 mod quorum;
 mod remote;
@@ -39,6 +40,15 @@ enum Command {
     Quorum(Box<quorum::QuorumArgs>),
     /// Seal a fixtures tree as the coreutils pipeline does (exit 1 on a mismatch with --expected).
     Seal(Box<seal::SealArgs>),
+    /// The gate ladder: plan, run the tiers, report yield.
+    #[command(subcommand)]
+    Ladder(ladder::LadderCommand),
+    /// Whether a flaky test may be frozen (exit 0 eligible, 1 not).
+    Freeze(Box<ladder::FreezeArgs>),
+    /// Review the router from its decision log.
+    Review(Box<ladder::RowsArgs>),
+    /// Calibrate attributions from where fixes landed.
+    Calibrate(Box<ladder::RowsArgs>),
     /// Print the OpenAPI document.
     Openapi,
 }
@@ -110,6 +120,10 @@ pub fn main() -> Exit {
         Command::Route(args) => route::run(args),
         Command::Quorum(args) => quorum::run(*args),
         Command::Seal(args) => seal::run(*args),
+        Command::Ladder(cmd) => ladder::run_ladder(cmd),
+        Command::Freeze(args) => ladder::freeze(*args),
+        Command::Review(args) => ladder::review(*args),
+        Command::Calibrate(args) => ladder::calibrate(*args),
         Command::Openapi => {
             output::stdout(&crate::http::openapi::document_json());
             Exit::Go

@@ -21,8 +21,12 @@ pub mod digest;
 pub mod evidence;
 pub mod fields;
 pub mod json_out;
+pub mod ladder;
 pub mod path;
 pub mod problem;
 pub mod quorum;
 pub mod route;
 pub mod seal;
+
+/// The tracing target of decision-log lines (what `/review` reads back).
+pub const DECISION_TARGET: &str = "patchgate::decision";

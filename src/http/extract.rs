@@ -142,6 +142,56 @@ pub fn negotiate(headers: &HeaderMap) -> Answer {
     }
 }
 
+/// A body of rows: a JSON array (`application/json`) or NDJSON (`application/x-ndjson`,
+/// `application/jsonl`, or `text/plain`: one JSON value a line).
+pub struct Rows {
+    pub body: Bytes,
+    pub ndjson: bool,
+}
+
+impl FromRequest<AppState> for Rows {
+    type Rejection = Problem;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let media = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| {
+                v.split(';')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_ascii_lowercase()
+            })
+            .unwrap_or_default();
+        let ndjson = match media.as_str() {
+            "application/json" => false,
+            "application/x-ndjson"
+            | "application/ndjson"
+            | "application/jsonl"
+            | "application/x-jsonlines"
+            | "text/plain" => true,
+            other => {
+                return Err(Problem::new(
+                    415,
+                    "unsupported-media-type",
+                    format!(
+                        "this endpoint takes a JSON array (`application/json`) or NDJSON (`application/x-ndjson`), not {}",
+                        if other.is_empty() {
+                            "a body without a Content-Type".to_owned()
+                        } else {
+                            format!("`{other}`")
+                        }
+                    ),
+                ));
+            }
+        };
+        let body = read_body(req, state).await?;
+        Ok(Rows { body, ndjson })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

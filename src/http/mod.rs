@@ -5,6 +5,7 @@
 
 mod error;
 mod extract;
+mod ladder;
 pub mod layers;
 pub mod metrics;
 pub mod openapi;
@@ -140,6 +141,20 @@ pub fn app(state: AppState) -> App {
         .route("/route/table", get(route::route_table))
         .route("/quorum", post(quorum::quorum))
         .route("/seal", post(seal::seal))
+        .route("/ladder/plan", post(ladder::plan))
+        .route("/freeze/eligibility", post(ladder::freeze))
+        .route(
+            "/ladder/report",
+            post(ladder::report).layer(DefaultBodyLimit::max(settings.report_body_limit)),
+        )
+        .route(
+            "/review",
+            post(ladder::review).layer(DefaultBodyLimit::max(settings.report_body_limit)),
+        )
+        .route(
+            "/calibrate",
+            post(ladder::calibrate).layer(DefaultBodyLimit::max(settings.report_body_limit)),
+        )
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics))

@@ -162,6 +162,51 @@ pub struct SealFileDoc {
     sha256: String,
 }
 
+/// The diff to plan for.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanRequestDoc {
+    /// Repo-relative paths the patch changes.
+    changed_files: Vec<String>,
+}
+
+/// A flaky test's history and the evidence rule's thresholds.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FreezeRequestDoc {
+    /// Pass (true) / fail (false) outcomes, oldest first.
+    outcomes: Vec<bool>,
+    /// Whether the test caught a deliberately seeded bug.
+    caught_seeded_bug: bool,
+    /// Default 20; at least 2.
+    #[schema(minimum = 2)]
+    min_runs: Option<u64>,
+    /// Default 0.02.
+    #[schema(minimum = 0, maximum = 1)]
+    min_flip_rate: Option<f64>,
+}
+
+/// Where a BLOCK's eventual fix landed.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CalibrationRowDoc {
+    attribution: Attribution,
+    fix_files: Vec<String>,
+    fix_changed: FixChangedDoc,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FixChangedDoc {
+    Production,
+    Check,
+    Both,
+}
+
 #[derive(OpenApi)]
 #[openapi(
     info(
@@ -176,6 +221,11 @@ Errors are RFC 9457 problem documents."
         super::route::route_table,
         super::quorum::quorum,
         super::seal::seal,
+        super::ladder::plan,
+        super::ladder::report,
+        super::ladder::freeze,
+        super::ladder::review,
+        super::ladder::calibrate,
         super::ops::healthz,
         super::ops::readyz,
         super::ops::metrics,
@@ -191,11 +241,16 @@ Errors are RFC 9457 problem documents."
         crate::core::quorum::SealAnswer, crate::core::quorum::Outcome, crate::core::quorum::Reason,
         crate::core::quorum::Vote, crate::core::quorum::RunState, crate::core::quorum::Strength,
         SealRequestDoc, SealFileDoc, super::seal::SealAnswer, super::seal::Excluded, super::seal::DriftAnswer,
+        PlanRequestDoc, FreezeRequestDoc, CalibrationRowDoc, FixChangedDoc,
+        crate::core::ladder::Plan, crate::core::ladder::Report, crate::core::ladder::TierReport,
+        crate::core::ladder::LedgerRow, crate::core::ladder::TierVerdict, crate::core::ladder::FreezeAnswer,
+        crate::core::ladder::Review, crate::core::ladder::CalibrationClass,
     )),
     tags(
         (name = "router", description = "The precedence router"),
         (name = "quorum", description = "The strong-property quorum on sealed fixtures"),
         (name = "seal", description = "The fixture seal, byte-identical to the coreutils pipeline"),
+        (name = "ladder", description = "The gate ladder: plan, yield report, freeze eligibility, review, calibration"),
         (name = "operations", description = "Health, readiness, metrics, this document"),
     )
 )]

@@ -17,7 +17,7 @@ use crate::core::answer::RouteOutcome;
 use crate::core::quorum::{QuorumDecision, QuorumRequest, Vote};
 
 /// The target of decision-log events; filter on it with `RUST_LOG=patchgate::decision=info`.
-pub const DECISION_TARGET: &str = "patchgate::decision";
+pub const DECISION_TARGET: &str = crate::core::DECISION_TARGET;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {

@@ -1,0 +1,703 @@
+//! `patchgate ladder plan|run|report`, `patchgate freeze`, `patchgate review`,
+//! `patchgate calibrate`: the ladder where the code is. The service stays stateless; the CLI
+//! runs the tiers as real subprocesses and appends the ledger.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus};
+use std::time::{Duration, Instant};
+
+use clap::{Args, Subcommand};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+
+use super::{RemoteArgs, client_runtime, output, read_input, remote};
+use crate::client::Client;
+use crate::core::ladder::{
+    self, CalibrationClass, FreezeAnswer, Plan, Report, Review, ScopeMarkers, TierVerdict,
+};
+use crate::core::path::RepoPath;
+use crate::core::problem::Problem;
+use crate::exit::Exit;
+
+#[derive(Debug, Subcommand)]
+pub enum LadderCommand {
+    /// Plan the tiers for a diff (exit 0).
+    Plan(PlanArgs),
+    /// Run the planned tiers, append one ledger row per tier reached (exit 0 all pass, 1 caught, 2 error).
+    Run(RunArgs),
+    /// The yield report of a ledger (a table, or --json).
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// A file of changed paths, one per line (`-` for stdin). Or give --base/--head.
+    #[arg(long, conflicts_with = "base")]
+    pub changed_files: Option<PathBuf>,
+    #[arg(long, requires = "head")]
+    pub base: Option<String>,
+    #[arg(long)]
+    pub head: Option<String>,
+    /// The ladder config (TOML); the article's tiers when absent.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[arg(long)]
+    pub base: String,
+    #[arg(long)]
+    pub head: String,
+    /// The JSONL ledger to append to.
+    #[arg(long)]
+    pub ledger: PathBuf,
+    /// The ladder config (TOML); the article's tiers when absent.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The JSONL ledger (`-` for stdin).
+    pub ledger: PathBuf,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct FreezeArgs {
+    /// The test's outcomes, oldest first: a JSON array of booleans, or one `true`/`false` a line.
+    #[arg(long)]
+    pub outcomes: PathBuf,
+    /// The test caught a deliberately seeded bug.
+    #[arg(long)]
+    pub caught_seeded_bug: bool,
+    #[arg(long)]
+    pub min_runs: Option<u64>,
+    #[arg(long)]
+    pub min_flip_rate: Option<f64>,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RowsArgs {
+    /// The JSONL file (`-` for stdin).
+    pub file: PathBuf,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Config
+
+/// `ladder.toml`. Every key optional; the defaults are the article's.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub scope: ScopeMarkers,
+    #[serde(default = "default_tiers", rename = "tier")]
+    pub tiers: Vec<TierConfig>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TierConfig {
+    pub name: String,
+    /// argv: the program and its arguments (no shell).
+    pub command: Vec<String>,
+    pub timeout_s: f64,
+    /// Skipped when the diff hits the scope (the properties' oracle may have moved).
+    #[serde(default)]
+    pub skip_on_scope_hit: bool,
+}
+
+fn default_tiers() -> Vec<TierConfig> {
+    vec![
+        TierConfig {
+            name: ladder::T1.into(),
+            command: ["pytest", "-q", "tests/properties", "-x"]
+                .map(String::from)
+                .to_vec(),
+            timeout_s: 120.0,
+            skip_on_scope_hit: true,
+        },
+        TierConfig {
+            name: ladder::T2.into(),
+            command: ["pytest", "-q", "-p", "no:randomly"]
+                .map(String::from)
+                .to_vec(),
+            timeout_s: 900.0,
+            skip_on_scope_hit: false,
+        },
+    ]
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            scope: ScopeMarkers::default(),
+            tiers: default_tiers(),
+        }
+    }
+}
+
+fn load_config(path: Option<&Path>) -> Result<Config, (Exit, String)> {
+    let Some(path) = path else {
+        return Ok(Config::default());
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        (
+            Exit::DataErr,
+            format!("cannot read {}: {e}", path.display()),
+        )
+    })?;
+    let config: Config = toml::from_str(&text).map_err(|e| {
+        (
+            Exit::DataErr,
+            format!("{} is not a valid ladder config: {e}", path.display()),
+        )
+    })?;
+    for t in &config.tiers {
+        if t.command.is_empty() || !(t.timeout_s.is_finite() && t.timeout_s > 0.0) {
+            return Err((
+                Exit::DataErr,
+                format!("tier {:?} needs a command and a positive timeout_s", t.name),
+            ));
+        }
+    }
+    Ok(config)
+}
+
+fn git(args: &[&str]) -> Result<Vec<u8>, String> {
+    let out = Command::new("git")
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "git {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(out.stdout)
+}
+
+fn git_changed(base: &str, head: &str) -> Result<Vec<String>, String> {
+    let out = git(&["diff", "-z", "--name-only", &format!("{base}...{head}")])?;
+    Ok(out
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect())
+}
+
+fn to_paths(raw: &[String]) -> Result<Vec<RepoPath>, String> {
+    raw.iter()
+        .map(|p| RepoPath::parse(p).map_err(|e| format!("changed path {p:?} {e}")))
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Remote helper
+
+/// POSTs to a report endpoint and reads the 200 answer; anything else is reported.
+fn ask<T: DeserializeOwned>(
+    remote_args: &RemoteArgs,
+    server: &str,
+    path: &str,
+    content_type: &str,
+    body: Vec<u8>,
+) -> Result<T, Exit> {
+    let client =
+        Client::new(server, remote_args.token.clone(), remote_args.timeout).map_err(|e| {
+            output::error(&output::chain(&e));
+            Exit::Usage
+        })?;
+    let rt = client_runtime()?;
+    let reply = rt
+        .block_on(client.post(path, content_type, "application/json", body))
+        .map_err(|e| {
+            output::error(&output::chain(&e));
+            Exit::Unavailable
+        })?;
+    if reply.status != 200 {
+        return Err(remote::failure(&reply));
+    }
+    serde_json::from_slice(&reply.body).map_err(|e| {
+        output::error(&format!(
+            "the server answered 200 with a body that is not the expected answer: {e}"
+        ));
+        Exit::Unavailable
+    })
+}
+
+fn print_json<T: serde::Serialize>(v: &T) {
+    output::stdout(&format!(
+        "{}\n",
+        serde_json::to_string_pretty(v).unwrap_or_default()
+    ));
+}
+
+fn refuse(problem: &Problem) -> Exit {
+    output::error(&problem.detail);
+    remote::print_field_errors(problem);
+    Exit::DataErr
+}
+
+// ---------------------------------------------------------------------------------------------
+// plan
+
+pub fn run_ladder(cmd: LadderCommand) -> Exit {
+    match cmd {
+        LadderCommand::Plan(a) => plan(a),
+        LadderCommand::Run(a) => run(a),
+        LadderCommand::Report(a) => report(a),
+    }
+}
+
+fn plan(args: PlanArgs) -> Exit {
+    let raw = match (&args.changed_files, &args.base, &args.head) {
+        (Some(f), _, _) => match read_input(f) {
+            Ok(b) => String::from_utf8_lossy(&b)
+                .lines()
+                .map(str::trim_end)
+                .filter(|l| !l.is_empty())
+                .map(str::to_owned)
+                .collect(),
+            Err(e) => {
+                output::error(&format!("cannot read {}: {e}", f.display()));
+                return Exit::DataErr;
+            }
+        },
+        (None, Some(base), Some(head)) => match git_changed(base, head) {
+            Ok(f) => f,
+            Err(e) => {
+                output::error(&e);
+                return Exit::DataErr;
+            }
+        },
+        _ => {
+            output::error("give the changed files: --changed-files FILE, or --base REF --head REF");
+            return Exit::Usage;
+        }
+    };
+    let plan: Plan = if let Some(server) = &args.remote.server {
+        if args.config.is_some() {
+            output::error(
+                "--config applies to a local plan; a server plans with the article's tiers",
+            );
+            return Exit::Usage;
+        }
+        match ask(
+            &args.remote,
+            server,
+            "/ladder/plan",
+            "application/json",
+            json!({"changed_files": raw}).to_string().into_bytes(),
+        ) {
+            Ok(p) => p,
+            Err(exit) => return exit,
+        }
+    } else {
+        let config = match load_config(args.config.as_deref()) {
+            Ok(c) => c,
+            Err((exit, msg)) => {
+                output::error(&msg);
+                return exit;
+            }
+        };
+        let files = match to_paths(&raw) {
+            Ok(f) => f,
+            Err(e) => {
+                output::error(&e);
+                return Exit::DataErr;
+            }
+        };
+        let tiers: Vec<(String, bool)> = config
+            .tiers
+            .iter()
+            .map(|t| (t.name.clone(), t.skip_on_scope_hit))
+            .collect();
+        ladder::plan(&files, &config.scope, &tiers)
+    };
+    if args.json {
+        print_json(&plan);
+    } else {
+        let mut text = format!("plan: {}\n", plan.plan.join(" -> "));
+        for hit in &plan.scope_hits {
+            text.push_str(&format!("scope hit: {hit}\n"));
+        }
+        output::stdout(&text);
+    }
+    Exit::Go
+}
+
+// ---------------------------------------------------------------------------------------------
+// run
+
+/// Runs `argv` in its own process group; on timeout the whole group is killed, so no test
+/// runner it spawned outlives it. Returns the exit status (None on timeout) and the seconds.
+pub fn run_tier(argv: &[String], timeout: Duration) -> std::io::Result<(Option<ExitStatus>, f64)> {
+    use std::os::unix::process::CommandExt;
+    let (program, args) = argv
+        .split_first()
+        .ok_or_else(|| std::io::Error::other("empty command"))?;
+    let started = Instant::now();
+    let mut child = Command::new(program).args(args).process_group(0).spawn()?;
+    let pgid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+    let deadline = started + timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break Some(status);
+        }
+        if Instant::now() >= deadline {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Whatever the leader did, nothing of its group outlives the tier.
+    let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
+    if status.is_none() {
+        let _ = child.wait();
+    }
+    Ok((status, started.elapsed().as_secs_f64()))
+}
+
+fn run(args: RunArgs) -> Exit {
+    let config = match load_config(args.config.as_deref()) {
+        Ok(c) => c,
+        Err((exit, msg)) => {
+            output::error(&msg);
+            return exit;
+        }
+    };
+    let raw = match git_changed(&args.base, &args.head) {
+        Ok(f) => f,
+        Err(e) => {
+            output::error(&e);
+            return Exit::DataErr;
+        }
+    };
+    let files = match to_paths(&raw) {
+        Ok(f) => f,
+        Err(e) => {
+            output::error(&e);
+            return Exit::DataErr;
+        }
+    };
+    let patch = git(&[
+        "rev-parse",
+        "--verify",
+        &format!("{}^{{commit}}", args.head),
+    ])
+    .map(|o| String::from_utf8_lossy(&o).trim().to_owned())
+    .unwrap_or_else(|_| args.head.clone());
+    let tiers: Vec<(String, bool)> = config
+        .tiers
+        .iter()
+        .map(|t| (t.name.clone(), t.skip_on_scope_hit))
+        .collect();
+    let plan = ladder::plan(&files, &config.scope, &tiers);
+    output::error(&format!("ladder plan: {}", plan.plan.join(" -> ")));
+    let mut ledger = match std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&args.ledger)
+    {
+        Ok(f) => f,
+        Err(e) => {
+            output::error(&format!(
+                "cannot open the ledger {}: {e}",
+                args.ledger.display()
+            ));
+            return Exit::DataErr;
+        }
+    };
+    for name in &plan.plan {
+        let Some(tier) = config.tiers.iter().find(|t| &t.name == name) else {
+            continue;
+        };
+        output::error(&format!("{name}: running {}", tier.command.join(" ")));
+        let (status, seconds) =
+            match run_tier(&tier.command, Duration::from_secs_f64(tier.timeout_s)) {
+                Ok(r) => r,
+                Err(e) => {
+                    // The command could not start: the harness is broken.
+                    output::error(&format!(
+                        "{name}: cannot start {:?}: {e}",
+                        tier.command.first()
+                    ));
+                    (None, 0.0)
+                }
+            };
+        let timed_out = status.is_none() && seconds >= tier.timeout_s;
+        let code = status.and_then(|s| s.code());
+        let verdict = TierVerdict::of_exit(code, timed_out);
+        let row = json!({
+            "patch": patch, "tier": name, "verdict": verdict.as_str(), "seconds": seconds,
+            "files": files.iter().map(RepoPath::as_str).collect::<Vec<_>>(), "exit_code": code,
+        });
+        if let Err(e) = writeln!(ledger, "{row}").and_then(|()| ledger.flush()) {
+            output::error(&format!("cannot append to the ledger: {e}"));
+            return Exit::Software;
+        }
+        let how = if timed_out {
+            format!("timed out after {:.0} s", tier.timeout_s)
+        } else {
+            format!("exit {code:?}")
+        };
+        output::error(&format!(
+            "{name}: {} ({how}, {seconds:.1} s)",
+            verdict.as_str()
+        ));
+        match verdict {
+            TierVerdict::Pass => {}
+            TierVerdict::Caught => return Exit::PatchWrong,
+            TierVerdict::Error => return Exit::HumanMustLook,
+        }
+    }
+    Exit::Go
+}
+
+// ---------------------------------------------------------------------------------------------
+// report
+
+fn report(args: ReportArgs) -> Exit {
+    let body = match read_input(&args.ledger) {
+        Ok(b) => b,
+        Err(e) => {
+            output::error(&format!("cannot read {}: {e}", args.ledger.display()));
+            return Exit::DataErr;
+        }
+    };
+    let report: Report = match &args.remote.server {
+        Some(server) => match ask(
+            &args.remote,
+            server,
+            "/ladder/report",
+            "application/x-ndjson",
+            body,
+        ) {
+            Ok(r) => r,
+            Err(exit) => return exit,
+        },
+        None => match ladder::parse_ledger(&body, true) {
+            Ok(rows) => ladder::report(&rows),
+            Err(errors) => return refuse(&Problem::invalid(errors)),
+        },
+    };
+    if args.json {
+        print_json(&report);
+        return Exit::Go;
+    }
+    let mut text = format!(
+        "{:<16} {:>6} {:>6} {:>6} {:>6} {:>10} {:>10} {:>12}\n",
+        "tier", "runs", "passes", "caught", "errors", "median_s", "total_s", "yield_per_s"
+    );
+    for t in &report.tiers {
+        text.push_str(&format!(
+            "{:<16} {:>6} {:>6} {:>6} {:>6} {:>10.3} {:>10.3} {:>12}\n",
+            t.tier,
+            t.runs,
+            t.passes,
+            t.caught,
+            t.errors,
+            t.median_s,
+            t.total_s,
+            t.yield_per_s.map_or("-".to_owned(), |y| format!("{y:.4}"))
+        ));
+    }
+    for n in &report.notes {
+        text.push_str(&format!("\n- {n}"));
+    }
+    text.push('\n');
+    output::stdout(&text);
+    Exit::Go
+}
+
+// ---------------------------------------------------------------------------------------------
+// freeze, review, calibrate
+
+fn read_outcomes(path: &Path) -> Result<Vec<bool>, String> {
+    let bytes = read_input(&path.to_path_buf())
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = String::from_utf8_lossy(&bytes);
+    if text.trim_start().starts_with('[') {
+        return serde_json::from_str::<Vec<bool>>(&text)
+            .map_err(|e| format!("{}: expected a JSON array of booleans: {e}", path.display()));
+    }
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| match l.trim() {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            other => Err(format!(
+                "{} line {}: {other:?} is not `true` or `false`",
+                path.display(),
+                i + 1
+            )),
+        })
+        .collect()
+}
+
+pub fn freeze(args: FreezeArgs) -> Exit {
+    let outcomes = match read_outcomes(&args.outcomes) {
+        Ok(o) => o,
+        Err(e) => {
+            output::error(&e);
+            return Exit::DataErr;
+        }
+    };
+    let mut doc = json!({"outcomes": outcomes, "caught_seeded_bug": args.caught_seeded_bug});
+    if let Some(n) = args.min_runs {
+        doc["min_runs"] = json!(n);
+    }
+    if let Some(r) = args.min_flip_rate {
+        doc["min_flip_rate"] = json!(r);
+    }
+    let answer: FreezeAnswer = match &args.remote.server {
+        Some(server) => match ask(
+            &args.remote,
+            server,
+            "/freeze/eligibility",
+            "application/json",
+            doc.to_string().into_bytes(),
+        ) {
+            Ok(a) => a,
+            Err(exit) => return exit,
+        },
+        None => match ladder::parse_freeze(&doc) {
+            Ok(r) => ladder::freeze_eligibility(&r),
+            Err(errors) => return refuse(&Problem::invalid(errors)),
+        },
+    };
+    if args.json {
+        print_json(&answer);
+    } else {
+        output::stdout(&format!(
+            "{} {}\n",
+            if answer.eligible {
+                "eligible"
+            } else {
+                "not-eligible"
+            },
+            answer.reason
+        ));
+    }
+    if answer.eligible {
+        Exit::Go
+    } else {
+        Exit::PatchWrong
+    }
+}
+
+pub fn review(args: RowsArgs) -> Exit {
+    let body = match read_input(&args.file) {
+        Ok(b) => b,
+        Err(e) => {
+            output::error(&format!("cannot read {}: {e}", args.file.display()));
+            return Exit::DataErr;
+        }
+    };
+    let review: Review = match &args.remote.server {
+        Some(server) => match ask(
+            &args.remote,
+            server,
+            "/review",
+            "application/x-ndjson",
+            body,
+        ) {
+            Ok(r) => r,
+            Err(exit) => return exit,
+        },
+        None => match ladder::review(&body) {
+            Ok(r) => r,
+            Err(errors) => return refuse(&Problem::invalid(errors)),
+        },
+    };
+    if args.json {
+        print_json(&review);
+    } else {
+        let pct = |v: Option<f64>| v.map_or("-".to_owned(), |x| format!("{:.1}%", x * 100.0));
+        let mut text = format!(
+            "decisions: {}\nescalation rate: {}\nescalated on inadmissible-evidence: {}\n",
+            review.decisions,
+            pct(review.escalation_rate),
+            pct(review.inadmissible_share)
+        );
+        for (k, v) in &review.by_disposition {
+            text.push_str(&format!("  {k:<10} {v}\n"));
+        }
+        for (k, v) in &review.by_attribution {
+            text.push_str(&format!("  {k:<38} {v}\n"));
+        }
+        if let Some(w) = &review.warning {
+            text.push_str(&format!("warning: {w}\n"));
+        }
+        output::stdout(&text);
+    }
+    Exit::Go
+}
+
+pub fn calibrate(args: RowsArgs) -> Exit {
+    let body = match read_input(&args.file) {
+        Ok(b) => b,
+        Err(e) => {
+            output::error(&format!("cannot read {}: {e}", args.file.display()));
+            return Exit::DataErr;
+        }
+    };
+    let classes: Vec<CalibrationClass> = match &args.remote.server {
+        Some(server) => match ask(
+            &args.remote,
+            server,
+            "/calibrate",
+            "application/x-ndjson",
+            body,
+        ) {
+            Ok(r) => r,
+            Err(exit) => return exit,
+        },
+        None => match ladder::parse_rows(&body, true, ladder::parse_calibration_row) {
+            Ok(rows) => ladder::calibrate(&rows),
+            Err(errors) => return refuse(&Problem::invalid(errors)),
+        },
+    };
+    if args.json {
+        print_json(&classes);
+    } else {
+        let mut text = format!(
+            "{:<38} {:>6} {:>11} {:>7} {:>7}\n",
+            "attribution", "count", "production", "check", "both"
+        );
+        for c in &classes {
+            text.push_str(&format!(
+                "{:<38} {:>6} {:>10.1}% {:>6.1}% {:>6.1}%\n",
+                c.attribution,
+                c.count,
+                c.production * 100.0,
+                c.check * 100.0,
+                c.both * 100.0
+            ));
+        }
+        output::stdout(&text);
+    }
+    Exit::Go
+}

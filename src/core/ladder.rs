@@ -1,0 +1,704 @@
+//! The gate ladder (the second article) and the review of the router (the first article's
+//! steps 4-6): scope routing before expensive suites, exit codes read honestly (only 1 is a
+//! catch), yield per second, the evidence rule for freezing a flaky test, and the reviews of
+//! the decision log and of attributions. Pure: the CLI runs the tiers; this only judges.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use super::fields::{self, Errors, kind_of, object};
+use super::path::RepoPath;
+use super::problem::FieldError;
+use super::route::Attribution;
+
+/// The name of the article's scope tier.
+pub const SCOPE_TIER: &str = "t0-scope";
+pub const T1: &str = "t1-properties";
+pub const T2: &str = "t2-fixtures";
+
+/// What makes a path test-adjacent: whole segments, never substrings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScopeMarkers {
+    /// A directory segment with one of these names (`tests/`, `pkg/fixtures/`).
+    pub dirs: Vec<String>,
+    /// A basename equal to one of these (`conftest.py`).
+    pub files: Vec<String>,
+    /// A basename starting with one of these (`test_a.py`).
+    pub prefixes: Vec<String>,
+}
+
+impl Default for ScopeMarkers {
+    fn default() -> Self {
+        Self {
+            dirs: vec!["tests".into(), "fixtures".into()],
+            files: vec!["conftest.py".into(), "pytest.ini".into(), "tox.ini".into()],
+            prefixes: vec!["test_".into()],
+        }
+    }
+}
+
+impl ScopeMarkers {
+    /// Whether `path` is test-adjacent.
+    pub fn is_test_adjacent(&self, path: &RepoPath) -> bool {
+        let segments: Vec<&str> = path.segments().collect();
+        let Some((base, dirs)) = segments.split_last() else {
+            return false;
+        };
+        dirs.iter().any(|d| self.dirs.iter().any(|m| m == d))
+            || self.files.iter().any(|f| f == base)
+            || self.prefixes.iter().any(|p| base.starts_with(p.as_str()))
+    }
+}
+
+/// The plan for a diff: the tiers to run, in order, and the paths that hit the scope.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Plan {
+    pub plan: Vec<String>,
+    pub scope_hits: Vec<String>,
+}
+
+/// A scope hit sends the patch straight to the fixture tier: the properties' oracle may have
+/// moved with the code. The scope tier routes; it never catches.
+pub fn plan(files: &[RepoPath], markers: &ScopeMarkers, tiers: &[(String, bool)]) -> Plan {
+    let scope_hits: Vec<String> = files
+        .iter()
+        .filter(|f| markers.is_test_adjacent(f))
+        .map(|f| f.as_str().to_owned())
+        .collect();
+    let hit = !scope_hits.is_empty();
+    let plan = tiers
+        .iter()
+        .filter(|(_, skip_on_hit)| !(hit && *skip_on_hit))
+        .map(|(n, _)| n.clone())
+        .collect();
+    Plan { plan, scope_hits }
+}
+
+/// The article's tiers: (name, skipped on a scope hit).
+pub fn default_tiers() -> Vec<(String, bool)> {
+    vec![(T1.to_owned(), true), (T2.to_owned(), false)]
+}
+
+/// What one tier run says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TierVerdict {
+    Pass,
+    /// Exit code exactly 1: the tier caught the patch.
+    Caught,
+    /// Any other exit, a signal, or a timeout: the harness is broken, not the patch.
+    Error,
+}
+
+impl TierVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TierVerdict::Pass => "pass",
+            TierVerdict::Caught => "caught",
+            TierVerdict::Error => "error",
+        }
+    }
+
+    /// Only exit code 1 is a catch; pytest's 2, 3, 4 and 5 are not.
+    pub fn of_exit(code: Option<i32>, timed_out: bool) -> Self {
+        match (timed_out, code) {
+            (false, Some(0)) => TierVerdict::Pass,
+            (false, Some(1)) => TierVerdict::Caught,
+            _ => TierVerdict::Error,
+        }
+    }
+}
+
+/// One ledger row: a tier a patch reached.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct LedgerRow {
+    pub patch: String,
+    pub tier: String,
+    pub verdict: TierVerdict,
+    pub seconds: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<Vec<String>>,
+    /// The tier command's exit code (null when it timed out or died of a signal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+}
+
+const ROW_FIELDS: [&str; 6] = ["patch", "tier", "verdict", "seconds", "files", "exit_code"];
+
+/// Validates one ledger row at `at`.
+pub fn parse_row(v: &Value, at: &str, e: &mut Errors) -> Option<LedgerRow> {
+    let row = object(v, at, "a ledger row", &ROW_FIELDS, e)?;
+    let patch = row.req_string("patch", 256, e);
+    let tier = row.req_string("tier", 256, e);
+    let verdict = row
+        .req_word("verdict", &["pass", "caught", "error"], e)
+        .map(|w| match w {
+            "pass" => TierVerdict::Pass,
+            "caught" => TierVerdict::Caught,
+            _ => TierVerdict::Error,
+        });
+    let seconds = match row.required("seconds", e) {
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(s) if s.is_finite() && s >= 0.0 => Some(s),
+            _ => {
+                e.push(
+                    row.pointer("seconds"),
+                    "`seconds` must be a non-negative number",
+                );
+                None
+            }
+        },
+        Some(other) => {
+            e.push(
+                row.pointer("seconds"),
+                format!("`seconds` must be a number, not {}", kind_of(other)),
+            );
+            None
+        }
+        None => None,
+    };
+    let files = row
+        .get("files")
+        .and_then(|f| fields::paths(f, &row.pointer("files"), false, e));
+    let exit_code = match row.get("exit_code") {
+        None | Some(Value::Null) => None,
+        Some(v) => match v.as_i64().and_then(|n| i32::try_from(n).ok()) {
+            Some(n) => Some(n),
+            None => {
+                e.push(
+                    row.pointer("exit_code"),
+                    "`exit_code` must be an integer or null",
+                );
+                None
+            }
+        },
+    };
+    Some(LedgerRow {
+        patch: patch?,
+        tier: tier?,
+        verdict: verdict?,
+        seconds: seconds?,
+        files: files.map(|f| f.into_iter().map(|p| p.as_str().to_owned()).collect()),
+        exit_code,
+    })
+}
+
+/// Parses a ledger body: a JSON array, or NDJSON (one row a line; blank lines skipped). A
+/// malformed line is named by its number.
+pub fn parse_ledger(body: &[u8], ndjson: bool) -> Result<Vec<LedgerRow>, Vec<FieldError>> {
+    parse_rows(body, ndjson, parse_row)
+}
+
+/// Parses JSON-array or NDJSON rows with `row`, naming NDJSON lines by number.
+pub fn parse_rows<T>(
+    body: &[u8],
+    ndjson: bool,
+    row: impl Fn(&Value, &str, &mut Errors) -> Option<T>,
+) -> Result<Vec<T>, Vec<FieldError>> {
+    let mut e = Errors::default();
+    let mut out = Vec::new();
+    if ndjson {
+        for (i, line) in body.split(|b| *b == b'\n').enumerate() {
+            let n = i + 1;
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let at = format!("/{}", n);
+            match serde_json::from_slice::<Value>(line) {
+                Ok(v) => {
+                    let before = e.0.len();
+                    if let Some(r) = row(&v, &at, &mut e) {
+                        out.push(r);
+                    }
+                    for err in e.0.iter_mut().skip(before) {
+                        err.detail = format!("line {n}: {}", err.detail);
+                    }
+                }
+                Err(err) => e.push(at, format!("line {n} is not valid JSON: {err}")),
+            }
+        }
+    } else {
+        let value: Value = match serde_json::from_slice(body) {
+            Ok(v) => v,
+            Err(err) => return Err(vec![FieldError::new("", format!("not valid JSON: {err}"))]),
+        };
+        out = fields::array(&value, "", "the ledger", &mut e, |v, at, e| row(v, &at, e))
+            .unwrap_or_default();
+    }
+    if e.is_empty() { Ok(out) } else { Err(e.0) }
+}
+
+/// Python's `statistics.median`: the middle value, or the mean of the two middle values.
+pub fn median(values: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => v.get(n / 2).copied(),
+        _ => Some((v.get(n / 2 - 1)? + v.get(n / 2)?) / 2.0),
+    }
+}
+
+/// One tier's line of the report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct TierReport {
+    pub tier: String,
+    pub runs: u64,
+    pub passes: u64,
+    pub caught: u64,
+    pub errors: u64,
+    pub median_s: f64,
+    pub total_s: f64,
+    /// `caught / total_s`; null when no time was recorded, and always for a scope tier.
+    pub yield_per_s: Option<f64>,
+}
+
+/// The yield report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Report {
+    /// One line per tier, in tier-name order.
+    pub tiers: Vec<TierReport>,
+    /// Plain-language reading of the figures.
+    pub notes: Vec<String>,
+}
+
+/// A scope tier routes and never catches: `t0-scope`, or any name ending in `-scope`.
+pub fn is_scope_tier(name: &str) -> bool {
+    name == SCOPE_TIER || name.ends_with("-scope")
+}
+
+pub fn report(rows: &[LedgerRow]) -> Report {
+    let mut by_tier: BTreeMap<&str, Vec<&LedgerRow>> = BTreeMap::new();
+    for r in rows {
+        by_tier.entry(r.tier.as_str()).or_default().push(r);
+    }
+    let mut notes = Vec::new();
+    let tiers: Vec<TierReport> = by_tier
+        .into_iter()
+        .map(|(tier, rows)| {
+            let count = |v: TierVerdict| rows.iter().filter(|r| r.verdict == v).count() as u64;
+            let seconds: Vec<f64> = rows.iter().map(|r| r.seconds).collect();
+            let total_s: f64 = seconds.iter().sum();
+            let caught = count(TierVerdict::Caught);
+            let yield_per_s = if is_scope_tier(tier) || total_s <= 0.0 {
+                None
+            } else {
+                Some(caught as f64 / total_s)
+            };
+            TierReport {
+                tier: tier.to_owned(),
+                runs: rows.len() as u64,
+                passes: count(TierVerdict::Pass),
+                caught,
+                errors: count(TierVerdict::Error),
+                median_s: median(&seconds).unwrap_or(0.0),
+                total_s,
+                yield_per_s,
+            }
+        })
+        .collect();
+
+    for t in &tiers {
+        if is_scope_tier(&t.tier) {
+            notes.push(format!(
+                "{}: a scope tier routes; it never catches, so it has no yield.",
+                t.tier
+            ));
+            continue;
+        }
+        if t.errors > 0 {
+            notes.push(format!(
+                "{}: {} of {} runs errored. A tier that errors means a broken harness, not a wrong patch: fix the harness before reading its yield.",
+                t.tier, t.errors, t.runs
+            ));
+        }
+        if t.total_s <= 0.0 {
+            notes.push(format!("{}: no time recorded, so no yield.", t.tier));
+        } else if t.caught == 0 {
+            notes.push(format!(
+                "{}: caught nothing in {} runs ({:.1} s): it is buying a contract check, not bug detection.",
+                t.tier, t.runs, t.total_s
+            ));
+        }
+    }
+    let yielding: Vec<&TierReport> = tiers
+        .iter()
+        .filter(|t| t.yield_per_s.is_some_and(|y| y > 0.0))
+        .collect();
+    if let [first, .., last] = yielding.as_slice() {
+        if let (Some(a), Some(b)) = (first.yield_per_s, last.yield_per_s) {
+            notes.push(format!(
+                "The readable signal is the ratio between tiers: {} catches {:.3}/s, {} {:.3}/s ({:.1}x).",
+                first.tier,
+                a,
+                last.tier,
+                b,
+                a / b
+            ));
+        }
+    } else if tiers.iter().filter(|t| !is_scope_tier(&t.tier)).count() > 1 {
+        notes.push("The readable signal is the ratio between tiers; fewer than two tiers caught anything, so there is no ratio yet.".into());
+    }
+    if rows.is_empty() {
+        notes.push("The ledger is empty: nothing to report yet.".into());
+    }
+    Report { tiers, notes }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Freeze eligibility
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FreezeRequest {
+    /// Pass/fail history of the test, oldest first.
+    pub outcomes: Vec<bool>,
+    pub caught_seeded_bug: bool,
+    pub min_runs: u64,
+    pub min_flip_rate: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct FreezeAnswer {
+    pub eligible: bool,
+    pub reason: String,
+    /// Flips between consecutive outcomes / (runs - 1); null with fewer than two runs.
+    pub flip_rate: Option<f64>,
+    pub runs: u64,
+    pub flips: u64,
+    /// 0 eligible; 1 not eligible.
+    pub exit_code: u8,
+}
+
+/// The evidence rule: enough history, actually flaky, and sensitive (it caught a seeded bug).
+pub fn freeze_eligibility(r: &FreezeRequest) -> FreezeAnswer {
+    let runs = r.outcomes.len() as u64;
+    let flips = r
+        .outcomes
+        .windows(2)
+        .filter(|w| w.first() != w.get(1))
+        .count() as u64;
+    let flip_rate = if runs >= 2 {
+        Some(flips as f64 / (runs - 1) as f64)
+    } else {
+        None
+    };
+    let (eligible, reason) = if runs < r.min_runs {
+        (false, "insufficient history; keep observing".to_owned())
+    } else {
+        let rate = flip_rate.unwrap_or(0.0);
+        if rate < r.min_flip_rate {
+            (false, format!("not actually flaky ({rate:.3})"))
+        } else if !r.caught_seeded_bug {
+            (
+                false,
+                "no sensitivity evidence; rewrite or delete".to_owned(),
+            )
+        } else {
+            (true, format!("freeze with expiry, flip_rate={rate:.3}"))
+        }
+    };
+    FreezeAnswer {
+        eligible,
+        reason,
+        flip_rate,
+        runs,
+        flips,
+        exit_code: u8::from(!eligible),
+    }
+}
+
+pub fn parse_freeze(v: &Value) -> Result<FreezeRequest, Vec<FieldError>> {
+    let mut e = Errors::default();
+    let Some(doc) = object(
+        v,
+        "",
+        "the freeze request",
+        &["outcomes", "caught_seeded_bug", "min_runs", "min_flip_rate"],
+        &mut e,
+    ) else {
+        return Err(e.0);
+    };
+    let outcomes = doc.required("outcomes", &mut e).and_then(|o| {
+        fields::array(o, "/outcomes", "`outcomes`", &mut e, |x, at, e| match x {
+            Value::Bool(b) => Some(*b),
+            other => {
+                e.push(
+                    at,
+                    format!(
+                        "an outcome is true (passed) or false (failed), not {}",
+                        kind_of(other)
+                    ),
+                );
+                None
+            }
+        })
+    });
+    let caught = match doc.required("caught_seeded_bug", &mut e) {
+        Some(Value::Bool(b)) => Some(*b),
+        Some(other) => {
+            e.push(
+                "/caught_seeded_bug",
+                format!(
+                    "`caught_seeded_bug` must be true or false, not {}",
+                    kind_of(other)
+                ),
+            );
+            None
+        }
+        None => None,
+    };
+    let min_runs = doc
+        .opt_uint("min_runs", 1_000_000_000, &mut e)
+        .unwrap_or(20);
+    if min_runs < 2 && doc.get("min_runs").is_some() {
+        e.push(
+            "/min_runs",
+            format!("`min_runs` is {min_runs}; a flip rate needs at least 2 runs"),
+        );
+    }
+    let min_flip_rate = match doc.get("min_flip_rate") {
+        None => Some(0.02),
+        Some(v) => match v.as_f64() {
+            Some(r) if (0.0..=1.0).contains(&r) => Some(r),
+            _ => {
+                e.push(
+                    "/min_flip_rate",
+                    "`min_flip_rate` must be a number from 0 to 1",
+                );
+                None
+            }
+        },
+    };
+    match (outcomes, caught, min_flip_rate) {
+        (Some(outcomes), Some(caught_seeded_bug), Some(min_flip_rate)) if e.is_empty() => {
+            Ok(FreezeRequest {
+                outcomes,
+                caught_seeded_bug,
+                min_runs,
+                min_flip_rate,
+            })
+        }
+        _ => Err(e.0),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reviewing the ladder: the decision log
+
+/// Escalating on inadmissible evidence this often means the freeze set is too broad.
+pub const INADMISSIBLE_WARNING_SHARE: f64 = 0.40;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Review {
+    /// Router decisions read.
+    pub decisions: u64,
+    /// Log lines that are not router decisions (other events, quorum and seal decisions).
+    pub skipped_lines: u64,
+    pub by_disposition: BTreeMap<String, u64>,
+    pub by_attribution: BTreeMap<String, u64>,
+    /// ESCALATE / decisions (null with no decisions).
+    pub escalation_rate: Option<f64>,
+    /// Decisions escalated on `inadmissible-evidence` / decisions.
+    pub inadmissible_share: Option<f64>,
+    /// Set at 40% or more: the freeze set is too broad, not the router.
+    pub warning: Option<String>,
+}
+
+/// Reviews decision-log lines (NDJSON as the service writes them). A line that is not JSON is
+/// a 422 naming its number; JSON lines that are not router decisions are counted and skipped.
+pub fn review(body: &[u8]) -> Result<Review, Vec<FieldError>> {
+    let mut errors = Vec::new();
+    let mut r = Review {
+        decisions: 0,
+        skipped_lines: 0,
+        by_disposition: BTreeMap::new(),
+        by_attribution: BTreeMap::new(),
+        escalation_rate: None,
+        inadmissible_share: None,
+        warning: None,
+    };
+    let mut inadmissible = 0u64;
+    for (i, line) in body.split(|b| *b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let v: Value = match serde_json::from_slice(line) {
+            Ok(v) => v,
+            Err(e) => {
+                errors.push(FieldError::new(
+                    format!("/{}", i + 1),
+                    format!("line {} is not valid JSON: {e}", i + 1),
+                ));
+                continue;
+            }
+        };
+        let is_route = v.get("target").and_then(Value::as_str)
+            == Some(crate::core::DECISION_TARGET)
+            && matches!(
+                v.get("endpoint").and_then(Value::as_str),
+                Some("route" | "route/batch")
+            );
+        let (Some(d), Some(a)) = (
+            v.get("disposition").and_then(Value::as_str),
+            v.get("attribution").and_then(Value::as_str),
+        ) else {
+            r.skipped_lines += 1;
+            continue;
+        };
+        if !is_route {
+            r.skipped_lines += 1;
+            continue;
+        }
+        r.decisions += 1;
+        *r.by_disposition.entry(d.to_owned()).or_default() += 1;
+        *r.by_attribution.entry(a.to_owned()).or_default() += 1;
+        if d == "ESCALATE" && a == Attribution::InadmissibleEvidence.as_str() {
+            inadmissible += 1;
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    if r.decisions > 0 {
+        let n = r.decisions as f64;
+        let escalated = r.by_disposition.get("ESCALATE").copied().unwrap_or(0) as f64;
+        r.escalation_rate = Some(escalated / n);
+        let share = inadmissible as f64 / n;
+        r.inadmissible_share = Some(share);
+        if share >= INADMISSIBLE_WARNING_SHARE {
+            r.warning = Some(format!(
+                "{:.1}% of patches escalated on inadmissible-evidence: the freeze set is too broad, not the router",
+                share * 100.0
+            ));
+        }
+    }
+    Ok(r)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Calibrating attributions
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FixChanged {
+    Production,
+    Check,
+    Both,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CalibrationRow {
+    pub attribution: String,
+    pub fix_files: Vec<RepoPath>,
+    pub fix_changed: FixChanged,
+}
+
+/// Per attribution class: how many, and where the eventual fixes landed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct CalibrationClass {
+    pub attribution: String,
+    pub count: u64,
+    /// Share of fixes that changed production code only.
+    pub production: f64,
+    /// Share of fixes that changed the check only.
+    pub check: f64,
+    /// Share of fixes that changed both.
+    pub both: f64,
+}
+
+const ATTRIBUTIONS: [&str; 7] = [
+    "evidence-gap",
+    "behavior-and-invariant",
+    "concrete-behavior",
+    "invariant-or-over-specified-property",
+    "frozen-test-failure",
+    "inadmissible-evidence",
+    "all-gates-held",
+];
+
+pub fn parse_calibration_row(v: &Value, at: &str, e: &mut Errors) -> Option<CalibrationRow> {
+    let row = object(
+        v,
+        at,
+        "a calibration row",
+        &["attribution", "fix_files", "fix_changed"],
+        e,
+    )?;
+    let attribution = row.req_word("attribution", &ATTRIBUTIONS, e);
+    let fix_files = row
+        .required("fix_files", e)
+        .and_then(|f| fields::paths(f, &row.pointer("fix_files"), false, e));
+    let fix_changed = row
+        .req_word("fix_changed", &["production", "check", "both"], e)
+        .map(|w| match w {
+            "production" => FixChanged::Production,
+            "check" => FixChanged::Check,
+            _ => FixChanged::Both,
+        });
+    Some(CalibrationRow {
+        attribution: attribution?.to_owned(),
+        fix_files: fix_files?,
+        fix_changed: fix_changed?,
+    })
+}
+
+/// The share of fixes by where they landed, per attribution class (in name order).
+pub fn calibrate(rows: &[CalibrationRow]) -> Vec<CalibrationClass> {
+    let mut by: BTreeMap<&str, [u64; 3]> = BTreeMap::new();
+    for r in rows {
+        let slot = by.entry(r.attribution.as_str()).or_default();
+        let i = match r.fix_changed {
+            FixChanged::Production => 0,
+            FixChanged::Check => 1,
+            FixChanged::Both => 2,
+        };
+        if let Some(c) = slot.get_mut(i) {
+            *c += 1;
+        }
+    }
+    by.into_iter()
+        .map(|(a, [p, c, b])| {
+            let n = (p + c + b) as f64;
+            CalibrationClass {
+                attribution: a.to_owned(),
+                count: p + c + b,
+                production: p as f64 / n,
+                check: c as f64 / n,
+                both: b as f64 / n,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_exit_code_one_is_a_catch() {
+        assert_eq!(TierVerdict::of_exit(Some(0), false), TierVerdict::Pass);
+        assert_eq!(TierVerdict::of_exit(Some(1), false), TierVerdict::Caught);
+        for code in [2, 3, 4, 5, 127, -1] {
+            assert_eq!(
+                TierVerdict::of_exit(Some(code), false),
+                TierVerdict::Error,
+                "{code}"
+            );
+        }
+        assert_eq!(TierVerdict::of_exit(None, false), TierVerdict::Error);
+        assert_eq!(TierVerdict::of_exit(Some(0), true), TierVerdict::Error);
+        assert_eq!(TierVerdict::of_exit(Some(1), true), TierVerdict::Error);
+    }
+
+    #[test]
+    fn median_is_pythons() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[3.0]), Some(3.0));
+        assert_eq!(median(&[5.0, 1.0, 3.0]), Some(3.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+    }
+}

@@ -1,0 +1,136 @@
+//! The ladder's stateless endpoints: plan, report, freeze eligibility, review, calibrate.
+
+use axum::Json;
+use axum::extract::State;
+
+use super::AppState;
+use super::extract::{JsonBytes, Rows};
+use crate::core::evidence::parse_json;
+use crate::core::fields::{self, Errors, object};
+use crate::core::ladder::{
+    self, CalibrationClass, FreezeAnswer, Plan, Report, Review, ScopeMarkers, default_tiers,
+};
+use crate::core::problem::{FieldError, Problem};
+
+/// Plan the ladder for a diff: a test-adjacent path (a `tests` or `fixtures` directory
+/// segment; `conftest.py`, `pytest.ini`, `tox.ini`; a basename starting `test_`) sends it
+/// straight to `t2-fixtures`; otherwise `t1-properties` then `t2-fixtures`.
+#[utoipa::path(post, path = "/ladder/plan", tag = "ladder",
+    request_body(content = super::openapi::PlanRequestDoc, content_type = "application/json"),
+    responses(
+        (status = 200, description = "The tiers to run, in order, and the scope hits", body = Plan),
+        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over the limit", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid; `errors` names each field", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn plan(JsonBytes(body): JsonBytes) -> Result<Json<Plan>, Problem> {
+    let value = parse_json(&body)?;
+    let mut e = Errors::default();
+    let files = object(&value, "", "the plan request", &["changed_files"], &mut e)
+        .and_then(|doc| doc.required("changed_files", &mut e))
+        .and_then(|v| fields::paths(v, "/changed_files", false, &mut e));
+    match files {
+        Some(files) if e.is_empty() => Ok(Json(ladder::plan(
+            &files,
+            &ScopeMarkers::default(),
+            &default_tiers(),
+        ))),
+        _ => Err(Problem::invalid(e.0)),
+    }
+}
+
+/// The yield report of a ladder ledger: per tier (in name order) runs, passes, caught,
+/// errors, median seconds (as Python's `statistics.median`), total seconds, and catches per
+/// second (null for a scope tier or a zero total), with plain-language notes.
+#[utoipa::path(post, path = "/ladder/report", tag = "ladder",
+    request_body(content(
+        (Vec<ladder::LedgerRow> = "application/json"),
+        (String = "application/x-ndjson"),
+    )),
+    responses(
+        (status = 200, description = "The report", body = Report),
+        (status = 400, description = "Malformed JSON array", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over the limit", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Neither JSON nor NDJSON", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A bad row; for NDJSON the detail names the line", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn report(rows: Rows) -> Result<Json<Report>, Problem> {
+    let ledger = ladder::parse_ledger(&rows.body, rows.ndjson).map_err(rows_problem)?;
+    Ok(Json(ladder::report(&ledger)))
+}
+
+/// A JSON-array syntax error is a 400; anything else (NDJSON lines included) a 422.
+fn rows_problem(errors: Vec<FieldError>) -> Problem {
+    match errors.as_slice() {
+        [only] if only.pointer.is_empty() && only.detail.starts_with("not valid JSON") => {
+            Problem::malformed(only.detail.clone())
+        }
+        _ => Problem::invalid(errors),
+    }
+}
+
+/// Whether a flaky test may be frozen: at least `min_runs` outcomes, a flip rate of at least
+/// `min_flip_rate`, and a seeded bug it caught. Answered 200 either way; `eligible` and
+/// `exit_code` (0 eligible, 1 not) carry the verdict.
+#[utoipa::path(post, path = "/freeze/eligibility", tag = "ladder",
+    request_body(content = super::openapi::FreezeRequestDoc, content_type = "application/json"),
+    responses(
+        (status = 200, description = "The verdict", body = FreezeAnswer),
+        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over the limit", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid (`min_runs` below 2...); `errors` names each field", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn freeze(JsonBytes(body): JsonBytes) -> Result<Json<FreezeAnswer>, Problem> {
+    let value = parse_json(&body)?;
+    let request = ladder::parse_freeze(&value).map_err(Problem::invalid)?;
+    Ok(Json(ladder::freeze_eligibility(&request)))
+}
+
+/// Review the router from its decision log (NDJSON, as the service writes it): counts by
+/// disposition and attribution, the escalation rate, and the share escalated on
+/// `inadmissible-evidence`, with a warning at 40% or more.
+#[utoipa::path(post, path = "/review", tag = "ladder",
+    request_body(content((String = "application/x-ndjson"))),
+    responses(
+        (status = 200, description = "The review", body = Review),
+        (status = 413, description = "Body over the limit", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not NDJSON", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A line that is not JSON (the detail names it)", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn review(rows: Rows) -> Result<Json<Review>, Problem> {
+    if !rows.ndjson {
+        return Err(Problem::new(
+            415,
+            "unsupported-media-type",
+            "send the decision log as NDJSON (`application/x-ndjson`), as the service writes it",
+        ));
+    }
+    ladder::review(&rows.body)
+        .map(Json)
+        .map_err(Problem::invalid)
+}
+
+/// Calibrate attributions from where the eventual fixes landed: per attribution class, the
+/// count and the shares of fixes in production code, in the check, and in both.
+#[utoipa::path(post, path = "/calibrate", tag = "ladder",
+    request_body(content(
+        (Vec<super::openapi::CalibrationRowDoc> = "application/json"),
+        (String = "application/x-ndjson"),
+    )),
+    responses(
+        (status = 200, description = "One line per attribution class, in name order", body = Vec<CalibrationClass>),
+        (status = 400, description = "Malformed JSON array", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over the limit", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Neither JSON nor NDJSON", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A bad row; for NDJSON the detail names the line", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn calibrate(
+    State(_state): State<AppState>,
+    rows: Rows,
+) -> Result<Json<Vec<CalibrationClass>>, Problem> {
+    let parsed = ladder::parse_rows(&rows.body, rows.ndjson, ladder::parse_calibration_row)
+        .map_err(rows_problem)?;
+    Ok(Json(ladder::calibrate(&parsed)))
+}

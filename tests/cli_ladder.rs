@@ -1,0 +1,325 @@
+//! `patchgate ladder run` against real commands in a temporary git repository: the exit code
+//! read honestly (only 1 is a catch), the ledger line by line, the ladder stopping at the first
+//! non-pass, and a timed-out tier's whole process group killed. Plus the report, freeze,
+//! review and calibrate commands through the binary, locally and against a server.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command as Std;
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use common::TestServer;
+use serde_json::{Value, json};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Std::new("git")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// A repository whose head commit changes `changed`.
+fn repo(changed: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path();
+    git(p, &["init", "-q", "-b", "main"]);
+    git(p, &["config", "user.email", "ci@example.invalid"]);
+    git(p, &["config", "user.name", "CI"]);
+    std::fs::write(p.join("README"), "base\n").expect("write");
+    git(p, &["add", "-A"]);
+    git(p, &["commit", "-q", "-m", "base"]);
+    let base = git(p, &["rev-parse", "HEAD"]);
+    let path = p.join(changed);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&path, "change\n").expect("write");
+    git(p, &["add", "-A"]);
+    git(p, &["commit", "-q", "-m", "patch"]);
+    (dir, base)
+}
+
+fn config(dir: &Path, t1: &str, t2: &str, t1_timeout: f64) {
+    let toml = format!(
+        "[[tier]]\nname = \"t1-properties\"\ncommand = [\"sh\", \"-c\", {t1:?}]\ntimeout_s = {t1_timeout}\nskip_on_scope_hit = true\n\n\
+         [[tier]]\nname = \"t2-fixtures\"\ncommand = [\"sh\", \"-c\", {t2:?}]\ntimeout_s = 30\n"
+    );
+    std::fs::write(dir.join("ladder.toml"), toml).expect("write");
+}
+
+fn run_ladder(dir: &Path, base: &str) -> (i32, Vec<Value>) {
+    let out = Command::cargo_bin("patchgate")
+        .expect("binary")
+        .current_dir(dir)
+        .args([
+            "ladder",
+            "run",
+            "--base",
+            base,
+            "--head",
+            "HEAD",
+            "--ledger",
+            "ledger.jsonl",
+            "--config",
+            "ladder.toml",
+        ])
+        .output()
+        .expect("run");
+    let ledger = std::fs::read_to_string(dir.join("ledger.jsonl")).unwrap_or_default();
+    let rows = ledger
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    (out.status.code().unwrap_or(-1), rows)
+}
+
+#[test]
+fn exit_codes_are_read_honestly_and_the_ladder_stops_at_the_first_non_pass() {
+    // (t1 command, t2 command, ladder exit, [(tier, verdict, exit_code)])
+    type Rows<'a> = Vec<(&'a str, &'a str, Option<i64>)>;
+    let cases: Vec<(&str, &str, i32, Rows)> = vec![
+        (
+            "exit 0",
+            "exit 0",
+            0,
+            vec![
+                ("t1-properties", "pass", Some(0)),
+                ("t2-fixtures", "pass", Some(0)),
+            ],
+        ),
+        (
+            "exit 1",
+            "exit 0",
+            1,
+            vec![("t1-properties", "caught", Some(1))],
+        ),
+        (
+            "exit 0",
+            "exit 1",
+            1,
+            vec![
+                ("t1-properties", "pass", Some(0)),
+                ("t2-fixtures", "caught", Some(1)),
+            ],
+        ),
+        (
+            "exit 2",
+            "exit 0",
+            2,
+            vec![("t1-properties", "error", Some(2))],
+        ),
+        (
+            "exit 5",
+            "exit 0",
+            2,
+            vec![("t1-properties", "error", Some(5))],
+        ),
+        (
+            "exit 0",
+            "exit 3",
+            2,
+            vec![
+                ("t1-properties", "pass", Some(0)),
+                ("t2-fixtures", "error", Some(3)),
+            ],
+        ),
+        (
+            "kill -9 $$",
+            "exit 0",
+            2,
+            vec![("t1-properties", "error", None)],
+        ),
+    ];
+    for (t1, t2, exit, want) in cases {
+        let (dir, base) = repo("src/app.py");
+        config(dir.path(), t1, t2, 30.0);
+        let head = git(dir.path(), &["rev-parse", "HEAD"]);
+        let (code, rows) = run_ladder(dir.path(), &base);
+        assert_eq!(code, exit, "{t1} / {t2}: {rows:?}");
+        assert_eq!(
+            rows.len(),
+            want.len(),
+            "{t1} / {t2}: one row per tier reached: {rows:?}"
+        );
+        for (row, (tier, verdict, code)) in rows.iter().zip(&want) {
+            assert_eq!(row["tier"], *tier);
+            assert_eq!(row["verdict"], *verdict, "{t1} / {t2}");
+            assert_eq!(row["exit_code"].as_i64(), *code);
+            assert_eq!(row["patch"], head.as_str(), "the head commit");
+            assert_eq!(row["files"], json!(["src/app.py"]));
+            assert!(row["seconds"].as_f64().is_some_and(|s| s >= 0.0));
+        }
+    }
+}
+
+#[test]
+fn a_scope_hit_skips_the_property_tier() {
+    let (dir, base) = repo("tests/test_app.py");
+    config(dir.path(), "exit 1", "exit 0", 30.0);
+    let (code, rows) = run_ladder(dir.path(), &base);
+    assert_eq!(code, 0);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["tier"], "t2-fixtures");
+}
+
+fn alive(pid: u32) -> bool {
+    // Gone, or a zombie awaiting its reaper, is not alive.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn a_timed_out_tier_is_an_error_and_its_whole_process_group_is_killed() {
+    let (dir, base) = repo("src/app.py");
+    // The tier spawns a child that would sleep for minutes, records its pid, then waits.
+    config(
+        dir.path(),
+        "sleep 300 & echo $! > child.pid; sleep 300",
+        "exit 0",
+        1.0,
+    );
+    let started = Instant::now();
+    let (code, rows) = run_ladder(dir.path(), &base);
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "the timeout did not stop the tier"
+    );
+    assert_eq!(code, 2);
+    assert_eq!(rows.len(), 1, "the ladder stops at the error");
+    assert_eq!(rows[0]["verdict"], "error");
+    assert_eq!(rows[0]["exit_code"], Value::Null);
+    assert!(rows[0]["seconds"].as_f64().is_some_and(|s| s >= 1.0));
+    let pid: u32 = std::fs::read_to_string(dir.path().join("child.pid"))
+        .expect("child.pid")
+        .trim()
+        .parse()
+        .expect("pid");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while alive(pid) {
+        assert!(
+            Instant::now() < deadline,
+            "the tier's child {pid} outlived the timeout"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn report_freeze_review_and_calibrate_through_the_binary() {
+    let server = TestServer::start();
+    let url = format!("http://{}", server.addr);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path();
+    let rows = [
+        json!({"patch": "a", "tier": "t1-properties", "verdict": "caught", "seconds": 2.0}),
+        json!({"patch": "b", "tier": "t1-properties", "verdict": "pass", "seconds": 4.0}),
+        json!({"patch": "b", "tier": "t2-fixtures", "verdict": "error", "seconds": 10.0}),
+    ];
+    std::fs::write(
+        p.join("ledger.jsonl"),
+        rows.iter().map(|r| format!("{r}\n")).collect::<String>(),
+    )
+    .expect("write");
+    for server in [None, Some(url.as_str())] {
+        let mut cmd = Command::cargo_bin("patchgate").expect("binary");
+        cmd.current_dir(p)
+            .args(["ladder", "report", "ledger.jsonl", "--json"]);
+        if let Some(u) = server {
+            cmd.args(["--server", u]);
+        }
+        let out = cmd.assert().code(0).get_output().stdout.clone();
+        let report: Value = serde_json::from_slice(&out).expect("json");
+        assert_eq!(report["tiers"][0]["median_s"], 3.0);
+        assert_eq!(report["tiers"][0]["yield_per_s"], 1.0 / 6.0);
+        assert_eq!(report["tiers"][1]["errors"], 1);
+    }
+    let table = Command::cargo_bin("patchgate")
+        .expect("binary")
+        .current_dir(p)
+        .args(["ladder", "report", "ledger.jsonl"])
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let table = String::from_utf8_lossy(&table);
+    assert!(table.starts_with("tier"), "{table}");
+    assert!(table.contains("broken harness"), "{table}");
+
+    // Freeze: 1 flip in 20 runs (0.053), with and without a seeded-bug catch.
+    let outcomes: Vec<bool> = (0..20).map(|i| i != 0).collect();
+    std::fs::write(p.join("outcomes.json"), json!(outcomes).to_string()).expect("write");
+    for server in [None, Some(url.as_str())] {
+        let run = |extra: &[&str]| {
+            let mut cmd = Command::cargo_bin("patchgate").expect("binary");
+            cmd.current_dir(p)
+                .args(["freeze", "--outcomes", "outcomes.json"])
+                .args(extra);
+            if let Some(u) = server {
+                cmd.args(["--server", u]);
+            }
+            cmd
+        };
+        run(&["--caught-seeded-bug"])
+            .assert()
+            .code(0)
+            .stdout("eligible freeze with expiry, flip_rate=0.053\n");
+        run(&[])
+            .assert()
+            .code(1)
+            .stdout("not-eligible no sensitivity evidence; rewrite or delete\n");
+        run(&["--min-runs", "1"]).assert().code(65);
+    }
+
+    // Review the service's own decision log.
+    let log: String = [
+        json!({"target": "patchgate::decision", "endpoint": "route", "disposition": "ESCALATE", "attribution": "inadmissible-evidence"}),
+        json!({"target": "patchgate::decision", "endpoint": "route", "disposition": "MERGE_OK", "attribution": "all-gates-held"}),
+    ]
+    .iter()
+    .map(|l| format!("{l}\n"))
+    .collect();
+    std::fs::write(p.join("decisions.jsonl"), log).expect("write");
+    let out = Command::cargo_bin("patchgate")
+        .expect("binary")
+        .current_dir(p)
+        .args(["review", "decisions.jsonl", "--server", &url, "--json"])
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let review: Value = serde_json::from_slice(&out).expect("json");
+    assert_eq!(review["inadmissible_share"], 0.5);
+    assert!(review["warning"].is_string());
+
+    std::fs::write(p.join("rows.jsonl"), "{\"attribution\":\"concrete-behavior\",\"fix_files\":[\"src/a.rs\"],\"fix_changed\":\"check\"}\n").expect("write");
+    let out = Command::cargo_bin("patchgate")
+        .expect("binary")
+        .current_dir(p)
+        .args(["calibrate", "rows.jsonl", "--json"])
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let classes: Value = serde_json::from_slice(&out).expect("json");
+    assert_eq!(
+        classes,
+        json!([{"attribution": "concrete-behavior", "count": 1, "production": 0.0, "check": 1.0, "both": 0.0}])
+    );
+}
