@@ -38,6 +38,43 @@ pub struct ServeArgs {
     /// Largest report, review or manifest body, in bytes (default 64 MiB).
     #[arg(long, env = "PATCHGATE_REPORT_BODY_LIMIT", default_value_t = 64 * 1024 * 1024)]
     pub report_body_limit: usize,
+    /// A file holding the bearer token every decision endpoint then requires. (Or set
+    /// PATCHGATE_TOKEN; there is no flag with the token itself, so it never shows in `ps`.)
+    #[arg(long, env = "PATCHGATE_TOKEN_FILE")]
+    pub token_file: Option<std::path::PathBuf>,
+    /// Requests handled at once; past it, 503 with Retry-After.
+    #[arg(long, env = "PATCHGATE_MAX_CONCURRENCY", default_value_t = 512)]
+    pub max_concurrency: usize,
+    /// Longest a client may take to send its request headers (e.g. 10s).
+    #[arg(long, env = "PATCHGATE_HEADER_READ_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
+    pub header_read_timeout: Duration,
+    /// Longest the drain after SIGTERM waits for in-flight requests (e.g. 25s).
+    #[arg(long, env = "PATCHGATE_DRAIN_TIMEOUT", default_value = "25s", value_parser = parse_duration)]
+    pub drain_timeout: Duration,
+}
+
+/// The token from PATCHGATE_TOKEN or the token file (its first line), as its SHA-256.
+fn token_digest(
+    file: Option<&std::path::Path>,
+    env: Option<String>,
+) -> Result<Option<[u8; 32]>, String> {
+    use sha2::{Digest as _, Sha256};
+    let token = match (file, env) {
+        (Some(_), Some(_)) => {
+            return Err("give the token by PATCHGATE_TOKEN or --token-file, not both".into());
+        }
+        (Some(path), None) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read the token file {}: {e}", path.display()))?;
+            text.lines().next().unwrap_or("").trim().to_owned()
+        }
+        (None, Some(t)) => t.trim().to_owned(),
+        (None, None) => return Ok(None),
+    };
+    if token.is_empty() {
+        return Err("the token is empty".into());
+    }
+    Ok(Some(Sha256::digest(token.as_bytes()).into()))
 }
 
 /// The listen address: the flag, else `0.0.0.0:$PORT`, else `127.0.0.1:8080`.
@@ -64,7 +101,21 @@ pub fn run(args: ServeArgs) -> Exit {
             return Exit::Usage;
         }
     };
+    let token_sha256 = match token_digest(
+        args.token_file.as_deref(),
+        std::env::var("PATCHGATE_TOKEN").ok(),
+    ) {
+        Ok(t) => t,
+        Err(e) => {
+            output::error(&e);
+            return Exit::Usage;
+        }
+    };
     let settings = Settings {
+        token_sha256,
+        max_concurrency: args.max_concurrency,
+        header_read_timeout: args.header_read_timeout,
+        drain_timeout: args.drain_timeout,
         decision_body_limit: args.decision_body_limit,
         request_timeout: args.request_timeout,
         debt_cap: args.debt_cap,

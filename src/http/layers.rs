@@ -13,6 +13,10 @@ use std::time::Instant;
 use axum::extract::Request;
 use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
+
+use sha2::{Digest as _, Sha256};
+use tokio::sync::OwnedSemaphorePermit;
 use tokio::task::futures::TaskLocalFuture;
 use tower::{Layer, Service};
 
@@ -130,6 +134,24 @@ where
         let method = method_label(req.method());
         self.state.metrics().request_started();
         let scoped_id = id.clone();
+        // Health, readiness, metrics and the API document stay open and are never shed.
+        let open = matches!(route, "/healthz" | "/readyz" | "/metrics" | "/openapi.json");
+        let mut early = None;
+        let mut permit = None;
+        if !open {
+            if let Some(expected) = &self.state.settings().token_sha256
+                && !authorized(req.headers(), expected)
+            {
+                early = Some(unauthorized(
+                    req.headers().contains_key(header::AUTHORIZATION),
+                ));
+            } else {
+                match Arc::clone(self.state.permits()).try_acquire_owned() {
+                    Ok(p) => permit = Some(p),
+                    Err(_) => early = Some(overloaded()),
+                }
+            }
+        }
         let pending = Pending {
             state: self.state.clone(),
             started: Instant::now(),
@@ -137,6 +159,14 @@ where
             route,
             method,
         };
+        if let Some(res) = early {
+            return ObserveFuture {
+                inner: None,
+                pending: Some(pending),
+                early: Some(res),
+                _permit: None,
+            };
+        }
         let inner = match catch_unwind(AssertUnwindSafe(|| {
             REQUEST_ID.scope(scoped_id, self.inner.call(req))
         })) {
@@ -149,6 +179,8 @@ where
         ObserveFuture {
             inner,
             pending: Some(pending),
+            early: None,
+            _permit: permit,
         }
     }
 }
@@ -158,6 +190,10 @@ pin_project_lite::pin_project! {
         #[pin]
         inner: Option<F>,
         pending: Option<Pending>,
+        // An answer decided before the handler (401, 503).
+        early: Option<Response>,
+        // Held until the answer is ready: the concurrency limit's slot.
+        _permit: Option<OwnedSemaphorePermit>,
     }
 }
 
@@ -169,20 +205,24 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
-        let res = match this.inner.as_mut().as_pin_mut() {
-            None => panic_problem(),
-            Some(fut) => match catch_unwind(AssertUnwindSafe(|| fut.poll(cx))) {
-                Ok(Poll::Pending) => return Poll::Pending,
-                Ok(Poll::Ready(Err(e))) => return Poll::Ready(Err(e)),
-                Ok(Poll::Ready(Ok(res))) => res,
-                Err(payload) => {
-                    if let Some(pending) = this.pending.as_ref() {
-                        log_panic(pending, payload.as_ref());
+        let res = if let Some(res) = this.early.take() {
+            res
+        } else {
+            match this.inner.as_mut().as_pin_mut() {
+                None => panic_problem(),
+                Some(fut) => match catch_unwind(AssertUnwindSafe(|| fut.poll(cx))) {
+                    Ok(Poll::Pending) => return Poll::Pending,
+                    Ok(Poll::Ready(Err(e))) => return Poll::Ready(Err(e)),
+                    Ok(Poll::Ready(Ok(res))) => res,
+                    Err(payload) => {
+                        if let Some(pending) = this.pending.as_ref() {
+                            log_panic(pending, payload.as_ref());
+                        }
+                        this.inner.set(None);
+                        panic_problem()
                     }
-                    this.inner.set(None);
-                    panic_problem()
-                }
-            },
+                },
+            }
         };
         let Some(pending) = this.pending.take() else {
             return Poll::Ready(Ok(res));
@@ -234,5 +274,62 @@ fn finish(pending: Pending, mut res: Response) -> Response {
         status.as_u16(),
         pending.started.elapsed().as_secs_f64(),
     );
+    res
+}
+
+/// Whether the request carries the bearer token. Both sides are SHA-256 digests of equal
+/// length, compared without an early exit, so neither the token's length nor a matching
+/// prefix shows in the time taken.
+fn authorized(headers: &axum::http::HeaderMap, expected: &[u8; 32]) -> bool {
+    let Some(value) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let Some((scheme, token)) = value.trim().split_once(' ') else {
+        return false;
+    };
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return false;
+    }
+    let given: [u8; 32] = Sha256::digest(token.trim().as_bytes()).into();
+    given
+        .iter()
+        .zip(expected)
+        .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+        == 0
+}
+
+fn unauthorized(token_given: bool) -> Response {
+    let mut res = super::error::problem_response(&crate::core::problem::Problem::new(
+        401,
+        "unauthorized",
+        if token_given {
+            "the bearer token is not the right one"
+        } else {
+            "this endpoint needs `Authorization: Bearer <token>`"
+        },
+    ));
+    let challenge = if token_given {
+        r#"Bearer realm="patchgate", error="invalid_token""#
+    } else {
+        r#"Bearer realm="patchgate""#
+    };
+    res.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static(challenge),
+    );
+    res
+}
+
+fn overloaded() -> Response {
+    let mut res = super::error::problem_response(&crate::core::problem::Problem::new(
+        503,
+        "overloaded",
+        "the server is at its concurrency limit; retry shortly",
+    ));
+    res.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     res
 }

@@ -40,6 +40,15 @@ pub struct Settings {
     pub seal_decompressed_limit: u64,
     /// Largest report, review or manifest body (`/seal` manifests and JSON), in bytes.
     pub report_body_limit: usize,
+    /// The SHA-256 of the bearer token every decision endpoint requires; `None`: no auth.
+    /// Only the digest is kept, and compared in constant time.
+    pub token_sha256: Option<[u8; 32]>,
+    /// Requests handled at once; past it, answered 503 with `Retry-After` at once.
+    pub max_concurrency: usize,
+    /// Longest a client may take to send a request's headers (slowloris guard).
+    pub header_read_timeout: Duration,
+    /// Longest the drain waits for in-flight requests after SIGTERM before exiting anyway.
+    pub drain_timeout: Duration,
     /// Longest a request body may take to arrive in full before it is answered 408. The
     /// decisions themselves are pure CPU work bounded by the body limits, so a slow client is
     /// the only thing that can hold a request open; a timer is armed only while a body is
@@ -56,6 +65,10 @@ impl Default for Settings {
             seal_archive_limit: 1024 * 1024 * 1024,
             seal_decompressed_limit: 4 * 1024 * 1024 * 1024,
             report_body_limit: 64 * 1024 * 1024,
+            token_sha256: None,
+            max_concurrency: 512,
+            header_read_timeout: Duration::from_secs(10),
+            drain_timeout: Duration::from_secs(25),
         }
     }
 }
@@ -68,6 +81,7 @@ pub struct AppState {
 
 struct Inner {
     settings: Settings,
+    permits: std::sync::Arc<tokio::sync::Semaphore>,
     metrics: metrics::Metrics,
     ready: AtomicBool,
     openapi: String,
@@ -77,6 +91,7 @@ impl AppState {
     pub fn new(settings: Settings) -> Self {
         Self {
             inner: Arc::new(Inner {
+                permits: Arc::new(tokio::sync::Semaphore::new(settings.max_concurrency.max(1))),
                 settings,
                 metrics: metrics::Metrics::new(),
                 ready: AtomicBool::new(true),
@@ -87,6 +102,11 @@ impl AppState {
 
     pub fn settings(&self) -> &Settings {
         &self.inner.settings
+    }
+
+    /// The concurrency limit's permits.
+    pub fn permits(&self) -> &Arc<tokio::sync::Semaphore> {
+        &self.inner.permits
     }
 
     pub fn metrics(&self) -> &metrics::Metrics {
@@ -176,19 +196,60 @@ pub fn route_label(path: &str) -> &'static str {
         .unwrap_or("unmatched")
 }
 
-/// Serves `app` on `listener` until `shutdown` resolves, then drains in-flight requests.
+/// Serves `app` on `listener` until `shutdown` resolves, then drains: `/readyz` turns 503, the
+/// listener closes, in-flight requests finish (up to the drain timeout), and it returns.
+///
+/// Connections are served by hyper directly, with a timer, so the header read timeout holds
+/// (`axum::serve` installs no timer, and hyper's `header_read_timeout` needs one): a client
+/// that trickles its headers is cut off while the others are served. HTTP/1.1 only.
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let drain_state = state.clone();
-    let service = axum::ServiceExt::<axum::extract::Request>::into_make_service(app(state));
-    axum::serve(listener, service)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            drain_state.start_draining();
-            tracing::info!("draining: finishing in-flight requests");
-        })
-        .await
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use tower::ServiceExt;
+
+    let app = app(state.clone());
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(state.settings().header_read_timeout)
+        .keep_alive(true);
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(conn) => conn,
+                Err(e) => {
+                    // Out of file descriptors and the like: back off, keep serving.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        let service =
+            hyper::service::service_fn(move |req: axum::http::Request<hyper::body::Incoming>| {
+                app.clone().oneshot(req.map(axum::body::Body::new))
+            });
+        let conn = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            // A client that goes away or times out is not the server's error.
+            let _ = conn.await;
+        });
+    }
+    drop(listener);
+    state.start_draining();
+    tracing::info!("draining: finishing in-flight requests");
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(state.settings().drain_timeout) => {
+            tracing::warn!(timeout = ?state.settings().drain_timeout, "drain timed out; exiting with requests still in flight");
+        }
+    }
+    Ok(())
 }

@@ -434,6 +434,23 @@ fn kind_of_body(headers: &HeaderMap) -> Result<Kind, Problem> {
 pub async fn seal(State(state): State<AppState>, req: Request) -> Result<Response, Problem> {
     let (parts, body) = req.into_parts();
     let kind = kind_of_body(&parts.headers)?;
+    // A declared length over the limit is refused before reading a byte.
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let limit = match kind {
+        Kind::Tar { .. } => state.settings().seal_archive_limit,
+        Kind::Manifest | Kind::Json => state.settings().report_body_limit as u64,
+    };
+    if declared.is_some_and(|n| n > limit) {
+        return Err(Problem::new(
+            413,
+            "body-too-large",
+            format!("the body is larger than {limit} bytes"),
+        ));
+    }
     let query_expected = query_expected(parts.uri.query())?;
     let (tree, expected, expected_manifest) = match kind {
         Kind::Tar { gzip } => (

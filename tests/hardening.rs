@@ -1,0 +1,394 @@
+//! Hardening over a real socket: bearer-token auth, per-endpoint body limits, the panic path,
+//! request ids, a slowloris client cut off while others are served, load shed with 503 +
+//! Retry-After, and a client that disconnects mid-upload.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use axum::Router;
+use axum::body::Body;
+use axum::routing::get;
+use common::TestServer;
+use patchgate::http::layers::ObserveLayer;
+use patchgate::http::{AppState, Settings};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use tower::{Layer, ServiceExt};
+
+const TOKEN: &str = "s3cret-token-for-tests";
+
+fn with_token() -> Settings {
+    Settings {
+        token_sha256: Some(Sha256::digest(TOKEN.as_bytes()).into()),
+        ..Settings::default()
+    }
+}
+
+fn evidence() -> Value {
+    json!({"property_check": "pass", "fixture_check": "pass", "flaky_freeze": "pass"})
+}
+
+#[tokio::test]
+async fn decision_endpoints_need_the_token_and_health_does_not() {
+    let server = TestServer::start_with(with_token());
+    let client = common::client();
+    // No token.
+    let res = client
+        .post(server.url("/route"))
+        .json(&evidence())
+        .send()
+        .await
+        .expect("req");
+    assert_eq!(res.status().as_u16(), 401);
+    assert_eq!(
+        res.headers()["www-authenticate"],
+        r#"Bearer realm="patchgate""#
+    );
+    assert_eq!(res.headers()["content-type"], "application/problem+json");
+    // Wrong token, including one that shares a prefix and one of another length.
+    for wrong in [
+        "nope",
+        "s3cret-token-for-test",
+        "s3cret-token-for-tests-and-more",
+        "",
+    ] {
+        let res = client
+            .post(server.url("/route"))
+            .bearer_auth(wrong)
+            .json(&evidence())
+            .send()
+            .await
+            .expect("req");
+        assert_eq!(res.status().as_u16(), 401, "{wrong:?}");
+    }
+    let res = client
+        .post(server.url("/route"))
+        .header("authorization", format!("Basic {TOKEN}"))
+        .json(&evidence())
+        .send()
+        .await
+        .expect("req");
+    assert_eq!(res.status().as_u16(), 401, "another scheme");
+    // The right token.
+    let res = client
+        .post(server.url("/route"))
+        .bearer_auth(TOKEN)
+        .json(&evidence())
+        .send()
+        .await
+        .expect("req");
+    assert_eq!(res.status().as_u16(), 200);
+    let res = client
+        .post(server.url("/route"))
+        .header("authorization", format!("bearer {TOKEN}"))
+        .json(&evidence())
+        .send()
+        .await
+        .expect("req");
+    assert_eq!(res.status().as_u16(), 200, "the scheme is case-insensitive");
+    for path in [
+        "/quorum",
+        "/seal",
+        "/ladder/plan",
+        "/review",
+        "/route/batch",
+    ] {
+        let res = client
+            .post(server.url(path))
+            .json(&json!({}))
+            .send()
+            .await
+            .expect("req");
+        assert_eq!(res.status().as_u16(), 401, "{path}");
+    }
+    // Open without a token.
+    for path in ["/healthz", "/readyz", "/metrics", "/openapi.json"] {
+        let res = client.get(server.url(path)).send().await.expect("req");
+        assert_eq!(res.status().as_u16(), 200, "{path}");
+    }
+}
+
+#[test]
+fn the_cli_sends_the_token() {
+    let server = TestServer::start_with(with_token());
+    let url = format!("http://{}", server.addr);
+    let file = tempfile::NamedTempFile::new().expect("tmp");
+    std::fs::write(file.path(), evidence().to_string()).expect("write");
+    let run = |token: Option<&str>| {
+        let mut cmd = Command::cargo_bin("patchgate").expect("binary");
+        cmd.env_remove("PATCHGATE_TOKEN")
+            .arg("route")
+            .arg(file.path())
+            .args(["--server", &url]);
+        if let Some(t) = token {
+            cmd.env("PATCHGATE_TOKEN", t);
+        }
+        cmd.assert()
+    };
+    run(Some(TOKEN)).code(0);
+    run(Some("wrong")).code(64);
+    run(None).code(64);
+}
+
+#[tokio::test]
+async fn every_endpoint_has_its_body_limit() {
+    let settings = Settings {
+        decision_body_limit: 1024,
+        report_body_limit: 4096,
+        seal_archive_limit: 8192,
+        ..Settings::default()
+    };
+    let server = TestServer::start_with(settings);
+    let client = common::client();
+    let padded = |n: usize| format!("{{\"patch_id\":\"{}\"}}", "x".repeat(n));
+    let cases: Vec<(&str, &str, String, u16)> = vec![
+        ("/route", "application/json", padded(2000), 413),
+        (
+            "/route/batch",
+            "application/json",
+            format!("[{}]", padded(2000)),
+            413,
+        ),
+        ("/quorum", "application/json", padded(2000), 413),
+        ("/ladder/plan", "application/json", padded(2000), 413),
+        ("/freeze/eligibility", "application/json", padded(2000), 413),
+        // Reports and reviews take more than a decision...
+        (
+            "/ladder/report",
+            "application/x-ndjson",
+            "\n".repeat(2000),
+            200,
+        ),
+        ("/review", "application/x-ndjson", "\n".repeat(2000), 200),
+        ("/calibrate", "application/x-ndjson", "\n".repeat(2000), 200),
+        // ...up to their own limit.
+        (
+            "/ladder/report",
+            "application/x-ndjson",
+            "\n".repeat(5000),
+            413,
+        ),
+        ("/review", "application/x-ndjson", "\n".repeat(5000), 413),
+        ("/calibrate", "application/x-ndjson", "\n".repeat(5000), 413),
+        ("/seal", "text/plain", "\n".repeat(5000), 413),
+        ("/seal", "application/x-tar", "\0".repeat(9000), 413),
+    ];
+    for (path, ct, body, status) in cases {
+        let res = client
+            .post(server.url(path))
+            .header("content-type", ct)
+            .body(body)
+            .send()
+            .await
+            .expect("req");
+        assert_eq!(res.status().as_u16(), status, "{path} {ct}");
+        if status == 413 {
+            assert_eq!(
+                res.headers()["content-type"],
+                "application/problem+json",
+                "{path}"
+            );
+        }
+    }
+    assert_eq!(
+        client
+            .get(server.url("/healthz"))
+            .send()
+            .await
+            .expect("req")
+            .status()
+            .as_u16(),
+        200
+    );
+}
+
+#[tokio::test]
+async fn a_panic_is_a_bare_500_with_the_request_id_and_no_detail() {
+    let state = AppState::new(Settings::default());
+    async fn boom() -> &'static str {
+        panic!("internal detail: /etc/secret")
+    }
+    let router = Router::new().route("/boom", get(boom));
+    let service = ObserveLayer { state }.layer(router);
+    let res = service
+        .oneshot(
+            axum::http::Request::builder()
+                .uri("/boom")
+                .header("x-request-id", "req-77")
+                .body(Body::empty())
+                .expect("request"),
+        )
+        .await
+        .expect("response");
+    assert_eq!(res.status().as_u16(), 500);
+    assert_eq!(res.headers()["x-request-id"], "req-77");
+    assert_eq!(res.headers()["content-type"], "application/problem+json");
+    let bytes = axum::body::to_bytes(res.into_body(), 1 << 20)
+        .await
+        .expect("body");
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(
+        !text.contains("secret") && !text.contains("internal detail"),
+        "{text}"
+    );
+    let problem: Value = serde_json::from_slice(&bytes).expect("json");
+    assert_eq!(problem["status"], 500);
+}
+
+#[tokio::test]
+async fn request_ids_are_echoed_generated_or_replaced() {
+    let server = TestServer::start();
+    let client = common::client();
+    let res = client
+        .get(server.url("/healthz"))
+        .header("x-request-id", "ci-42")
+        .send()
+        .await
+        .expect("req");
+    assert_eq!(res.headers()["x-request-id"], "ci-42");
+    let generated = client
+        .get(server.url("/healthz"))
+        .send()
+        .await
+        .expect("req")
+        .headers()["x-request-id"]
+        .to_str()
+        .expect("ascii")
+        .to_owned();
+    assert_eq!(generated.len(), 36, "a UUID: {generated}");
+    let res = client
+        .get(server.url("/healthz"))
+        .header("x-request-id", "x".repeat(500))
+        .send()
+        .await
+        .expect("req");
+    assert_ne!(
+        res.headers()["x-request-id"],
+        "x".repeat(500).as_str(),
+        "an over-long id is replaced"
+    );
+}
+
+#[tokio::test]
+async fn a_slowloris_client_is_cut_off_while_others_are_served() {
+    let server = TestServer::start_with(Settings {
+        header_read_timeout: Duration::from_secs(1),
+        ..Settings::default()
+    });
+    let addr = server.addr;
+    let slow = tokio::task::spawn_blocking(move || {
+        let mut s = TcpStream::connect(addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(15)))
+            .expect("timeout");
+        let started = Instant::now();
+        let _ = s.write_all(b"POST /route HTTP/1.1\r\nHost: x\r\n");
+        // Trickle a header byte now and then, never finishing the head.
+        let mut buf = [0u8; 1024];
+        for _ in 0..10 {
+            std::thread::sleep(Duration::from_millis(400));
+            if s.write_all(b"X").is_err() {
+                break;
+            }
+        }
+        let mut got = Vec::new();
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+        (started.elapsed(), got)
+    });
+    // Meanwhile, others are served.
+    let client = common::client();
+    for _ in 0..5 {
+        let res = client
+            .post(server.url("/route"))
+            .json(&evidence())
+            .send()
+            .await
+            .expect("req");
+        assert_eq!(res.status().as_u16(), 200);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (elapsed, got) = slow.await.expect("slow client");
+    assert!(
+        elapsed < Duration::from_secs(10),
+        "the slow client was not cut off ({elapsed:?})"
+    );
+    let text = String::from_utf8_lossy(&got);
+    assert!(got.is_empty() || text.starts_with("HTTP/1.1 408"), "{text}");
+}
+
+#[tokio::test]
+async fn past_the_concurrency_limit_requests_are_shed_with_503_and_a_stalled_upload_is_released_on_disconnect()
+ {
+    let server = TestServer::start_with(Settings {
+        max_concurrency: 1,
+        ..Settings::default()
+    });
+    let addr = server.addr;
+    // A /seal upload that stalls mid-body holds the one slot.
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let stalled = std::thread::spawn(move || {
+        let mut s = TcpStream::connect(addr).expect("connect");
+        let head = "POST /seal HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-tar\r\nContent-Length: 100000\r\n\r\n";
+        s.write_all(head.as_bytes()).expect("head");
+        s.write_all(&[0u8; 1000]).expect("part of the body");
+        let _ = rx.recv();
+        // Disconnect mid-upload.
+        drop(s);
+    });
+    let client = common::client();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let shed = loop {
+        let res = client
+            .post(server.url("/route"))
+            .json(&evidence())
+            .send()
+            .await
+            .expect("req");
+        if res.status().as_u16() == 503 {
+            break res;
+        }
+        assert!(Instant::now() < deadline, "never shed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(shed.headers()["retry-after"], "1");
+    assert_eq!(shed.headers()["content-type"], "application/problem+json");
+    // Health is never shed.
+    assert_eq!(
+        client
+            .get(server.url("/healthz"))
+            .send()
+            .await
+            .expect("req")
+            .status()
+            .as_u16(),
+        200
+    );
+    // The client goes away: the slot comes back.
+    tx.send(()).expect("signal");
+    stalled.join().expect("join");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let res = client
+            .post(server.url("/route"))
+            .json(&evidence())
+            .send()
+            .await
+            .expect("req");
+        if res.status().as_u16() == 200 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the slot was never released after the disconnect"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
