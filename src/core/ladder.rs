@@ -121,6 +121,7 @@ pub struct LedgerRow {
     pub verdict: TierVerdict,
     pub seconds: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub files: Option<Vec<String>>,
     /// The tier command's exit code (null when it timed out or died of a signal).
     #[serde(default, skip_serializing_if = "Option::is_none")]

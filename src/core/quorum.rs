@@ -447,7 +447,7 @@ pub fn decide(request: &QuorumRequest, default_cap: u64) -> QuorumDecision {
 
 /// The seal check as answered.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub struct SealAnswer {
+pub struct SealCheckAnswer {
     pub actual: String,
     pub expected: String,
     #[serde(rename = "match")]
@@ -469,7 +469,7 @@ pub struct QuorumAnswer {
     /// Every catalog property, in catalog order.
     pub properties: Vec<PropertyReport>,
     pub debt: Debt,
-    pub seal: SealAnswer,
+    pub seal: SealCheckAnswer,
 }
 
 impl QuorumDecision {
@@ -483,7 +483,7 @@ impl QuorumDecision {
             decision_id,
             properties: self.properties.clone(),
             debt: self.debt,
-            seal: SealAnswer {
+            seal: SealCheckAnswer {
                 actual: request.seal.actual.to_hex(),
                 expected: request.seal.expected.to_hex(),
                 matches: self.facts.seal_matches,

@@ -40,13 +40,14 @@ pub async fn plan(JsonBytes(body): JsonBytes) -> Result<Json<Plan>, Problem> {
     }
 }
 
-/// The yield report of a ladder ledger: per tier (in name order) runs, passes, caught,
+/// The yield report of a ladder ledger (a JSON array, or NDJSON as `application/x-ndjson` or
+/// `text/plain`): per tier (in name order) runs, passes, caught,
 /// errors, median seconds (as Python's `statistics.median`), total seconds, and catches per
 /// second (null for a scope tier or a zero total), with plain-language notes.
 #[utoipa::path(post, path = "/ladder/report", tag = "ladder",
     request_body(content(
         (Vec<ladder::LedgerRow> = "application/json"),
-        (String = "application/x-ndjson"),
+        (String = "text/plain"),
     )),
     responses(
         (status = 200, description = "The report", body = Report),
@@ -88,11 +89,12 @@ pub async fn freeze(JsonBytes(body): JsonBytes) -> Result<Json<FreezeAnswer>, Pr
     Ok(Json(ladder::freeze_eligibility(&request)))
 }
 
-/// Review the router from its decision log (NDJSON, as the service writes it): counts by
+/// Review the router from its decision log (NDJSON, as the service writes it, as
+/// `application/x-ndjson` or `text/plain`): counts by
 /// disposition and attribution, the escalation rate, and the share escalated on
 /// `inadmissible-evidence`, with a warning at 40% or more.
 #[utoipa::path(post, path = "/review", tag = "ladder",
-    request_body(content((String = "application/x-ndjson"))),
+    request_body(content((String = "text/plain"))),
     responses(
         (status = 200, description = "The review", body = Review),
         (status = 413, description = "Body over the limit", body = Problem, content_type = "application/problem+json"),
@@ -117,7 +119,7 @@ pub async fn review(rows: Rows) -> Result<Json<Review>, Problem> {
 #[utoipa::path(post, path = "/calibrate", tag = "ladder",
     request_body(content(
         (Vec<super::openapi::CalibrationRowDoc> = "application/json"),
-        (String = "application/x-ndjson"),
+        (String = "text/plain"),
     )),
     responses(
         (status = 200, description = "One line per attribution class, in name order", body = Vec<CalibrationClass>),

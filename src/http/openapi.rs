@@ -18,14 +18,19 @@ use crate::core::route::{Attribution, Disposition, RuleName, Verdict, Verdicts};
 #[serde(deny_unknown_fields)]
 pub struct RouteRequestDoc {
     /// Echoed in the answer; at most 256 characters.
-    #[schema(max_length = 256, example = "pr-1841")]
+    #[schema(nullable = false, max_length = 256, example = "pr-1841")]
     patch_id: Option<String>,
+    #[schema(nullable = false)]
     property_check: Option<Verdict>,
+    #[schema(nullable = false)]
     fixture_check: Option<Verdict>,
+    #[schema(nullable = false)]
     flaky_freeze: Option<Verdict>,
     /// Repo-relative paths the patch changes (scoped-freeze form; needs `frozen_tests`).
+    #[schema(nullable = false)]
     changed_files: Option<Vec<String>>,
     /// Frozen tests and the code they cover (scoped-freeze form; needs `changed_files`).
+    #[schema(nullable = false)]
     frozen_tests: Option<Vec<FrozenTestDoc>>,
 }
 
@@ -48,18 +53,20 @@ pub struct FrozenTestDoc {
 #[serde(deny_unknown_fields)]
 pub struct QuorumRequestDoc {
     /// Echoed in the answer; at most 256 characters.
-    #[schema(max_length = 256)]
+    #[schema(nullable = false, max_length = 256)]
     patch_id: Option<String>,
     /// Repo-relative paths the patch changes.
     changed_files: Vec<String>,
     catalog: CatalogDoc,
     /// Exit codes of each property's runs, by catalog id.
+    #[schema(nullable = false)]
     results: Option<std::collections::BTreeMap<String, ResultDoc>>,
     /// The freeze ledger.
+    #[schema(nullable = false)]
     ledger: Option<Vec<LedgerRowDoc>>,
     seal: SealDoc,
     /// The freeze-debt cap; the server's setting (default 5) when absent.
-    #[schema(minimum = 0)]
+    #[schema(nullable = false, minimum = 0)]
     debt_cap: Option<u64>,
 }
 
@@ -83,8 +90,10 @@ pub struct PropertyDoc {
     #[schema(min_items = 1)]
     locality: Vec<String>,
     /// The fixture directory it reads.
+    #[schema(nullable = false)]
     fixtures: Option<String>,
     /// True when this patch adds the property: it may not vote on it.
+    #[schema(nullable = false)]
     introduced: Option<bool>,
 }
 
@@ -106,16 +115,18 @@ pub struct LedgerRowDoc {
     property_id: String,
     state: LedgerStateDoc,
     /// The fixture seal when the freeze was opened (64 hex digits).
-    #[schema(pattern = "^[0-9a-fA-F]{64}$")]
+    #[schema(nullable = false, pattern = "^[0-9a-fA-F]{64}$")]
     seal: Option<String>,
+    #[schema(nullable = false)]
     reason: Option<String>,
     /// Git commit id (4 to 64 hex digits).
-    #[schema(pattern = "^[0-9a-fA-F]{4,64}$")]
+    #[schema(nullable = false, pattern = "^[0-9a-fA-F]{4,64}$")]
     opened_against_commit: Option<String>,
-    #[schema(minimum = 0)]
+    #[schema(nullable = false, minimum = 0)]
     retire_by_commit_count: Option<u64>,
-    #[schema(minimum = 0)]
+    #[schema(nullable = false, minimum = 0)]
     commits_since_open: Option<u64>,
+    #[schema(nullable = false)]
     owner: Option<String>,
 }
 
@@ -145,10 +156,10 @@ pub struct SealDoc {
 pub struct SealRequestDoc {
     files: Vec<SealFileDoc>,
     /// The expected seal (64 hex digits).
-    #[schema(pattern = "^[0-9a-fA-F]{64}$")]
+    #[schema(nullable = false, pattern = "^[0-9a-fA-F]{64}$")]
     expected: Option<String>,
     /// The expected files, to name what drifted: a list like `files`, or `sha256sum` text.
-    #[schema(value_type = Object)]
+    #[schema(nullable = false, value_type = Object)]
     expected_manifest: Option<Value>,
 }
 
@@ -181,10 +192,10 @@ pub struct FreezeRequestDoc {
     /// Whether the test caught a deliberately seeded bug.
     caught_seeded_bug: bool,
     /// Default 20; at least 2.
-    #[schema(minimum = 2)]
+    #[schema(nullable = false, minimum = 2)]
     min_runs: Option<u64>,
     /// Default 0.02.
-    #[schema(minimum = 0, maximum = 1)]
+    #[schema(nullable = false, minimum = 0, maximum = 1)]
     min_flip_rate: Option<f64>,
 }
 
@@ -238,7 +249,7 @@ Errors are RFC 9457 problem documents."
         super::ops::Health,
         QuorumRequestDoc, CatalogDoc, PropertyDoc, ResultDoc, LedgerRowDoc, LedgerStateDoc, SealDoc,
         crate::core::quorum::QuorumAnswer, crate::core::quorum::PropertyReport, crate::core::quorum::Debt,
-        crate::core::quorum::SealAnswer, crate::core::quorum::Outcome, crate::core::quorum::Reason,
+        crate::core::quorum::SealCheckAnswer, crate::core::quorum::Outcome, crate::core::quorum::Reason,
         crate::core::quorum::Vote, crate::core::quorum::RunState, crate::core::quorum::Strength,
         SealRequestDoc, SealFileDoc, super::seal::SealAnswer, super::seal::Excluded, super::seal::DriftAnswer,
         PlanRequestDoc, FreezeRequestDoc, CalibrationRowDoc, FixChangedDoc,
