@@ -115,3 +115,74 @@ fn a_port_env_that_is_not_a_port_is_a_usage_error() {
         .expect("run");
     assert_eq!(out.status.code(), Some(64));
 }
+
+#[tokio::test]
+async fn with_a_drain_delay_readyz_turns_503_at_sigterm_while_requests_are_still_served() {
+    let mut child = Command::new(binary())
+        .args(["serve", "--listen", "127.0.0.1:0", "--drain-delay", "2s"])
+        .env_remove("RUST_LOG")
+        .env_remove("PORT")
+        .env_remove("PATCHGATE_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut first = String::new();
+    stdout.read_line(&mut first).expect("listening line");
+    let listening: Value = serde_json::from_str(&first).expect("json");
+    assert_eq!(listening["auth"], false);
+    let addr = listening["addr"].as_str().expect("addr").to_owned();
+    let client = common::client();
+    assert_eq!(
+        client
+            .get(format!("http://{addr}/readyz"))
+            .send()
+            .await
+            .expect("readyz")
+            .status()
+            .as_u16(),
+        200
+    );
+
+    let sent = Instant::now();
+    Command::new("sh")
+        .args(["-c", &format!("kill -TERM {}", child.id())])
+        .status()
+        .expect("kill");
+    // Within the delay: not ready, but still answering.
+    let mut saw_503 = false;
+    while sent.elapsed() < Duration::from_millis(1500) {
+        let res = client
+            .get(format!("http://{addr}/readyz"))
+            .send()
+            .await
+            .expect("readyz during the delay");
+        if res.status().as_u16() == 503 {
+            saw_503 = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(saw_503, "/readyz did not turn 503 after SIGTERM");
+    let res = client
+        .post(format!("http://{addr}/route"))
+        .json(&json!({"property_check": "pass", "fixture_check": "pass", "flaky_freeze": "pass"}))
+        .send()
+        .await
+        .expect("served during the drain delay");
+    assert_eq!(res.status().as_u16(), 200);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let exit = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "no exit after the drain");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(exit.code(), Some(0));
+    assert!(
+        sent.elapsed() >= Duration::from_secs(2),
+        "exited before the drain delay"
+    );
+}

@@ -51,6 +51,18 @@ pub struct ServeArgs {
     /// Longest the drain after SIGTERM waits for in-flight requests (e.g. 25s).
     #[arg(long, env = "PATCHGATE_DRAIN_TIMEOUT", default_value = "25s", value_parser = parse_duration)]
     pub drain_timeout: Duration,
+    /// After SIGTERM, keep accepting this long while /readyz says 503 (e.g. 5s behind a load
+    /// balancer); 0 closes the listener at once.
+    #[arg(long, env = "PATCHGATE_DRAIN_DELAY", default_value = "0s", value_parser = parse_duration_or_zero)]
+    pub drain_delay: Duration,
+}
+
+fn parse_duration_or_zero(s: &str) -> Result<Duration, String> {
+    if matches!(s.trim(), "0" | "0s" | "0ms") {
+        Ok(Duration::ZERO)
+    } else {
+        parse_duration(s)
+    }
 }
 
 /// The token from PATCHGATE_TOKEN or the token file (its first line), as its SHA-256.
@@ -111,11 +123,13 @@ pub fn run(args: ServeArgs) -> Exit {
             return Exit::Usage;
         }
     };
+    let token_required = token_sha256.is_some();
     let settings = Settings {
         token_sha256,
         max_concurrency: args.max_concurrency,
         header_read_timeout: args.header_read_timeout,
         drain_timeout: args.drain_timeout,
+        drain_delay: args.drain_delay,
         decision_body_limit: args.decision_body_limit,
         request_timeout: args.request_timeout,
         debt_cap: args.debt_cap,
@@ -145,7 +159,7 @@ pub fn run(args: ServeArgs) -> Exit {
             .local_addr()
             .map(|a| a.to_string())
             .unwrap_or_default();
-        tracing::info!(addr = %local, version = env!("CARGO_PKG_VERSION"), "listening");
+        tracing::info!(addr = %local, version = env!("CARGO_PKG_VERSION"), auth = token_required, "listening");
         match http::serve(listener, AppState::new(settings), shutdown_signal()).await {
             Ok(()) => {
                 tracing::info!("drained; exiting");

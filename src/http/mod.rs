@@ -49,6 +49,9 @@ pub struct Settings {
     pub header_read_timeout: Duration,
     /// Longest the drain waits for in-flight requests after SIGTERM before exiting anyway.
     pub drain_timeout: Duration,
+    /// After SIGTERM, how long to keep accepting while `/readyz` already says 503, so a load
+    /// balancer (a Kubernetes endpoint controller) stops sending before the listener closes.
+    pub drain_delay: Duration,
     /// Longest a request body may take to arrive in full before it is answered 408. The
     /// decisions themselves are pure CPU work bounded by the body limits, so a slow client is
     /// the only thing that can hold a request open; a timer is armed only while a body is
@@ -69,6 +72,7 @@ impl Default for Settings {
             max_concurrency: 512,
             header_read_timeout: Duration::from_secs(10),
             drain_timeout: Duration::from_secs(25),
+            drain_delay: Duration::ZERO,
         }
     }
 }
@@ -216,6 +220,15 @@ pub async fn serve(
     http.timer(TokioTimer::new())
         .header_read_timeout(state.settings().header_read_timeout)
         .keep_alive(true);
+    // After the signal: `/readyz` turns 503 at once, accepting goes on for the drain delay.
+    let drain_state = state.clone();
+    let delay = state.settings().drain_delay;
+    let shutdown = async move {
+        shutdown.await;
+        drain_state.start_draining();
+        tracing::info!(delay = ?delay, "draining: /readyz now answers 503");
+        tokio::time::sleep(delay).await;
+    };
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let (stream, _) = tokio::select! {
@@ -243,8 +256,7 @@ pub async fn serve(
         });
     }
     drop(listener);
-    state.start_draining();
-    tracing::info!("draining: finishing in-flight requests");
+    tracing::info!("listener closed; finishing in-flight requests");
     tokio::select! {
         () = graceful.shutdown() => {}
         () = tokio::time::sleep(state.settings().drain_timeout) => {
