@@ -2,6 +2,7 @@
 //! the same core the server runs, or asking a server with `--server`. Exit codes are the API
 //! (see [`crate::exit::Exit`]).
 
+mod healthcheck;
 mod ladder;
 mod output;
 mod quorum;
@@ -49,6 +50,8 @@ enum Command {
     Review(Box<ladder::RowsArgs>),
     /// Calibrate attributions from where fixes landed.
     Calibrate(Box<ladder::RowsArgs>),
+    /// Exit 0 when the server's /healthz answers 200, else 1 (for container HEALTHCHECKs).
+    Healthcheck(healthcheck::HealthcheckArgs),
     /// Print the OpenAPI document.
     Openapi,
 }
@@ -124,6 +127,7 @@ pub fn main() -> Exit {
         Command::Freeze(args) => ladder::freeze(*args),
         Command::Review(args) => ladder::review(*args),
         Command::Calibrate(args) => ladder::calibrate(*args),
+        Command::Healthcheck(args) => healthcheck::run(args),
         Command::Openapi => {
             output::stdout(&crate::http::openapi::document_json());
             Exit::Go
