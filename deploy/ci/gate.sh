@@ -1,0 +1,20 @@
+#!/bin/sh
+# Route one evidence document through a patchgate server with curl alone; this script's exit
+# code follows the HTTP status (0 MERGE_OK, 1 BLOCK, 2 ESCALATE, 3 queue stopped; 69 for
+# anything that is not a decision, never 0).
+#   PATCHGATE_SERVER=https://patchgate.example.org PATCHGATE_TOKEN=... ./gate.sh evidence.json
+set -u
+evidence=${1:?usage: gate.sh evidence.json}
+server=${PATCHGATE_SERVER:?set PATCHGATE_SERVER}
+auth=""
+[ -n "${PATCHGATE_TOKEN:-}" ] && auth="Authorization: Bearer $PATCHGATE_TOKEN"
+status=$(curl -sS -o /dev/stderr -w '%{http_code}' -X POST "$server/route" \
+  -H 'Content-Type: application/json' -H 'Accept: text/plain' ${auth:+-H "$auth"} \
+  --data-binary @"$evidence") || exit 69
+case "$status" in
+  200) exit 0 ;;
+  409) exit 1 ;;
+  424) exit 2 ;;
+  423) exit 3 ;;
+  *) echo "patchgate answered $status: not a decision" >&2; exit 69 ;;
+esac
