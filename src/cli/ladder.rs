@@ -12,8 +12,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
-use super::{RemoteArgs, client_runtime, output, read_input, remote};
-use crate::client::Client;
+use super::{RemoteArgs, git, git_changed, output, read_input, remote};
 use crate::core::ladder::{
     self, CalibrationClass, FreezeAnswer, Plan, Report, Review, ScopeMarkers, TierVerdict,
 };
@@ -183,30 +182,6 @@ fn load_config(path: Option<&Path>) -> Result<Config, (Exit, String)> {
     Ok(config)
 }
 
-fn git(args: &[&str]) -> Result<Vec<u8>, String> {
-    let out = Command::new("git")
-        .args(args)
-        .output()
-        .map_err(|e| format!("cannot run git: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "git {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    Ok(out.stdout)
-}
-
-fn git_changed(base: &str, head: &str) -> Result<Vec<String>, String> {
-    let out = git(&["diff", "-z", "--name-only", &format!("{base}...{head}")])?;
-    Ok(out
-        .split(|b| *b == 0)
-        .filter(|p| !p.is_empty())
-        .map(|p| String::from_utf8_lossy(p).into_owned())
-        .collect())
-}
-
 fn to_paths(raw: &[String]) -> Result<Vec<RepoPath>, String> {
     raw.iter()
         .map(|p| RepoPath::parse(p).map_err(|e| format!("changed path {p:?} {e}")))
@@ -224,18 +199,7 @@ fn ask<T: DeserializeOwned>(
     content_type: &str,
     body: Vec<u8>,
 ) -> Result<T, Exit> {
-    let client =
-        Client::new(server, remote_args.token.clone(), remote_args.timeout).map_err(|e| {
-            output::error(&output::chain(&e));
-            Exit::Usage
-        })?;
-    let rt = client_runtime()?;
-    let reply = rt
-        .block_on(client.post(path, content_type, "application/json", body))
-        .map_err(|e| {
-            output::error(&output::chain(&e));
-            Exit::Unavailable
-        })?;
+    let reply = remote::post(remote_args, server, path, content_type, body)?;
     if reply.status != 200 {
         return Err(remote::failure(&reply));
     }

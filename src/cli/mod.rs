@@ -135,6 +135,32 @@ pub fn main() -> Exit {
     }
 }
 
+/// Runs git and returns its stdout, or its stderr as the error.
+pub fn git(args: &[&str]) -> Result<Vec<u8>, String> {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "git {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(out.stdout)
+}
+
+/// The files `git diff --name-only BASE...HEAD` names (NUL-separated, so any name survives).
+pub fn git_changed(base: &str, head: &str) -> Result<Vec<String>, String> {
+    let out = git(&["diff", "-z", "--name-only", &format!("{base}...{head}")])?;
+    Ok(out
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect())
+}
+
 /// A current-thread runtime for the client side of the CLI.
 pub fn client_runtime() -> Result<tokio::runtime::Runtime, Exit> {
     tokio::runtime::Builder::new_current_thread()

@@ -3,13 +3,11 @@
 //! or asks a server. Exit codes 0/1/2/3 as the contract says.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use clap::Args;
 use serde_json::{Map, Value, json};
 
-use super::{RemoteArgs, client_runtime, output, read_input, remote};
-use crate::client::Client;
+use super::{RemoteArgs, git, git_changed, output, read_input, remote};
 use crate::core::digest::Digest;
 use crate::core::quorum::{DEFAULT_DEBT_CAP, QuorumAnswer, decide, parse_request};
 use crate::exit::Exit;
@@ -117,31 +115,9 @@ pub fn read_seal_file(path: &Path) -> Result<Digest, String> {
     })
 }
 
-fn git(args: &[&str]) -> Result<Vec<u8>, String> {
-    let out = Command::new("git")
-        .args(args)
-        .output()
-        .map_err(|e| format!("cannot run git: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "git {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    Ok(out.stdout)
-}
-
 fn changed_files(args: &QuorumArgs) -> Result<Vec<String>, Refused> {
     if let (Some(base), Some(head)) = (&args.base, &args.head) {
-        let range = format!("{base}...{head}");
-        let out =
-            git(&["diff", "-z", "--name-only", &range]).map_err(|e| Refused(Exit::DataErr, e))?;
-        return Ok(out
-            .split(|b| *b == 0)
-            .filter(|p| !p.is_empty())
-            .map(|p| String::from_utf8_lossy(p).into_owned())
-            .collect());
+        return git_changed(base, head).map_err(|e| Refused(Exit::DataErr, e));
     }
     let Some(path) = &args.changed_files else {
         return Err(Refused(
@@ -286,26 +262,11 @@ fn local_quorum(args: &QuorumArgs, doc: &Value) -> Exit {
 }
 
 fn remote_quorum(server: &str, args: &QuorumArgs, doc: &Value) -> Exit {
-    let client = match Client::new(server, args.remote.token.clone(), args.remote.timeout) {
-        Ok(c) => c,
-        Err(e) => {
-            output::error(&output::chain(&e));
-            return Exit::Usage;
-        }
-    };
-    let rt = match client_runtime() {
-        Ok(rt) => rt,
+    let body = serde_json::to_vec(doc).unwrap_or_default();
+    let reply = match remote::post(&args.remote, server, "/quorum", "application/json", body) {
+        Ok(r) => r,
         Err(exit) => return exit,
     };
-    let body = serde_json::to_vec(doc).unwrap_or_default();
-    let reply =
-        match rt.block_on(client.post("/quorum", "application/json", "application/json", body)) {
-            Ok(r) => r,
-            Err(e) => {
-                output::error(&output::chain(&e));
-                return Exit::Unavailable;
-            }
-        };
     match remote::decision::<QuorumAnswer>(&reply, |a| a.exit_code) {
         Ok((answer, exit)) => {
             print(&answer, args.json);

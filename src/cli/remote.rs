@@ -3,10 +3,31 @@
 
 use serde::de::DeserializeOwned;
 
-use super::output;
-use crate::client::Reply;
+use super::{RemoteArgs, client_runtime, output};
+use crate::client::{Client, Reply};
 use crate::core::problem::Problem;
 use crate::exit::Exit;
+
+/// POSTs `body` to `server` + `path` and returns the reply; a bad URL is 64, an unreachable
+/// server 69 (both already reported on stderr).
+pub fn post(
+    args: &RemoteArgs,
+    server: &str,
+    path: &str,
+    content_type: &str,
+    body: impl Into<reqwest::Body>,
+) -> Result<Reply, Exit> {
+    let client = Client::new(server, args.token.clone(), args.timeout).map_err(|e| {
+        output::error(&output::chain(&e));
+        Exit::Usage
+    })?;
+    let rt = client_runtime()?;
+    rt.block_on(client.post(path, content_type, "application/json", body))
+        .map_err(|e| {
+            output::error(&output::chain(&e));
+            Exit::Unavailable
+        })
+}
 
 /// The decision exit code an HTTP status stands for, when it stands for one.
 pub fn exit_for_status(status: u16) -> Option<Exit> {

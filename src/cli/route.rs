@@ -4,8 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{RemoteArgs, client_runtime, output, read_input, remote};
-use crate::client::Client;
+use super::{RemoteArgs, output, read_input, remote};
 use crate::core::answer::{RouteAnswer, decide_route};
 use crate::core::evidence::parse_route_bytes;
 use crate::exit::Exit;
@@ -67,25 +66,10 @@ fn print_json(answer: &RouteAnswer) {
 }
 
 fn remote_route(server: &str, args: &RouteArgs, body: Vec<u8>) -> Exit {
-    let client = match Client::new(server, args.remote.token.clone(), args.remote.timeout) {
-        Ok(c) => c,
-        Err(e) => {
-            output::error(&output::chain(&e));
-            return Exit::Usage;
-        }
-    };
-    let rt = match client_runtime() {
-        Ok(rt) => rt,
+    let reply = match remote::post(&args.remote, server, "/route", "application/json", body) {
+        Ok(r) => r,
         Err(exit) => return exit,
     };
-    let reply =
-        match rt.block_on(client.post("/route", "application/json", "application/json", body)) {
-            Ok(r) => r,
-            Err(e) => {
-                output::error(&output::chain(&e));
-                return Exit::Unavailable;
-            }
-        };
     match remote::decision::<RouteAnswer>(&reply, |a| a.exit_code) {
         Ok((answer, exit)) => {
             if args.json {
