@@ -647,3 +647,59 @@ async fn bad_inputs_are_422_naming_the_field() {
         .expect("healthz");
     assert_eq!(health.status().as_u16(), 200);
 }
+
+#[tokio::test]
+async fn a_field_given_twice_anywhere_is_refused_not_silently_resolved() {
+    let server = TestServer::start();
+    let client = common::client();
+    let twice = format!(
+        r#"{{"changed_files":["a"],"catalog":{{"properties":[{{"id":"p","strength":"strong","strength":"weak","locality":["a"]}}]}},"seal":{{"actual":"{SEAL_A}","expected":"{SEAL_A}"}}}}"#
+    );
+    let res = client
+        .post(server.url("/quorum"))
+        .header("content-type", "application/json")
+        .body(twice)
+        .send()
+        .await
+        .expect("req");
+    assert_eq!(res.status().as_u16(), 422);
+    let problem: Value = res.json().await.expect("json");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("`strength` is given twice")),
+        "{problem}"
+    );
+    for (path, ct, body) in [
+        (
+            "/ladder/plan",
+            "application/json",
+            r#"{"changed_files":[],"changed_files":["a"]}"#,
+        ),
+        (
+            "/freeze/eligibility",
+            "application/json",
+            r#"{"outcomes":[],"caught_seeded_bug":true,"caught_seeded_bug":false}"#,
+        ),
+        (
+            "/ladder/report",
+            "application/json",
+            r#"[{"patch":"a","tier":"t","verdict":"pass","verdict":"caught","seconds":1}]"#,
+        ),
+        (
+            "/ladder/report",
+            "application/x-ndjson",
+            "{\"patch\":\"a\",\"tier\":\"t\",\"verdict\":\"pass\",\"verdict\":\"caught\",\"seconds\":1}\n",
+        ),
+        ("/seal", "application/json", r#"{"files":[],"files":[]}"#),
+    ] {
+        let res = client
+            .post(server.url(path))
+            .header("content-type", ct)
+            .body(body)
+            .send()
+            .await
+            .expect("req");
+        assert_eq!(res.status().as_u16(), 422, "{path} {ct}");
+    }
+}

@@ -50,8 +50,101 @@ pub struct FrozenTest {
 }
 
 /// Parses a request body as JSON: an empty body and bad syntax are 400s with line and column.
+///
+/// A field given twice in one object is refused (422) rather than resolved: JSON parsers
+/// disagree on which copy wins, and a merge gate must not pick one silently.
 pub fn parse_json(body: &[u8]) -> Result<Value, Problem> {
-    parse_json_as(body)
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(Problem::malformed(
+            "the body is empty; expected a JSON document",
+        ));
+    }
+    match serde_json::from_slice::<StrictValue>(body) {
+        Ok(StrictValue(v)) => Ok(v),
+        Err(e) if e.is_data() => Err(Problem::invalid(vec![FieldError::new(
+            "",
+            format!(
+                "{} (line {}, column {})",
+                strip_position(&e.to_string()),
+                e.line(),
+                e.column()
+            ),
+        )])),
+        Err(e) => Err(Problem::malformed(format!(
+            "the body is not valid JSON (line {}, column {}): {}",
+            e.line(),
+            e.column(),
+            strip_position(&e.to_string())
+        ))),
+    }
+}
+
+/// Reads JSON into a `Value`, refusing an object that holds the same key twice.
+pub fn strict_value(bytes: &[u8]) -> Result<Value, serde_json::Error> {
+    serde_json::from_slice::<StrictValue>(bytes).map(|StrictValue(v)| v)
+}
+
+/// A `serde_json::Value` read with one more rule: no object holds the same key twice.
+struct StrictValue(Value);
+
+impl<'de> Deserialize<'de> for StrictValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StrictVisitor).map(StrictValue)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(StrictValue(v)) = seq.next_element()? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let StrictValue(v) = map.next_value()?;
+            if out.contains_key(&key) {
+                return Err(serde::de::Error::custom(format!(
+                    "the field `{key}` is given twice in one object; give each field once"
+                )));
+            }
+            out.insert(key, v);
+        }
+        Ok(Value::Object(out))
+    }
 }
 
 /// Parses a request body as JSON into `T` (whose `Deserialize` must accept any well-formed

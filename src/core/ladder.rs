@@ -209,7 +209,7 @@ pub fn parse_rows<T>(
                 continue;
             }
             let at = format!("/{}", n);
-            match serde_json::from_slice::<Value>(line) {
+            match super::evidence::strict_value(line) {
                 Ok(v) => {
                     let before = e.0.len();
                     if let Some(r) = row(&v, &at, &mut e) {
@@ -219,12 +219,14 @@ pub fn parse_rows<T>(
                         err.detail = format!("line {n}: {}", err.detail);
                     }
                 }
+                Err(err) if err.is_data() => e.push(at, format!("line {n}: {err}")),
                 Err(err) => e.push(at, format!("line {n} is not valid JSON: {err}")),
             }
         }
     } else {
-        let value: Value = match serde_json::from_slice(body) {
+        let value: Value = match super::evidence::strict_value(body) {
             Ok(v) => v,
+            Err(err) if err.is_data() => return Err(vec![FieldError::new("", err.to_string())]),
             Err(err) => return Err(vec![FieldError::new("", format!("not valid JSON: {err}"))]),
         };
         out = fields::array(&value, "", "the ledger", &mut e, |v, at, e| row(v, &at, e))
@@ -528,7 +530,7 @@ pub fn review(body: &[u8]) -> Result<Review, Vec<FieldError>> {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let v: Value = match serde_json::from_slice(line) {
+        let v: Value = match super::evidence::strict_value(line) {
             Ok(v) => v,
             Err(e) => {
                 errors.push(FieldError::new(
