@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
-use super::{RemoteArgs, git, git_changed, output, read_input, remote};
+use super::{ChangedFilesArgs, RemoteArgs, git, git_changed, output, read_input, remote};
 use crate::core::ladder::{
     self, CalibrationClass, FreezeAnswer, Plan, Report, Review, ScopeMarkers, TierVerdict,
 };
@@ -32,13 +32,8 @@ pub enum LadderCommand {
 
 #[derive(Debug, Args)]
 pub struct PlanArgs {
-    /// A file of changed paths, one per line (`-` for stdin). Or give --base/--head.
-    #[arg(long, conflicts_with = "base")]
-    pub changed_files: Option<PathBuf>,
-    #[arg(long, requires = "head")]
-    pub base: Option<String>,
-    #[arg(long)]
-    pub head: Option<String>,
+    #[command(flatten)]
+    pub changed: ChangedFilesArgs,
     /// The ladder config (TOML); the article's tiers when absent.
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -236,29 +231,11 @@ pub fn run_ladder(cmd: LadderCommand) -> Exit {
 }
 
 fn plan(args: PlanArgs) -> Exit {
-    let raw = match (&args.changed_files, &args.base, &args.head) {
-        (Some(f), _, _) => match read_input(f) {
-            Ok(b) => String::from_utf8_lossy(&b)
-                .lines()
-                .map(str::trim_end)
-                .filter(|l| !l.is_empty())
-                .map(str::to_owned)
-                .collect(),
-            Err(e) => {
-                output::error(&format!("cannot read {}: {e}", f.display()));
-                return Exit::DataErr;
-            }
-        },
-        (None, Some(base), Some(head)) => match git_changed(base, head) {
-            Ok(f) => f,
-            Err(e) => {
-                output::error(&e);
-                return Exit::DataErr;
-            }
-        },
-        _ => {
-            output::error("give the changed files: --changed-files FILE, or --base REF --head REF");
-            return Exit::Usage;
+    let raw = match args.changed.resolve() {
+        Ok(files) => files,
+        Err((exit, msg)) => {
+            output::error(&msg);
+            return exit;
         }
     };
     let plan: Plan = if let Some(server) = &args.remote.server {

@@ -70,6 +70,49 @@ pub struct RemoteArgs {
     pub timeout: Duration,
 }
 
+/// Which files a patch changes: a file listing them, or a git range.
+#[derive(Debug, Clone, Args)]
+pub struct ChangedFilesArgs {
+    /// A file of changed paths, one per line (`-` for stdin). Or give --base/--head.
+    #[arg(long, conflicts_with = "base")]
+    pub changed_files: Option<PathBuf>,
+    /// Read the changed files from `git diff --name-only BASE...HEAD`.
+    #[arg(long, requires = "head")]
+    pub base: Option<String>,
+    /// The head of the git range (with --base).
+    #[arg(long)]
+    pub head: Option<String>,
+}
+
+impl ChangedFilesArgs {
+    /// The changed paths, as given; or the exit code and why they could not be had.
+    pub fn resolve(&self) -> Result<Vec<String>, (Exit, String)> {
+        if let Some(path) = &self.changed_files {
+            let bytes = read_input(path).map_err(|e| {
+                (
+                    Exit::DataErr,
+                    format!("cannot read {}: {e}", path.display()),
+                )
+            })?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| (Exit::DataErr, format!("{} is not UTF-8", path.display())))?;
+            return Ok(text
+                .lines()
+                .map(str::trim_end)
+                .filter(|l| !l.is_empty())
+                .map(str::to_owned)
+                .collect());
+        }
+        match (&self.base, &self.head) {
+            (Some(base), Some(head)) => git_changed(base, head).map_err(|e| (Exit::DataErr, e)),
+            _ => Err((
+                Exit::Usage,
+                "give the changed files: --changed-files FILE, or --base REF --head REF".into(),
+            )),
+        }
+    }
+}
+
 /// Parses `30s`, `500ms`, `2m` or a bare number of seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();

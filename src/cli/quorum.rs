@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde_json::{Map, Value, json};
 
-use super::{RemoteArgs, git, git_changed, output, read_input, remote};
+use super::{ChangedFilesArgs, RemoteArgs, git, output, read_input, remote};
 use crate::core::digest::Digest;
 use crate::core::quorum::{DEFAULT_DEBT_CAP, QuorumAnswer, decide, parse_request};
 use crate::exit::Exit;
@@ -17,15 +17,9 @@ pub struct QuorumArgs {
     /// The property catalog (YAML or JSON): `properties: [{id, strength, locality, fixtures?, introduced?}]`.
     #[arg(long)]
     pub catalog: PathBuf,
-    /// A file of changed paths, one per line (`-` for stdin). Or give --base/--head.
-    #[arg(long, conflicts_with_all = ["base"])]
-    pub changed_files: Option<PathBuf>,
-    /// Read the changed files from `git diff --name-only BASE...HEAD`.
-    #[arg(long, requires = "head")]
-    pub base: Option<String>,
-    /// The head of the git range (with --base); also the commit ledger budgets are counted to.
-    #[arg(long)]
-    pub head: Option<String>,
+    /// The changed files; `--head` is also the commit ledger budgets are counted to.
+    #[command(flatten)]
+    pub changed: ChangedFilesArgs,
     /// Results (JSON or YAML): `{"<property id>": {"runs": [0, 0]}, ...}`.
     #[arg(long)]
     pub results: Option<PathBuf>,
@@ -115,28 +109,6 @@ pub fn read_seal_file(path: &Path) -> Result<Digest, String> {
     })
 }
 
-fn changed_files(args: &QuorumArgs) -> Result<Vec<String>, Refused> {
-    if let (Some(base), Some(head)) = (&args.base, &args.head) {
-        return git_changed(base, head).map_err(|e| Refused(Exit::DataErr, e));
-    }
-    let Some(path) = &args.changed_files else {
-        return Err(Refused(
-            Exit::Usage,
-            "give the changed files: --changed-files FILE, or --base REF --head REF".into(),
-        ));
-    };
-    let bytes =
-        read_input(path).map_err(|e| data(format!("cannot read {}: {e}", path.display())))?;
-    let text =
-        String::from_utf8(bytes).map_err(|_| data(format!("{} is not UTF-8", path.display())))?;
-    Ok(text
-        .lines()
-        .map(str::trim_end)
-        .filter(|l| !l.is_empty())
-        .map(str::to_owned)
-        .collect())
-}
-
 /// Fills `commits_since_open` for open rows that name `opened_against_commit` and lack it,
 /// counting commits with git from that commit to the head (inside a repository only).
 fn fill_commit_counts(ledger: &mut Value, head: &str) -> Result<(), Refused> {
@@ -183,7 +155,10 @@ fn fill_commit_counts(ledger: &mut Value, head: &str) -> Result<(), Refused> {
 
 fn build_request(args: &QuorumArgs) -> Result<Value, Refused> {
     let catalog = read_document(&args.catalog, "catalog")?;
-    let changed = changed_files(args)?;
+    let changed = args
+        .changed
+        .resolve()
+        .map_err(|(exit, msg)| Refused(exit, msg))?;
     let results = match &args.results {
         Some(p) => read_document(p, "results")?,
         None => Value::Object(Map::new()),
@@ -192,7 +167,7 @@ fn build_request(args: &QuorumArgs) -> Result<Value, Refused> {
         Some(p) => read_document(p, "ledger")?,
         None => Value::Array(Vec::new()),
     };
-    let head = args.head.as_deref().unwrap_or("HEAD");
+    let head = args.changed.head.as_deref().unwrap_or("HEAD");
     fill_commit_counts(&mut ledger, head)?;
     let actual = read_seal_file(&args.seal).map_err(data)?;
     let expected = read_seal_file(&args.expected).map_err(data)?;
