@@ -2,7 +2,7 @@
 //! `find DIR -type f` walks it, and from a tar stream (the server and `--server`), hashed as
 //! it streams by. The seal itself is computed by [`crate::core::seal`].
 
-use std::collections::{HashMap, hash_map};
+use std::collections::HashMap;
 use std::fs;
 use std::io::{self, Read};
 use std::os::unix::ffi::OsStrExt;
@@ -13,7 +13,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use sha2::{Digest as _, Sha256};
 
 use crate::core::digest::Digest;
-use crate::core::seal::{Entry, TreePathError, is_seal_file, normalize_path};
+use crate::core::path::MAX_PATH_BYTES;
+use crate::core::seal::{Entry, TreeLimits, TreePathError, is_seal_file, normalize_path};
 
 /// A tree read into entries.
 #[derive(Debug, Default)]
@@ -148,6 +149,9 @@ pub enum TarError {
     /// The body stopped arriving. A 408.
     #[error("{0}")]
     Timeout(String),
+    /// A member of a kind the seal does not read. A 422.
+    #[error("the archive holds {0}")]
+    Unsupported(String),
 }
 
 /// How a stream failed outside the tar parser (size limits, timeouts, the client going
@@ -211,9 +215,67 @@ fn lossy(p: &[u8]) -> String {
     String::from_utf8_lossy(p).into_owned()
 }
 
-/// Reads a tar stream (already decompressed) into a tree, hashing each member as it goes by:
-/// nothing is held but the current 64 KiB buffer and one digest per file.
-pub fn read_tar_tree(reader: impl Read, fault: &StreamFault) -> Result<Tree, TarError> {
+/// Longest PAX extended header (`x`/`g`) accepted, in bytes: path, link path and times fit
+/// in a few hundred bytes; a header that claims more is refused before it is read.
+pub const MAX_PAX_BYTES: u64 = 64 * 1024;
+
+/// Reads the data of an extension member (a GNU long name or a PAX header) whose header
+/// claims `size` bytes, refusing it before reading when that is over `cap`.
+fn read_extension(
+    member: &mut impl Read,
+    size: u64,
+    cap: u64,
+    what: &str,
+    corrupt: &impl Fn(io::Error) -> TarError,
+) -> Result<Vec<u8>, TarError> {
+    if size > cap {
+        return Err(TarError::TooLarge(format!(
+            "a {what} in the archive claims {size} bytes; at most {cap} are accepted"
+        )));
+    }
+    let mut data = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    member.take(size).read_to_end(&mut data).map_err(corrupt)?;
+    Ok(data)
+}
+
+/// A GNU long name or link: the data, less the one NUL that ends it (as the `tar` crate reads it).
+fn strip_nul(mut bytes: Vec<u8>) -> Vec<u8> {
+    if bytes.last() == Some(&0) {
+        bytes.pop();
+    }
+    bytes
+}
+
+/// The value of `key` in PAX records, if present.
+fn pax_value(records: &[u8], key: &[u8]) -> Option<Vec<u8>> {
+    tar::PaxExtensions::new(records)
+        .filter_map(Result::ok)
+        .find(|r| r.key_bytes() == key)
+        .map(|r| r.value_bytes().to_vec())
+}
+
+/// What a member path was, for the duplicate check and hard links.
+enum Seen {
+    Dir,
+    /// A regular file: its content, which a later hard link to it shares.
+    File((Digest, u64)),
+    /// A symlink, device or the like.
+    Other,
+}
+
+/// Reads a tar stream (already decompressed) into a tree, hashing each member as it goes by.
+///
+/// Memory stays bounded whatever the archive claims: the members are read raw, so a GNU long
+/// name or a PAX header is refused by the size its header claims, before a byte of it is read
+/// (the `tar` crate would read it whole), and `limits` caps the members and the path bytes
+/// kept for the seal's sort. Besides one 64 KiB buffer, a member costs its path (twice: the
+/// duplicate check and the entry) and a digest. Sparse members are refused, and so is a PAX
+/// `size` that disagrees with its header, so that no two tar readers can see two trees.
+pub fn read_tar_tree(
+    reader: impl Read,
+    fault: &StreamFault,
+    limits: &TreeLimits,
+) -> Result<Tree, TarError> {
     let corrupt = |e: io::Error| {
         fault
             .take()
@@ -221,53 +283,140 @@ pub fn read_tar_tree(reader: impl Read, fault: &StreamFault) -> Result<Tree, Tar
     };
     let mut archive = tar::Archive::new(reader);
     let mut tree = Tree::default();
-    // Every member path seen, whether it is a directory, and the content of regular files.
-    let mut seen: HashMap<Vec<u8>, bool> = HashMap::new();
-    let mut content: HashMap<Vec<u8>, (Digest, u64)> = HashMap::new();
-    for member in archive.entries().map_err(corrupt)? {
+    // Every member path seen, and what it was.
+    let mut seen: HashMap<Vec<u8>, Seen> = HashMap::new();
+    let mut path_bytes = 0usize;
+    let mut long_name: Option<Vec<u8>> = None;
+    let mut long_link: Option<Vec<u8>> = None;
+    let mut pax: Option<Vec<u8>> = None;
+    let name_cap = (MAX_PATH_BYTES + 1) as u64;
+    for member in archive.entries().map_err(corrupt)?.raw(true) {
         let mut member = member.map_err(corrupt)?;
-        let kind = member.header().entry_type();
-        if matches!(kind, tar::EntryType::XGlobalHeader) {
+        let header = member.header();
+        let kind = header.entry_type();
+        let size = header.entry_size().map_err(corrupt)?;
+        let recognized = header.as_gnu().is_some() || header.as_ustar().is_some();
+        if recognized && kind.is_gnu_longname() {
+            if long_name.is_some() {
+                return Err(TarError::Corrupt("two long names for one member".into()));
+            }
+            let data = read_extension(&mut member, size, name_cap, "long name", &corrupt)?;
+            long_name = Some(strip_nul(data));
             continue;
         }
-        let raw = member.path_bytes().into_owned();
+        if recognized && kind.is_gnu_longlink() {
+            if long_link.is_some() {
+                return Err(TarError::Corrupt(
+                    "two long link names for one member".into(),
+                ));
+            }
+            let data = read_extension(&mut member, size, name_cap, "long link name", &corrupt)?;
+            long_link = Some(strip_nul(data));
+            continue;
+        }
+        if recognized && kind.is_pax_local_extensions() {
+            if pax.is_some() {
+                return Err(TarError::Corrupt("two PAX headers for one member".into()));
+            }
+            pax = Some(read_extension(
+                &mut member,
+                size,
+                MAX_PAX_BYTES,
+                "PAX header",
+                &corrupt,
+            )?);
+            continue;
+        }
+        if matches!(kind, tar::EntryType::XGlobalHeader) {
+            // Applies to no member's path; skipped unread (streamed past, not held).
+            if size > MAX_PAX_BYTES {
+                return Err(TarError::TooLarge(format!(
+                    "a global PAX header in the archive claims {size} bytes; at most {MAX_PAX_BYTES} are accepted"
+                )));
+            }
+            continue;
+        }
+        if kind.is_gnu_sparse() {
+            return Err(TarError::Unsupported(
+                "a sparse member; create the archive without --sparse".into(),
+            ));
+        }
+        let pax_records = pax.take();
+        if let Some(records) = &pax_records
+            && let Some(declared) = pax_value(records, b"size")
+            && declared != size.to_string().as_bytes()
+        {
+            // GNU tar reads the PAX size, older readers the header's: what follows would be a
+            // different tree to each, so the archive is refused (as a `..` member would be).
+            return Err(TarError::Unsupported(format!(
+                "a member whose PAX size ({}) disagrees with its header ({size} bytes)",
+                String::from_utf8_lossy(&declared)
+            )));
+        }
+        let raw = match (long_name.take(), &pax_records) {
+            (Some(name), _) => name,
+            (None, Some(records)) => {
+                pax_value(records, b"path").unwrap_or_else(|| header.path_bytes().into_owned())
+            }
+            (None, None) => header.path_bytes().into_owned(),
+        };
+        let link = match (long_link.take(), &pax_records) {
+            (Some(name), _) => Some(name),
+            (None, Some(records)) => pax_value(records, b"linkpath")
+                .or_else(|| header.link_name_bytes().map(|c| c.into_owned())),
+            (None, None) => header.link_name_bytes().map(|c| c.into_owned()),
+        };
         let path = normalize_path(&raw).map_err(|reason| TarError::BadPath {
             path: lossy(&raw),
             reason,
         })?;
         let is_dir = kind.is_dir();
-        match seen.entry(path.clone()) {
-            hash_map::Entry::Occupied(o) if *o.get() && is_dir => continue,
-            hash_map::Entry::Occupied(_) => return Err(TarError::Duplicate(lossy(&path))),
-            hash_map::Entry::Vacant(v) => {
-                v.insert(is_dir);
-            }
+        let is_file = kind.is_file() || kind.is_contiguous();
+        match seen.get(&path) {
+            Some(Seen::Dir) if is_dir => continue,
+            Some(_) => return Err(TarError::Duplicate(lossy(&path))),
+            None => {}
         }
-        let (sha256, size) = if kind.is_file() || kind.is_contiguous() || kind.is_gnu_sparse() {
-            let (d, n) = hash_reader(&mut member).map_err(corrupt)?;
-            content.insert(path.clone(), (d, n));
-            (d, n)
+        if seen.len() >= limits.max_entries {
+            return Err(TarError::TooLarge(format!(
+                "the archive has more than {} members (the server's --seal-max-entries)",
+                limits.max_entries
+            )));
+        }
+        path_bytes += path.len();
+        if path_bytes > limits.max_path_bytes {
+            return Err(TarError::TooLarge(format!(
+                "the archive's member paths add up to more than {} bytes (the server's --seal-max-path-bytes)",
+                limits.max_path_bytes
+            )));
+        }
+        let (sha256, size) = if is_file {
+            hash_reader(&mut member).map_err(corrupt)?
         } else if kind.is_hard_link() {
-            let target_raw = member
-                .link_name_bytes()
-                .map(|c| c.into_owned())
-                .unwrap_or_default();
+            let target_raw = link.unwrap_or_default();
             let target = normalize_path(&target_raw).map_err(|reason| TarError::BadPath {
                 path: lossy(&target_raw),
                 reason,
             })?;
-            match content.get(&target) {
-                Some(found) => *found,
-                None => return Err(TarError::DanglingLink(lossy(&path), lossy(&target))),
+            match seen.get(&target) {
+                Some(Seen::File(found)) => *found,
+                _ => return Err(TarError::DanglingLink(lossy(&path), lossy(&target))),
             }
         } else {
             tree.non_regular += 1;
+            seen.insert(path, if is_dir { Seen::Dir } else { Seen::Other });
             continue;
         };
         if !is_seal_file(&path) {
             tree.bytes += size;
         }
+        seen.insert(path.clone(), Seen::File((sha256, size)));
         tree.entries.push(Entry { path, sha256 });
+    }
+    if long_name.is_some() || long_link.is_some() || pax.is_some() {
+        return Err(TarError::Corrupt(
+            "the archive ends with a header that describes no member".into(),
+        ));
     }
     if let Some(e) = fault.take() {
         return Err(e);

@@ -325,41 +325,67 @@ async fn a_slowloris_client_is_cut_off_while_others_are_served() {
 }
 
 #[tokio::test]
-async fn past_the_concurrency_limit_requests_are_shed_with_503_and_a_stalled_upload_is_released_on_disconnect()
- {
+async fn a_stalled_upload_holds_an_upload_slot_never_a_decision_slot_and_releases_it_on_disconnect()
+{
+    // One decision slot and one upload slot: a stalled upload must not starve decisions.
     let server = TestServer::start_with(Settings {
         max_concurrency: 1,
+        max_seal_uploads: 1,
         ..Settings::default()
     });
     let addr = server.addr;
-    // A /seal upload that stalls mid-body holds the one slot.
     let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
     let stalled = std::thread::spawn(move || {
         let mut s = TcpStream::connect(addr).expect("connect");
         let head = "POST /seal HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-tar\r\nContent-Length: 100000\r\n\r\n";
         s.write_all(head.as_bytes()).expect("head");
         s.write_all(&[0u8; 1000]).expect("part of the body");
+        let _ = started_tx.send(());
         let _ = rx.recv();
         // Disconnect mid-upload.
         drop(s);
     });
+    started_rx.recv().expect("the upload started");
     let client = common::client();
+    let tar = || {
+        let mut b = tar::Builder::new(Vec::new());
+        let mut h = tar::Header::new_gnu();
+        h.set_size(2);
+        h.set_mode(0o644);
+        h.set_cksum();
+        b.append_data(&mut h, "fixtures/a", &b"a\n"[..])
+            .expect("append");
+        b.into_inner().expect("tar")
+    };
+    // A second upload is shed at once while the first holds the one upload slot...
     let deadline = Instant::now() + Duration::from_secs(10);
     let shed = loop {
         let res = client
-            .post(server.url("/route"))
-            .json(&evidence())
+            .post(server.url("/seal"))
+            .header("content-type", "application/x-tar")
+            .body(tar())
             .send()
             .await
             .expect("req");
         if res.status().as_u16() == 503 {
             break res;
         }
-        assert!(Instant::now() < deadline, "never shed");
+        assert!(Instant::now() < deadline, "a second upload was never shed");
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert_eq!(shed.headers()["retry-after"], "1");
     assert_eq!(shed.headers()["content-type"], "application/problem+json");
+    // ...while decisions are still served: the stalled body holds no decision slot.
+    for _ in 0..5 {
+        let res = client
+            .post(server.url("/route"))
+            .json(&evidence())
+            .send()
+            .await
+            .expect("req");
+        assert_eq!(res.status().as_u16(), 200);
+    }
     // Health is never shed.
     assert_eq!(
         client
@@ -371,14 +397,15 @@ async fn past_the_concurrency_limit_requests_are_shed_with_503_and_a_stalled_upl
             .as_u16(),
         200
     );
-    // The client goes away: the slot comes back.
+    // The client goes away: the upload slot comes back.
     tx.send(()).expect("signal");
     stalled.join().expect("join");
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let res = client
-            .post(server.url("/route"))
-            .json(&evidence())
+            .post(server.url("/seal"))
+            .header("content-type", "application/x-tar")
+            .body(tar())
             .send()
             .await
             .expect("req");
@@ -387,7 +414,7 @@ async fn past_the_concurrency_limit_requests_are_shed_with_503_and_a_stalled_upl
         }
         assert!(
             Instant::now() < deadline,
-            "the slot was never released after the disconnect"
+            "the upload slot was never released after the disconnect"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use patchgate::core::digest::Digest;
 use patchgate::core::path::RepoPath;
 use patchgate::core::quorum::{
-    LedgerRow, LedgerState, Outcome, Property, QuorumRequest, RunState, SealCheck, Strength, Vote,
-    decide,
+    LedgerRow, LedgerState, Outcome, Property, QuorumRequest, Reason, RunState, SealCheck,
+    Strength, Vote, decide,
 };
 use proptest::prelude::*;
 
@@ -153,8 +153,12 @@ proptest! {
         }
     }
 
+    // CONTRACT.md section 2: a frozen property is excluded (it does not vote). So freezing the
+    // one property whose stable failure rejected the patch does let the rest of the quorum
+    // decide; what a freeze may never do is excuse anything else: a self-introduced predicate,
+    // an empty strong quorum, or a failure of another property.
     #[test]
-    fn opening_a_freeze_never_turns_a_reject_into_a_promote(req in request(), which in 0usize..6) {
+    fn opening_a_freeze_only_ever_excuses_the_frozen_property(req in request(), which in 0usize..6) {
         let before = decide(&req, 5);
         prop_assume!(before.outcome == Outcome::Reject);
         let Some(target) = req.catalog.get(which % req.catalog.len()).map(|p| p.id.clone()) else {
@@ -172,7 +176,16 @@ proptest! {
             commits_since_open: None,
             owner: None,
         });
-        prop_assert_ne!(decide(&frozen, 5).outcome, Outcome::Promote);
+        let after = decide(&frozen, 5);
+        if after.outcome == Outcome::Promote {
+            prop_assert_eq!(before.reason, Reason::StableFailure);
+            let target = frozen.ledger.last().map(|r| r.property_id.clone()).unwrap_or_default();
+            for p in &before.properties {
+                if matches!(p.vote, Vote::Yes | Vote::No) && p.state != RunState::Pass {
+                    prop_assert_eq!(&p.id, &target, "{} failed and was not frozen", p.id);
+                }
+            }
+        }
     }
 
     #[test]

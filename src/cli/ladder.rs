@@ -440,9 +440,12 @@ fn report(args: ReportArgs) -> Exit {
         },
         None => match ladder::parse_ledger(&body, true) {
             Ok(rows) => ladder::report(&rows),
-            Err(errors) => return refuse(&Problem::invalid(errors)),
+            Err(errors) => return refuse(&Problem::from(errors)),
         },
     };
+    if let Err(problem) = ladder::check_report(&report) {
+        return refuse(&problem);
+    }
     if args.json {
         print_json(&report);
         return Exit::Go;
@@ -618,7 +621,7 @@ pub fn calibrate(args: RowsArgs) -> Exit {
         },
         None => match ladder::parse_rows(&body, true, ladder::parse_calibration_row) {
             Ok(rows) => ladder::calibrate(&rows),
-            Err(errors) => return refuse(&Problem::invalid(errors)),
+            Err(errors) => return refuse(&Problem::from(errors)),
         },
     };
     if args.json {

@@ -55,6 +55,26 @@ pub struct ServeArgs {
     /// balancer); 0 closes the listener at once.
     #[arg(long, env = "PATCHGATE_DRAIN_DELAY", default_value = "0s", value_parser = parse_duration_or_zero)]
     pub drain_delay: Duration,
+    /// Longest a `/seal` archive may take to arrive in full (e.g. 10m).
+    #[arg(long, env = "PATCHGATE_SEAL_TIMEOUT", default_value = "10m", value_parser = parse_duration)]
+    pub seal_timeout: Duration,
+    /// Slowest a request body may arrive, in bytes a second, judged over each 5 s window
+    /// (a client that trickles is answered 408 within one window).
+    #[arg(long, env = "PATCHGATE_MIN_BODY_RATE", default_value_t = 1024)]
+    pub min_body_rate: u64,
+    /// `/seal` archives streamed at once; past it, 503 with Retry-After. Uploads have their
+    /// own slots, so slow ones never take the slots decisions need.
+    #[arg(long, env = "PATCHGATE_MAX_SEAL_UPLOADS", default_value_t = 8)]
+    pub max_seal_uploads: usize,
+    /// Most members (files, directories, links) in one tree sent to /seal.
+    #[arg(long, env = "PATCHGATE_SEAL_MAX_ENTRIES", default_value_t = crate::core::seal::TreeLimits::DEFAULT.max_entries)]
+    pub seal_max_entries: usize,
+    /// Most bytes of member paths, added up, in one tree sent to /seal (default 32 MiB).
+    #[arg(long, env = "PATCHGATE_SEAL_MAX_PATH_BYTES", default_value_t = crate::core::seal::TreeLimits::DEFAULT.max_path_bytes)]
+    pub seal_max_path_bytes: usize,
+    /// Longest an answer may wait to be read before its connection is closed (e.g. 30s).
+    #[arg(long, env = "PATCHGATE_WRITE_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
+    pub write_timeout: Duration,
 }
 
 fn parse_duration_or_zero(s: &str) -> Result<Duration, String> {
@@ -136,6 +156,14 @@ pub fn run(args: ServeArgs) -> Exit {
         seal_archive_limit: args.seal_archive_limit,
         seal_decompressed_limit: args.seal_decompressed_limit,
         report_body_limit: args.report_body_limit,
+        seal_timeout: args.seal_timeout,
+        min_body_rate: args.min_body_rate,
+        max_seal_uploads: args.max_seal_uploads,
+        tree_limits: crate::core::seal::TreeLimits {
+            max_entries: args.seal_max_entries,
+            max_path_bytes: args.seal_max_path_bytes,
+        },
+        write_timeout: args.write_timeout,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -147,7 +175,7 @@ pub fn run(args: ServeArgs) -> Exit {
             return Exit::Software;
         }
     };
-    runtime.block_on(async move {
+    let exit = runtime.block_on(async move {
         let listener = match TcpListener::bind(addr).await {
             Ok(l) => l,
             Err(e) => {
@@ -170,7 +198,12 @@ pub fn run(args: ServeArgs) -> Exit {
                 Exit::Software
             }
         }
-    })
+    });
+    // The drain is over: a decision still computing on a blocking thread (its client gone, or
+    // past the drain timeout) must not keep the process alive. Dropping the runtime would wait
+    // for it; this gives it a moment and then leaves.
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    exit
 }
 
 /// Resolves on SIGTERM or ctrl-c.

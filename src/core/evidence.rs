@@ -11,11 +11,15 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::cell::Cell;
+
+use serde::de::{
+    Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
 use serde_json::Value;
 
-use super::path::{RepoPath, ancestor_set, covers_any};
-use super::problem::{FieldError, Problem, pointer_index, pointer_key};
+use super::path::{PrefixTrie, RepoPath};
+use super::problem::{Errors, FieldError, MAX_ERRORS, Problem, pointer_index, pointer_key};
 use super::route::{Gate, Verdict, Verdicts};
 
 /// Longest accepted `patch_id` (and frozen-test id), in characters.
@@ -59,8 +63,8 @@ pub fn parse_json(body: &[u8]) -> Result<Value, Problem> {
             "the body is empty; expected a JSON document",
         ));
     }
-    match serde_json::from_slice::<StrictValue>(body) {
-        Ok(StrictValue(v)) => Ok(v),
+    match strict_value(body) {
+        Ok(v) => Ok(v),
         Err(e) if e.is_data() => Err(Problem::invalid(vec![FieldError::new(
             "",
             format!(
@@ -79,63 +83,184 @@ pub fn parse_json(body: &[u8]) -> Result<Value, Problem> {
     }
 }
 
-/// Reads JSON into a `Value`, refusing an object that holds the same key twice.
+/// Most JSON values (every number, string, array, object and literal counts one) in one
+/// document, one array element of a row body, or one NDJSON line. A `Value` tree costs tens of
+/// bytes a value, so this is what keeps a document's tree within a few tens of megabytes
+/// whatever the body limit is; real documents stay far below it.
+pub const MAX_JSON_VALUES: usize = 1_000_000;
+
+/// Reads JSON into a `Value`, refusing an object that holds the same key twice and a document
+/// of more than [`MAX_JSON_VALUES`] values.
 pub fn strict_value(bytes: &[u8]) -> Result<Value, serde_json::Error> {
-    serde_json::from_slice::<StrictValue>(bytes).map(|StrictValue(v)| v)
+    let left = Cell::new(MAX_JSON_VALUES);
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let v = StrictSeed { left: &left }.deserialize(&mut de)?;
+    de.end()?;
+    Ok(v)
 }
 
-/// A `serde_json::Value` read with one more rule: no object holds the same key twice.
-struct StrictValue(Value);
+/// What [`for_each_element`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArrayRead {
+    /// The document was an array; every element was handed over (or `each` asked to stop).
+    Array,
+    /// The document was not an array but this.
+    NotArray(&'static str),
+}
 
-impl<'de> Deserialize<'de> for StrictValue {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(StrictVisitor).map(StrictValue)
+/// Reads a JSON array one element at a time: each element is read as [`strict_value`] reads a
+/// document (its own value budget), handed to `each` with its index, and dropped, so a large
+/// array of rows never exists as one tree. `each` returns `false` to stop reading (the rest of
+/// the body is then not read at all).
+pub fn for_each_element(
+    bytes: &[u8],
+    mut each: impl FnMut(usize, Value) -> bool,
+) -> Result<ArrayRead, serde_json::Error> {
+    let stopped = Cell::new(false);
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let read = de.deserialize_any(ElementsVisitor {
+        each: &mut each,
+        stopped: &stopped,
+    });
+    match read {
+        Err(_) if stopped.get() => Ok(ArrayRead::Array),
+        Err(e) => Err(e),
+        Ok(found) => {
+            de.end()?;
+            Ok(found)
+        }
     }
 }
 
-struct StrictVisitor;
+struct ElementsVisitor<'a, F> {
+    each: &'a mut F,
+    stopped: &'a Cell<bool>,
+}
 
-impl<'de> Visitor<'de> for StrictVisitor {
+impl<'de, F: FnMut(usize, Value) -> bool> Visitor<'de> for ElementsVisitor<'_, F> {
+    type Value = ArrayRead;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON array")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ArrayRead, A::Error> {
+        let mut i = 0;
+        loop {
+            let left = Cell::new(MAX_JSON_VALUES);
+            let Some(v) = seq.next_element_seed(StrictSeed { left: &left })? else {
+                return Ok(ArrayRead::Array);
+            };
+            if !(self.each)(i, v) {
+                self.stopped.set(true);
+                return Err(serde::de::Error::custom("stopped"));
+            }
+            i += 1;
+        }
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ArrayRead, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(ArrayRead::NotArray("an object"))
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<ArrayRead, E> {
+        Ok(ArrayRead::NotArray("a boolean"))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<ArrayRead, E> {
+        Ok(ArrayRead::NotArray("a number"))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<ArrayRead, E> {
+        Ok(ArrayRead::NotArray("a number"))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<ArrayRead, E> {
+        Ok(ArrayRead::NotArray("a number"))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<ArrayRead, E> {
+        Ok(ArrayRead::NotArray("a string"))
+    }
+    fn visit_unit<E>(self) -> Result<ArrayRead, E> {
+        Ok(ArrayRead::NotArray("null"))
+    }
+}
+
+/// Reads one `serde_json::Value` with two more rules: no object holds the same key twice,
+/// and every value read draws on a budget.
+#[derive(Clone, Copy)]
+struct StrictSeed<'a> {
+    left: &'a Cell<usize>,
+}
+
+impl StrictSeed<'_> {
+    fn spend<E: serde::de::Error>(self) -> Result<(), E> {
+        match self.left.get().checked_sub(1) {
+            Some(n) => {
+                self.left.set(n);
+                Ok(())
+            }
+            None => Err(E::custom(format!(
+                "the document holds more than {MAX_JSON_VALUES} JSON values, the most one document may hold"
+            ))),
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for StrictSeed<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for StrictSeed<'_> {
     type Value = Value;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("any JSON value")
     }
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Value, E> {
+        self.spend()?;
         Ok(Value::Bool(v))
     }
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Value, E> {
+        self.spend()?;
         Ok(Value::from(v))
     }
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Value, E> {
+        self.spend()?;
         Ok(Value::from(v))
     }
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
+        self.spend()?;
         Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
     }
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
+        self.spend()?;
         Ok(Value::String(v.to_owned()))
     }
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Value, E> {
+        self.spend()?;
         Ok(Value::String(v))
     }
-    fn visit_unit<E>(self) -> Result<Value, E> {
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Value, E> {
+        self.spend()?;
         Ok(Value::Null)
     }
-    fn visit_none<E>(self) -> Result<Value, E> {
+    fn visit_none<E: serde::de::Error>(self) -> Result<Value, E> {
+        self.spend()?;
         Ok(Value::Null)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        self.spend()?;
         let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
-        while let Some(StrictValue(v)) = seq.next_element()? {
+        while let Some(v) = seq.next_element_seed(self)? {
             out.push(v);
         }
         Ok(Value::Array(out))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        self.spend()?;
         let mut out = serde_json::Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            let StrictValue(v) = map.next_value()?;
+            let v = map.next_value_seed(self)?;
             if out.contains_key(&key) {
                 return Err(serde::de::Error::custom(format!(
                     "the field `{key}` is given twice in one object; give each field once"
@@ -180,7 +305,7 @@ pub fn parse_route_bytes(body: &[u8]) -> Result<RouteRequest, Problem> {
 }
 
 /// Validates a `/route` evidence document given as a JSON value.
-pub fn parse_route_request(value: &Value) -> Result<RouteRequest, Vec<FieldError>> {
+pub fn parse_route_request(value: &Value) -> Result<RouteRequest, Errors> {
     let doc = RouteDoc::deserialize(value)
         .map_err(|e| vec![FieldError::new("", format!("unreadable document: {e}"))])?;
     validate(doc)
@@ -260,8 +385,11 @@ pub struct RouteDoc<'a> {
     flaky_freeze: Option<Scalar<'a>>,
     changed_files: Option<Value>,
     frozen_tests: Option<Value>,
-    /// Fields that are not part of the document, in the order given.
+    /// Fields that are not part of the document, in the order given (the first
+    /// [`MAX_ERRORS`] + 1 of them).
     unknown: Vec<String>,
+    /// How many more unknown fields were given past those kept.
+    unknown_unlisted: usize,
     /// Fields given more than once (JSON allows it; silently keeping one would lose the other).
     repeated: Vec<String>,
 }
@@ -368,7 +496,11 @@ impl<'de> Visitor<'de> for DocVisitor {
                 ),
                 Key::Unknown(name) => {
                     map.next_value::<IgnoredAny>()?;
-                    if doc.unknown.contains(&name) {
+                    // Only the first few are kept (each becomes a listed error, and the list
+                    // is capped): the scan below stays short however many keys are sent.
+                    if doc.unknown.len() > MAX_ERRORS {
+                        doc.unknown_unlisted += 1;
+                    } else if doc.unknown.contains(&name) {
                         doc.repeated.push(name);
                     } else {
                         doc.unknown.push(name);
@@ -464,16 +596,17 @@ const ROUTE_FIELDS: [&str; 6] = [
 ];
 
 /// Checks a read document and builds the request, reporting every invalid field.
-pub fn validate(doc: RouteDoc<'_>) -> Result<RouteRequest, Vec<FieldError>> {
+pub fn validate(doc: RouteDoc<'_>) -> Result<RouteRequest, Errors> {
     if let Some(kind) = doc.not_object {
         return Err(vec![FieldError::new(
             "",
             format!("the evidence must be a JSON object, not {kind}"),
-        )]);
+        )]
+        .into());
     }
-    let mut errors = Vec::new();
+    let mut errors = Errors::default();
     for key in &doc.unknown {
-        errors.push(FieldError::new(
+        errors.add(FieldError::new(
             pointer_key("", key),
             format!(
                 "unknown field `{key}`; the fields are {}",
@@ -485,8 +618,12 @@ pub fn validate(doc: RouteDoc<'_>) -> Result<RouteRequest, Vec<FieldError>> {
             ),
         ));
     }
+    // Unknown fields past the ones kept are counted, so the answer says how many there were.
+    for _ in 0..doc.unknown_unlisted {
+        errors.push("", "one more unknown field");
+    }
     for key in &doc.repeated {
-        errors.push(FieldError::new(
+        errors.add(FieldError::new(
             pointer_key("", key),
             format!("`{key}` is given more than once; give each field once"),
         ));
@@ -535,12 +672,7 @@ fn scalar_of(v: &Value) -> Scalar<'_> {
 }
 
 /// An id string of at most [`MAX_ID_CHARS`] characters.
-fn check_id(
-    value: Scalar,
-    field: &str,
-    base: &str,
-    errors: &mut Vec<FieldError>,
-) -> Option<String> {
+fn check_id(value: Scalar, field: &str, base: &str, errors: &mut Errors) -> Option<String> {
     let complaint = match value {
         Scalar::Str(s) => {
             let chars = s.chars().count();
@@ -553,7 +685,7 @@ fn check_id(
         Scalar::Null => format!("`{field}` must be a string, not null"),
         Scalar::Other(kind) => format!("`{field}` must be a string, not {kind}"),
     };
-    errors.push(FieldError::new(pointer_key(base, field), complaint));
+    errors.add(FieldError::new(pointer_key(base, field), complaint));
     None
 }
 
@@ -562,7 +694,7 @@ fn verdict_words() -> &'static str {
 }
 
 /// One gate's verdict; absent means `missing`.
-fn check_verdict(value: Option<Scalar<'_>>, gate: Gate, errors: &mut Vec<FieldError>) -> Verdict {
+fn check_verdict(value: Option<Scalar<'_>>, gate: Gate, errors: &mut Errors) -> Verdict {
     let Some(value) = value else {
         return Verdict::Missing;
     };
@@ -588,7 +720,7 @@ fn check_verdict(value: Option<Scalar<'_>>, gate: Gate, errors: &mut Vec<FieldEr
             format!("`{field}` is {kind}; it must be one of {}", verdict_words())
         }
     };
-    errors.push(FieldError::new(pointer_key("", field), complaint));
+    errors.add(FieldError::new(pointer_key("", field), complaint));
     Verdict::Missing
 }
 
@@ -596,7 +728,7 @@ fn check_freeze(
     flaky_freeze: Option<Scalar<'_>>,
     changed: Option<Value>,
     frozen: Option<Value>,
-    errors: &mut Vec<FieldError>,
+    errors: &mut Errors,
 ) -> FreezeEvidence {
     if changed.is_none() && frozen.is_none() {
         return FreezeEvidence::Given(check_verdict(flaky_freeze, Gate::FlakyFreeze, errors));
@@ -613,7 +745,7 @@ fn check_freeze(
                 "`changed_files` scopes the freeze; it cannot be given with `flaky_freeze`",
             )
         };
-        errors.push(FieldError::new(
+        errors.add(FieldError::new(
             pointer_key("", field),
             format!("{what}: give the freeze verdict directly, or `changed_files` with `frozen_tests` to derive it"),
         ));
@@ -626,7 +758,7 @@ fn check_freeze(
         } else {
             ("changed_files", "frozen_tests")
         };
-        errors.push(FieldError::new(
+        errors.add(FieldError::new(
             pointer_key("", field),
             format!("`{field}` needs `{other}`: the freeze verdict is derived from both"),
         ));
@@ -645,10 +777,10 @@ pub fn parse_path_list(
     value: &Value,
     pointer: &str,
     require_non_empty: bool,
-    errors: &mut Vec<FieldError>,
+    errors: &mut Errors,
 ) -> Vec<RepoPath> {
     let Some(items) = value.as_array() else {
-        errors.push(FieldError::new(
+        errors.add(FieldError::new(
             pointer,
             format!(
                 "must be an array of repo-relative paths, not {}",
@@ -658,23 +790,26 @@ pub fn parse_path_list(
         return Vec::new();
     };
     if require_non_empty && items.is_empty() {
-        errors.push(FieldError::new(
+        errors.add(FieldError::new(
             pointer,
             "must list at least one path prefix",
         ));
     }
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
+        if errors.is_full() {
+            break;
+        }
         let at = pointer_index(pointer, i);
         match item {
             Value::String(s) => match RepoPath::parse(s) {
                 Ok(p) => out.push(p),
-                Err(e) => errors.push(FieldError::new(
+                Err(e) => errors.add(FieldError::new(
                     at,
                     format!("path {} {e}", serde_json::to_string(s).unwrap_or_default()),
                 )),
             },
-            other => errors.push(FieldError::new(
+            other => errors.add(FieldError::new(
                 at,
                 format!("must be a path string, not {}", kind_of(other)),
             )),
@@ -683,9 +818,9 @@ pub fn parse_path_list(
     out
 }
 
-fn parse_frozen_tests(value: &Value, errors: &mut Vec<FieldError>) -> Vec<FrozenTest> {
+fn parse_frozen_tests(value: &Value, errors: &mut Errors) -> Vec<FrozenTest> {
     let Some(items) = value.as_array() else {
-        errors.push(FieldError::new(
+        errors.add(FieldError::new(
             "/frozen_tests",
             format!(
                 "must be an array of {{\"id\", \"covers\"}} objects, not {}",
@@ -697,9 +832,12 @@ fn parse_frozen_tests(value: &Value, errors: &mut Vec<FieldError>) -> Vec<Frozen
     let mut seen = HashSet::new();
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
+        if errors.is_full() {
+            break;
+        }
         let base = pointer_index("/frozen_tests", i);
         let Some(obj) = item.as_object() else {
-            errors.push(FieldError::new(
+            errors.add(FieldError::new(
                 base,
                 format!(
                     "must be an object {{\"id\", \"covers\"}}, not {}",
@@ -708,9 +846,9 @@ fn parse_frozen_tests(value: &Value, errors: &mut Vec<FieldError>) -> Vec<Frozen
             ));
             continue;
         };
-        for key in obj.keys() {
+        for key in obj.keys().take(MAX_ERRORS + 1) {
             if key != "id" && key != "covers" {
-                errors.push(FieldError::new(
+                errors.add(FieldError::new(
                     pointer_key(&base, key),
                     format!("unknown field `{key}`; a frozen test has `id` and `covers`"),
                 ));
@@ -718,7 +856,7 @@ fn parse_frozen_tests(value: &Value, errors: &mut Vec<FieldError>) -> Vec<Frozen
         }
         let id = match obj.get("id") {
             None => {
-                errors.push(FieldError::new(
+                errors.add(FieldError::new(
                     pointer_key(&base, "id"),
                     "`id` is required",
                 ));
@@ -728,12 +866,12 @@ fn parse_frozen_tests(value: &Value, errors: &mut Vec<FieldError>) -> Vec<Frozen
         };
         if let Some(id) = &id {
             if id.is_empty() {
-                errors.push(FieldError::new(
+                errors.add(FieldError::new(
                     pointer_key(&base, "id"),
                     "`id` must not be empty",
                 ));
             } else if !seen.insert(id.clone()) {
-                errors.push(FieldError::new(
+                errors.add(FieldError::new(
                     pointer_key(&base, "id"),
                     format!(
                         "duplicate frozen test id {}",
@@ -744,7 +882,7 @@ fn parse_frozen_tests(value: &Value, errors: &mut Vec<FieldError>) -> Vec<Frozen
         }
         let covers = match obj.get("covers") {
             None => {
-                errors.push(FieldError::new(
+                errors.add(FieldError::new(
                     pointer_key(&base, "covers"),
                     "`covers` is required: the path prefixes of the code this test covers",
                 ));
@@ -770,14 +908,14 @@ pub struct ScopedFreeze {
 /// `unknown` when a frozen test covers a changed file, else `pass`: a freeze that does not
 /// touch the diff is irrelevant to it and must not escalate it.
 ///
-/// Linear in the input: every ancestor of every changed file ([`RepoPath::ancestors`], the one
-/// definition of whole-segment matching) goes into one set, and each covered prefix is one
-/// lookup, so a large diff against a large freeze set stays cheap.
+/// Linear in the input: the changed files go into one segment trie ([`PrefixTrie`]), and each
+/// covered prefix is one walk down it, so a large diff against a large freeze set, or one very
+/// deep path, stays cheap.
 pub fn derive_freeze(changed_files: &[RepoPath], frozen_tests: &[FrozenTest]) -> ScopedFreeze {
-    let ancestors = ancestor_set(changed_files);
+    let trie = PrefixTrie::new(changed_files);
     let matched: Vec<String> = frozen_tests
         .iter()
-        .filter(|t| covers_any(&t.covers, &ancestors))
+        .filter(|t| trie.any_covered_by(&t.covers))
         .map(|t| t.id.clone())
         .collect();
     let derived = if matched.is_empty() {

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::path::RepoPath;
-use super::problem::{FieldError, pointer_index, pointer_key};
+use super::problem::{pointer_index, pointer_key};
 
 /// What a JSON value is, in words, for error details.
 pub fn kind_of(v: &Value) -> &'static str {
@@ -26,19 +26,7 @@ pub struct Obj<'a> {
     pub at: String,
 }
 
-/// Errors collected while validating one document.
-#[derive(Default)]
-pub struct Errors(pub Vec<FieldError>);
-
-impl Errors {
-    pub fn push(&mut self, pointer: impl Into<String>, detail: impl Into<String>) {
-        self.0.push(FieldError::new(pointer, detail));
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
+pub use super::problem::Errors;
 
 /// `value` as an object whose keys are all in `allowed`; unknown keys are reported.
 pub fn object<'a>(
@@ -56,6 +44,9 @@ pub fn object<'a>(
         return None;
     };
     for key in map.keys() {
+        if errors.is_full() {
+            break;
+        }
         if !allowed.contains(&key.as_str()) {
             errors.push(
                 pointer_key(at, key),
@@ -234,13 +225,17 @@ pub fn array<'a, T>(
         errors.push(at, format!("{what} must be an array, not {}", kind_of(v)));
         return None;
     };
-    Some(
-        items
-            .iter()
-            .enumerate()
-            .filter_map(|(i, x)| item(x, pointer_index(at, i), errors))
-            .collect(),
-    )
+    let mut out = Vec::with_capacity(items.len());
+    for (i, x) in items.iter().enumerate() {
+        // Past the error cap the answer is decided (a 422); reading on would only spend.
+        if errors.is_full() {
+            break;
+        }
+        if let Some(v) = item(x, pointer_index(at, i), errors) {
+            out.push(v);
+        }
+    }
+    Some(out)
 }
 
 /// A repo-relative path.

@@ -9,10 +9,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
+use super::evidence::ArrayRead;
 use super::fields::{self, Errors, kind_of, object};
 use super::path::RepoPath;
-use super::problem::FieldError;
-use super::route::Attribution;
+use super::problem::{Problem, pointer_index};
+use super::route::{Attribution, Disposition};
 
 /// The name of the article's scope tier.
 pub const SCOPE_TIER: &str = "t0-scope";
@@ -188,34 +189,57 @@ pub fn parse_row(v: &Value, at: &str, e: &mut Errors) -> Option<LedgerRow> {
     })
 }
 
+/// Why a body of rows was refused: bad JSON-array syntax (a 400), or bad rows (a 422).
+#[derive(Debug)]
+pub enum RowsError {
+    Malformed(String),
+    Invalid(Errors),
+}
+
+impl From<RowsError> for Problem {
+    fn from(e: RowsError) -> Self {
+        match e {
+            RowsError::Malformed(detail) => Problem::malformed(detail),
+            RowsError::Invalid(errors) => Problem::invalid(errors),
+        }
+    }
+}
+
 /// Parses a ledger body: a JSON array, or NDJSON (one row a line; blank lines skipped). A
 /// malformed line is named by its number.
-pub fn parse_ledger(body: &[u8], ndjson: bool) -> Result<Vec<LedgerRow>, Vec<FieldError>> {
+pub fn parse_ledger(body: &[u8], ndjson: bool) -> Result<Vec<LedgerRow>, RowsError> {
     parse_rows(body, ndjson, parse_row)
 }
 
-/// Parses JSON-array or NDJSON rows with `row`, naming NDJSON lines by number.
+/// Parses JSON-array or NDJSON rows with `row`, naming NDJSON lines by number. Rows are read
+/// one at a time (a large array never exists as one tree), and reading stops once the error
+/// list is full: the answer is a 422 by then, and reading on would only spend.
 pub fn parse_rows<T>(
     body: &[u8],
     ndjson: bool,
     row: impl Fn(&Value, &str, &mut Errors) -> Option<T>,
-) -> Result<Vec<T>, Vec<FieldError>> {
+) -> Result<Vec<T>, RowsError> {
     let mut e = Errors::default();
     let mut out = Vec::new();
     if ndjson {
         for (i, line) in body.split(|b| *b == b'\n').enumerate() {
+            if e.is_full() {
+                break;
+            }
             let n = i + 1;
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            let at = format!("/{}", n);
+            let at = format!("/{n}");
             match super::evidence::strict_value(line) {
                 Ok(v) => {
-                    let before = e.0.len();
-                    if let Some(r) = row(&v, &at, &mut e) {
+                    let before = e.kept_mut().len();
+                    if let Some(r) = row(&v, &at, &mut e)
+                        && e.is_empty()
+                    {
                         out.push(r);
                     }
-                    for err in e.0.iter_mut().skip(before) {
+                    for err in e.kept_mut().iter_mut().skip(before) {
                         err.detail = format!("line {n}: {}", err.detail);
                     }
                 }
@@ -224,15 +248,28 @@ pub fn parse_rows<T>(
             }
         }
     } else {
-        let value: Value = match super::evidence::strict_value(body) {
-            Ok(v) => v,
-            Err(err) if err.is_data() => return Err(vec![FieldError::new("", err.to_string())]),
-            Err(err) => return Err(vec![FieldError::new("", format!("not valid JSON: {err}"))]),
-        };
-        out = fields::array(&value, "", "the ledger", &mut e, |v, at, e| row(v, &at, e))
-            .unwrap_or_default();
+        let read = super::evidence::for_each_element(body, |i, v| {
+            if let Some(r) = row(&v, &pointer_index("", i), &mut e)
+                && e.is_empty()
+            {
+                out.push(r);
+            }
+            !e.is_full()
+        });
+        match read {
+            Ok(ArrayRead::Array) => {}
+            Ok(ArrayRead::NotArray(kind)) => {
+                e.push("", format!("the rows must be an array, not {kind}"));
+            }
+            Err(err) if err.is_data() => e.push("", err.to_string()),
+            Err(err) => return Err(RowsError::Malformed(format!("not valid JSON: {err}"))),
+        }
     }
-    if e.is_empty() { Ok(out) } else { Err(e.0) }
+    if e.is_empty() {
+        Ok(out)
+    } else {
+        Err(RowsError::Invalid(e))
+    }
 }
 
 /// Python's `statistics.median`: the middle value, or the mean of the two middle values.
@@ -268,6 +305,27 @@ pub struct Report {
     pub tiers: Vec<TierReport>,
     /// Plain-language reading of the figures.
     pub notes: Vec<String>,
+}
+
+/// Refuses a report whose figures overflowed (rows whose seconds add up past the largest
+/// `f64`): JSON cannot carry an infinity, and a `null` where a number is promised would be
+/// silently reinterpreted by every reader.
+pub fn check_report(report: &Report) -> Result<(), Problem> {
+    let overflowed = report.tiers.iter().find(|t| {
+        !t.median_s.is_finite()
+            || !t.total_s.is_finite()
+            || t.yield_per_s.is_some_and(|y| !y.is_finite())
+    });
+    match overflowed {
+        None => Ok(()),
+        Some(t) => Err(Problem::invalid(vec![super::problem::FieldError::new(
+            "",
+            format!(
+                "the `seconds` of tier `{}` add up past the largest number a report can carry",
+                t.tier
+            ),
+        )])),
+    }
 }
 
 /// A scope tier routes and never catches: `t0-scope`, or any name ending in `-scope`.
@@ -415,7 +473,7 @@ pub fn freeze_eligibility(r: &FreezeRequest) -> FreezeAnswer {
     }
 }
 
-pub fn parse_freeze(v: &Value) -> Result<FreezeRequest, Vec<FieldError>> {
+pub fn parse_freeze(v: &Value) -> Result<FreezeRequest, Errors> {
     let mut e = Errors::default();
     let Some(doc) = object(
         v,
@@ -424,7 +482,7 @@ pub fn parse_freeze(v: &Value) -> Result<FreezeRequest, Vec<FieldError>> {
         &["outcomes", "caught_seeded_bug", "min_runs", "min_flip_rate"],
         &mut e,
     ) else {
-        return Err(e.0);
+        return Err(e);
     };
     let outcomes = doc.required("outcomes", &mut e).and_then(|o| {
         fields::array(o, "/outcomes", "`outcomes`", &mut e, |x, at, e| match x {
@@ -486,7 +544,7 @@ pub fn parse_freeze(v: &Value) -> Result<FreezeRequest, Vec<FieldError>> {
                 min_flip_rate,
             })
         }
-        _ => Err(e.0),
+        _ => Err(e),
     }
 }
 
@@ -514,8 +572,8 @@ pub struct Review {
 
 /// Reviews decision-log lines (NDJSON as the service writes them). A line that is not JSON is
 /// a 422 naming its number; JSON lines that are not router decisions are counted and skipped.
-pub fn review(body: &[u8]) -> Result<Review, Vec<FieldError>> {
-    let mut errors = Vec::new();
+pub fn review(body: &[u8]) -> Result<Review, Errors> {
+    let mut errors = Errors::default();
     let mut r = Review {
         decisions: 0,
         skipped_lines: 0,
@@ -527,16 +585,20 @@ pub fn review(body: &[u8]) -> Result<Review, Vec<FieldError>> {
     };
     let mut inadmissible = 0u64;
     for (i, line) in body.split(|b| *b == b'\n').enumerate() {
+        // Past the error cap the answer is a 422 whatever follows.
+        if errors.is_full() {
+            break;
+        }
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
         let v: Value = match super::evidence::strict_value(line) {
             Ok(v) => v,
             Err(e) => {
-                errors.push(FieldError::new(
+                errors.push(
                     format!("/{}", i + 1),
                     format!("line {} is not valid JSON: {e}", i + 1),
-                ));
+                );
                 continue;
             }
         };
@@ -546,9 +608,13 @@ pub fn review(body: &[u8]) -> Result<Review, Vec<FieldError>> {
                 v.get("endpoint").and_then(Value::as_str),
                 Some("route" | "route/batch")
             );
+        // Only the router's own words count: a line with other words is not one of its
+        // decisions (and the answer's tables stay as small as the router's vocabulary).
         let (Some(d), Some(a)) = (
-            v.get("disposition").and_then(Value::as_str),
-            v.get("attribution").and_then(Value::as_str),
+            v.get("disposition")
+                .and_then(|d| Disposition::deserialize(d).ok()),
+            v.get("attribution")
+                .and_then(|a| Attribution::deserialize(a).ok()),
         ) else {
             r.skipped_lines += 1;
             continue;
@@ -558,9 +624,9 @@ pub fn review(body: &[u8]) -> Result<Review, Vec<FieldError>> {
             continue;
         }
         r.decisions += 1;
-        *r.by_disposition.entry(d.to_owned()).or_default() += 1;
-        *r.by_attribution.entry(a.to_owned()).or_default() += 1;
-        if d == "ESCALATE" && a == Attribution::InadmissibleEvidence.as_str() {
+        *r.by_disposition.entry(d.as_str().to_owned()).or_default() += 1;
+        *r.by_attribution.entry(a.as_str().to_owned()).or_default() += 1;
+        if d == Disposition::Escalate && a == Attribution::InadmissibleEvidence {
             inadmissible += 1;
         }
     }

@@ -4,8 +4,16 @@
 //! dropped) and refuses absolute paths and `..`; after that a [`RepoPath`] cannot hold anything
 //! else, and [`RepoPath::covers`] is the one prefix matcher in the code base.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::fmt;
+
+/// Longest accepted path, in bytes, as given (Linux's `PATH_MAX`): no checkout holds a longer
+/// one, and the cap keeps every per-path step cheap whatever a request sends.
+pub const MAX_PATH_BYTES: usize = 4096;
+
+/// Most segments in one path. A path within [`MAX_PATH_BYTES`] has at most 2,048; real
+/// repositories stay under a few dozen.
+pub const MAX_PATH_SEGMENTS: usize = 1024;
 
 /// A normalised repo-relative path: non-empty, no leading `/`, no `.` / `..` / empty segment.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -22,34 +30,58 @@ pub enum PathError {
     ParentComponent,
     #[error("contains a NUL byte")]
     Nul,
+    #[error("is longer than {MAX_PATH_BYTES} bytes (PATH_MAX)")]
+    TooLong,
+    #[error("has more than {MAX_PATH_SEGMENTS} segments")]
+    TooManySegments,
+}
+
+/// Normalises a repo-relative path given as bytes (a tar member, a manifest line, a JSON
+/// string): `./` and empty segments dropped, a trailing `/` dropped; absolute paths, `..`,
+/// NUL bytes and paths over the caps refused. The one normaliser of the code base: [`RepoPath`]
+/// is this over UTF-8 text. One pass over the input.
+pub fn normalize_path(raw: &[u8]) -> Result<Vec<u8>, PathError> {
+    if raw.len() > MAX_PATH_BYTES {
+        return Err(PathError::TooLong);
+    }
+    if raw.contains(&0) {
+        return Err(PathError::Nul);
+    }
+    if raw.first() == Some(&b'/') {
+        return Err(PathError::Absolute);
+    }
+    let mut out = Vec::with_capacity(raw.len());
+    let mut segments = 0usize;
+    for segment in raw.split(|b| *b == b'/') {
+        match segment {
+            b"" | b"." => continue,
+            b".." => return Err(PathError::ParentComponent),
+            s => {
+                segments += 1;
+                if segments > MAX_PATH_SEGMENTS {
+                    return Err(PathError::TooManySegments);
+                }
+                if !out.is_empty() {
+                    out.push(b'/');
+                }
+                out.extend_from_slice(s);
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(PathError::Empty);
+    }
+    Ok(out)
 }
 
 impl RepoPath {
     /// Checks and normalises one path as the contract's conventions say.
     pub fn parse(raw: &str) -> Result<Self, PathError> {
-        if raw.contains('\0') {
-            return Err(PathError::Nul);
-        }
-        if raw.starts_with('/') {
-            return Err(PathError::Absolute);
-        }
-        let mut out = String::with_capacity(raw.len());
-        for segment in raw.split('/') {
-            match segment {
-                "" | "." => continue,
-                ".." => return Err(PathError::ParentComponent),
-                s => {
-                    if !out.is_empty() {
-                        out.push('/');
-                    }
-                    out.push_str(s);
-                }
-            }
-        }
-        if out.is_empty() {
-            return Err(PathError::Empty);
-        }
-        Ok(Self(out))
+        let bytes = normalize_path(raw.as_bytes())?;
+        // Only whole `/`-separated segments of valid UTF-8 were kept, so this cannot fail.
+        String::from_utf8(bytes)
+            .map(Self)
+            .map_err(|_| PathError::Empty)
     }
 
     pub fn as_str(&self) -> &str {
@@ -57,19 +89,11 @@ impl RepoPath {
     }
 
     /// Whole-segment prefix match: `api/handlers` covers `api/handlers` and
-    /// `api/handlers/x.rs`, never `api/handlers_old/x.rs`.
+    /// `api/handlers/x.rs`, never `api/handlers_old/x.rs`. One comparison, linear in the
+    /// prefix's length.
     pub fn covers(&self, path: &RepoPath) -> bool {
-        path.ancestors().any(|a| a == self.0)
-    }
-
-    /// The path itself and every directory above it, each a whole-segment prefix: for
-    /// `a/b/c.rs`, `a`, `a/b`, `a/b/c.rs`. A prefix covers a path exactly when it is one of
-    /// these, which lets a matcher put them in a set and answer each prefix in one lookup.
-    pub fn ancestors(&self) -> impl Iterator<Item = &str> {
-        let s = self.0.as_str();
-        s.match_indices('/')
-            .map(move |(i, _)| &s[..i])
-            .chain(std::iter::once(s))
+        let (p, s) = (self.0.as_bytes(), path.0.as_bytes());
+        s.starts_with(p) && (s.len() == p.len() || s.get(p.len()) == Some(&b'/'))
     }
 
     /// The path's segments, in order.
@@ -78,20 +102,47 @@ impl RepoPath {
     }
 }
 
-/// Every ancestor (and the path itself) of every path in `paths`: a prefix covers one of the
-/// paths exactly when it is in this set, so matching many prefixes against many paths is one
-/// lookup per prefix.
-pub fn ancestor_set(paths: &[RepoPath]) -> HashSet<&str> {
-    let mut set = HashSet::new();
-    for p in paths {
-        set.extend(p.ancestors());
-    }
-    set
+/// The whole-segment prefixes of a set of paths, as a trie of segments: a prefix covers one of
+/// the paths exactly when its segments are a walk from the root. Building it hashes each
+/// segment of each path once, and a lookup hashes each segment of the prefix once, so
+/// matching many prefixes against many paths is linear in the bytes given, however deep the
+/// paths are. (Hashing every ancestor string instead is quadratic in a path's length.)
+pub struct PrefixTrie<'a> {
+    edges: HashMap<(usize, &'a str), usize>,
 }
 
-/// Whether any of `prefixes` covers a path whose ancestors are `set`.
-pub fn covers_any(prefixes: &[RepoPath], set: &HashSet<&str>) -> bool {
-    prefixes.iter().any(|p| set.contains(p.as_str()))
+impl<'a> PrefixTrie<'a> {
+    pub fn new(paths: &'a [RepoPath]) -> Self {
+        let mut edges = HashMap::new();
+        let mut next = 1usize;
+        for p in paths {
+            let mut node = 0usize;
+            for segment in p.segments() {
+                node = *edges.entry((node, segment)).or_insert_with(|| {
+                    next += 1;
+                    next - 1
+                });
+            }
+        }
+        Self { edges }
+    }
+
+    /// Whether `prefix` covers at least one of the paths.
+    pub fn covered_by(&self, prefix: &RepoPath) -> bool {
+        let mut node = 0usize;
+        for segment in prefix.segments() {
+            match self.edges.get(&(node, segment)) {
+                Some(&child) => node = child,
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// Whether any of `prefixes` covers at least one of the paths.
+    pub fn any_covered_by(&self, prefixes: &[RepoPath]) -> bool {
+        prefixes.iter().any(|p| self.covered_by(p))
+    }
 }
 
 impl fmt::Display for RepoPath {
@@ -131,6 +182,15 @@ mod tests {
         assert_eq!(RepoPath::parse(""), Err(PathError::Empty));
         assert_eq!(RepoPath::parse("./"), Err(PathError::Empty));
         assert_eq!(RepoPath::parse("a\0b"), Err(PathError::Nul));
+        assert_eq!(
+            RepoPath::parse(&"a".repeat(MAX_PATH_BYTES + 1)),
+            Err(PathError::TooLong)
+        );
+        assert_eq!(
+            RepoPath::parse(&"a/".repeat(MAX_PATH_SEGMENTS + 1)),
+            Err(PathError::TooManySegments)
+        );
+        assert!(RepoPath::parse(&"a/".repeat(MAX_PATH_SEGMENTS)).is_ok());
         // `..x` is a file name, not a parent component.
         assert!(RepoPath::parse("a/..x").is_ok());
     }
@@ -145,5 +205,28 @@ mod tests {
         assert!(!prefix.covers(&p("api/handler")));
         assert!(!prefix.covers(&p("api")));
         assert!(!p("api/handlers/x.rs").covers(&p("api/handlers")));
+    }
+
+    #[test]
+    fn the_trie_agrees_with_covers() {
+        let p = |s| RepoPath::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+        let files = [p("api/handlers/x.rs"), p("store/a/b/c.rs"), p("README.md")];
+        let trie = PrefixTrie::new(&files);
+        for prefix in [
+            "api",
+            "api/handlers",
+            "api/handlers/x.rs",
+            "api/handlers_old",
+            "api/handler",
+            "store/a/b",
+            "store/a/c",
+            "README.md",
+            "README",
+            "api/handlers/x.rs/y",
+        ] {
+            let prefix = p(prefix);
+            let want = files.iter().any(|f| prefix.covers(f));
+            assert_eq!(trie.covered_by(&prefix), want, "{prefix}");
+        }
     }
 }

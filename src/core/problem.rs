@@ -13,12 +13,103 @@ pub struct FieldError {
     pub detail: String,
 }
 
+/// Most field errors one problem document lists; past it the document says `truncated` and
+/// how many it found, and the parsers of row bodies stop reading.
+pub const MAX_ERRORS: usize = 100;
+
+/// Longest pointer or detail one field error keeps, in bytes: a detail may quote what was
+/// sent, and what was sent may be megabytes long.
+pub const MAX_ERROR_TEXT: usize = 512;
+
 impl FieldError {
     pub fn new(pointer: impl Into<String>, detail: impl Into<String>) -> Self {
         Self {
-            pointer: pointer.into(),
-            detail: detail.into(),
+            pointer: clip(pointer.into()),
+            detail: clip(detail.into()),
         }
+    }
+}
+
+/// `text` cut to at most [`MAX_ERROR_TEXT`] bytes (on a character boundary), with `…` added
+/// where it was cut.
+fn clip(mut text: String) -> String {
+    if text.len() > MAX_ERROR_TEXT {
+        let mut end = MAX_ERROR_TEXT - '…'.len_utf8();
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
+}
+
+/// The field errors of one document, as they are found: the first [`MAX_ERRORS`] are kept,
+/// the rest only counted, so a hostile document's error list costs a bounded amount of memory
+/// and reply however many bad fields it holds.
+#[derive(Debug, Default)]
+pub struct Errors {
+    kept: Vec<FieldError>,
+    total: usize,
+}
+
+impl Errors {
+    pub fn push(&mut self, pointer: impl Into<String>, detail: impl Into<String>) {
+        self.total += 1;
+        if self.kept.len() < MAX_ERRORS {
+            self.kept.push(FieldError::new(pointer, detail));
+        }
+    }
+
+    /// Records an error already built.
+    pub fn add(&mut self, error: FieldError) {
+        self.total += 1;
+        if self.kept.len() < MAX_ERRORS {
+            self.kept.push(error);
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+
+    /// Whether the list is full: a reader of many rows stops here, the answer is decided.
+    pub fn is_full(&self) -> bool {
+        self.total > MAX_ERRORS
+    }
+
+    /// How many errors were found.
+    pub fn total(&self) -> usize {
+        self.total
+    }
+
+    /// The errors kept, to amend in place (a line number added to each detail).
+    pub fn kept_mut(&mut self) -> &mut [FieldError] {
+        &mut self.kept
+    }
+
+    /// The kept errors and the count found.
+    pub fn into_parts(self) -> (Vec<FieldError>, usize) {
+        (self.kept, self.total)
+    }
+}
+
+impl<'a> IntoIterator for &'a Errors {
+    type Item = &'a FieldError;
+    type IntoIter = std::slice::Iter<'a, FieldError>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.kept.iter()
+    }
+}
+
+impl From<Vec<FieldError>> for Errors {
+    fn from(list: Vec<FieldError>) -> Self {
+        let mut errors = Errors::default();
+        for e in list {
+            errors.add(e);
+        }
+        errors
     }
 }
 
@@ -34,9 +125,17 @@ pub struct Problem {
     pub status: u16,
     /// What went wrong with this request, in words.
     pub detail: String,
-    /// The invalid fields, when there are any.
+    /// The invalid fields, when there are any (at most 100).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<FieldError>,
+    /// Set when more fields were invalid than `errors` lists.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    /// With `truncated`: how many invalid fields were found before reading stopped (a reader
+    /// of rows stops after the first 100, so this is a lower bound there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub total_errors: Option<usize>,
 }
 
 impl Problem {
@@ -47,6 +146,8 @@ impl Problem {
             status,
             detail: detail.into(),
             errors: Vec::new(),
+            truncated: false,
+            total_errors: None,
         }
     }
 
@@ -56,21 +157,30 @@ impl Problem {
     }
 
     /// 422: well-formed, but some fields are invalid. The detail repeats the first error so a
-    /// client that only prints `detail` still names the field.
-    pub fn invalid(errors: Vec<FieldError>) -> Self {
-        let detail = match errors.as_slice() {
-            [] => "the request is invalid".to_owned(),
-            [only] => format!("{}: {}", display_pointer(&only.pointer), only.detail),
-            [first, rest @ ..] => format!(
-                "{}: {} (and {} more invalid field{})",
+    /// client that only prints `detail` still names the field. At most [`MAX_ERRORS`] are
+    /// listed; past that, `truncated` and `total_errors` say so.
+    pub fn invalid(errors: impl Into<Errors>) -> Self {
+        let (errors, total) = errors.into().into_parts();
+        let total = total.max(errors.len());
+        let more = total.saturating_sub(1);
+        let detail = match errors.first() {
+            None => "the request is invalid".to_owned(),
+            Some(first) if more == 0 => {
+                format!("{}: {}", display_pointer(&first.pointer), first.detail)
+            }
+            Some(first) => format!(
+                "{}: {} (and {more}{} more invalid field{})",
                 display_pointer(&first.pointer),
                 first.detail,
-                rest.len(),
-                if rest.len() == 1 { "" } else { "s" }
+                if total > errors.len() { " or" } else { "" },
+                if more == 1 { "" } else { "s" }
             ),
         };
+        let truncated = total > errors.len();
         Self {
             errors,
+            truncated,
+            total_errors: truncated.then_some(total),
             ..Self::new(422, "invalid-request", detail)
         }
     }
@@ -146,5 +256,27 @@ mod tests {
         ]);
         assert_eq!(p.status, 422);
         assert_eq!(p.detail, "/property_check: bad (and 1 more invalid field)");
+        assert!(!p.truncated);
+        assert_eq!(p.total_errors, None);
+    }
+
+    #[test]
+    fn errors_past_the_cap_are_counted_not_kept() {
+        let mut e = Errors::default();
+        for i in 0..MAX_ERRORS * 3 {
+            e.push(pointer_index("/items", i), "x".repeat(MAX_ERROR_TEXT * 4));
+        }
+        assert!(e.is_full());
+        let p = Problem::invalid(e);
+        assert_eq!(p.errors.len(), MAX_ERRORS);
+        assert!(p.truncated);
+        assert_eq!(p.total_errors, Some(MAX_ERRORS * 3));
+        assert!(p.errors.iter().all(|f| f.detail.len() <= MAX_ERROR_TEXT));
+        let body = serde_json::to_string(&p).unwrap_or_default();
+        assert!(
+            body.contains(r#""truncated":true,"total_errors":300"#),
+            "{body}"
+        );
+        assert!(body.len() < 64 * 1024, "{}", body.len());
     }
 }

@@ -13,8 +13,8 @@ use utoipa::ToSchema;
 
 use super::digest::Digest;
 use super::fields::{self, Errors, kind_of, object};
-use super::path::{RepoPath, ancestor_set, covers_any};
-use super::problem::{FieldError, pointer_key};
+use super::path::{PrefixTrie, RepoPath};
+use super::problem::pointer_key;
 
 /// Longest accepted id (property id, patch id), in characters.
 pub const MAX_ID_CHARS: usize = 256;
@@ -361,7 +361,7 @@ pub fn debt(ledger: &[LedgerRow], cap: u64) -> Debt {
 
 /// Decides. Pure and deterministic.
 pub fn decide(request: &QuorumRequest, default_cap: u64) -> QuorumDecision {
-    let ancestors = ancestor_set(&request.changed_files);
+    let trie = PrefixTrie::new(&request.changed_files);
     let frozen: HashSet<&str> = request
         .ledger
         .iter()
@@ -377,7 +377,7 @@ pub fn decide(request: &QuorumRequest, default_cap: u64) -> QuorumDecision {
         .catalog
         .iter()
         .map(|p| {
-            let in_locality = covers_any(&p.locality, &ancestors);
+            let in_locality = trie.any_covered_by(&p.locality);
             let state = match request.results.get(&p.id) {
                 Some(runs) => classify(runs),
                 None if in_locality => RunState::Missing,
@@ -519,10 +519,10 @@ const LEDGER_FIELDS: [&str; 8] = [
 const MAX_TEXT_CHARS: usize = 4096;
 
 /// Validates a `/quorum` document, reporting every invalid field.
-pub fn parse_request(value: &Value) -> Result<QuorumRequest, Vec<FieldError>> {
+pub fn parse_request(value: &Value) -> Result<QuorumRequest, Errors> {
     let mut e = Errors::default();
     let Some(doc) = object(value, "", "the quorum request", &REQUEST_FIELDS, &mut e) else {
-        return Err(e.0);
+        return Err(e);
     };
     let patch_id = doc.opt_string("patch_id", MAX_ID_CHARS, &mut e);
     let changed_files = doc
@@ -558,7 +558,7 @@ pub fn parse_request(value: &Value) -> Result<QuorumRequest, Vec<FieldError>> {
             seal,
             debt_cap,
         }),
-        _ => Err(e.0),
+        _ => Err(e),
     }
 }
 

@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use sha2::{Digest as _, Sha256};
 
 use super::digest::Digest;
+use super::problem::MAX_ERRORS;
 
 /// One regular file: its path as `find` prints it, and the SHA-256 of its content.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,45 +24,29 @@ pub struct Entry {
     pub sha256: Digest,
 }
 
-/// Why a path is refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum TreePathError {
-    #[error("is empty")]
-    Empty,
-    #[error("is absolute; paths are repo-relative")]
-    Absolute,
-    #[error("has a `..` component; paths may not leave the repository")]
-    ParentComponent,
-    #[error("contains a NUL byte")]
-    Nul,
+pub use super::path::{PathError as TreePathError, normalize_path};
+
+/// Caps on one tree sent to the server (a tar stream, a manifest, a JSON file list): every
+/// path is kept until the tree is sorted and sealed, so these bound a seal's memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TreeLimits {
+    /// Most members (files, directories, links...).
+    pub max_entries: usize,
+    /// Most bytes of member paths, added up.
+    pub max_path_bytes: usize,
 }
 
-/// Normalises a repo-relative path given as bytes (a tar member, a manifest line): `./` and
-/// empty segments dropped, a trailing `/` dropped; absolute paths and `..` refused.
-pub fn normalize_path(raw: &[u8]) -> Result<Vec<u8>, TreePathError> {
-    if raw.contains(&0) {
-        return Err(TreePathError::Nul);
+impl TreeLimits {
+    pub const DEFAULT: TreeLimits = TreeLimits {
+        max_entries: 250_000,
+        max_path_bytes: 32 * 1024 * 1024,
+    };
+}
+
+impl Default for TreeLimits {
+    fn default() -> Self {
+        Self::DEFAULT
     }
-    if raw.first() == Some(&b'/') {
-        return Err(TreePathError::Absolute);
-    }
-    let mut out = Vec::with_capacity(raw.len());
-    for segment in raw.split(|b| *b == b'/') {
-        match segment {
-            b"" | b"." => continue,
-            b".." => return Err(TreePathError::ParentComponent),
-            s => {
-                if !out.is_empty() {
-                    out.push(b'/');
-                }
-                out.extend_from_slice(s);
-            }
-        }
-    }
-    if out.is_empty() {
-        return Err(TreePathError::Empty);
-    }
-    Ok(out)
 }
 
 /// `! -name '*.seal'`: the basename ends in `.seal` (`.seal` itself included: `*` matches
@@ -157,7 +142,16 @@ pub struct ManifestError {
 /// Paths are normalised; `.seal` files are kept (sealing excludes them, as the pipeline
 /// would); a path given twice is refused.
 pub fn parse_manifest(text: &[u8]) -> Result<Vec<Entry>, Vec<ManifestError>> {
+    parse_manifest_within(text, &TreeLimits::DEFAULT)
+}
+
+/// [`parse_manifest`] within `limits`; reading stops once [`MAX_ERRORS`] lines are refused.
+pub fn parse_manifest_within(
+    text: &[u8],
+    limits: &TreeLimits,
+) -> Result<Vec<Entry>, Vec<ManifestError>> {
     let mut entries = Vec::new();
+    let mut path_bytes = 0usize;
     let mut errors = Vec::new();
     let mut seen: BTreeMap<Vec<u8>, usize> = BTreeMap::new();
     let body = text.strip_suffix(b"\n").unwrap_or(text);
@@ -165,8 +159,18 @@ pub fn parse_manifest(text: &[u8]) -> Result<Vec<Entry>, Vec<ManifestError>> {
         return Ok(entries);
     }
     for (i, raw) in body.split(|b| *b == b'\n').enumerate() {
+        if errors.len() > MAX_ERRORS {
+            break;
+        }
         let line = i + 1;
         let fail = |detail: String| ManifestError { line, detail };
+        if entries.len() >= limits.max_entries {
+            errors.push(fail(format!(
+                "the manifest lists more than {} files (the server's --seal-max-entries)",
+                limits.max_entries
+            )));
+            break;
+        }
         let (escaped, rest) = match raw.strip_prefix(b"\\") {
             Some(rest) => (true, rest),
             None => (false, raw),
@@ -220,6 +224,14 @@ pub fn parse_manifest(text: &[u8]) -> Result<Vec<Entry>, Vec<ManifestError>> {
                 String::from_utf8_lossy(&path)
             )));
             continue;
+        }
+        path_bytes += path.len();
+        if path_bytes > limits.max_path_bytes {
+            errors.push(fail(format!(
+                "the manifest's paths add up to more than {} bytes (the server's --seal-max-path-bytes)",
+                limits.max_path_bytes
+            )));
+            break;
         }
         seen.insert(path.clone(), line);
         entries.push(Entry { path, sha256 });

@@ -4,55 +4,38 @@
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, header};
 
 use super::AppState;
 use crate::core::problem::Problem;
 
 /// A JSON request body, checked for its media type and read whole, not yet parsed: the
-/// decision endpoints parse it straight into their own shallow document types.
-pub struct JsonBytes(pub Bytes);
+/// decision endpoints parse it straight into their own shallow document types. It holds the
+/// request's concurrency slot, taken once the body had arrived.
+pub struct JsonBytes(pub Bytes, pub Slot);
+
+/// A request's concurrency slot, held until its answer is built.
+pub type Slot = tokio::sync::OwnedSemaphorePermit;
 
 impl FromRequest<AppState> for JsonBytes {
     type Rejection = Problem;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         require_json_content_type(req.headers())?;
-        read_body(req, state).await.map(JsonBytes)
+        let (body, slot) = read_body(req, state).await?;
+        Ok(JsonBytes(body, slot))
     }
 }
 
-/// Reads the whole body within the route's size limit (413 past it) and the server's request
-/// timeout (408 past it). The timer is registered only if the body is not already there on the
-/// first poll.
-pub async fn read_body(req: Request, state: &AppState) -> Result<Bytes, Problem> {
-    let read = Bytes::from_request(req, state);
-    let result = tokio::time::timeout(state.settings().request_timeout, read)
-        .await
-        .map_err(|_| {
-            Problem::new(
-                408,
-                "request-timeout",
-                format!(
-                    "the request body did not arrive within {:?}",
-                    state.settings().request_timeout
-                ),
-            )
-        })?;
-    result.map_err(|rejection| {
-        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            Problem::new(
-                413,
-                "body-too-large",
-                "the body is larger than this endpoint accepts",
-            )
-        } else {
-            Problem::malformed(format!(
-                "the body could not be read: {}",
-                rejection.body_text()
-            ))
-        }
-    })
+/// Reads the whole body within the route's size limit (413 past it) at the server's pace
+/// (408 when it trickles or takes too long), then takes a concurrency slot (503 when none is
+/// free): a client that sends slowly never holds a slot that decisions need.
+pub async fn read_body(req: Request, state: &AppState) -> Result<(Bytes, Slot), Problem> {
+    let limit = super::body_limit(state.settings(), req.uri().path());
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let body = super::budget::read_paced(state, req.into_body(), limit).await?;
+    let slot = state.admit()?;
+    Ok((body, slot))
 }
 
 /// `application/json` (or any `+json` type), in UTF-8; anything else is a 415.
@@ -147,6 +130,7 @@ pub fn negotiate(headers: &HeaderMap) -> Answer {
 pub struct Rows {
     pub body: Bytes,
     pub ndjson: bool,
+    pub slot: Slot,
 }
 
 impl FromRequest<AppState> for Rows {
@@ -187,8 +171,8 @@ impl FromRequest<AppState> for Rows {
                 ));
             }
         };
-        let body = read_body(req, state).await?;
-        Ok(Rows { body, ndjson })
+        let (body, slot) = read_body(req, state).await?;
+        Ok(Rows { body, ndjson, slot })
     }
 }
 

@@ -4,13 +4,14 @@ use axum::Json;
 use axum::extract::State;
 
 use super::AppState;
+use super::budget::run_cpu;
 use super::extract::{JsonBytes, Rows};
 use crate::core::evidence::parse_json;
 use crate::core::fields::{self, Errors, object};
 use crate::core::ladder::{
     self, CalibrationClass, FreezeAnswer, Plan, Report, Review, ScopeMarkers, default_tiers,
 };
-use crate::core::problem::{FieldError, Problem};
+use crate::core::problem::Problem;
 
 /// Plan the ladder for a diff: a test-adjacent path (a `tests` or `fixtures` directory
 /// segment; `conftest.py`, `pytest.ini`, `tox.ini`; a basename starting `test_`) sends it
@@ -24,8 +25,15 @@ use crate::core::problem::{FieldError, Problem};
         (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid; `errors` names each field", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn plan(JsonBytes(body): JsonBytes) -> Result<Json<Plan>, Problem> {
-    let value = parse_json(&body)?;
+pub async fn plan(
+    State(state): State<AppState>,
+    JsonBytes(body, _slot): JsonBytes,
+) -> Result<Json<Plan>, Problem> {
+    run_cpu(&state, body.len(), move || plan_answer(&body)).await?
+}
+
+fn plan_answer(body: &[u8]) -> Result<Json<Plan>, Problem> {
+    let value = parse_json(body)?;
     let mut e = Errors::default();
     let files = object(&value, "", "the plan request", &["changed_files"], &mut e)
         .and_then(|doc| doc.required("changed_files", &mut e))
@@ -36,7 +44,7 @@ pub async fn plan(JsonBytes(body): JsonBytes) -> Result<Json<Plan>, Problem> {
             &ScopeMarkers::default(),
             &default_tiers(),
         ))),
-        _ => Err(Problem::invalid(e.0)),
+        _ => Err(Problem::invalid(e)),
     }
 }
 
@@ -56,19 +64,15 @@ pub async fn plan(JsonBytes(body): JsonBytes) -> Result<Json<Plan>, Problem> {
         (status = 415, description = "Neither JSON nor NDJSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "A bad row; for NDJSON the detail names the line", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn report(rows: Rows) -> Result<Json<Report>, Problem> {
-    let ledger = ladder::parse_ledger(&rows.body, rows.ndjson).map_err(rows_problem)?;
-    Ok(Json(ladder::report(&ledger)))
-}
-
-/// A JSON-array syntax error is a 400; anything else (NDJSON lines included) a 422.
-fn rows_problem(errors: Vec<FieldError>) -> Problem {
-    match errors.as_slice() {
-        [only] if only.pointer.is_empty() && only.detail.starts_with("not valid JSON") => {
-            Problem::malformed(only.detail.clone())
-        }
-        _ => Problem::invalid(errors),
-    }
+pub async fn report(State(state): State<AppState>, rows: Rows) -> Result<Json<Report>, Problem> {
+    let Rows { body, ndjson, slot } = rows;
+    let report = run_cpu(&state, body.len(), move || {
+        ladder::parse_ledger(&body, ndjson).map(|ledger| ladder::report(&ledger))
+    })
+    .await??;
+    drop(slot);
+    ladder::check_report(&report)?;
+    Ok(Json(report))
 }
 
 /// Whether a flaky test may be frozen: at least `min_runs` outcomes, a flip rate of at least
@@ -83,10 +87,16 @@ fn rows_problem(errors: Vec<FieldError>) -> Problem {
         (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid (`min_runs` below 2...); `errors` names each field", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn freeze(JsonBytes(body): JsonBytes) -> Result<Json<FreezeAnswer>, Problem> {
-    let value = parse_json(&body)?;
-    let request = ladder::parse_freeze(&value).map_err(Problem::invalid)?;
-    Ok(Json(ladder::freeze_eligibility(&request)))
+pub async fn freeze(
+    State(state): State<AppState>,
+    JsonBytes(body, _slot): JsonBytes,
+) -> Result<Json<FreezeAnswer>, Problem> {
+    run_cpu(&state, body.len(), move || {
+        let value = parse_json(&body)?;
+        let request = ladder::parse_freeze(&value).map_err(Problem::invalid)?;
+        Ok(Json(ladder::freeze_eligibility(&request)))
+    })
+    .await?
 }
 
 /// Review the router from its decision log (NDJSON, as the service writes it, as
@@ -101,7 +111,7 @@ pub async fn freeze(JsonBytes(body): JsonBytes) -> Result<Json<FreezeAnswer>, Pr
         (status = 415, description = "Not NDJSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "A line that is not JSON (the detail names it)", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn review(rows: Rows) -> Result<Json<Review>, Problem> {
+pub async fn review(State(state): State<AppState>, rows: Rows) -> Result<Json<Review>, Problem> {
     if !rows.ndjson {
         return Err(Problem::new(
             415,
@@ -109,9 +119,10 @@ pub async fn review(rows: Rows) -> Result<Json<Review>, Problem> {
             "send the decision log as NDJSON (`application/x-ndjson`), as the service writes it",
         ));
     }
-    ladder::review(&rows.body)
-        .map(Json)
-        .map_err(Problem::invalid)
+    let Rows { body, slot, .. } = rows;
+    let review = run_cpu(&state, body.len(), move || ladder::review(&body)).await?;
+    drop(slot);
+    review.map(Json).map_err(Problem::invalid)
 }
 
 /// Calibrate attributions from where the eventual fixes landed: per attribution class, the
@@ -129,10 +140,15 @@ pub async fn review(rows: Rows) -> Result<Json<Review>, Problem> {
         (status = 422, description = "A bad row; for NDJSON the detail names the line", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn calibrate(
-    State(_state): State<AppState>,
+    State(state): State<AppState>,
     rows: Rows,
 ) -> Result<Json<Vec<CalibrationClass>>, Problem> {
-    let parsed = ladder::parse_rows(&rows.body, rows.ndjson, ladder::parse_calibration_row)
-        .map_err(rows_problem)?;
-    Ok(Json(ladder::calibrate(&parsed)))
+    let Rows { body, ndjson, slot } = rows;
+    let classes = run_cpu(&state, body.len(), move || {
+        ladder::parse_rows(&body, ndjson, ladder::parse_calibration_row)
+            .map(|rows| ladder::calibrate(&rows))
+    })
+    .await??;
+    drop(slot);
+    Ok(Json(classes))
 }

@@ -44,6 +44,19 @@ pub fn with_request_id(f: impl FnOnce(&str)) {
     }
 }
 
+/// The current request's id, to carry onto a blocking thread.
+pub fn current_request_id() -> Option<HeaderValue> {
+    REQUEST_ID.try_with(HeaderValue::clone).ok()
+}
+
+/// Runs `f` with `id` as the current request's id (on a thread outside the request's task).
+pub fn with_request_id_set<T>(id: Option<HeaderValue>, f: impl FnOnce() -> T) -> T {
+    match id {
+        Some(id) => REQUEST_ID.sync_scope(id, f),
+        None => f(),
+    }
+}
+
 /// A new, unique decision id (a UUIDv7: time-ordered, so log lines sort by it).
 pub fn new_decision_id() -> String {
     let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
@@ -145,7 +158,21 @@ where
                 early = Some(unauthorized(
                     req.headers().contains_key(header::AUTHORIZATION),
                 ));
-            } else {
+            } else if let Some(limit) = declared_over_limit(&req, &self.state) {
+                // Refused before a byte of the body is read, and before hyper would answer
+                // `Expect: 100-continue` (it does so only when the body is first read).
+                early = Some(super::error::problem_response(
+                    &crate::core::problem::Problem::new(
+                        413,
+                        "body-too-large",
+                        format!(
+                            "the declared Content-Length is over this endpoint's limit of {limit} bytes"
+                        ),
+                    ),
+                ));
+            } else if req.method() != Method::POST {
+                // A request with a body takes its slot once the body has arrived (in the
+                // handler), so a slow sender never holds one; the others take it here.
                 match Arc::clone(self.state.permits()).try_acquire_owned() {
                     Ok(p) => permit = Some(p),
                     Err(_) => early = Some(overloaded()),
@@ -262,6 +289,11 @@ fn finish(pending: Pending, mut res: Response) -> Response {
         res = problem;
     }
     let headers = res.headers_mut();
+    if status == axum::http::StatusCode::SERVICE_UNAVAILABLE {
+        headers
+            .entry(header::RETRY_AFTER)
+            .or_insert(HeaderValue::from_static("1"));
+    }
     headers.insert(REQUEST_ID_HEADER.clone(), pending.id);
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(
@@ -323,13 +355,29 @@ fn unauthorized(token_given: bool) -> Response {
     res
 }
 
-fn overloaded() -> Response {
-    let mut res = super::error::problem_response(&crate::core::problem::Problem::new(
+/// The 503 of load shedding (`Retry-After` is added to every 503 on the way out).
+pub fn overloaded_problem() -> crate::core::problem::Problem {
+    crate::core::problem::Problem::new(
         503,
         "overloaded",
         "the server is at its concurrency limit; retry shortly",
-    ));
-    res.headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-    res
+    )
+}
+
+fn overloaded() -> Response {
+    super::error::problem_response(&overloaded_problem())
+}
+
+/// The endpoint's body limit, when the request declares a longer body than it.
+fn declared_over_limit(req: &Request, state: &AppState) -> Option<u64> {
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    let limit = super::body_limit(state.settings(), req.uri().path());
+    (declared > limit).then_some(limit)
 }

@@ -3,6 +3,7 @@
 //! [`app`] builds the whole service (routes and every layer) in one place, so the tests, the
 //! benchmark and `patchgate serve` run the same stack.
 
+pub mod budget;
 mod error;
 mod extract;
 mod ladder;
@@ -24,6 +25,8 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use tokio::net::TcpListener;
+
+use crate::core::problem::Problem;
 
 pub use error::problem_response;
 
@@ -57,6 +60,18 @@ pub struct Settings {
     /// the only thing that can hold a request open; a timer is armed only while a body is
     /// still arriving, so a request that comes in one piece pays nothing for it.
     pub request_timeout: Duration,
+    /// Longest a `/seal` archive may take to arrive in full (it may be large).
+    pub seal_timeout: Duration,
+    /// Slowest a body may arrive, in bytes a second, judged over each 5-second window: a
+    /// client that trickles is answered 408 within one window.
+    pub min_body_rate: u64,
+    /// `/seal` uploads streamed at once; past it, 503 with `Retry-After`. They have their own
+    /// slots so that slow uploads never take the slots decisions need.
+    pub max_seal_uploads: usize,
+    /// Caps on one tree sent to `/seal` (members, path bytes).
+    pub tree_limits: crate::core::seal::TreeLimits,
+    /// Longest an answer may wait to be read before the connection is closed.
+    pub write_timeout: Duration,
 }
 
 impl Default for Settings {
@@ -73,6 +88,11 @@ impl Default for Settings {
             header_read_timeout: Duration::from_secs(10),
             drain_timeout: Duration::from_secs(25),
             drain_delay: Duration::ZERO,
+            seal_timeout: Duration::from_secs(600),
+            min_body_rate: 1024,
+            max_seal_uploads: 8,
+            tree_limits: crate::core::seal::TreeLimits::DEFAULT,
+            write_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -86,6 +106,8 @@ pub struct AppState {
 struct Inner {
     settings: Settings,
     permits: std::sync::Arc<tokio::sync::Semaphore>,
+    cpu_slots: std::sync::Arc<tokio::sync::Semaphore>,
+    seal_uploads: std::sync::Arc<tokio::sync::Semaphore>,
     metrics: metrics::Metrics,
     ready: AtomicBool,
     openapi: String,
@@ -96,6 +118,12 @@ impl AppState {
         Self {
             inner: Arc::new(Inner {
                 permits: Arc::new(tokio::sync::Semaphore::new(settings.max_concurrency.max(1))),
+                cpu_slots: Arc::new(tokio::sync::Semaphore::new(
+                    std::thread::available_parallelism().map_or(1, usize::from),
+                )),
+                seal_uploads: Arc::new(tokio::sync::Semaphore::new(
+                    settings.max_seal_uploads.max(1),
+                )),
                 settings,
                 metrics: metrics::Metrics::new(),
                 ready: AtomicBool::new(true),
@@ -111,6 +139,26 @@ impl AppState {
     /// The concurrency limit's permits.
     pub fn permits(&self) -> &Arc<tokio::sync::Semaphore> {
         &self.inner.permits
+    }
+
+    /// Takes one of the concurrency limit's slots for a request whose body has arrived, or
+    /// answers 503 at once (load shedding: a request that waited would only time out later).
+    pub fn admit(&self) -> Result<tokio::sync::OwnedSemaphorePermit, Problem> {
+        Arc::clone(&self.inner.permits)
+            .try_acquire_owned()
+            .map_err(|_| layers::overloaded_problem())
+    }
+
+    /// Takes one of the `/seal` upload slots, or answers 503 at once.
+    pub fn admit_upload(&self) -> Result<tokio::sync::OwnedSemaphorePermit, Problem> {
+        Arc::clone(&self.inner.seal_uploads)
+            .try_acquire_owned()
+            .map_err(|_| layers::overloaded_problem())
+    }
+
+    /// One slot per core for CPU-heavy decisions run off the async workers.
+    pub fn cpu_slots(&self) -> &Arc<tokio::sync::Semaphore> {
+        &self.inner.cpu_slots
     }
 
     pub fn metrics(&self) -> &metrics::Metrics {
@@ -141,10 +189,17 @@ pub fn status_for_exit(exit_code: u8) -> StatusCode {
 }
 
 /// The paths patchgate serves; each is also its own metric label.
-pub const ROUTES: [&str; 7] = [
+pub const ROUTES: [&str; 14] = [
     "/route",
     "/route/batch",
     "/route/table",
+    "/quorum",
+    "/seal",
+    "/ladder/plan",
+    "/ladder/report",
+    "/freeze/eligibility",
+    "/review",
+    "/calibrate",
     "/healthz",
     "/readyz",
     "/metrics",
@@ -189,6 +244,16 @@ pub fn app(state: AppState) -> App {
         .layer(layers::ObserveLayer { state })
         .layer(DefaultBodyLimit::max(settings.decision_body_limit))
         .service(router)
+}
+
+/// The largest body `route` accepts, for refusing a declared `Content-Length` before a byte of
+/// the body is read (and before `Expect: 100-continue` is answered).
+pub fn body_limit(settings: &Settings, route: &str) -> u64 {
+    match route {
+        "/seal" => settings.seal_archive_limit,
+        "/ladder/report" | "/review" | "/calibrate" => settings.report_body_limit as u64,
+        _ => settings.decision_body_limit as u64,
+    }
 }
 
 /// The metric label of a request path: the route it names, as a static string (so counting a
@@ -249,7 +314,11 @@ pub async fn serve(
             hyper::service::service_fn(move |req: axum::http::Request<hyper::body::Incoming>| {
                 app.clone().oneshot(req.map(axum::body::Body::new))
             });
-        let conn = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        let io = TokioIo::new(budget::WriteDeadline::new(
+            stream,
+            state.settings().write_timeout,
+        ));
+        let conn = graceful.watch(http.serve_connection(io, service));
         tokio::spawn(async move {
             // A client that goes away or times out is not the server's error.
             let _ = conn.await;

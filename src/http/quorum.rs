@@ -4,6 +4,7 @@ use axum::extract::State;
 use axum::response::Response;
 
 use super::AppState;
+use super::budget::run_cpu;
 use super::extract::JsonBytes;
 use super::layers::with_request_id;
 use super::route::{json_response, new_decision_id};
@@ -38,9 +39,14 @@ use crate::telemetry::log_quorum_decision;
 )]
 pub async fn quorum(
     State(state): State<AppState>,
-    JsonBytes(body): JsonBytes,
+    JsonBytes(body, _slot): JsonBytes,
 ) -> Result<Response, Problem> {
-    let value = parse_json(&body)?;
+    let worker = state.clone();
+    run_cpu(&state, body.len(), move || quorum_answer(&worker, &body)).await?
+}
+
+fn quorum_answer(state: &AppState, body: &[u8]) -> Result<Response, Problem> {
+    let value = parse_json(body)?;
     let request = parse_request(&value).map_err(Problem::invalid)?;
     let decision = decide(&request, state.settings().debt_cap);
     let decision_id = new_decision_id();

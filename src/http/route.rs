@@ -8,6 +8,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::AppState;
+use super::budget::run_cpu;
 use super::extract::{Answer, JsonBytes, negotiate};
 pub use super::layers::new_decision_id;
 use super::layers::with_request_id;
@@ -16,7 +17,7 @@ use crate::core::answer::{
     RouteAnswer, RouteOutcome, TableRow, decide_route, route_table as table_rows,
 };
 use crate::core::evidence::{BatchDoc, RouteRequest, parse_json_as, parse_route_bytes, validate};
-use crate::core::problem::{FieldError, Problem};
+use crate::core::problem::{FieldError, MAX_ERRORS, Problem};
 use crate::telemetry::log_route_decision;
 
 /// Most documents one `/route/batch` call may carry.
@@ -80,12 +81,21 @@ pub fn json_response<T: Serialize>(status: StatusCode, value: &T) -> Response {
 pub async fn route(
     State(state): State<AppState>,
     headers: HeaderMap,
-    JsonBytes(body): JsonBytes,
+    JsonBytes(body, _slot): JsonBytes,
 ) -> Result<Response, Problem> {
-    let request = parse_route_bytes(&body)?;
-    let (outcome, decision_id) = decide_and_log(&state, "route", &request);
+    let answer = negotiate(&headers);
+    let worker = state.clone();
+    run_cpu(&state, body.len(), move || {
+        route_answer(&worker, &body, answer)
+    })
+    .await?
+}
+
+fn route_answer(state: &AppState, body: &[u8], answer: Answer) -> Result<Response, Problem> {
+    let request = parse_route_bytes(body)?;
+    let (outcome, decision_id) = decide_and_log(state, "route", &request);
     let status = status_for_exit(outcome.decision.exit_code());
-    Ok(match negotiate(&headers) {
+    Ok(match answer {
         Answer::Text => {
             let mut res = (status, outcome.decision.line()).into_response();
             res.headers_mut().insert(
@@ -157,9 +167,14 @@ pub struct BatchRejected {
 )]
 pub async fn route_batch(
     State(state): State<AppState>,
-    JsonBytes(body): JsonBytes,
+    JsonBytes(body, _slot): JsonBytes,
 ) -> Result<Response, Problem> {
-    let documents = match parse_json_as::<BatchDoc>(&body)? {
+    let worker = state.clone();
+    run_cpu(&state, body.len(), move || batch_answer(&worker, &body)).await?
+}
+
+fn batch_answer(state: &AppState, body: &[u8]) -> Result<Response, Problem> {
+    let documents = match parse_json_as::<BatchDoc>(body)? {
         BatchDoc::Docs(docs) => docs,
         BatchDoc::NotArray(kind) => {
             return Err(Problem::invalid(vec![FieldError::new(
@@ -177,12 +192,15 @@ pub async fn route_batch(
             ),
         )]));
     }
+    // The field errors listed across all slots share one cap, so a batch of bad documents
+    // answers in a bounded size; a slot past it keeps its detail and its count.
+    let mut listed = 0usize;
     let items: Vec<BatchItem> = documents
         .into_iter()
         .enumerate()
         .map(|(index, doc)| match validate(doc) {
             Ok(request) => {
-                let (outcome, decision_id) = decide_and_log(&state, "route/batch", &request);
+                let (outcome, decision_id) = decide_and_log(state, "route/batch", &request);
                 let status = status_for_exit(outcome.decision.exit_code()).as_u16();
                 BatchItem::Decided(BatchDecided {
                     answer: outcome.answer(decision_id),
@@ -191,7 +209,14 @@ pub async fn route_batch(
             }
             // Pointers stay relative to the document, as `/route` alone would give them.
             Err(errors) => {
-                let error = Problem::invalid(errors);
+                let mut error = Problem::invalid(errors);
+                if listed + error.errors.len() > MAX_ERRORS {
+                    let found = error.total_errors.unwrap_or(error.errors.len());
+                    error.errors.clear();
+                    error.truncated = true;
+                    error.total_errors = Some(found);
+                }
+                listed += error.errors.len();
                 BatchItem::Rejected(BatchRejected {
                     index,
                     status: error.status,

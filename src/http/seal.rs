@@ -7,13 +7,13 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use utoipa::ToSchema;
 
 use super::AppState;
+use super::budget::{BodyFault, Pace, read_paced, run_cpu};
 use super::extract::{Answer, negotiate};
 use super::layers::{new_decision_id, with_request_id};
 use super::route::json_response;
@@ -21,7 +21,9 @@ use crate::core::digest::Digest;
 use crate::core::evidence::parse_json;
 use crate::core::fields::{self, Errors, object};
 use crate::core::problem::{FieldError, Problem};
-use crate::core::seal::{self, Drift, Entry, normalize_path, parse_manifest, seal_file_line};
+use crate::core::seal::{
+    self, Drift, Entry, TreeLimits, normalize_path, parse_manifest_within, seal_file_line,
+};
 use crate::tree::{Limited, StreamFault, TarError, Tree, read_tar_tree};
 
 /// What `sha256sum`-style sealing left out.
@@ -74,7 +76,10 @@ fn lossy(p: &[u8]) -> String {
 fn problem_for(e: TarError) -> Problem {
     let status = match &e {
         TarError::Corrupt(_) => 400,
-        TarError::BadPath { .. } | TarError::Duplicate(_) | TarError::DanglingLink(..) => 422,
+        TarError::BadPath { .. }
+        | TarError::Duplicate(_)
+        | TarError::DanglingLink(..)
+        | TarError::Unsupported(_) => 422,
         TarError::TooLarge(_) => 413,
         TarError::Timeout(_) => 408,
     };
@@ -111,11 +116,15 @@ impl Read for ChannelReader {
 }
 
 /// Streams a tar body into the parser on a blocking thread; the body is never held whole.
-async fn seal_tar_body(state: &AppState, body: Body, gzip: bool) -> Result<Tree, Problem> {
+/// The body is held to the server's pace (408 when it trickles, or past the seal timeout),
+/// and the upload holds one of the `/seal` upload slots, never a decision's.
+async fn seal_tar_body(state: &AppState, mut body: Body, gzip: bool) -> Result<Tree, Problem> {
     let settings = state.settings().clone();
+    let _upload = state.admit_upload()?;
     let (tx, rx) = mpsc::channel::<Result<Bytes, TarError>>(8);
     let fault = StreamFault::default();
     let parser_fault = fault.clone();
+    let limits = settings.tree_limits;
     let parser = tokio::task::spawn_blocking(move || {
         let reader = ChannelReader {
             rx,
@@ -130,26 +139,25 @@ async fn seal_tar_body(state: &AppState, body: Body, gzip: bool) -> Result<Tree,
                 "decompressed archive",
                 parser_fault.clone(),
             );
-            read_tar_tree(limited, &parser_fault)
+            read_tar_tree(limited, &parser_fault, &limits)
         } else {
-            read_tar_tree(reader, &parser_fault)
+            read_tar_tree(reader, &parser_fault, &limits)
         }
     });
 
-    let mut stream = body.into_data_stream();
+    let mut pace = Pace::new(settings.seal_timeout, settings.min_body_rate);
     let mut total: u64 = 0;
     loop {
-        let next = tokio::time::timeout(settings.request_timeout, stream.next()).await;
-        let message = match next {
-            Err(_) => Err(TarError::Timeout(format!(
-                "no part of the archive arrived for {:?}",
-                settings.request_timeout
-            ))),
+        let message = match pace.next(&mut body).await {
             Ok(None) => break,
-            Ok(Some(Err(e))) => Err(TarError::Corrupt(format!(
+            Err(BodyFault::TooSlow(detail)) => Err(TarError::Timeout(detail)),
+            Err(BodyFault::TooLarge(limit)) => Err(TarError::TooLarge(format!(
+                "the archive is larger than {limit} bytes"
+            ))),
+            Err(BodyFault::Broken(e)) => Err(TarError::Corrupt(format!(
                 "the body could not be read: {e}"
             ))),
-            Ok(Some(Ok(chunk))) => {
+            Ok(Some(chunk)) => {
                 total += chunk.len() as u64;
                 if total > settings.seal_archive_limit {
                     Err(TarError::TooLarge(format!(
@@ -174,29 +182,6 @@ async fn seal_tar_body(state: &AppState, body: Body, gzip: bool) -> Result<Tree,
             tracing::error!(error = %e, "the tar parser task failed");
             Err(Problem::new(500, "internal", "an internal error occurred"))
         }
-    }
-}
-
-/// Reads a whole (small) body within the manifest limit and the request timeout.
-async fn read_small_body(state: &AppState, body: Body) -> Result<Bytes, Problem> {
-    let limit = state.settings().report_body_limit;
-    match tokio::time::timeout(
-        state.settings().request_timeout,
-        axum::body::to_bytes(body, limit),
-    )
-    .await
-    {
-        Err(_) => Err(Problem::new(
-            408,
-            "request-timeout",
-            "the request body did not arrive in time",
-        )),
-        Ok(Err(_)) => Err(Problem::new(
-            413,
-            "body-too-large",
-            format!("the body is larger than {limit} bytes"),
-        )),
-        Ok(Ok(b)) => Ok(b),
     }
 }
 
@@ -273,7 +258,7 @@ fn parse_entries(v: &Value, at: &str, e: &mut Errors) -> Vec<Entry> {
     .unwrap_or_default()
 }
 
-fn parse_json_seal(value: &Value) -> Result<JsonSeal, Problem> {
+fn parse_json_seal(value: &Value, limits: &TreeLimits) -> Result<JsonSeal, Problem> {
     let mut e = Errors::default();
     let Some(doc) = object(
         value,
@@ -282,12 +267,22 @@ fn parse_json_seal(value: &Value) -> Result<JsonSeal, Problem> {
         &["files", "expected", "expected_manifest"],
         &mut e,
     ) else {
-        return Err(Problem::invalid(e.0));
+        return Err(Problem::invalid(e));
     };
     let entries = doc
         .required("files", &mut e)
         .map(|v| parse_entries(v, "/files", &mut e))
         .unwrap_or_default();
+    let path_bytes: usize = entries.iter().map(|f| f.path.len()).sum();
+    if entries.len() > limits.max_entries || path_bytes > limits.max_path_bytes {
+        e.push(
+            "/files",
+            format!(
+                "the tree is over the server's caps: at most {} files (--seal-max-entries) and {} bytes of paths (--seal-max-path-bytes)",
+                limits.max_entries, limits.max_path_bytes
+            ),
+        );
+    }
     let expected =
         doc.opt_string("expected", 64, &mut e)
             .and_then(|s| match Digest::parse_hex(&s) {
@@ -299,7 +294,7 @@ fn parse_json_seal(value: &Value) -> Result<JsonSeal, Problem> {
             });
     let expected_manifest = match doc.get("expected_manifest") {
         None => None,
-        Some(Value::String(text)) => match parse_manifest(text.as_bytes()) {
+        Some(Value::String(text)) => match parse_manifest_within(text.as_bytes(), limits) {
             Ok(entries) => Some(entries),
             Err(errs) => {
                 for m in errs {
@@ -320,7 +315,7 @@ fn parse_json_seal(value: &Value) -> Result<JsonSeal, Problem> {
             expected_manifest,
         })
     } else {
-        Err(Problem::invalid(e.0))
+        Err(Problem::invalid(e))
     }
 }
 
@@ -328,7 +323,7 @@ fn manifest_problem(errs: Vec<seal::ManifestError>) -> Problem {
     Problem::invalid(
         errs.into_iter()
             .map(|m| FieldError::new("", format!("line {}: {}", m.line, m.detail)))
-            .collect(),
+            .collect::<Vec<_>>(),
     )
 }
 
@@ -452,6 +447,10 @@ pub async fn seal(State(state): State<AppState>, req: Request) -> Result<Respons
         ));
     }
     let query_expected = query_expected(parts.uri.query())?;
+    let limits = state.settings().tree_limits;
+    // Held until the answer is built (manifest and JSON bodies; a tar upload holds an upload
+    // slot while it streams instead).
+    let mut _slot = None;
     let (tree, expected, expected_manifest) = match kind {
         Kind::Tar { gzip } => (
             seal_tar_body(&state, body, gzip).await?,
@@ -459,8 +458,12 @@ pub async fn seal(State(state): State<AppState>, req: Request) -> Result<Respons
             None,
         ),
         Kind::Manifest => {
-            let bytes = read_small_body(&state, body).await?;
-            let entries = parse_manifest(&bytes).map_err(manifest_problem)?;
+            let bytes = read_paced(&state, body, limit as usize).await?;
+            _slot = Some(state.admit()?);
+            let entries = run_cpu(&state, bytes.len(), move || {
+                parse_manifest_within(&bytes, &limits).map_err(manifest_problem)
+            })
+            .await??;
             (
                 Tree {
                     entries,
@@ -472,14 +475,18 @@ pub async fn seal(State(state): State<AppState>, req: Request) -> Result<Respons
             )
         }
         Kind::Json => {
-            let bytes = read_small_body(&state, body).await?;
-            let doc = parse_json_seal(&parse_json(&bytes)?)?;
             if query_expected.is_some() {
                 return Err(Problem::invalid(vec![FieldError::new(
                     "/expected",
                     "with a JSON body, give `expected` in the body, not the query",
                 )]));
             }
+            let bytes = read_paced(&state, body, limit as usize).await?;
+            _slot = Some(state.admit()?);
+            let doc = run_cpu(&state, bytes.len(), move || {
+                parse_json(&bytes).and_then(|v| parse_json_seal(&v, &limits))
+            })
+            .await??;
             (
                 Tree {
                     entries: doc.entries,
@@ -491,7 +498,25 @@ pub async fn seal(State(state): State<AppState>, req: Request) -> Result<Respons
             )
         }
     };
+    let text = negotiate(&parts.headers) == Answer::Text;
+    let worker = state.clone();
+    // Sorting and hashing the lines is linear-logarithmic in the members: off the async
+    // workers for a large tree.
+    let weight = tree.entries.len().saturating_mul(64);
+    run_cpu(&state, weight, move || {
+        seal_answer(&worker, tree, expected, expected_manifest, text)
+    })
+    .await
+}
 
+/// Seals a tree read from any body, logs the decision, and answers.
+fn seal_answer(
+    state: &AppState,
+    tree: Tree,
+    expected: Option<Digest>,
+    expected_manifest: Option<Vec<Entry>>,
+    text: bool,
+) -> Response {
     let sealed = seal::seal(&tree.entries);
     let matches = expected.map(|e| e == sealed.seal);
     let exit_code = u8::from(matches == Some(false));
@@ -531,13 +556,13 @@ pub async fn seal(State(state): State<AppState>, req: Request) -> Result<Respons
     } else {
         StatusCode::CONFLICT
     };
-    if negotiate(&parts.headers) == Answer::Text {
+    if text {
         let mut res = (status, seal_file_line(&sealed.seal)).into_response();
         res.headers_mut().insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/plain; charset=utf-8"),
         );
-        return Ok(res);
+        return res;
     }
     let answer = SealAnswer {
         seal: seal_hex,
@@ -554,5 +579,5 @@ pub async fn seal(State(state): State<AppState>, req: Request) -> Result<Respons
         exit_code,
         decision_id,
     };
-    Ok(json_response(status, &answer))
+    json_response(status, &answer)
 }
