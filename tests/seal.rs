@@ -748,3 +748,135 @@ async fn json_bodies_name_the_drift_from_an_expected_manifest() {
         json!({"added": ["f/new"], "removed": ["f/gone"], "changed": ["f/b"]})
     );
 }
+
+/// A GNU long-name member (`L`) carrying `name`, as GNU tar writes one.
+fn long_name(name: &[u8]) -> Vec<u8> {
+    let mut data = name.to_vec();
+    data.push(0);
+    let mut out = header(b"././@LongLink", data.len() as u64, b'L');
+    out.extend_from_slice(&data);
+    out.resize(out.len().div_ceil(512) * 512, 0);
+    out
+}
+
+#[tokio::test]
+async fn headers_that_claim_more_than_the_caps_are_refused_before_their_data_is_read() {
+    let server = TestServer::start_with(Settings {
+        tree_limits: patchgate::core::seal::TreeLimits {
+            max_entries: 3,
+            max_path_bytes: 64,
+        },
+        ..Settings::default()
+    });
+    // Each header claims far more than it carries: a reader that read the claimed data whole
+    // would find a truncated archive (400); refusing by the claim is a 413 naming the cap.
+    let cases: Vec<(&str, Vec<u8>, u16, &str)> = vec![
+        (
+            "a GNU long name claiming 1 GiB",
+            [header(b"././@LongLink", 1 << 30, b'L'), vec![0u8; 4096]].concat(),
+            413,
+            "long name",
+        ),
+        (
+            "a PAX header claiming 100 KiB",
+            [header(b"PaxHeaders/x", 100 * 1024, b'x'), vec![0u8; 4096]].concat(),
+            413,
+            "PAX header",
+        ),
+        (
+            "a global PAX header claiming 100 KiB",
+            [
+                header(b"pax_global_header", 100 * 1024, b'g'),
+                vec![0u8; 4096],
+            ]
+            .concat(),
+            413,
+            "PAX header",
+        ),
+        (
+            "more members than --seal-max-entries",
+            [
+                member(b"f/1", b"1"),
+                member(b"f/2", b"2"),
+                member(b"f/3", b"3"),
+                member(b"f/4", b"4"),
+                end(),
+            ]
+            .concat(),
+            413,
+            "--seal-max-entries",
+        ),
+        (
+            "member paths adding up past --seal-max-path-bytes",
+            [member(&[b'a'; 40], b"1"), member(&[b'b'; 40], b"2"), end()].concat(),
+            413,
+            "--seal-max-path-bytes",
+        ),
+        (
+            "a GNU sparse member",
+            [header(b"f/sparse", 0, b'S'), end()].concat(),
+            422,
+            "sparse",
+        ),
+        (
+            "a PAX size that disagrees with its header",
+            [pax(&[("size", "2")]), member(b"f/x", b"x"), end()].concat(),
+            422,
+            "disagrees",
+        ),
+        (
+            "a long name that describes no member",
+            [long_name(b"f/orphan"), end()].concat(),
+            400,
+            "describes no member",
+        ),
+    ];
+    for (name, body, status, says) in cases {
+        let (got, problem) = post(&server, "/seal", "application/x-tar", &[], body).await;
+        assert_eq!(got, status, "{name}: {problem}");
+        let detail = problem["detail"].as_str().unwrap_or_default();
+        assert!(detail.contains(says), "{name}: {detail}");
+        assert_healthy(&server).await;
+    }
+}
+
+#[tokio::test]
+async fn long_names_within_the_caps_seal_as_their_manifest_does() {
+    let server = TestServer::start();
+    let long = format!("fixtures/{}/leaf.txt", "d".repeat(300));
+    let pax_path = format!("fixtures/{}.json", "p".repeat(200));
+    let archive = [
+        long_name(long.as_bytes()),
+        member(b"ignored-by-the-long-name", b"long\n"),
+        pax(&[("path", &pax_path)]),
+        member(b"ignored-by-pax", b"pax\n"),
+        member(b"fixtures/short", b"short\n"),
+        end(),
+    ]
+    .concat();
+    let (status, sealed) = post(&server, "/seal", "application/x-tar", &[], archive).await;
+    assert_eq!(status, 200, "{sealed}");
+    assert_eq!(sealed["files"], 3);
+    let hex = |data: &[u8]| {
+        use sha2::Digest as _;
+        sha2::Sha256::digest(data)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    let files = json!({"files": [
+        {"path": long, "sha256": hex(b"long\n")},
+        {"path": pax_path, "sha256": hex(b"pax\n")},
+        {"path": "fixtures/short", "sha256": hex(b"short\n")},
+    ]});
+    let (status, listed) = post(
+        &server,
+        "/seal",
+        "application/json",
+        &[],
+        serde_json::to_vec(&files).unwrap_or_default(),
+    )
+    .await;
+    assert_eq!(status, 200, "{listed}");
+    assert_eq!(sealed["seal"], listed["seal"]);
+}

@@ -60,11 +60,11 @@ pub struct ServeArgs {
     pub seal_timeout: Duration,
     /// Slowest a request body may arrive, in bytes a second, judged over each 5 s window
     /// (a client that trickles is answered 408 within one window).
-    #[arg(long, env = "PATCHGATE_MIN_BODY_RATE", default_value_t = 1024)]
+    #[arg(long, env = "PATCHGATE_MIN_BODY_RATE", default_value_t = Settings::default().min_body_rate)]
     pub min_body_rate: u64,
     /// `/seal` archives streamed at once; past it, 503 with Retry-After. Uploads have their
     /// own slots, so slow ones never take the slots decisions need.
-    #[arg(long, env = "PATCHGATE_MAX_SEAL_UPLOADS", default_value_t = 8)]
+    #[arg(long, env = "PATCHGATE_MAX_SEAL_UPLOADS", default_value_t = Settings::default().max_seal_uploads)]
     pub max_seal_uploads: usize,
     /// Most members (files, directories, links) in one tree sent to /seal.
     #[arg(long, env = "PATCHGATE_SEAL_MAX_ENTRIES", default_value_t = crate::core::seal::TreeLimits::DEFAULT.max_entries)]
@@ -75,6 +75,10 @@ pub struct ServeArgs {
     /// Longest an answer may wait to be read before its connection is closed (e.g. 30s).
     #[arg(long, env = "PATCHGATE_WRITE_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
     pub write_timeout: Duration,
+    /// Most bytes of request bodies held in memory at once, over all requests (default
+    /// 256 MiB); past it, 503 with Retry-After.
+    #[arg(long, env = "PATCHGATE_MAX_BODY_BYTES", default_value_t = Settings::default().max_body_bytes)]
+    pub max_body_bytes: usize,
 }
 
 fn parse_duration_or_zero(s: &str) -> Result<Duration, String> {
@@ -164,6 +168,7 @@ pub fn run(args: ServeArgs) -> Exit {
             max_path_bytes: args.seal_max_path_bytes,
         },
         write_timeout: args.write_timeout,
+        max_body_bytes: args.max_body_bytes,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

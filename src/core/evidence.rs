@@ -19,7 +19,7 @@ use serde::de::{
 use serde_json::Value;
 
 use super::path::{PrefixTrie, RepoPath};
-use super::problem::{Errors, FieldError, MAX_ERRORS, Problem, pointer_index, pointer_key};
+use super::problem::{Errors, FieldError, MAX_ERRORS, Problem, pointer_index, pointer_key, quoted};
 use super::route::{Gate, Verdict, Verdicts};
 
 /// Longest accepted `patch_id` (and frozen-test id), in characters.
@@ -704,7 +704,7 @@ fn check_verdict(value: Option<Scalar<'_>>, gate: Gate, errors: &mut Errors) -> 
             Some(v) => return v,
             None => format!(
                 "`{field}` is {}, which is not a verdict; it must be one of {}",
-                serde_json::to_string(&word).unwrap_or_default(),
+                quoted(&word),
                 verdict_words()
             ),
         },
@@ -804,10 +804,7 @@ pub fn parse_path_list(
         match item {
             Value::String(s) => match RepoPath::parse(s) {
                 Ok(p) => out.push(p),
-                Err(e) => errors.add(FieldError::new(
-                    at,
-                    format!("path {} {e}", serde_json::to_string(s).unwrap_or_default()),
-                )),
+                Err(e) => errors.add(FieldError::new(at, format!("path {} {e}", quoted(s)))),
             },
             other => errors.add(FieldError::new(
                 at,
@@ -873,10 +870,7 @@ fn parse_frozen_tests(value: &Value, errors: &mut Errors) -> Vec<FrozenTest> {
             } else if !seen.insert(id.clone()) {
                 errors.add(FieldError::new(
                     pointer_key(&base, "id"),
-                    format!(
-                        "duplicate frozen test id {}",
-                        serde_json::to_string(id).unwrap_or_default()
-                    ),
+                    format!("duplicate frozen test id {}", quoted(id)),
                 ));
             }
         }

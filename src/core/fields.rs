@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::path::RepoPath;
-use super::problem::{pointer_index, pointer_key};
+use super::problem::{pointer_index, pointer_key, quoted};
 
 /// What a JSON value is, in words, for error details.
 pub fn kind_of(v: &Value) -> &'static str {
@@ -141,10 +141,7 @@ impl<'a> Obj<'a> {
                 None => {
                     errors.push(
                         self.pointer(key),
-                        format!(
-                            "`{key}` is {}; it must be one of {list}",
-                            serde_json::to_string(s).unwrap_or_default()
-                        ),
+                        format!("`{key}` is {}; it must be one of {list}", quoted(s)),
                     );
                     None
                 }
@@ -244,10 +241,7 @@ pub fn path(v: &Value, at: &str, errors: &mut Errors) -> Option<RepoPath> {
         Value::String(s) => match RepoPath::parse(s) {
             Ok(p) => Some(p),
             Err(e) => {
-                errors.push(
-                    at,
-                    format!("path {} {e}", serde_json::to_string(s).unwrap_or_default()),
-                );
+                errors.push(at, format!("path {} {e}", quoted(s)));
                 None
             }
         },

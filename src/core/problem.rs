@@ -30,6 +30,19 @@ impl FieldError {
     }
 }
 
+/// A value as a detail quotes it: JSON-quoted, and cut to its first 100 characters (with `…`)
+/// so the detail's own words are never the part that is clipped.
+pub fn quoted(value: &str) -> String {
+    match value.char_indices().nth(100) {
+        None => serde_json::to_string(value).unwrap_or_default(),
+        Some((end, _)) => {
+            let head =
+                serde_json::to_string(value.get(..end).unwrap_or_default()).unwrap_or_default();
+            format!("{}…\"", head.strip_suffix('"').unwrap_or(&head))
+        }
+    }
+}
+
 /// `text` cut to at most [`MAX_ERROR_TEXT`] bytes (on a character boundary), with `…` added
 /// where it was cut.
 fn clip(mut text: String) -> String {
@@ -131,8 +144,8 @@ pub struct Problem {
     /// Set when more fields were invalid than `errors` lists.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
-    /// With `truncated`: how many invalid fields were found before reading stopped (a reader
-    /// of rows stops after the first 100, so this is a lower bound there).
+    /// With `truncated`: how many invalid fields were found before reading stopped. A reader of
+    /// rows or list items stops soon after the first 100, so this is a lower bound there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub total_errors: Option<usize>,

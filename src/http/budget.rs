@@ -21,7 +21,10 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes, HttpBody};
 use futures_util::{FutureExt, StreamExt};
+use std::sync::Arc;
+
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::{Instant, Sleep};
 
 use super::AppState;
@@ -157,21 +160,61 @@ impl futures_util::Stream for DataStream<'_> {
     }
 }
 
+/// A body's share of the server's budget for request bodies held in memory
+/// ([`Settings::max_body_bytes`]), returned when the request is done.
+///
+/// [`Settings::max_body_bytes`]: super::Settings::max_body_bytes
+#[derive(Debug, Default)]
+pub struct BodyShare(Option<OwnedSemaphorePermit>);
+
+impl BodyShare {
+    /// Takes `n` more bytes of the budget, or answers 503 at once when the server already
+    /// holds as many bodies as it may.
+    fn grow(&mut self, state: &AppState, n: usize) -> Result<(), Problem> {
+        if n == 0 {
+            return Ok(());
+        }
+        let n = u32::try_from(n).map_err(|_| overloaded_bodies())?;
+        let more = Arc::clone(state.body_bytes())
+            .try_acquire_many_owned(n)
+            .map_err(|_| overloaded_bodies())?;
+        match &mut self.0 {
+            Some(held) => held.merge(more),
+            None => self.0 = Some(more),
+        }
+        Ok(())
+    }
+}
+
+fn overloaded_bodies() -> Problem {
+    Problem::new(
+        503,
+        "overloaded",
+        "the server holds as many request bodies as it may; retry shortly",
+    )
+}
+
 /// Reads a whole body of at most `limit` bytes at the server's pace (408 when too slow, 413
-/// past the limit).
-pub async fn read_paced(state: &AppState, mut body: Body, limit: usize) -> Result<Bytes, Problem> {
+/// past the limit), within the server's budget for bodies in memory (503 past it).
+pub async fn read_paced(
+    state: &AppState,
+    mut body: Body,
+    limit: usize,
+) -> Result<(Bytes, BodyShare), Problem> {
     let settings = state.settings();
     let mut pace = Pace::new(settings.request_timeout, settings.min_body_rate);
+    let mut share = BodyShare::default();
     let first = match pace.next(&mut body).await? {
-        None => return Ok(Bytes::new()),
+        None => return Ok((Bytes::new(), share)),
         Some(chunk) => chunk,
     };
     if first.len() > limit {
         return Err(BodyFault::TooLarge(limit as u64).into());
     }
+    share.grow(state, first.len())?;
     // Most bodies come in one chunk: no copy then.
     let Some(second) = pace.next(&mut body).await? else {
-        return Ok(first);
+        return Ok((first, share));
     };
     let mut all = Vec::with_capacity((first.len() + second.len()).min(limit));
     all.extend_from_slice(&first);
@@ -180,10 +223,11 @@ pub async fn read_paced(state: &AppState, mut body: Body, limit: usize) -> Resul
         if all.len() + chunk.len() > limit {
             return Err(BodyFault::TooLarge(limit as u64).into());
         }
+        share.grow(state, chunk.len())?;
         all.extend_from_slice(&chunk);
         next = pace.next(&mut body).await?;
     }
-    Ok(Bytes::from(all))
+    Ok((Bytes::from(all), share))
 }
 
 /// Runs a decision's CPU work: inline for a body of at most [`INLINE_BYTES`], else on a

@@ -14,8 +14,22 @@ use crate::core::problem::Problem;
 /// request's concurrency slot, taken once the body had arrived.
 pub struct JsonBytes(pub Bytes, pub Slot);
 
-/// A request's concurrency slot, held until its answer is built.
-pub type Slot = tokio::sync::OwnedSemaphorePermit;
+/// What a request holds until its answer is built: its concurrency slot, and its body's share
+/// of the budget for bodies in memory.
+pub struct Slot {
+    _decision: tokio::sync::OwnedSemaphorePermit,
+    _body: super::budget::BodyShare,
+}
+
+impl Slot {
+    /// Takes a concurrency slot for a body that has arrived (503 when none is free).
+    pub fn take(state: &AppState, body: super::budget::BodyShare) -> Result<Self, Problem> {
+        Ok(Self {
+            _decision: state.admit()?,
+            _body: body,
+        })
+    }
+}
 
 impl FromRequest<AppState> for JsonBytes {
     type Rejection = Problem;
@@ -33,9 +47,8 @@ impl FromRequest<AppState> for JsonBytes {
 pub async fn read_body(req: Request, state: &AppState) -> Result<(Bytes, Slot), Problem> {
     let limit = super::body_limit(state.settings(), req.uri().path());
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-    let body = super::budget::read_paced(state, req.into_body(), limit).await?;
-    let slot = state.admit()?;
-    Ok((body, slot))
+    let (body, share) = super::budget::read_paced(state, req.into_body(), limit).await?;
+    Ok((body, Slot::take(state, share)?))
 }
 
 /// `application/json` (or any `+json` type), in UTF-8; anything else is a 415.

@@ -72,6 +72,10 @@ pub struct Settings {
     pub tree_limits: crate::core::seal::TreeLimits,
     /// Longest an answer may wait to be read before the connection is closed.
     pub write_timeout: Duration,
+    /// Most bytes of request bodies held in memory at once, over all requests; a body that
+    /// would go past it is answered 503 with `Retry-After`. This and the per-request budget
+    /// bound the server's memory whatever its clients do.
+    pub max_body_bytes: usize,
 }
 
 impl Default for Settings {
@@ -93,6 +97,7 @@ impl Default for Settings {
             max_seal_uploads: 8,
             tree_limits: crate::core::seal::TreeLimits::DEFAULT,
             write_timeout: Duration::from_secs(30),
+            max_body_bytes: 256 * 1024 * 1024,
         }
     }
 }
@@ -108,6 +113,7 @@ struct Inner {
     permits: std::sync::Arc<tokio::sync::Semaphore>,
     cpu_slots: std::sync::Arc<tokio::sync::Semaphore>,
     seal_uploads: std::sync::Arc<tokio::sync::Semaphore>,
+    body_bytes: std::sync::Arc<tokio::sync::Semaphore>,
     metrics: metrics::Metrics,
     ready: AtomicBool,
     openapi: String,
@@ -123,6 +129,11 @@ impl AppState {
                 )),
                 seal_uploads: Arc::new(tokio::sync::Semaphore::new(
                     settings.max_seal_uploads.max(1),
+                )),
+                body_bytes: Arc::new(tokio::sync::Semaphore::new(
+                    settings
+                        .max_body_bytes
+                        .min(tokio::sync::Semaphore::MAX_PERMITS),
                 )),
                 settings,
                 metrics: metrics::Metrics::new(),
@@ -154,6 +165,11 @@ impl AppState {
         Arc::clone(&self.inner.seal_uploads)
             .try_acquire_owned()
             .map_err(|_| layers::overloaded_problem())
+    }
+
+    /// The budget for request bodies held in memory, in bytes.
+    pub fn body_bytes(&self) -> &Arc<tokio::sync::Semaphore> {
+        &self.inner.body_bytes
     }
 
     /// One slot per core for CPU-heavy decisions run off the async workers.

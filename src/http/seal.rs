@@ -14,13 +14,14 @@ use utoipa::ToSchema;
 
 use super::AppState;
 use super::budget::{BodyFault, Pace, read_paced, run_cpu};
+use super::extract::Slot;
 use super::extract::{Answer, negotiate};
 use super::layers::{new_decision_id, with_request_id};
 use super::route::json_response;
 use crate::core::digest::Digest;
 use crate::core::evidence::parse_json;
 use crate::core::fields::{self, Errors, object};
-use crate::core::problem::{FieldError, Problem};
+use crate::core::problem::{FieldError, Problem, quoted};
 use crate::core::seal::{
     self, Drift, Entry, TreeLimits, normalize_path, parse_manifest_within, seal_file_line,
 };
@@ -229,7 +230,7 @@ fn parse_entries(v: &Value, at: &str, e: &mut Errors) -> Vec<Entry> {
                 .and_then(|s| match normalize_path(s.as_bytes()) {
                     Ok(p) => Some(p),
                     Err(err) => {
-                        e.push(row.pointer("path"), format!("path {s:?} {err}"));
+                        e.push(row.pointer("path"), format!("path {} {err}", quoted(&s)));
                         None
                     }
                 });
@@ -458,8 +459,8 @@ pub async fn seal(State(state): State<AppState>, req: Request) -> Result<Respons
             None,
         ),
         Kind::Manifest => {
-            let bytes = read_paced(&state, body, limit as usize).await?;
-            _slot = Some(state.admit()?);
+            let (bytes, share) = read_paced(&state, body, limit as usize).await?;
+            _slot = Some(Slot::take(&state, share)?);
             let entries = run_cpu(&state, bytes.len(), move || {
                 parse_manifest_within(&bytes, &limits).map_err(manifest_problem)
             })
@@ -481,8 +482,8 @@ pub async fn seal(State(state): State<AppState>, req: Request) -> Result<Respons
                     "with a JSON body, give `expected` in the body, not the query",
                 )]));
             }
-            let bytes = read_paced(&state, body, limit as usize).await?;
-            _slot = Some(state.admit()?);
+            let (bytes, share) = read_paced(&state, body, limit as usize).await?;
+            _slot = Some(Slot::take(&state, share)?);
             let doc = run_cpu(&state, bytes.len(), move || {
                 parse_json(&bytes).and_then(|v| parse_json_seal(&v, &limits))
             })
