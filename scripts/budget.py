@@ -406,6 +406,52 @@ def unread_replies(binary):
         server.stop()
 
 
+def many_large_bodies(binary, *extra, limit_mib=512):
+    """The whole server's peak with every client sending its largest body at once: what the
+    Kubernetes memory limit is derived from (see deploy/kubernetes/deployment.yaml)."""
+    print(f"== 24 clients, each a 60 MiB valid ledger or a 4 MiB batch, all at once {' '.join(extra)}",
+          flush=True)
+    server = Server(binary, *extra)
+    try:
+        server.reset_peak()
+        server.health.reset()
+        line = compact({"patch": "p", "tier": "t1-properties", "verdict": "pass", "seconds": 1.5}) + b"\n"
+        ledger = line * (60 * MIB // len(line))
+        doc = compact({"patch_id": "p" * 200, "property_check": "pass", "fixture_check": "fail",
+                       "flaky_freeze": "pass"})
+        batch = b"[" + b",".join([doc] * 10_000) + b"]"
+        statuses = {}
+        lock = threading.Lock()
+
+        def send(path, content_type, body):
+            status, _ = exchange(server.port, post_head(path, content_type, len(body)), pieces(body))
+            with lock:
+                statuses[status] = statuses.get(status, 0) + 1
+
+        threads = [threading.Thread(target=send, args=("/ladder/report", "application/x-ndjson", ledger))
+                   for _ in range(12)]
+        threads += [threading.Thread(target=send, args=("/route/batch", "application/json", batch))
+                    for _ in range(12)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        hwm = server.status("VmHWM")
+        print(f"  statuses {statuses}; peak {hwm / 1024:.1f} MiB for the whole server; healthz worst "
+              f"{server.health.worst * 1000:.0f} ms", flush=True)
+        results.append({"attack": f"24 clients at once: 12 x 60 MiB ledgers, 12 x 4 MiB batches {' '.join(extra)}",
+                        "statuses": statuses, "peak_rss_mib": round(hwm / 1024, 1),
+                        "healthz_worst_s": round(server.health.worst, 3)})
+        if not set(statuses) <= {200, 503}:
+            fail(f"many large bodies: statuses {statuses}")
+        if hwm > limit_mib * 1024:
+            fail(f"many large bodies: the server peaked at {hwm / 1024:.0f} MiB > {limit_mib} MiB")
+        if server.health.worst > HEALTH_BUDGET_S:
+            fail("many large bodies: /healthz too slow")
+    finally:
+        server.stop()
+
+
 def slow_uploads(binary):
     print("== 8 /seal uploads trickling one byte every 5 s, --max-concurrency 8", flush=True)
     server = Server(binary, "--max-concurrency", "8")
@@ -574,6 +620,9 @@ def main():
         raise SystemExit(f"build it first: cargo build --release ({a.binary} is missing)")
     attacks(a.binary)
     unread_replies(a.binary)
+    many_large_bodies(a.binary)
+    # The small-host setting the systemd unit and fly.toml use (256 MB machines).
+    many_large_bodies(a.binary, "--max-body-bytes", str(96 * MIB), limit_mib=224)
     slow_uploads(a.binary)
     declared_too_long(a.binary)
     sigterm_mid_work(a.binary)

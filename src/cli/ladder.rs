@@ -438,8 +438,8 @@ fn report(args: ReportArgs) -> Exit {
             Ok(r) => r,
             Err(exit) => return exit,
         },
-        None => match ladder::parse_ledger(&body, true) {
-            Ok(rows) => ladder::report(&rows),
+        None => match ladder::report_of_ledger(&body, true) {
+            Ok(report) => report,
             Err(errors) => return refuse(&Problem::from(errors)),
         },
     };

@@ -211,19 +211,35 @@ pub fn parse_ledger(body: &[u8], ndjson: bool) -> Result<Vec<LedgerRow>, RowsErr
     parse_rows(body, ndjson, parse_row)
 }
 
-/// Parses JSON-array or NDJSON rows with `row`, naming NDJSON lines by number. Rows are read
-/// one at a time (a large array never exists as one tree), and reading stops once the error
-/// list is full: the answer is a 422 by then, and reading on would only spend.
+/// Parses JSON-array or NDJSON rows with `row`, naming NDJSON lines by number.
 pub fn parse_rows<T>(
     body: &[u8],
     ndjson: bool,
     row: impl Fn(&Value, &str, &mut Errors) -> Option<T>,
 ) -> Result<Vec<T>, RowsError> {
-    let mut e = Errors::default();
     let mut out = Vec::new();
+    for_each_row(body, ndjson, row, |r| {
+        out.push(r);
+        true
+    })?;
+    Ok(out)
+}
+
+/// Parses JSON-array or NDJSON rows with `row` and hands each valid one to `sink` (which
+/// returns `false` to stop), while no row has been refused. Rows are read one at a time (a
+/// large array never exists as one tree), and reading stops once the error list is full: the
+/// answer is a 422 by then, and reading on would only spend.
+pub fn for_each_row<T>(
+    body: &[u8],
+    ndjson: bool,
+    row: impl Fn(&Value, &str, &mut Errors) -> Option<T>,
+    mut sink: impl FnMut(T) -> bool,
+) -> Result<(), RowsError> {
+    let mut e = Errors::default();
+    let mut more = true;
     if ndjson {
         for (i, line) in body.split(|b| *b == b'\n').enumerate() {
-            if e.is_full() {
+            if e.is_full() || !more {
                 break;
             }
             let n = i + 1;
@@ -237,7 +253,7 @@ pub fn parse_rows<T>(
                     if let Some(r) = row(&v, &at, &mut e)
                         && e.is_empty()
                     {
-                        out.push(r);
+                        more = sink(r);
                     }
                     for err in e.kept_mut().iter_mut().skip(before) {
                         err.detail = format!("line {n}: {}", err.detail);
@@ -252,9 +268,9 @@ pub fn parse_rows<T>(
             if let Some(r) = row(&v, &pointer_index("", i), &mut e)
                 && e.is_empty()
             {
-                out.push(r);
+                more = sink(r);
             }
-            !e.is_full()
+            more && !e.is_full()
         });
         match read {
             Ok(ArrayRead::Array) => {}
@@ -266,7 +282,7 @@ pub fn parse_rows<T>(
         }
     }
     if e.is_empty() {
-        Ok(out)
+        Ok(())
     } else {
         Err(RowsError::Invalid(e))
     }
@@ -333,37 +349,104 @@ pub fn is_scope_tier(name: &str) -> bool {
     name == SCOPE_TIER || name.ends_with("-scope")
 }
 
-pub fn report(rows: &[LedgerRow]) -> Report {
-    let mut by_tier: BTreeMap<&str, Vec<&LedgerRow>> = BTreeMap::new();
-    for r in rows {
-        by_tier.entry(r.tier.as_str()).or_default().push(r);
+/// Most distinct tiers one report covers: a ladder has a handful, and a report's size follows
+/// its tiers.
+pub const MAX_TIERS: usize = 1000;
+
+/// One tier's figures, gathered row by row.
+#[derive(Debug, Default)]
+struct TierTally {
+    passes: u64,
+    caught: u64,
+    errors: u64,
+    seconds: Vec<f64>,
+}
+
+/// A report gathered one row at a time, so a large ledger is never held as rows: a tier costs
+/// its counts and 8 bytes a run (for the median).
+#[derive(Debug, Default)]
+pub struct ReportTally {
+    tiers: BTreeMap<String, TierTally>,
+    rows: u64,
+}
+
+impl ReportTally {
+    /// Counts one row; `false` when it names a tier past [`MAX_TIERS`].
+    pub fn add(&mut self, row: &LedgerRow) -> bool {
+        if !self.tiers.contains_key(&row.tier) && self.tiers.len() >= MAX_TIERS {
+            return false;
+        }
+        let t = self.tiers.entry(row.tier.clone()).or_default();
+        match row.verdict {
+            TierVerdict::Pass => t.passes += 1,
+            TierVerdict::Caught => t.caught += 1,
+            TierVerdict::Error => t.errors += 1,
+        }
+        t.seconds.push(row.seconds);
+        self.rows += 1;
+        true
     }
-    let mut notes = Vec::new();
-    let tiers: Vec<TierReport> = by_tier
+
+    pub fn finish(self) -> Report {
+        finish_report(self)
+    }
+}
+
+/// Parses a ledger body straight into a report, row by row (400 or 422 on failure; a ledger
+/// with more than [`MAX_TIERS`] tiers is a 422).
+pub fn report_of_ledger(body: &[u8], ndjson: bool) -> Result<Report, RowsError> {
+    let mut tally = ReportTally::default();
+    let mut too_many = false;
+    for_each_row(body, ndjson, parse_row, |row| {
+        if !tally.add(&row) {
+            too_many = true;
+        }
+        !too_many
+    })?;
+    if too_many {
+        let mut e = Errors::default();
+        e.push(
+            "",
+            format!("the ledger names more than {MAX_TIERS} tiers; a report covers at most {MAX_TIERS}"),
+        );
+        return Err(RowsError::Invalid(e));
+    }
+    Ok(tally.finish())
+}
+
+pub fn report(rows: &[LedgerRow]) -> Report {
+    let mut tally = ReportTally::default();
+    for r in rows {
+        tally.add(r);
+    }
+    tally.finish()
+}
+
+fn finish_report(tally: ReportTally) -> Report {
+    let empty = tally.rows == 0;
+    let tiers: Vec<TierReport> = tally
+        .tiers
         .into_iter()
-        .map(|(tier, rows)| {
-            let count = |v: TierVerdict| rows.iter().filter(|r| r.verdict == v).count() as u64;
-            let seconds: Vec<f64> = rows.iter().map(|r| r.seconds).collect();
-            let total_s: f64 = seconds.iter().sum();
-            let caught = count(TierVerdict::Caught);
-            let yield_per_s = if is_scope_tier(tier) || total_s <= 0.0 {
+        .map(|(tier, t)| {
+            let total_s: f64 = t.seconds.iter().sum();
+            let yield_per_s = if is_scope_tier(&tier) || total_s <= 0.0 {
                 None
             } else {
-                Some(caught as f64 / total_s)
+                Some(t.caught as f64 / total_s)
             };
             TierReport {
-                tier: tier.to_owned(),
-                runs: rows.len() as u64,
-                passes: count(TierVerdict::Pass),
-                caught,
-                errors: count(TierVerdict::Error),
-                median_s: median(&seconds).unwrap_or(0.0),
+                runs: t.seconds.len() as u64,
+                passes: t.passes,
+                caught: t.caught,
+                errors: t.errors,
+                median_s: median(&t.seconds).unwrap_or(0.0),
                 total_s,
                 yield_per_s,
+                tier,
             }
         })
         .collect();
-
+    let mut notes = Vec::new();
     for t in &tiers {
         if is_scope_tier(&t.tier) {
             notes.push(format!(
@@ -405,7 +488,7 @@ pub fn report(rows: &[LedgerRow]) -> Report {
     } else if tiers.iter().filter(|t| !is_scope_tier(&t.tier)).count() > 1 {
         notes.push("The readable signal is the ratio between tiers; fewer than two tiers caught anything, so there is no ratio yet.".into());
     }
-    if rows.is_empty() {
+    if empty {
         notes.push("The ledger is empty: nothing to report yet.".into());
     }
     Report { tiers, notes }

@@ -67,7 +67,7 @@ fn plan_answer(body: &[u8]) -> Result<Json<Plan>, Problem> {
 pub async fn report(State(state): State<AppState>, rows: Rows) -> Result<Json<Report>, Problem> {
     let Rows { body, ndjson, slot } = rows;
     let report = run_cpu(&state, body.len(), move || {
-        ladder::parse_ledger(&body, ndjson).map(|ledger| ladder::report(&ledger))
+        ladder::report_of_ledger(&body, ndjson)
     })
     .await??;
     drop(slot);
