@@ -11,27 +11,15 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use common::TestServer;
+use common::{TestServer, post, post_json};
 use patchgate::core::path::{MAX_PATH_BYTES, PrefixTrie, RepoPath};
 use patchgate::core::problem::MAX_ERRORS;
 use patchgate::http::Settings;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-async fn post(server: &TestServer, path: &str, content_type: &str, body: Vec<u8>) -> (u16, Value) {
-    let res = common::client()
-        .post(server.url(path))
-        .header("content-type", content_type)
-        .body(body)
-        .send()
-        .await
-        .expect("request");
-    let status = res.status().as_u16();
-    let bytes = res.bytes().await.expect("body");
-    (
-        status,
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-    )
+fn all_pass() -> Value {
+    json!({"property_check": "pass", "fixture_check": "pass", "flaky_freeze": "pass"})
 }
 
 fn assert_capped(problem: &Value, at_least: usize) {
@@ -46,15 +34,8 @@ fn assert_capped(problem: &Value, at_least: usize) {
 async fn error_lists_are_capped_and_say_how_many_there_were() {
     let server = TestServer::start();
     // 1,000 unknown fields: 100 listed, all 1,000 counted.
-    let doc: serde_json::Map<String, Value> =
-        (0..1000).map(|i| (format!("k{i}"), json!(0))).collect();
-    let (status, problem) = post(
-        &server,
-        "/route",
-        "application/json",
-        serde_json::to_vec(&doc).unwrap_or_default(),
-    )
-    .await;
+    let doc: Value = Value::Object((0..1000).map(|i| (format!("k{i}"), json!(0))).collect());
+    let (status, problem) = post_json(&server, "/route", &doc).await;
     assert_eq!(status, 422);
     assert_capped(&problem, 1000);
     assert_eq!(problem["total_errors"], 1000);
@@ -75,13 +56,8 @@ async fn error_lists_are_capped_and_say_how_many_there_were() {
     // A quoted value is clipped in the detail, so 100 errors stay small.
     let long = "/".to_owned() + &"x".repeat(10_000);
     let paths: Vec<Value> = (0..200).map(|_| json!(long)).collect();
-    let (status, problem) = post(
-        &server,
-        "/ladder/plan",
-        "application/json",
-        serde_json::to_vec(&json!({ "changed_files": paths })).unwrap_or_default(),
-    )
-    .await;
+    let (status, problem) =
+        post_json(&server, "/ladder/plan", &json!({ "changed_files": paths })).await;
     assert_eq!(status, 422);
     // A list is read item by item and stops after the cap, too.
     assert_capped(&problem, MAX_ERRORS + 1);
@@ -97,13 +73,7 @@ async fn a_path_over_path_max_is_refused_naming_the_cap_and_a_deep_legal_one_is_
     let too_long = "a/".repeat(MAX_PATH_BYTES / 2) + "a";
     let doc = json!({"property_check": "pass", "fixture_check": "pass",
         "changed_files": [too_long], "frozen_tests": [{"id": "t", "covers": ["a"]}]});
-    let (status, problem) = post(
-        &server,
-        "/route",
-        "application/json",
-        serde_json::to_vec(&doc).unwrap_or_default(),
-    )
-    .await;
+    let (status, problem) = post_json(&server, "/route", &doc).await;
     assert_eq!(status, 422, "{problem}");
     assert_eq!(problem["errors"][0]["pointer"], "/changed_files/0");
     let detail = problem["errors"][0]["detail"].as_str().unwrap_or_default();
@@ -114,13 +84,7 @@ async fn a_path_over_path_max_is_refused_naming_the_cap_and_a_deep_legal_one_is_
         "changed_files": [format!("{deep}/x.rs")],
         "frozen_tests": [{"id": "near", "covers": [format!("{deep}x")]},
                          {"id": "hit", "covers": [deep.clone()]}]});
-    let (status, answer) = post(
-        &server,
-        "/route",
-        "application/json",
-        serde_json::to_vec(&doc).unwrap_or_default(),
-    )
-    .await;
+    let (status, answer) = post_json(&server, "/route", &doc).await;
     assert_eq!(status, 424, "{answer}");
     assert_eq!(answer["verdicts"]["flaky_freeze"], "unknown");
 }
@@ -205,14 +169,7 @@ async fn a_trickled_body_is_cut_within_one_rate_window_while_others_are_served()
     });
     // Meanwhile the one decision slot is free: the trickler does not hold it.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let (status, _) = post(
-        &server,
-        "/route",
-        "application/json",
-        br#"{"property_check":"pass","fixture_check":"pass","flaky_freeze":"pass"}"#.to_vec(),
-    )
-    .await;
-    assert_eq!(status, 200);
+    assert_eq!(post_json(&server, "/route", &all_pass()).await.0, 200);
     let (got, took) = trickler.join().expect("join");
     assert!(got.starts_with("HTTP/1.1 408"), "{got}");
     let window = patchgate::http::budget::RATE_WINDOW;
@@ -269,14 +226,7 @@ async fn an_answer_that_is_never_read_is_dropped_at_the_write_deadline() {
         "the whole answer ({declared} bytes) was delivered"
     );
     // The server is fine.
-    let (status, _) = post(
-        &server,
-        "/route",
-        "application/json",
-        br#"{"property_check":"pass","fixture_check":"pass","flaky_freeze":"pass"}"#.to_vec(),
-    )
-    .await;
-    assert_eq!(status, 200);
+    assert_eq!(post_json(&server, "/route", &all_pass()).await.0, 200);
 }
 
 #[tokio::test]
@@ -313,13 +263,7 @@ async fn a_report_whose_seconds_overflow_is_refused_not_answered_with_nulls() {
         {"patch": "p1", "tier": "t1-properties", "verdict": "pass", "seconds": 1.7e308},
         {"patch": "p2", "tier": "t1-properties", "verdict": "caught", "seconds": 1.7e308},
     ]);
-    let (status, problem) = post(
-        &server,
-        "/ladder/report",
-        "application/json",
-        serde_json::to_vec(&rows).unwrap_or_default(),
-    )
-    .await;
+    let (status, problem) = post_json(&server, "/ladder/report", &rows).await;
     assert_eq!(status, 422, "{problem}");
     assert!(
         problem["detail"]

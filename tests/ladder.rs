@@ -4,25 +4,10 @@
 
 mod common;
 
+use common::post;
+
 use common::TestServer;
 use serde_json::{Value, json};
-
-async fn post(
-    server: &TestServer,
-    path: &str,
-    content_type: &str,
-    body: impl Into<reqwest::Body>,
-) -> (u16, Value) {
-    let res = common::client()
-        .post(server.url(path))
-        .header("content-type", content_type)
-        .body(body)
-        .send()
-        .await
-        .expect("request");
-    let status = res.status().as_u16();
-    (status, res.json().await.unwrap_or(Value::Null))
-}
 
 #[tokio::test]
 async fn plans_for_hand_picked_paths() {

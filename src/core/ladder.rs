@@ -407,7 +407,9 @@ pub fn report_of_ledger(body: &[u8], ndjson: bool) -> Result<Report, RowsError> 
         let mut e = Errors::default();
         e.push(
             "",
-            format!("the ledger names more than {MAX_TIERS} tiers; a report covers at most {MAX_TIERS}"),
+            format!(
+                "the ledger names more than {MAX_TIERS} tiers; a report covers at most {MAX_TIERS}"
+            ),
         );
         return Err(RowsError::Invalid(e));
     }

@@ -56,6 +56,43 @@ pub fn client() -> reqwest::Client {
     reqwest::Client::new()
 }
 
+/// POSTs `body` with `content_type`; the status and the body as JSON (`null` when not JSON).
+pub async fn post(
+    server: &TestServer,
+    path: &str,
+    content_type: &str,
+    body: impl Into<reqwest::Body>,
+) -> (u16, serde_json::Value) {
+    let res = client()
+        .post(server.url(path))
+        .header("content-type", content_type)
+        .body(body)
+        .send()
+        .await
+        .expect("request");
+    let status = res.status().as_u16();
+    let bytes = res.bytes().await.expect("body");
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
+    )
+}
+
+/// POSTs a JSON document.
+pub async fn post_json(
+    server: &TestServer,
+    path: &str,
+    doc: &serde_json::Value,
+) -> (u16, serde_json::Value) {
+    post(
+        server,
+        path,
+        "application/json",
+        serde_json::to_vec(doc).unwrap_or_default(),
+    )
+    .await
+}
+
 /// One row of `tests/data/route_table.tsv`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {
