@@ -23,7 +23,31 @@ pub enum Exit {
     Software,
 }
 
+/// The decisions and their HTTP twins, one table read both ways: only a go is 2xx.
+const DECISIONS: [(Exit, u16); 4] = [
+    (Exit::Go, 200),
+    (Exit::PatchWrong, 409),
+    (Exit::HumanMustLook, 424),
+    (Exit::QueueStopped, 423),
+];
+
 impl Exit {
+    /// The HTTP status a decision is answered with (`None`: not a decision).
+    pub fn http_status(self) -> Option<u16> {
+        DECISIONS
+            .iter()
+            .find(|(exit, _)| *exit == self)
+            .map(|(_, status)| *status)
+    }
+
+    /// The decision an HTTP status stands for, when it stands for one.
+    pub fn from_http_status(status: u16) -> Option<Exit> {
+        DECISIONS
+            .iter()
+            .find(|(_, s)| *s == status)
+            .map(|(exit, _)| *exit)
+    }
+
     pub fn code(self) -> u8 {
         match self {
             Exit::Go => 0,
@@ -39,18 +63,47 @@ impl Exit {
 
     /// The decision exit codes, 0..=3; anything else is not a decision.
     pub fn from_decision(code: u8) -> Option<Exit> {
-        match code {
-            0 => Some(Exit::Go),
-            1 => Some(Exit::PatchWrong),
-            2 => Some(Exit::HumanMustLook),
-            3 => Some(Exit::QueueStopped),
-            _ => None,
-        }
+        DECISIONS
+            .iter()
+            .map(|(exit, _)| *exit)
+            .find(|exit| exit.code() == code)
     }
 }
 
 impl Termination for Exit {
     fn report(self) -> ExitCode {
         ExitCode::from(self.code())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// CONTRACT.md section 0, by hand: 0 go 200, 1 the patch is wrong 409, 2 a human must look
+    /// 424, 3 the queue is stopped 423; nothing else is a decision.
+    #[test]
+    fn exit_codes_and_statuses_are_twins() {
+        let table = [(0u8, 200u16), (1, 409), (2, 424), (3, 423)];
+        for (code, status) in table {
+            let exit = Exit::from_decision(code).unwrap_or(Exit::Software);
+            assert_eq!(exit.code(), code);
+            assert_eq!(exit.http_status(), Some(status));
+            assert_eq!(Exit::from_http_status(status), Some(exit));
+        }
+        for code in [4u8, 64, 65, 69, 70, 255] {
+            assert_eq!(Exit::from_decision(code), None, "{code}");
+        }
+        for status in [201u16, 204, 400, 401, 404, 422, 425, 500, 503] {
+            assert_eq!(Exit::from_http_status(status), None, "{status}");
+        }
+        for exit in [
+            Exit::Usage,
+            Exit::DataErr,
+            Exit::Unavailable,
+            Exit::Software,
+        ] {
+            assert_eq!(exit.http_status(), None);
+        }
     }
 }

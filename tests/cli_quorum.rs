@@ -293,3 +293,37 @@ fn changed_files_can_come_from_a_file() {
         Some("reject reason=stable-failure")
     );
 }
+
+/// CONTRACT.md section 0: a field given twice in any file the CLI reads is exit 65, never
+/// resolved by keeping one copy. Both orders of the two copies are tried: a reader that kept
+/// the last (or the first) would promote in one order.
+#[test]
+fn a_field_given_twice_in_a_catalog_is_65_in_either_order() {
+    let repo = repo(&["store/counters/mod.rs"]);
+    repo.write(
+        "results.json",
+        &json!({"counter.monotonic_under_replay": runs(&[0, 0])}),
+    );
+    repo.write("ledger.json", &json!([]));
+    for (a, b) in [("weak", "strong"), ("strong", "weak")] {
+        let json = format!(
+            r#"{{"properties":[{{"id":"counter.monotonic_under_replay","strength":"{a}","strength":"{b}","locality":["store/counters"]}}]}}"#
+        );
+        let yaml = format!(
+            "properties:\n  - id: counter.monotonic_under_replay\n    strength: {a}\n    strength: {b}\n    locality: [store/counters]\n"
+        );
+        // The catalog is read as JSON when it starts like JSON, else as YAML.
+        for (file, text) in [("JSON", json), ("YAML", yaml)] {
+            std::fs::write(repo.dir.path().join("catalog.yaml"), text).expect("write");
+            let out = repo
+                .quorum(&[])
+                .assert()
+                .code(65)
+                .get_output()
+                .stderr
+                .clone();
+            let text = String::from_utf8_lossy(&out);
+            assert!(text.contains("strength"), "{file} ({a}, {b}): {text}");
+        }
+    }
+}

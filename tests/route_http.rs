@@ -537,3 +537,75 @@ async fn metrics_count_requests_and_decisions() {
         "{text}"
     );
 }
+
+/// CONTRACT.md section 0: a field given twice at any depth is a 422, never resolved by keeping
+/// one copy. Inside a frozen test, keeping the last `covers` would answer MERGE_OK in one order
+/// and ESCALATE in the other.
+#[tokio::test]
+async fn a_field_given_twice_inside_a_frozen_test_is_422_in_either_order() {
+    let server = TestServer::start();
+    for (first, second) in [("a", "b"), ("b", "a")] {
+        let body = format!(
+            r#"{{"property_check":"pass","fixture_check":"pass","changed_files":["a/x.rs"],"frozen_tests":[{{"id":"t","covers":["{first}"],"covers":["{second}"]}}]}}"#
+        );
+        let sent = post_json(&server, &body).await;
+        assert_problem(&sent, 422, Some("/frozen_tests"));
+        assert!(sent.body.to_string().contains("covers"), "{}", sent.body);
+        // In a batch, the document is refused in its own slot and the others are decided.
+        let batch = format!(
+            r#"[{body},{{"property_check":"pass","fixture_check":"pass","flaky_freeze":"pass"}}]"#
+        );
+        let sent = send(
+            &server,
+            "/route/batch",
+            Some("application/json"),
+            batch.into_bytes(),
+        )
+        .await;
+        assert_eq!(sent.status, 200, "{}", sent.body);
+        assert_eq!(sent.body[0]["status"], 422, "{}", sent.body);
+        assert_eq!(sent.body[1]["status"], 200, "{}", sent.body);
+    }
+}
+
+/// Every operation the OpenAPI document lists is counted under its own route label, never as
+/// `unmatched` with the 404s: each is called once (with an empty body, answered 4xx or a
+/// decision) and then found in `/metrics` with its path.
+#[tokio::test]
+async fn every_served_operation_has_its_own_metrics_label() {
+    let server = TestServer::start();
+    let doc = patchgate::http::openapi::document_json();
+    let doc: Value = serde_json::from_str(&doc).expect("json");
+    let client = common::client();
+    let mut operations = Vec::new();
+    for (path, item) in doc["paths"].as_object().cloned().unwrap_or_default() {
+        for method in ["get", "post"] {
+            if item.get(method).is_some() {
+                operations.push((path.clone(), method.to_uppercase()));
+                let req = if method == "get" {
+                    client.get(server.url(&path))
+                } else {
+                    client
+                        .post(server.url(&path))
+                        .header("content-type", "application/json")
+                        .body("{}")
+                };
+                req.send().await.expect("request");
+            }
+        }
+    }
+    assert!(operations.len() >= 13, "{operations:?}");
+    let text = client
+        .get(server.url("/metrics"))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    for (path, method) in &operations {
+        let label = format!(r#"patchgate_http_requests_total{{route="{path}",method="{method}""#);
+        assert!(text.contains(&label), "{label} not in\n{text}");
+    }
+    assert!(!text.contains(r#"route="unmatched""#), "{text}");
+}

@@ -4,7 +4,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use patchgate::core::answer::decide_route;
-use patchgate::core::evidence::{BatchDoc, parse_json_as, parse_route_bytes, validate};
+use patchgate::core::evidence::{BatchDoc, parse_route_bytes, validate};
+use patchgate::core::json::parse_json_as;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(request) = parse_route_bytes(data) {

@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use patchgate::core::evidence::parse_json;
+use patchgate::core::json::parse_json;
 use patchgate::core::quorum::{decide, parse_request};
 
 fuzz_target!(|data: &[u8]| {

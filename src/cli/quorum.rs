@@ -74,15 +74,16 @@ fn read_document(path: &Path, what: &str) -> Result<Value, Refused> {
         .map_err(|_| data(format!("the {what} {} is not UTF-8", path.display())))?;
     let looks_json =
         path.extension().is_some_and(|e| e == "json") || text.trim_start().starts_with(['{', '[']);
+    // Read strictly, JSON and YAML alike: a key given twice is refused, never resolved.
     if looks_json {
-        serde_json::from_str(&text).map_err(|e| {
+        crate::core::json::strict_value(text.as_bytes()).map_err(|e| {
             data(format!(
                 "the {what} {} is not valid JSON: {e}",
                 path.display()
             ))
         })
     } else {
-        serde_norway::from_str(&text).map_err(|e| {
+        crate::core::json::strict_from(serde_norway::Deserializer::from_str(&text)).map_err(|e| {
             data(format!(
                 "the {what} {} is not valid YAML: {e}",
                 path.display()

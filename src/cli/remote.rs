@@ -29,24 +29,13 @@ pub fn post(
         })
 }
 
-/// The decision exit code an HTTP status stands for, when it stands for one.
-pub fn exit_for_status(status: u16) -> Option<Exit> {
-    match status {
-        200 => Some(Exit::Go),
-        409 => Some(Exit::PatchWrong),
-        424 => Some(Exit::HumanMustLook),
-        423 => Some(Exit::QueueStopped),
-        _ => None,
-    }
-}
-
 /// A decision answer read back from a server, with the exit code both its status and its body
 /// agree on; or the exit code of the failure, already reported on stderr.
 pub fn decision<T: DeserializeOwned>(
     reply: &Reply,
     exit_code_of: impl Fn(&T) -> u8,
 ) -> Result<(T, Exit), Exit> {
-    if let Some(by_status) = exit_for_status(reply.status) {
+    if let Some(by_status) = Exit::from_http_status(reply.status) {
         let answer: T = serde_json::from_slice(&reply.body).map_err(|e| {
             output::error(&format!(
                 "the server answered {} with a body that is not a decision: {e}",

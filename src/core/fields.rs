@@ -28,6 +28,9 @@ pub struct Obj<'a> {
 
 pub use super::problem::Errors;
 
+/// Longest accepted id (patch id, property id, frozen-test id, tier name), in characters.
+pub const MAX_ID_CHARS: usize = 256;
+
 /// `value` as an object whose keys are all in `allowed`; unknown keys are reported.
 pub fn object<'a>(
     value: &'a Value,

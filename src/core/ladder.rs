@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::evidence::ArrayRead;
 use super::fields::{self, Errors, kind_of, object};
+use super::json::ArrayRead;
 use super::path::RepoPath;
 use super::problem::{Problem, pointer_index};
 use super::route::{Attribution, Disposition};
@@ -134,8 +134,8 @@ const ROW_FIELDS: [&str; 6] = ["patch", "tier", "verdict", "seconds", "files", "
 /// Validates one ledger row at `at`.
 pub fn parse_row(v: &Value, at: &str, e: &mut Errors) -> Option<LedgerRow> {
     let row = object(v, at, "a ledger row", &ROW_FIELDS, e)?;
-    let patch = row.req_string("patch", 256, e);
-    let tier = row.req_string("tier", 256, e);
+    let patch = row.req_string("patch", fields::MAX_ID_CHARS, e);
+    let tier = row.req_string("tier", fields::MAX_ID_CHARS, e);
     let verdict = row
         .req_word("verdict", &["pass", "caught", "error"], e)
         .map(|w| match w {
@@ -247,7 +247,7 @@ pub fn for_each_row<T>(
                 continue;
             }
             let at = format!("/{n}");
-            match super::evidence::strict_value(line) {
+            match super::json::strict_value(line) {
                 Ok(v) => {
                     let before = e.kept_mut().len();
                     if let Some(r) = row(&v, &at, &mut e)
@@ -264,7 +264,7 @@ pub fn for_each_row<T>(
             }
         }
     } else {
-        let read = super::evidence::for_each_element(body, |i, v| {
+        let read = super::json::for_each_element(body, |i, v| {
             if let Some(r) = row(&v, &pointer_index("", i), &mut e)
                 && e.is_empty()
             {
@@ -677,7 +677,7 @@ pub fn review(body: &[u8]) -> Result<Review, Errors> {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let v: Value = match super::evidence::strict_value(line) {
+        let v: Value = match super::json::strict_value(line) {
             Ok(v) => v,
             Err(e) => {
                 errors.push(

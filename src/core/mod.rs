@@ -20,6 +20,7 @@ pub mod answer;
 pub mod digest;
 pub mod evidence;
 pub mod fields;
+pub mod json;
 pub mod json_out;
 pub mod ladder;
 pub mod path;

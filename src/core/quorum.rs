@@ -16,8 +16,7 @@ use super::fields::{self, Errors, kind_of, object};
 use super::path::{PrefixTrie, RepoPath};
 use super::problem::pointer_key;
 
-/// Longest accepted id (property id, patch id), in characters.
-pub const MAX_ID_CHARS: usize = 256;
+pub use super::fields::MAX_ID_CHARS;
 /// The server's default debt cap.
 pub const DEFAULT_DEBT_CAP: u64 = 5;
 

@@ -6,8 +6,8 @@ use axum::extract::State;
 use super::AppState;
 use super::budget::run_cpu;
 use super::extract::{JsonBytes, Rows};
-use crate::core::evidence::parse_json;
 use crate::core::fields::{self, Errors, object};
+use crate::core::json::parse_json;
 use crate::core::ladder::{
     self, CalibrationClass, FreezeAnswer, Plan, Report, Review, ScopeMarkers, default_tiers,
 };

@@ -194,14 +194,11 @@ impl AppState {
 
 /// The HTTP status twin of a decision's exit code: only a go is 2xx.
 pub fn status_for_exit(exit_code: u8) -> StatusCode {
-    match exit_code {
-        0 => StatusCode::OK,
-        1 => StatusCode::CONFLICT,
-        2 => StatusCode::FAILED_DEPENDENCY,
-        3 => StatusCode::LOCKED,
+    crate::exit::Exit::from_decision(exit_code)
+        .and_then(crate::exit::Exit::http_status)
+        .and_then(|s| StatusCode::from_u16(s).ok())
         // Not a decision: fail closed, never a 2xx.
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
-    }
+        .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
 /// The paths patchgate serves; each is also its own metric label.

@@ -9,7 +9,7 @@ use super::extract::JsonBytes;
 use super::layers::with_request_id;
 use super::route::{json_response, new_decision_id};
 use super::status_for_exit;
-use crate::core::evidence::parse_json;
+use crate::core::json::parse_json;
 use crate::core::problem::Problem;
 use crate::core::quorum::{QuorumAnswer, decide, parse_request};
 use crate::telemetry::log_quorum_decision;

@@ -16,7 +16,8 @@ use super::status_for_exit;
 use crate::core::answer::{
     RouteAnswer, RouteOutcome, TableRow, decide_route, route_table as table_rows,
 };
-use crate::core::evidence::{BatchDoc, RouteRequest, parse_json_as, parse_route_bytes, validate};
+use crate::core::evidence::{BatchDoc, RouteRequest, parse_route_bytes, validate};
+use crate::core::json::parse_json_as;
 use crate::core::problem::{FieldError, MAX_ERRORS, Problem};
 use crate::telemetry::log_route_decision;
 

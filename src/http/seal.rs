@@ -5,7 +5,7 @@ use std::io::{self, Read};
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -19,8 +19,8 @@ use super::extract::{Answer, negotiate};
 use super::layers::{new_decision_id, with_request_id};
 use super::route::json_response;
 use crate::core::digest::Digest;
-use crate::core::evidence::parse_json;
 use crate::core::fields::{self, Errors, object};
+use crate::core::json::parse_json;
 use crate::core::problem::{FieldError, Problem, quoted};
 use crate::core::seal::{
     self, Drift, Entry, TreeLimits, normalize_path, parse_manifest_within, seal_file_line,
@@ -552,11 +552,7 @@ fn seal_answer(
     state
         .metrics()
         .record_decision("seal", outcome.unwrap_or("sealed"));
-    let status = if exit_code == 0 {
-        StatusCode::OK
-    } else {
-        StatusCode::CONFLICT
-    };
+    let status = super::status_for_exit(exit_code);
     if text {
         let mut res = (status, seal_file_line(&sealed.seal)).into_response();
         res.headers_mut().insert(

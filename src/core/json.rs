@@ -1,0 +1,328 @@
+//! The one strict JSON reader: every body, NDJSON line, and JSON or YAML file the CLI reads
+//! goes through it. Two rules beyond JSON's own: a key given twice in one object is refused,
+//! never resolved (parsers disagree on which copy wins, and a merge gate must not pick one
+//! silently), and a document holds at most [`MAX_JSON_VALUES`] values, so its tree stays within
+//! a bounded size. Bad syntax is a 400; a refused rule is a 422 (by the error's kind, never
+//! by its words).
+
+use std::cell::{Cell, RefCell};
+
+use serde::de::{
+    Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
+use serde_json::Value;
+
+use super::problem::{FieldError, Problem};
+
+/// Parses a request body as JSON: an empty body and bad syntax are 400s with line and column.
+///
+/// A field given twice in one object is refused (422) rather than resolved: JSON parsers
+/// disagree on which copy wins, and a merge gate must not pick one silently.
+pub fn parse_json(body: &[u8]) -> Result<Value, Problem> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(Problem::malformed(
+            "the body is empty; expected a JSON document",
+        ));
+    }
+    match strict_value(body) {
+        Ok(v) => Ok(v),
+        Err(e) if e.is_data() => Err(Problem::invalid(vec![FieldError::new(
+            "",
+            format!(
+                "{} (line {}, column {})",
+                strip_position(&e.to_string()),
+                e.line(),
+                e.column()
+            ),
+        )])),
+        Err(e) => Err(Problem::malformed(format!(
+            "the body is not valid JSON (line {}, column {}): {}",
+            e.line(),
+            e.column(),
+            strip_position(&e.to_string())
+        ))),
+    }
+}
+
+/// Most JSON values (every number, string, array, object and literal counts one) in one
+/// document, one array element of a row body, or one NDJSON line. A `Value` tree costs tens of
+/// bytes a value, so this is what keeps a document's tree within a few tens of megabytes
+/// whatever the body limit is; real documents stay far below it.
+pub const MAX_JSON_VALUES: usize = 1_000_000;
+
+/// Reads JSON into a `Value`, refusing an object that holds the same key twice and a document
+/// of more than [`MAX_JSON_VALUES`] values.
+pub fn strict_value(bytes: &[u8]) -> Result<Value, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let v = strict_from(&mut de)?;
+    de.end()?;
+    Ok(v)
+}
+
+/// Reads one value from any serde deserializer (a YAML file, a JSON sub-document) as
+/// [`strict_value`] reads JSON: a key given twice in one mapping is an error, and the values
+/// draw on a budget of [`MAX_JSON_VALUES`].
+pub fn strict_from<'de, D: Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+    match read_strict(d)? {
+        (v, None) => Ok(v),
+        (_, Some(key)) => Err(serde::de::Error::custom(twice(&key))),
+    }
+}
+
+fn twice(key: &str) -> String {
+    format!("the field `{key}` is given twice in one object; give each field once")
+}
+
+/// Reads a value on a fresh budget; the first key found twice in one object, if any, comes
+/// back beside it (that object keeps its first copy).
+fn read_strict<'de, D: Deserializer<'de>>(d: D) -> Result<(Value, Option<String>), D::Error> {
+    let left = Cell::new(MAX_JSON_VALUES);
+    let dup = RefCell::new(None);
+    let v = StrictSeed {
+        left: &left,
+        dup: &dup,
+    }
+    .deserialize(d)?;
+    Ok((v, dup.into_inner()))
+}
+
+/// A field of a shallow document, read with [`strict_from`]'s rules; a key given twice inside
+/// it is kept as an error to report at the field (so a batch reports it in the document's own
+/// slot), never resolved silently.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Strict {
+    pub value: Value,
+    /// What is wrong, when a key is given twice inside.
+    pub twice: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for Strict {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (value, dup) = read_strict(d)?;
+        Ok(Strict {
+            value,
+            twice: dup.map(|key| twice(&key)),
+        })
+    }
+}
+
+/// What [`for_each_element`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArrayRead {
+    /// The document was an array; every element was handed over (or `each` asked to stop).
+    Array,
+    /// The document was not an array but this.
+    NotArray(&'static str),
+}
+
+/// Reads a JSON array one element at a time: each element is read as [`strict_value`] reads a
+/// document (its own value budget), handed to `each` with its index, and dropped, so a large
+/// array of rows never exists as one tree. `each` returns `false` to stop reading (the rest of
+/// the body is then not read at all).
+pub fn for_each_element(
+    bytes: &[u8],
+    mut each: impl FnMut(usize, Value) -> bool,
+) -> Result<ArrayRead, serde_json::Error> {
+    let stopped = Cell::new(false);
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let read = de.deserialize_any(ElementsVisitor {
+        each: &mut each,
+        stopped: &stopped,
+    });
+    match read {
+        Err(_) if stopped.get() => Ok(ArrayRead::Array),
+        Err(e) => Err(e),
+        Ok(found) => {
+            de.end()?;
+            Ok(found)
+        }
+    }
+}
+
+struct ElementsVisitor<'a, F> {
+    each: &'a mut F,
+    stopped: &'a Cell<bool>,
+}
+
+impl<'de, F: FnMut(usize, Value) -> bool> Visitor<'de> for ElementsVisitor<'_, F> {
+    type Value = ArrayRead;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON array")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ArrayRead, A::Error> {
+        let mut i = 0;
+        loop {
+            let Some(Strict { value: v, twice }) = seq.next_element::<Strict>()? else {
+                return Ok(ArrayRead::Array);
+            };
+            if let Some(twice) = twice {
+                return Err(serde::de::Error::custom(twice));
+            }
+            if !(self.each)(i, v) {
+                self.stopped.set(true);
+                return Err(serde::de::Error::custom("stopped"));
+            }
+            i += 1;
+        }
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ArrayRead, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(ArrayRead::NotArray("an object"))
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<ArrayRead, E> {
+        Ok(ArrayRead::NotArray("a boolean"))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<ArrayRead, E> {
+        Ok(ArrayRead::NotArray("a number"))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<ArrayRead, E> {
+        Ok(ArrayRead::NotArray("a number"))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<ArrayRead, E> {
+        Ok(ArrayRead::NotArray("a number"))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<ArrayRead, E> {
+        Ok(ArrayRead::NotArray("a string"))
+    }
+    fn visit_unit<E>(self) -> Result<ArrayRead, E> {
+        Ok(ArrayRead::NotArray("null"))
+    }
+}
+
+/// Reads one `serde_json::Value` with two more rules: no object holds the same key twice,
+/// and every value read draws on a budget.
+#[derive(Clone, Copy)]
+struct StrictSeed<'a> {
+    left: &'a Cell<usize>,
+    /// The first key found twice in one object.
+    dup: &'a RefCell<Option<String>>,
+}
+
+impl StrictSeed<'_> {
+    fn spend<E: serde::de::Error>(self) -> Result<(), E> {
+        match self.left.get().checked_sub(1) {
+            Some(n) => {
+                self.left.set(n);
+                Ok(())
+            }
+            None => Err(E::custom(format!(
+                "the document holds more than {MAX_JSON_VALUES} JSON values, the most one document may hold"
+            ))),
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for StrictSeed<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for StrictSeed<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
+        self.spend()?;
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::Null)
+    }
+    fn visit_none<E: serde::de::Error>(self) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        self.spend()?;
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(v) = seq.next_element_seed(self)? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        self.spend()?;
+        let mut out = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let v = map.next_value_seed(self)?;
+            if out.contains_key(&key) {
+                // Noted, not resolved: the caller refuses the document (or the field).
+                let mut dup = self.dup.borrow_mut();
+                if dup.is_none() {
+                    *dup = Some(key);
+                }
+                continue;
+            }
+            out.insert(key, v);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+/// Parses a request body as JSON into `T` (whose `Deserialize` accepts any well-formed JSON):
+/// an empty body and bad syntax are 400s; a rule of the strict reader that `T` applies (a key
+/// given twice, too many values) is a 422.
+pub fn parse_json_as<'de, T: Deserialize<'de>>(body: &'de [u8]) -> Result<T, Problem> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(Problem::malformed(
+            "the body is empty; expected a JSON document",
+        ));
+    }
+    serde_json::from_slice(body).map_err(|e| {
+        // `T` accepts any JSON, so only a rule of the strict reader (a key given twice, too many
+        // values) makes a data error: well-formed but refused, a 422.
+        if e.is_data() {
+            Problem::invalid(vec![FieldError::new(
+                "",
+                format!(
+                    "{} (line {}, column {})",
+                    strip_position(&e.to_string()),
+                    e.line(),
+                    e.column()
+                ),
+            )])
+        } else {
+            Problem::malformed(format!(
+                "the body is not valid JSON (line {}, column {}): {}",
+                e.line(),
+                e.column(),
+                strip_position(&e.to_string())
+            ))
+        }
+    })
+}
+
+/// serde_json appends " at line L column C"; the detail states the position once, up front.
+fn strip_position(message: &str) -> &str {
+    match message.rfind(" at line ") {
+        Some(i) => message.get(..i).unwrap_or(message),
+        None => message,
+    }
+}
