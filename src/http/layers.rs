@@ -143,12 +143,12 @@ where
 
     fn call(&mut self, req: Request) -> Self::Future {
         let id = request_id(&req);
-        let route = super::route_label(req.uri().path());
+        let route = self.state.route_label(req.uri().path());
         let method = method_label(req.method());
         self.state.metrics().request_started();
         let scoped_id = id.clone();
         // Health, readiness, metrics and the API document stay open and are never shed.
-        let open = matches!(route, "/healthz" | "/readyz" | "/metrics" | "/openapi.json");
+        let open = self.state.is_open(route);
         let mut early = None;
         let mut permit = None;
         if !open {

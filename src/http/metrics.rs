@@ -35,6 +35,8 @@ fn latency_histogram() -> Histogram {
 }
 
 pub struct Metrics {
+    /// The route labels, one per served path (from the endpoint declaration).
+    routes: &'static [&'static str],
     registry: Registry,
     requests: Family<RequestLabels, Counter>,
     latency: Family<RouteLabels, Histogram, fn() -> Histogram>,
@@ -56,21 +58,16 @@ fn index_of<T: PartialEq + Copy>(list: &[T], item: T) -> Option<usize> {
 }
 
 /// The cache slot of a (route, method, status), when all three are common ones.
-fn slot_of(route: &str, method: &str, status: u16) -> Option<usize> {
-    let r = index_of(&super::ROUTES, route)?;
+fn slot_of(routes: &[&str], route: &str, method: &str, status: u16) -> Option<usize> {
+    let r = index_of(routes, route)?;
     let m = index_of(&METHODS, method)?;
     let s = index_of(&STATUSES, status)?;
     Some((r * METHODS.len() + m) * STATUSES.len() + s)
 }
 
-impl Default for Metrics {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Metrics {
-    pub fn new() -> Self {
+    /// Metrics for a server whose route labels are `routes`.
+    pub fn new(routes: &'static [&'static str]) -> Self {
         let mut registry = Registry::with_prefix("patchgate");
         let requests = Family::<RequestLabels, Counter>::default();
         let latency = Family::<RouteLabels, Histogram, fn() -> Histogram>::new_with_constructor(
@@ -99,15 +96,16 @@ impl Metrics {
             in_flight.clone(),
         );
         Self {
+            routes,
             registry,
             requests,
             latency,
             decisions,
             in_flight,
-            request_handles: (0..super::ROUTES.len() * METHODS.len() * STATUSES.len())
+            request_handles: (0..routes.len() * METHODS.len() * STATUSES.len())
                 .map(|_| OnceLock::new())
                 .collect(),
-            latency_handles: (0..super::ROUTES.len()).map(|_| OnceLock::new()).collect(),
+            latency_handles: (0..routes.len()).map(|_| OnceLock::new()).collect(),
         }
     }
 
@@ -126,7 +124,7 @@ impl Metrics {
         seconds: f64,
     ) {
         self.in_flight.dec();
-        let slot = slot_of(route, method, status);
+        let slot = slot_of(self.routes, route, method, status);
         match slot.and_then(|i| self.request_handles.get(i)) {
             Some(cell) => cell
                 .get_or_init(|| {
@@ -148,7 +146,7 @@ impl Metrics {
                 })
                 .inc(),
         };
-        match index_of(&super::ROUTES, route).and_then(|i| self.latency_handles.get(i)) {
+        match index_of(self.routes, route).and_then(|i| self.latency_handles.get(i)) {
             Some(cell) => cell
                 .get_or_init(|| self.latency.get_or_create(&RouteLabels { route }).clone())
                 .observe(seconds),

@@ -21,10 +21,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
-use axum::routing::{get, post};
 use tokio::net::TcpListener;
+use utoipa::OpenApi as _;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::core::problem::Problem;
 
@@ -115,12 +116,14 @@ struct Inner {
     seal_uploads: std::sync::Arc<tokio::sync::Semaphore>,
     body_bytes: std::sync::Arc<tokio::sync::Semaphore>,
     metrics: metrics::Metrics,
+    routes: Routes,
     ready: AtomicBool,
     openapi: String,
 }
 
 impl AppState {
     pub fn new(settings: Settings) -> Self {
+        let routes = Routes::from_declaration();
         Self {
             inner: Arc::new(Inner {
                 permits: Arc::new(tokio::sync::Semaphore::new(settings.max_concurrency.max(1))),
@@ -136,7 +139,8 @@ impl AppState {
                         .min(tokio::sync::Semaphore::MAX_PERMITS),
                 )),
                 settings,
-                metrics: metrics::Metrics::new(),
+                metrics: metrics::Metrics::new(routes.labels),
+                routes,
                 ready: AtomicBool::new(true),
                 openapi: openapi::document_json(),
             }),
@@ -201,61 +205,18 @@ pub fn status_for_exit(exit_code: u8) -> StatusCode {
         .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
-/// The paths patchgate serves; each is also its own metric label.
-pub const ROUTES: [&str; 14] = [
-    "/route",
-    "/route/batch",
-    "/route/table",
-    "/quorum",
-    "/seal",
-    "/ladder/plan",
-    "/ladder/report",
-    "/freeze/eligibility",
-    "/review",
-    "/calibrate",
-    "/healthz",
-    "/readyz",
-    "/metrics",
-    "/openapi.json",
-];
-
-/// The whole service as one tower service: the observing layer and the body limit wrap the
-/// router from outside. (A `Router::layer` would box and clone every route's stack once per
-/// request; measured, that was a tenth of a `/route` request's instructions.)
-pub type App = layers::Observe<<DefaultBodyLimit as tower::Layer<Router>>::Service>;
+/// The whole service as one tower service: the observing layer wraps the router from outside.
+/// (A `Router::layer` would box and clone every route's stack once per request; measured, that
+/// was a tenth of a `/route` request's instructions.) Body limits are enforced by the body
+/// readers ([`budget::read_paced`]) and, for a declared length, by the observing layer.
+pub type App = layers::Observe<Router>;
 
 /// The whole service: routes, problem+json for every error, and the layers.
 pub fn app(state: AppState) -> App {
-    let settings = state.settings().clone();
-    let router = Router::new()
-        .route("/route", post(route::route))
-        .route("/route/batch", post(route::route_batch))
-        .route("/route/table", get(route::route_table))
-        .route("/quorum", post(quorum::quorum))
-        .route("/seal", post(seal::seal))
-        .route("/ladder/plan", post(ladder::plan))
-        .route("/freeze/eligibility", post(ladder::freeze))
-        .route(
-            "/ladder/report",
-            post(ladder::report).layer(DefaultBodyLimit::max(settings.report_body_limit)),
-        )
-        .route(
-            "/review",
-            post(ladder::review).layer(DefaultBodyLimit::max(settings.report_body_limit)),
-        )
-        .route(
-            "/calibrate",
-            post(ladder::calibrate).layer(DefaultBodyLimit::max(settings.report_body_limit)),
-        )
-        .route("/healthz", get(ops::healthz))
-        .route("/readyz", get(ops::readyz))
-        .route("/metrics", get(ops::metrics))
-        .route("/openapi.json", get(ops::openapi))
-        .fallback(error::not_found)
-        .with_state(state.clone());
+    let (router, _) = endpoints().split_for_parts();
+    let router = router.fallback(error::not_found).with_state(state.clone());
     tower::ServiceBuilder::new()
         .layer(layers::ObserveLayer { state })
-        .layer(DefaultBodyLimit::max(settings.decision_body_limit))
         .service(router)
 }
 
@@ -269,13 +230,85 @@ pub fn body_limit(settings: &Settings, route: &str) -> u64 {
     }
 }
 
-/// The metric label of a request path: the route it names, as a static string (so counting a
-/// request allocates nothing), or `unmatched`.
-pub fn route_label(path: &str) -> &'static str {
-    ROUTES
-        .into_iter()
-        .find(|r| *r == path)
-        .unwrap_or("unmatched")
+/// Every endpoint, declared once. The router, the OpenAPI document's paths, the metric labels
+/// and the open (unauthenticated, never shed) set all come from this list: a new endpoint is
+/// one line here and its `#[utoipa::path]`. Operations tagged `operations` are the open ones.
+pub fn endpoints() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .routes(routes!(route::route))
+        .routes(routes!(route::route_batch))
+        .routes(routes!(route::route_table))
+        .routes(routes!(quorum::quorum))
+        .routes(routes!(seal::seal))
+        .routes(routes!(ladder::plan))
+        .routes(routes!(ladder::report))
+        .routes(routes!(ladder::freeze))
+        .routes(routes!(ladder::review))
+        .routes(routes!(ladder::calibrate))
+        .routes(routes!(ops::healthz))
+        .routes(routes!(ops::readyz))
+        .routes(routes!(ops::metrics))
+        .routes(routes!(ops::openapi))
+}
+
+/// The tag of the operations that stay open: health, readiness, metrics, the API document.
+const OPEN_TAG: &str = "operations";
+
+/// What the endpoint declaration says about each served path, read once at start-up.
+struct Routes {
+    /// Every served path: each is its own metric label.
+    labels: &'static [&'static str],
+    /// The paths that need no token and are never shed.
+    open: Vec<&'static str>,
+}
+
+impl Routes {
+    fn from_declaration() -> Self {
+        let api = endpoints().into_openapi();
+        let mut labels = Vec::new();
+        let mut open = Vec::new();
+        for (path, item) in &api.paths.paths {
+            // Leaked once per path at start-up: labels are `&'static str`, so counting a
+            // request allocates nothing.
+            let label: &'static str = Box::leak(path.clone().into_boxed_str());
+            labels.push(label);
+            let tags = [&item.get, &item.post]
+                .into_iter()
+                .flatten()
+                .flat_map(|op| op.tags.iter().flatten());
+            if tags.into_iter().any(|t| t == OPEN_TAG) {
+                open.push(label);
+            }
+        }
+        Self {
+            labels: Box::leak(labels.into_boxed_slice()),
+            open,
+        }
+    }
+}
+
+impl AppState {
+    /// The metric label of a request path: the route it names, as a static string, or
+    /// `unmatched`.
+    pub fn route_label(&self, path: &str) -> &'static str {
+        self.inner
+            .routes
+            .labels
+            .iter()
+            .find(|r| **r == path)
+            .copied()
+            .unwrap_or("unmatched")
+    }
+
+    /// Whether a route is open: no token needed, never shed.
+    pub fn is_open(&self, route: &'static str) -> bool {
+        self.inner.routes.open.contains(&route)
+    }
+
+    /// Every served path.
+    pub fn route_labels(&self) -> &'static [&'static str] {
+        self.inner.routes.labels
+    }
 }
 
 /// Serves `app` on `listener` until `shutdown` resolves, then drains: `/readyz` turns 503, the

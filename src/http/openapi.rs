@@ -226,22 +226,6 @@ pub enum FixChangedDoc {
 409 the patch is wrong (exit 1), 424 a human must look (exit 2), 423 the queue is stopped (exit 3). \
 Errors are RFC 9457 problem documents."
     ),
-    paths(
-        super::route::route,
-        super::route::route_batch,
-        super::route::route_table,
-        super::quorum::quorum,
-        super::seal::seal,
-        super::ladder::plan,
-        super::ladder::report,
-        super::ladder::freeze,
-        super::ladder::review,
-        super::ladder::calibrate,
-        super::ops::healthz,
-        super::ops::readyz,
-        super::ops::metrics,
-        super::ops::openapi,
-    ),
     components(schemas(
         RouteRequestDoc, FrozenTestDoc, RouteAnswer, ScopedFreezeAnswer, TableRow, Verdicts,
         Verdict, Disposition, Attribution, RuleName, Problem, FieldError,
@@ -267,9 +251,11 @@ Errors are RFC 9457 problem documents."
 )]
 pub struct ApiDoc;
 
-/// The document as pretty JSON with a trailing newline, exactly as committed.
+/// The document as pretty JSON with a trailing newline, exactly as committed: the info,
+/// schemas and tags of [`ApiDoc`], and the paths of every declared endpoint
+/// ([`super::endpoints`]).
 pub fn document_json() -> String {
-    let mut doc = ApiDoc::openapi();
+    let mut doc = super::endpoints().into_openapi();
     doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
     let mut s = doc.to_pretty_json().unwrap_or_else(|_| "{}".to_owned());
     s.push('\n');
