@@ -11,5 +11,6 @@ pub mod client;
 pub mod core;
 pub mod exit;
 pub mod http;
+pub mod ids;
 pub mod telemetry;
 pub mod tree;

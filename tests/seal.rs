@@ -452,6 +452,35 @@ fn the_cli_checks_an_expected_seal_file_and_names_drift() {
         answer["drift"],
         json!({"added": ["fixtures/brand-new"], "removed": ["fixtures/empty"], "changed": ["fixtures/plain.json"]})
     );
+    // The local answer is the server's answer: the same fields, a decision id included.
+    assert_eq!(answer["outcome"], "fixture_fault");
+    assert_eq!(answer["exit_code"], 1);
+    assert!(
+        answer["decision_id"]
+            .as_str()
+            .is_some_and(|id| id.len() == 36),
+        "{answer}"
+    );
+    let mut fields: Vec<&String> = answer
+        .as_object()
+        .map(|o| o.keys().collect())
+        .unwrap_or_default();
+    fields.sort();
+    assert_eq!(
+        fields,
+        [
+            "bytes",
+            "decision_id",
+            "drift",
+            "excluded",
+            "exit_code",
+            "expected",
+            "files",
+            "match",
+            "outcome",
+            "seal"
+        ]
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -232,7 +232,7 @@ fn local_quorum(args: &QuorumArgs, doc: &Value) -> Exit {
         }
     };
     let decision = decide(&request, DEFAULT_DEBT_CAP);
-    let answer = decision.answer(&request, crate::http::layers::new_decision_id());
+    let answer = decision.answer(&request, crate::ids::new_decision_id());
     print(&answer, args.json);
     Exit::from_decision(answer.exit_code).unwrap_or(Exit::Software)
 }

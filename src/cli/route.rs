@@ -50,7 +50,7 @@ fn local_route(args: &RouteArgs, body: &[u8]) -> Exit {
     let outcome = decide_route(&request);
     let exit = Exit::from_decision(outcome.decision.exit_code()).unwrap_or(Exit::Software);
     if args.json {
-        let answer = outcome.answer(crate::http::layers::new_decision_id());
+        let answer = outcome.answer(crate::ids::new_decision_id());
         print_json(&answer)
     } else {
         output::stdout(&outcome.decision.line());

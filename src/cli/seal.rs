@@ -5,14 +5,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use serde_json::json;
 
 use super::quorum::read_seal_file;
 use super::{RemoteArgs, client_runtime, output, remote};
 use crate::client::Client;
+use crate::core::seal::SealAnswer;
 use crate::core::seal::{self, manifest, normalize_path, parse_manifest, seal_file_line};
 use crate::exit::Exit;
-use crate::http::seal::SealAnswer;
 use crate::tree::read_dir_tree;
 
 #[derive(Debug, Args)]
@@ -78,7 +77,6 @@ pub fn run(args: SealArgs) -> Exit {
             return Exit::DataErr;
         }
     };
-    let sealed = seal::seal(&tree.entries);
     if let Some(path) = &args.manifest
         && let Err(e) = std::fs::write(path, manifest(&tree.entries))
     {
@@ -88,30 +86,36 @@ pub fn run(args: SealArgs) -> Exit {
         ));
         return Exit::Software;
     }
-    let mut drift_json = None;
-    if let Some(path) = &args.expected_manifest {
-        let text = match std::fs::read(path) {
-            Ok(t) => t,
-            Err(e) => {
-                output::error(&format!("cannot read {}: {e}", path.display()));
-                return Exit::DataErr;
-            }
-        };
-        let expected_entries = match parse_manifest(&text) {
-            Ok(e) => e,
-            Err(errs) => {
-                for m in errs {
-                    output::error(&format!("{} line {}: {}", path.display(), m.line, m.detail));
+    let expected_entries = match &args.expected_manifest {
+        None => None,
+        Some(path) => {
+            let text = match std::fs::read(path) {
+                Ok(t) => t,
+                Err(e) => {
+                    output::error(&format!("cannot read {}: {e}", path.display()));
+                    return Exit::DataErr;
                 }
-                return Exit::DataErr;
+            };
+            match parse_manifest(&text) {
+                Ok(e) => Some(e),
+                Err(errs) => {
+                    for m in errs {
+                        output::error(&format!("{} line {}: {}", path.display(), m.line, m.detail));
+                    }
+                    return Exit::DataErr;
+                }
             }
-        };
-        let d = seal::drift(&tree.entries, &expected_entries);
-        let lossy = |v: &[Vec<u8>]| {
-            v.iter()
-                .map(|p| String::from_utf8_lossy(p).into_owned())
-                .collect::<Vec<_>>()
-        };
+        }
+    };
+    // The same decision, and the same answer, as `POST /seal`.
+    let decision = seal::decide_seal(
+        &tree.entries,
+        tree.bytes,
+        tree.non_regular,
+        expected,
+        expected_entries.as_deref(),
+    );
+    if let Some(d) = &decision.drift {
         for (word, list) in [
             ("added", &d.added),
             ("removed", &d.removed),
@@ -121,40 +125,18 @@ pub fn run(args: SealArgs) -> Exit {
                 output::error(&format!("{word}: {}", String::from_utf8_lossy(p)));
             }
         }
-        drift_json = Some(
-            json!({"added": lossy(&d.added), "removed": lossy(&d.removed), "changed": lossy(&d.changed)}),
-        );
     }
-    let matches = expected.map(|e| e == sealed.seal);
-    let exit = if matches == Some(false) {
-        Exit::PatchWrong
-    } else {
-        Exit::Go
-    };
+    let exit = Exit::from_decision(decision.exit_code()).unwrap_or(Exit::Software);
     if args.json {
-        let mut answer = json!({
-            "seal": sealed.seal.to_hex(),
-            "files": sealed.files,
-            "bytes": tree.bytes,
-            "excluded": {"seal_files": sealed.seal_files, "non_regular": tree.non_regular},
-            "expected": expected.map(|d| d.to_hex()),
-            "match": matches,
-            "exit_code": exit.code(),
-        });
-        if let Some(m) = matches {
-            answer["outcome"] = json!(if m { "match" } else { "fixture_fault" });
-        }
-        if let Some(d) = drift_json {
-            answer["drift"] = d;
-        }
+        let answer = decision.answer(crate::ids::new_decision_id());
         output::stdout(&format!(
             "{}\n",
             serde_json::to_string_pretty(&answer).unwrap_or_default()
         ));
     } else {
-        output::stdout(&seal_file_line(&sealed.seal));
+        output::stdout(&seal_file_line(&decision.sealed.seal));
     }
-    if matches == Some(false) {
+    if exit == Exit::PatchWrong {
         output::error("the seal does not match the expected one: fixture fault");
     }
     exit

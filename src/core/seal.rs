@@ -12,6 +12,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
 use sha2::{Digest as _, Sha256};
 
 use super::digest::Digest;
@@ -406,5 +409,127 @@ mod tests {
             Err(TreePathError::ParentComponent)
         );
         assert_eq!(normalize_path(b"./"), Err(TreePathError::Empty));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The decision on one tree, which the server and the CLI both render
+
+/// What `sha256sum`-style sealing left out.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct Excluded {
+    /// Files whose basename ends in `.seal`.
+    pub seal_files: u64,
+    /// Symlinks, directories, devices (tar bodies only).
+    pub non_regular: u64,
+}
+
+/// The paths that differ from the expected manifest.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct DriftAnswer {
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    pub changed: Vec<String>,
+}
+
+/// The seal of a tree, and the verdict when an expected seal was given.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct SealAnswer {
+    /// The seal: 64 hex digits, what the coreutils pipeline prints (without `  -`).
+    pub seal: String,
+    /// Regular files that count.
+    pub files: u64,
+    /// Bytes in those files (tar bodies and local trees; 0 for manifests).
+    pub bytes: u64,
+    pub excluded: Excluded,
+    /// The expected seal, when one was given.
+    pub expected: Option<String>,
+    /// Whether the seal matches `expected` (null when none was given).
+    #[serde(rename = "match")]
+    pub matches: Option<bool>,
+    /// `match` or `fixture_fault`, when an expected seal was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    /// With an expected manifest: what drifted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<DriftAnswer>,
+    /// 0 match (or no expected seal); 1 mismatch.
+    pub exit_code: u8,
+    pub decision_id: String,
+}
+
+/// The decision on one tree: its seal and, when an expected seal was given, `match` (exit 0)
+/// or `fixture_fault` (exit 1); with an expected manifest, what drifted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SealDecision {
+    pub sealed: Sealed,
+    /// Bytes in the files that count.
+    pub bytes: u64,
+    /// Symlinks, directories, devices: what did not count.
+    pub non_regular: u64,
+    pub expected: Option<Digest>,
+    /// Whether the seal is the expected one (`None`: no expected seal was given).
+    pub matches: Option<bool>,
+    pub drift: Option<Drift>,
+}
+
+/// Seals a tree (its regular files, the bytes they hold, and how many other members it had)
+/// and judges it against what was expected.
+pub fn decide_seal(
+    entries: &[Entry],
+    bytes: u64,
+    non_regular: u64,
+    expected: Option<Digest>,
+    expected_manifest: Option<&[Entry]>,
+) -> SealDecision {
+    let sealed = seal(entries);
+    SealDecision {
+        matches: expected.map(|e| e == sealed.seal),
+        drift: expected_manifest.map(|m| drift(entries, m)),
+        sealed,
+        bytes,
+        non_regular,
+        expected,
+    }
+}
+
+impl SealDecision {
+    /// 1 on a mismatch, else 0.
+    pub fn exit_code(&self) -> u8 {
+        u8::from(self.matches == Some(false))
+    }
+
+    /// `match` or `fixture_fault` when an expected seal was given.
+    pub fn outcome(&self) -> Option<&'static str> {
+        self.matches
+            .map(|m| if m { "match" } else { "fixture_fault" })
+    }
+
+    /// The answer, as both edges render it.
+    pub fn answer(&self, decision_id: String) -> SealAnswer {
+        let lossy = |v: &[Vec<u8>]| {
+            v.iter()
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+                .collect()
+        };
+        SealAnswer {
+            seal: self.sealed.seal.to_hex(),
+            files: self.sealed.files,
+            bytes: self.bytes,
+            excluded: Excluded {
+                seal_files: self.sealed.seal_files,
+                non_regular: self.non_regular,
+            },
+            expected: self.expected.map(|d| d.to_hex()),
+            matches: self.matches,
+            outcome: self.outcome().map(str::to_owned),
+            drift: self.drift.as_ref().map(|d| DriftAnswer {
+                added: lossy(&d.added),
+                removed: lossy(&d.removed),
+                changed: lossy(&d.changed),
+            }),
+            exit_code: self.exit_code(),
+            decision_id,
+        }
     }
 }

@@ -57,21 +57,6 @@ pub fn with_request_id_set<T>(id: Option<HeaderValue>, f: impl FnOnce() -> T) ->
     }
 }
 
-/// A new, unique decision id (a UUIDv7: time-ordered, so log lines sort by it).
-pub fn new_decision_id() -> String {
-    let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
-    new_uuid_v7(&mut buf).to_owned()
-}
-
-/// A new UUIDv7 (time-ordered to the millisecond, then random), formatted without allocating
-/// more than the result.
-pub fn new_uuid_v7(buf: &mut [u8; uuid::fmt::Hyphenated::LENGTH]) -> &mut str {
-    // `NoContext`: no process-wide counter (and no lock) behind each id; 74 random bits keep
-    // ids unique, and within one millisecond their order does not matter.
-    let ts = uuid::Timestamp::now(uuid::NoContext);
-    uuid::Uuid::new_v7(ts).hyphenated().encode_lower(buf)
-}
-
 /// A client's request id is kept when it is short printable ASCII; otherwise a new one is made.
 fn request_id(req: &Request) -> HeaderValue {
     if let Some(v) = req.headers().get(&REQUEST_ID_HEADER) {
@@ -81,7 +66,8 @@ fn request_id(req: &Request) -> HeaderValue {
         }
     }
     let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
-    HeaderValue::from_str(new_uuid_v7(&mut buf)).unwrap_or(HeaderValue::from_static("unidentified"))
+    HeaderValue::from_str(crate::ids::new_uuid_v7(&mut buf))
+        .unwrap_or(HeaderValue::from_static("unidentified"))
 }
 
 /// Metric label for a method, without allocating.

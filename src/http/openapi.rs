@@ -235,7 +235,7 @@ Errors are RFC 9457 problem documents."
         crate::core::quorum::QuorumAnswer, crate::core::quorum::PropertyReport, crate::core::quorum::Debt,
         crate::core::quorum::SealCheckAnswer, crate::core::quorum::Outcome, crate::core::quorum::Reason,
         crate::core::quorum::Vote, crate::core::quorum::RunState, crate::core::quorum::Strength,
-        SealRequestDoc, SealFileDoc, super::seal::SealAnswer, super::seal::Excluded, super::seal::DriftAnswer,
+        SealRequestDoc, SealFileDoc, crate::core::seal::SealAnswer, crate::core::seal::Excluded, crate::core::seal::DriftAnswer,
         PlanRequestDoc, FreezeRequestDoc, CalibrationRowDoc, FixChangedDoc,
         crate::core::ladder::Plan, crate::core::ladder::Report, crate::core::ladder::TierReport,
         crate::core::ladder::LedgerRow, crate::core::ladder::TierVerdict, crate::core::ladder::FreezeAnswer,

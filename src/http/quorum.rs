@@ -7,11 +7,12 @@ use super::AppState;
 use super::budget::run_cpu;
 use super::extract::JsonBytes;
 use super::layers::with_request_id;
-use super::route::{json_response, new_decision_id};
+use super::route::json_response;
 use super::status_for_exit;
 use crate::core::json::parse_json;
 use crate::core::problem::Problem;
 use crate::core::quorum::{QuorumAnswer, decide, parse_request};
+use crate::ids::new_decision_id;
 use crate::telemetry::log_quorum_decision;
 
 /// Decide whether a patch's strong-property quorum holds on sealed fixtures.

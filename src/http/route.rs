@@ -10,7 +10,6 @@ use utoipa::ToSchema;
 use super::AppState;
 use super::budget::run_cpu;
 use super::extract::{Answer, JsonBytes, negotiate};
-pub use super::layers::new_decision_id;
 use super::layers::with_request_id;
 use super::status_for_exit;
 use crate::core::answer::{
@@ -19,6 +18,7 @@ use crate::core::answer::{
 use crate::core::evidence::{BatchDoc, RouteRequest, parse_route_bytes, validate};
 use crate::core::json::parse_json_as;
 use crate::core::problem::{FieldError, MAX_ERRORS, Problem};
+use crate::ids::new_decision_id;
 use crate::telemetry::log_route_decision;
 
 /// Most documents one `/route/batch` call may carry.

@@ -7,68 +7,24 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::mpsc;
-use utoipa::ToSchema;
 
 use super::AppState;
 use super::budget::{BodyFault, Pace, read_paced, run_cpu};
 use super::extract::Slot;
 use super::extract::{Answer, negotiate};
-use super::layers::{new_decision_id, with_request_id};
+use super::layers::with_request_id;
 use super::route::json_response;
 use crate::core::digest::Digest;
 use crate::core::fields::{self, Errors, object};
 use crate::core::json::parse_json;
 use crate::core::problem::{FieldError, Problem, quoted};
 use crate::core::seal::{
-    self, Drift, Entry, TreeLimits, normalize_path, parse_manifest_within, seal_file_line,
+    self, Entry, SealAnswer, TreeLimits, normalize_path, parse_manifest_within, seal_file_line,
 };
+use crate::ids::new_decision_id;
 use crate::tree::{Limited, StreamFault, TarError, Tree, read_tar_tree};
-
-/// What `sha256sum`-style sealing left out.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct Excluded {
-    /// Files whose basename ends in `.seal`.
-    pub seal_files: u64,
-    /// Symlinks, directories, devices (tar bodies only).
-    pub non_regular: u64,
-}
-
-/// The paths that differ from the expected manifest.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct DriftAnswer {
-    pub added: Vec<String>,
-    pub removed: Vec<String>,
-    pub changed: Vec<String>,
-}
-
-/// The seal of a tree, and the verdict when an expected seal was given.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct SealAnswer {
-    /// The seal: 64 hex digits, what the coreutils pipeline prints (without `  -`).
-    pub seal: String,
-    /// Regular files that count.
-    pub files: u64,
-    /// Bytes in those files (tar bodies and local trees; 0 for manifests).
-    pub bytes: u64,
-    pub excluded: Excluded,
-    /// The expected seal, when one was given.
-    pub expected: Option<String>,
-    /// Whether the seal matches `expected` (null when none was given).
-    #[serde(rename = "match")]
-    pub matches: Option<bool>,
-    /// `match` or `fixture_fault`, when an expected seal was given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<String>,
-    /// With an expected manifest: what drifted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub drift: Option<DriftAnswer>,
-    /// 0 match (or no expected seal); 1 mismatch.
-    pub exit_code: u8,
-    pub decision_id: String,
-}
 
 fn lossy(p: &[u8]) -> String {
     String::from_utf8_lossy(p).into_owned()
@@ -518,24 +474,16 @@ fn seal_answer(
     expected_manifest: Option<Vec<Entry>>,
     text: bool,
 ) -> Response {
-    let sealed = seal::seal(&tree.entries);
-    let matches = expected.map(|e| e == sealed.seal);
-    let exit_code = u8::from(matches == Some(false));
-    let outcome = matches.map(|m| if m { "match" } else { "fixture_fault" });
-    let drift = expected_manifest.map(|m| {
-        let Drift {
-            added,
-            removed,
-            changed,
-        } = seal::drift(&tree.entries, &m);
-        DriftAnswer {
-            added: added.iter().map(|p| lossy(p)).collect(),
-            removed: removed.iter().map(|p| lossy(p)).collect(),
-            changed: changed.iter().map(|p| lossy(p)).collect(),
-        }
-    });
+    let decision = seal::decide_seal(
+        &tree.entries,
+        tree.bytes,
+        tree.non_regular,
+        expected,
+        expected_manifest.as_deref(),
+    );
+    let (exit_code, outcome) = (decision.exit_code(), decision.outcome());
     let decision_id = new_decision_id();
-    let seal_hex = sealed.seal.to_hex();
+    let seal_hex = decision.sealed.seal.to_hex();
     with_request_id(|request_id| {
         tracing::info!(
             target: crate::telemetry::DECISION_TARGET,
@@ -543,7 +491,7 @@ fn seal_answer(
             request_id,
             decision_id = decision_id.as_str(),
             seal = seal_hex.as_str(),
-            files = sealed.files,
+            files = decision.sealed.files,
             outcome = outcome.unwrap_or("sealed"),
             exit_code,
             message = "decision",
@@ -554,27 +502,13 @@ fn seal_answer(
         .record_decision("seal", outcome.unwrap_or("sealed"));
     let status = super::status_for_exit(exit_code);
     if text {
-        let mut res = (status, seal_file_line(&sealed.seal)).into_response();
+        let mut res = (status, seal_file_line(&decision.sealed.seal)).into_response();
         res.headers_mut().insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/plain; charset=utf-8"),
         );
         return res;
     }
-    let answer = SealAnswer {
-        seal: seal_hex,
-        files: sealed.files,
-        bytes: tree.bytes,
-        excluded: Excluded {
-            seal_files: sealed.seal_files,
-            non_regular: tree.non_regular,
-        },
-        expected: expected.map(|d| d.to_hex()),
-        matches,
-        outcome: outcome.map(str::to_owned),
-        drift,
-        exit_code,
-        decision_id,
-    };
+    let answer = decision.answer(decision_id);
     json_response(status, &answer)
 }
