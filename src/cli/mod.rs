@@ -116,25 +116,32 @@ impl ChangedFilesArgs {
 /// Parses `30s`, `500ms`, `2m` or a bare number of seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
-    let (digits, unit) = match s.find(|c: char| !c.is_ascii_digit() && c != '.') {
-        Some(i) => s.split_at(i),
-        None => (s, "s"),
+    // Bare seconds (`30`) as before; otherwise humantime's units (`500ms`, `30s`, `10m`, `1h`).
+    let parsed = match s.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs > 0.0 && secs <= 86_400.0 => {
+            Duration::from_secs_f64(secs)
+        }
+        Ok(_) => Duration::ZERO,
+        Err(_) => humantime::parse_duration(s)
+            .map_err(|e| format!("`{s}` is not a duration like 30s or 500ms: {e}"))?,
     };
-    let n: f64 = digits
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration like 30s or 500ms"))?;
-    let secs = match unit {
-        "ms" => n / 1000.0,
-        "s" => n,
-        "m" => n * 60.0,
-        _ => return Err(format!("`{s}`: the unit must be ms, s or m")),
-    };
-    if !secs.is_finite() || secs <= 0.0 || secs > 86_400.0 {
+    if parsed.is_zero() || parsed > Duration::from_secs(86_400) {
         return Err(format!(
             "`{s}` is out of range (more than 0, at most a day)"
         ));
     }
-    Ok(Duration::from_secs_f64(secs))
+    Ok(parsed)
+}
+
+/// [`parse_duration`] as a flag's value that prints itself (`30s`), so a flag's default can
+/// come from [`crate::http::Settings::default`] instead of being written twice.
+pub fn parse_span(s: &str) -> Result<humantime::Duration, String> {
+    parse_duration(s).map(Into::into)
+}
+
+/// A default taken from the server's settings, as a flag prints it.
+pub fn span(d: Duration) -> humantime::Duration {
+    d.into()
 }
 
 /// Reads an input file, or stdin for `-`.

@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::Args;
 use tokio::net::TcpListener;
 
-use super::{output, parse_duration};
+use super::{output, parse_duration, parse_span, span};
 use crate::exit::Exit;
 use crate::http::{self, AppState, Settings};
 use crate::telemetry::{self, LogFormat};
@@ -21,43 +21,43 @@ pub struct ServeArgs {
     #[arg(long, env = "PATCHGATE_LOG_FORMAT", value_enum, default_value = "json")]
     pub log_format: LogFormat,
     /// Largest accepted decision body, in bytes.
-    #[arg(long, env = "PATCHGATE_DECISION_BODY_LIMIT", default_value_t = 4 * 1024 * 1024)]
+    #[arg(long, env = "PATCHGATE_DECISION_BODY_LIMIT", default_value_t = Settings::default().decision_body_limit)]
     pub decision_body_limit: usize,
     /// Longest a request body may take to arrive before it is answered 408 (e.g. 30s).
-    #[arg(long, env = "PATCHGATE_REQUEST_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
-    pub request_timeout: Duration,
+    #[arg(long, env = "PATCHGATE_REQUEST_TIMEOUT", default_value_t = span(Settings::default().request_timeout), value_parser = parse_span)]
+    pub request_timeout: humantime::Duration,
     /// The freeze-debt cap `/quorum` uses when a request names none.
-    #[arg(long, env = "PATCHGATE_DEBT_CAP", default_value_t = crate::core::quorum::DEFAULT_DEBT_CAP)]
+    #[arg(long, env = "PATCHGATE_DEBT_CAP", default_value_t = Settings::default().debt_cap)]
     pub debt_cap: u64,
     /// Largest `/seal` archive as sent, in bytes (default 1 GiB).
-    #[arg(long, env = "PATCHGATE_SEAL_ARCHIVE_LIMIT", default_value_t = 1024 * 1024 * 1024)]
+    #[arg(long, env = "PATCHGATE_SEAL_ARCHIVE_LIMIT", default_value_t = Settings::default().seal_archive_limit)]
     pub seal_archive_limit: u64,
     /// Largest `/seal` archive after gzip decompression, in bytes (default 4 GiB).
-    #[arg(long, env = "PATCHGATE_SEAL_DECOMPRESSED_LIMIT", default_value_t = 4 * 1024 * 1024 * 1024)]
+    #[arg(long, env = "PATCHGATE_SEAL_DECOMPRESSED_LIMIT", default_value_t = Settings::default().seal_decompressed_limit)]
     pub seal_decompressed_limit: u64,
     /// Largest report, review or manifest body, in bytes (default 64 MiB).
-    #[arg(long, env = "PATCHGATE_REPORT_BODY_LIMIT", default_value_t = 64 * 1024 * 1024)]
+    #[arg(long, env = "PATCHGATE_REPORT_BODY_LIMIT", default_value_t = Settings::default().report_body_limit)]
     pub report_body_limit: usize,
     /// A file holding the bearer token every decision endpoint then requires. (Or set
     /// PATCHGATE_TOKEN; there is no flag with the token itself, so it never shows in `ps`.)
     #[arg(long, env = "PATCHGATE_TOKEN_FILE")]
     pub token_file: Option<std::path::PathBuf>,
     /// Requests handled at once; past it, 503 with Retry-After.
-    #[arg(long, env = "PATCHGATE_MAX_CONCURRENCY", default_value_t = 512)]
+    #[arg(long, env = "PATCHGATE_MAX_CONCURRENCY", default_value_t = Settings::default().max_concurrency)]
     pub max_concurrency: usize,
     /// Longest a client may take to send its request headers (e.g. 10s).
-    #[arg(long, env = "PATCHGATE_HEADER_READ_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
-    pub header_read_timeout: Duration,
+    #[arg(long, env = "PATCHGATE_HEADER_READ_TIMEOUT", default_value_t = span(Settings::default().header_read_timeout), value_parser = parse_span)]
+    pub header_read_timeout: humantime::Duration,
     /// Longest the drain after SIGTERM waits for in-flight requests (e.g. 25s).
-    #[arg(long, env = "PATCHGATE_DRAIN_TIMEOUT", default_value = "25s", value_parser = parse_duration)]
-    pub drain_timeout: Duration,
+    #[arg(long, env = "PATCHGATE_DRAIN_TIMEOUT", default_value_t = span(Settings::default().drain_timeout), value_parser = parse_span)]
+    pub drain_timeout: humantime::Duration,
     /// After SIGTERM, keep accepting this long while /readyz says 503 (e.g. 5s behind a load
     /// balancer); 0 closes the listener at once.
     #[arg(long, env = "PATCHGATE_DRAIN_DELAY", default_value = "0s", value_parser = parse_duration_or_zero)]
     pub drain_delay: Duration,
     /// Longest a `/seal` archive may take to arrive in full (e.g. 10m).
-    #[arg(long, env = "PATCHGATE_SEAL_TIMEOUT", default_value = "10m", value_parser = parse_duration)]
-    pub seal_timeout: Duration,
+    #[arg(long, env = "PATCHGATE_SEAL_TIMEOUT", default_value_t = span(Settings::default().seal_timeout), value_parser = parse_span)]
+    pub seal_timeout: humantime::Duration,
     /// Slowest a request body may arrive, in bytes a second, judged over each 5 s window
     /// (a client that trickles is answered 408 within one window).
     #[arg(long, env = "PATCHGATE_MIN_BODY_RATE", default_value_t = Settings::default().min_body_rate)]
@@ -67,18 +67,46 @@ pub struct ServeArgs {
     #[arg(long, env = "PATCHGATE_MAX_SEAL_UPLOADS", default_value_t = Settings::default().max_seal_uploads)]
     pub max_seal_uploads: usize,
     /// Most members (files, directories, links) in one tree sent to /seal.
-    #[arg(long, env = "PATCHGATE_SEAL_MAX_ENTRIES", default_value_t = crate::core::seal::TreeLimits::DEFAULT.max_entries)]
+    #[arg(long, env = "PATCHGATE_SEAL_MAX_ENTRIES", default_value_t = Settings::default().tree_limits.max_entries)]
     pub seal_max_entries: usize,
     /// Most bytes of member paths, added up, in one tree sent to /seal (default 32 MiB).
-    #[arg(long, env = "PATCHGATE_SEAL_MAX_PATH_BYTES", default_value_t = crate::core::seal::TreeLimits::DEFAULT.max_path_bytes)]
+    #[arg(long, env = "PATCHGATE_SEAL_MAX_PATH_BYTES", default_value_t = Settings::default().tree_limits.max_path_bytes)]
     pub seal_max_path_bytes: usize,
     /// Longest an answer may wait to be read before its connection is closed (e.g. 30s).
-    #[arg(long, env = "PATCHGATE_WRITE_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
-    pub write_timeout: Duration,
+    #[arg(long, env = "PATCHGATE_WRITE_TIMEOUT", default_value_t = span(Settings::default().write_timeout), value_parser = parse_span)]
+    pub write_timeout: humantime::Duration,
     /// Most bytes of request bodies held in memory at once, over all requests (default
     /// 256 MiB); past it, 503 with Retry-After.
     #[arg(long, env = "PATCHGATE_MAX_BODY_BYTES", default_value_t = Settings::default().max_body_bytes)]
     pub max_body_bytes: usize,
+}
+
+impl ServeArgs {
+    /// The server's settings from these flags (and the token's digest).
+    fn settings(&self, token_sha256: Option<[u8; 32]>) -> Settings {
+        Settings {
+            token_sha256,
+            max_concurrency: self.max_concurrency,
+            header_read_timeout: self.header_read_timeout.into(),
+            drain_timeout: self.drain_timeout.into(),
+            drain_delay: self.drain_delay,
+            decision_body_limit: self.decision_body_limit,
+            request_timeout: self.request_timeout.into(),
+            debt_cap: self.debt_cap,
+            seal_archive_limit: self.seal_archive_limit,
+            seal_decompressed_limit: self.seal_decompressed_limit,
+            report_body_limit: self.report_body_limit,
+            seal_timeout: self.seal_timeout.into(),
+            min_body_rate: self.min_body_rate,
+            max_seal_uploads: self.max_seal_uploads,
+            tree_limits: crate::core::seal::TreeLimits {
+                max_entries: self.seal_max_entries,
+                max_path_bytes: self.seal_max_path_bytes,
+            },
+            write_timeout: self.write_timeout.into(),
+            max_body_bytes: self.max_body_bytes,
+        }
+    }
 }
 
 fn parse_duration_or_zero(s: &str) -> Result<Duration, String> {
@@ -148,28 +176,7 @@ pub fn run(args: ServeArgs) -> Exit {
         }
     };
     let token_required = token_sha256.is_some();
-    let settings = Settings {
-        token_sha256,
-        max_concurrency: args.max_concurrency,
-        header_read_timeout: args.header_read_timeout,
-        drain_timeout: args.drain_timeout,
-        drain_delay: args.drain_delay,
-        decision_body_limit: args.decision_body_limit,
-        request_timeout: args.request_timeout,
-        debt_cap: args.debt_cap,
-        seal_archive_limit: args.seal_archive_limit,
-        seal_decompressed_limit: args.seal_decompressed_limit,
-        report_body_limit: args.report_body_limit,
-        seal_timeout: args.seal_timeout,
-        min_body_rate: args.min_body_rate,
-        max_seal_uploads: args.max_seal_uploads,
-        tree_limits: crate::core::seal::TreeLimits {
-            max_entries: args.seal_max_entries,
-            max_path_bytes: args.seal_max_path_bytes,
-        },
-        write_timeout: args.write_timeout,
-        max_body_bytes: args.max_body_bytes,
-    };
+    let settings = args.settings(token_sha256);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -236,6 +243,26 @@ async fn shutdown_signal() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The flags' defaults are the server's defaults: one source, never written twice.
+    #[test]
+    fn the_flags_default_to_the_servers_settings() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            serve: ServeArgs,
+        }
+        // The test process's environment must not choose a setting.
+        let cli = Cli::try_parse_from(["serve"]).unwrap_or_else(|e| panic!("{e}"));
+        if std::env::vars().any(|(k, _)| k.starts_with("PATCHGATE_")) {
+            return;
+        }
+        assert_eq!(
+            format!("{:?}", cli.serve.settings(None)),
+            format!("{:?}", Settings::default())
+        );
+    }
 
     #[test]
     fn listen_address_follows_flag_then_port_then_default() {
