@@ -4,6 +4,7 @@
 //! field. Unknown fields are errors, never ignored.
 
 use serde_json::{Map, Value};
+use strum::VariantArray;
 
 use super::path::RepoPath;
 use super::problem::{pointer_index, pointer_key, quoted};
@@ -125,38 +126,33 @@ impl<'a> Obj<'a> {
         uint(v, &self.pointer(key), key, max, errors)
     }
 
-    /// A required word from `words`.
-    pub fn req_word(
-        &self,
-        key: &str,
-        words: &[&'static str],
-        errors: &mut Errors,
-    ) -> Option<&'static str> {
+    /// A required word naming one of `T`'s variants, as its words are written (the enum's
+    /// own, from strum; the same words serde writes). The error lists them.
+    pub fn req_enum<T>(&self, key: &str, errors: &mut Errors) -> Option<T>
+    where
+        T: VariantArray + Copy + Into<&'static str>,
+    {
         let v = self.required(key, errors)?;
-        let list = words
+        let word_of = |t: &T| -> &'static str { (*t).into() };
+        if let Value::String(s) = v
+            && let Some(found) = T::VARIANTS.iter().find(|t| word_of(t) == s.as_str())
+        {
+            return Some(*found);
+        }
+        let list = T::VARIANTS
             .iter()
-            .map(|w| format!("\"{w}\""))
+            .map(|t| format!("\"{}\"", word_of(t)))
             .collect::<Vec<_>>()
             .join(", ");
-        match v {
-            Value::String(s) => match words.iter().find(|w| **w == s.as_str()) {
-                Some(w) => Some(*w),
-                None => {
-                    errors.push(
-                        self.pointer(key),
-                        format!("`{key}` is {}; it must be one of {list}", quoted(s)),
-                    );
-                    None
-                }
-            },
-            other => {
-                errors.push(
-                    self.pointer(key),
-                    format!("`{key}` is {}; it must be one of {list}", kind_of(other)),
-                );
-                None
-            }
-        }
+        let what = match v {
+            Value::String(s) => quoted(s),
+            other => kind_of(other).to_owned(),
+        };
+        errors.push(
+            self.pointer(key),
+            format!("`{key}` is {what}; it must be one of {list}"),
+        );
+        None
     }
 }
 

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use strum::{IntoStaticStr, VariantArray};
 use utoipa::ToSchema;
 
 use super::fields::{self, Errors, kind_of, object};
@@ -85,8 +86,21 @@ pub fn default_tiers() -> Vec<(String, bool)> {
 }
 
 /// What one tier run says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum TierVerdict {
     Pass,
     /// Exit code exactly 1: the tier caught the patch.
@@ -97,11 +111,7 @@ pub enum TierVerdict {
 
 impl TierVerdict {
     pub fn as_str(self) -> &'static str {
-        match self {
-            TierVerdict::Pass => "pass",
-            TierVerdict::Caught => "caught",
-            TierVerdict::Error => "error",
-        }
+        self.into()
     }
 
     /// Only exit code 1 is a catch; pytest's 2, 3, 4 and 5 are not.
@@ -136,13 +146,7 @@ pub fn parse_row(v: &Value, at: &str, e: &mut Errors) -> Option<LedgerRow> {
     let row = object(v, at, "a ledger row", &ROW_FIELDS, e)?;
     let patch = row.req_string("patch", fields::MAX_ID_CHARS, e);
     let tier = row.req_string("tier", fields::MAX_ID_CHARS, e);
-    let verdict = row
-        .req_word("verdict", &["pass", "caught", "error"], e)
-        .map(|w| match w {
-            "pass" => TierVerdict::Pass,
-            "caught" => TierVerdict::Caught,
-            _ => TierVerdict::Error,
-        });
+    let verdict = row.req_enum::<TierVerdict>("verdict", e);
     let seconds = match row.required("seconds", e) {
         Some(Value::Number(n)) => match n.as_f64() {
             Some(s) if s.is_finite() && s >= 0.0 => Some(s),
@@ -737,7 +741,8 @@ pub fn review(body: &[u8]) -> Result<Review, Errors> {
 // ---------------------------------------------------------------------------------------------
 // Calibrating attributions
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, IntoStaticStr, VariantArray)]
+#[strum(serialize_all = "lowercase")]
 pub enum FixChanged {
     Production,
     Check,
@@ -764,16 +769,6 @@ pub struct CalibrationClass {
     pub both: f64,
 }
 
-const ATTRIBUTIONS: [&str; 7] = [
-    "evidence-gap",
-    "behavior-and-invariant",
-    "concrete-behavior",
-    "invariant-or-over-specified-property",
-    "frozen-test-failure",
-    "inadmissible-evidence",
-    "all-gates-held",
-];
-
 pub fn parse_calibration_row(v: &Value, at: &str, e: &mut Errors) -> Option<CalibrationRow> {
     let row = object(
         v,
@@ -782,19 +777,13 @@ pub fn parse_calibration_row(v: &Value, at: &str, e: &mut Errors) -> Option<Cali
         &["attribution", "fix_files", "fix_changed"],
         e,
     )?;
-    let attribution = row.req_word("attribution", &ATTRIBUTIONS, e);
+    let attribution = row.req_enum::<Attribution>("attribution", e);
     let fix_files = row
         .required("fix_files", e)
         .and_then(|f| fields::paths(f, &row.pointer("fix_files"), false, e));
-    let fix_changed = row
-        .req_word("fix_changed", &["production", "check", "both"], e)
-        .map(|w| match w {
-            "production" => FixChanged::Production,
-            "check" => FixChanged::Check,
-            _ => FixChanged::Both,
-        });
+    let fix_changed = row.req_enum::<FixChanged>("fix_changed", e);
     Some(CalibrationRow {
-        attribution: attribution?.to_owned(),
+        attribution: attribution?.as_str().to_owned(),
         fix_files: fix_files?,
         fix_changed: fix_changed?,
     })

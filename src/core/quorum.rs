@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use strum::{IntoStaticStr, VariantArray};
 use utoipa::ToSchema;
 
 use super::digest::Digest;
@@ -20,8 +21,21 @@ pub use super::fields::MAX_ID_CHARS;
 /// The server's default debt cap.
 pub const DEFAULT_DEBT_CAP: u64 = 5;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Strength {
     /// Checks an invariant the patch can actually break; only these fill the quorum.
     Strong,
@@ -31,10 +45,7 @@ pub enum Strength {
 
 impl Strength {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Strength::Strong => "strong",
-            Strength::Weak => "weak",
-        }
+        self.into()
     }
 }
 
@@ -52,8 +63,21 @@ pub struct Property {
 }
 
 /// What one property's runs say.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum RunState {
     /// All runs exited 0.
     Pass,
@@ -69,13 +93,7 @@ pub enum RunState {
 
 impl RunState {
     pub fn as_str(self) -> &'static str {
-        match self {
-            RunState::Pass => "pass",
-            RunState::Fail => "fail",
-            RunState::Flake => "flake",
-            RunState::Missing => "missing",
-            RunState::NotRun => "not-run",
-        }
+        self.into()
     }
 }
 
@@ -95,7 +113,8 @@ pub fn classify(runs: &[u8]) -> RunState {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, IntoStaticStr, VariantArray)]
+#[strum(serialize_all = "lowercase")]
 pub enum LedgerState {
     Open,
     Closed,
@@ -144,8 +163,21 @@ pub struct QuorumRequest {
 }
 
 /// How a property takes part in this patch's quorum.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Vote {
     /// Votes, and passed.
     Yes,
@@ -161,13 +193,7 @@ pub enum Vote {
 
 impl Vote {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Vote::Yes => "yes",
-            Vote::No => "no",
-            Vote::Excluded => "excluded",
-            Vote::Introduced => "introduced",
-            Vote::NotInLocality => "not-in-locality",
-        }
+        self.into()
     }
 }
 
@@ -194,8 +220,21 @@ pub struct Debt {
     pub cap: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Outcome {
     Promote,
     Reject,
@@ -206,13 +245,7 @@ pub enum Outcome {
 
 impl Outcome {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Promote => "promote",
-            Outcome::Reject => "reject",
-            Outcome::Hold => "hold",
-            Outcome::FixtureFault => "fixture_fault",
-            Outcome::StopQueue => "stop_queue",
-        }
+        self.into()
     }
 
     /// 0 go; 1 the patch is wrong; 2 a human must look; 3 the queue is stopped.
@@ -226,8 +259,21 @@ impl Outcome {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Reason {
     SealMismatch,
     DebtOverCap,
@@ -241,16 +287,7 @@ pub enum Reason {
 
 impl Reason {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Reason::SealMismatch => "seal-mismatch",
-            Reason::DebtOverCap => "debt-over-cap",
-            Reason::SelfIntroducedPredicate => "self-introduced-predicate",
-            Reason::EmptyQuorum => "empty-quorum",
-            Reason::StableFailure => "stable-failure",
-            Reason::SplitExits => "split-exits",
-            Reason::MissingResults => "missing-results",
-            Reason::QuorumHeld => "quorum-held",
-        }
+        self.into()
     }
 }
 
@@ -577,13 +614,7 @@ fn parse_catalog(v: &Value, e: &mut Errors) -> (Vec<Property>, HashSet<String>) 
         |item, at, e| {
             let row = object(item, &at, "a catalog property", &PROPERTY_FIELDS, e)?;
             let id = row.req_string("id", MAX_ID_CHARS, e);
-            let strength = row.req_word("strength", &["strong", "weak"], e).map(|w| {
-                if w == "strong" {
-                    Strength::Strong
-                } else {
-                    Strength::Weak
-                }
-            });
+            let strength = row.req_enum::<Strength>("strength", e);
             let locality = row
                 .required("locality", e)
                 .and_then(|l| fields::paths(l, &row.pointer("locality"), true, e));
@@ -678,9 +709,7 @@ fn parse_ledger(v: &Value, e: &mut Errors) -> Vec<LedgerRow> {
     fields::array(v, "/ledger", "`ledger`", e, |item, at, e| {
         let row = object(item, &at, "a ledger row", &LEDGER_FIELDS, e)?;
         let property_id = row.req_string("property_id", MAX_ID_CHARS, e);
-        let state = row.req_word("state", &["open", "closed"], e).map(|w| {
-            if w == "open" { LedgerState::Open } else { LedgerState::Closed }
-        });
+        let state = row.req_enum::<LedgerState>("state", e);
         let seal = row.opt_string("seal", 64, e).and_then(|s| match Digest::parse_hex(&s) {
             Ok(d) => Some(d),
             Err(err) => {

@@ -6,12 +6,26 @@
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use strum::{IntoStaticStr, VariantArray};
 use utoipa::ToSchema;
 
 /// One gate's verdict. `unknown`: the gate ran but gave no verdict (frozen, skipped, errored);
 /// `missing`: the gate never ran.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Verdict {
     Pass,
     Fail,
@@ -29,17 +43,15 @@ impl Verdict {
     ];
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Pass => "pass",
-            Verdict::Fail => "fail",
-            Verdict::Unknown => "unknown",
-            Verdict::Missing => "missing",
-        }
+        self.into()
     }
 
     /// The four words, exactly; nothing else (no case folding, no synonyms).
     pub fn from_word(word: &str) -> Option<Verdict> {
-        Verdict::ALL.into_iter().find(|v| v.as_str() == word)
+        use serde::de::IntoDeserializer;
+        let word: serde::de::value::StrDeserializer<'_, serde::de::value::Error> =
+            word.into_deserializer();
+        Verdict::deserialize(word).ok()
     }
 }
 
@@ -110,23 +122,30 @@ impl Verdicts {
 }
 
 /// What the merge bot does with the patch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
 pub enum Disposition {
-    #[serde(rename = "MERGE_OK")]
     MergeOk,
-    #[serde(rename = "BLOCK")]
     Block,
-    #[serde(rename = "ESCALATE")]
     Escalate,
 }
 
 impl Disposition {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Disposition::MergeOk => "MERGE_OK",
-            Disposition::Block => "BLOCK",
-            Disposition::Escalate => "ESCALATE",
-        }
+        self.into()
     }
 
     /// The exit code is the API: 0 go, 1 the patch is wrong, 2 a human must look.
@@ -140,8 +159,21 @@ impl Disposition {
 }
 
 /// Where a reader should look first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Attribution {
     EvidenceGap,
     BehaviorAndInvariant,
@@ -154,21 +186,26 @@ pub enum Attribution {
 
 impl Attribution {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Attribution::EvidenceGap => "evidence-gap",
-            Attribution::BehaviorAndInvariant => "behavior-and-invariant",
-            Attribution::ConcreteBehavior => "concrete-behavior",
-            Attribution::InvariantOrOverSpecifiedProperty => "invariant-or-over-specified-property",
-            Attribution::FrozenTestFailure => "frozen-test-failure",
-            Attribution::InadmissibleEvidence => "inadmissible-evidence",
-            Attribution::AllGatesHeld => "all-gates-held",
-        }
+        self.into()
     }
 }
 
 /// The name of a ladder rule, as the answer's `rule` field carries it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum RuleName {
     EvidenceGap,
     FailAbsorbs,
@@ -178,12 +215,7 @@ pub enum RuleName {
 
 impl RuleName {
     pub fn as_str(self) -> &'static str {
-        match self {
-            RuleName::EvidenceGap => "evidence-gap",
-            RuleName::FailAbsorbs => "fail-absorbs",
-            RuleName::Inadmissible => "inadmissible",
-            RuleName::AllHeld => "all-held",
-        }
+        self.into()
     }
 }
 
