@@ -8,34 +8,10 @@ use assert_cmd::Command;
 use common::{TestServer, table};
 use serde_json::{Value, json};
 
-fn evidence_file(doc: &Value) -> tempfile_lite::TempFile {
-    tempfile_lite::TempFile::with_contents(doc.to_string().as_bytes())
-}
-
-/// A tiny temp-file helper (no extra crate): removed on drop.
-mod tempfile_lite {
-    use std::path::PathBuf;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    static N: AtomicUsize = AtomicUsize::new(0);
-
-    pub struct TempFile(pub PathBuf);
-
-    impl TempFile {
-        pub fn with_contents(bytes: &[u8]) -> Self {
-            let n = N.fetch_add(1, Ordering::Relaxed);
-            let path = std::env::temp_dir()
-                .join(format!("patchgate-test-{}-{n}.json", std::process::id()));
-            std::fs::write(&path, bytes).expect("write temp file");
-            Self(path)
-        }
-    }
-
-    impl Drop for TempFile {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_file(&self.0);
-        }
-    }
+fn evidence_file(doc: &Value) -> tempfile::NamedTempFile {
+    let mut f = tempfile::NamedTempFile::new().expect("temp file");
+    f.write_all(doc.to_string().as_bytes()).expect("write");
+    f
 }
 
 fn patchgate() -> Command {
@@ -77,7 +53,7 @@ fn local_route_prints_the_line_and_exits_with_the_disposition() {
         let file = evidence_file(&evidence);
         patchgate()
             .arg("route")
-            .arg(&file.0)
+            .arg(file.path())
             .assert()
             .code(code)
             .stdout(line);
@@ -112,7 +88,7 @@ fn bad_evidence_is_65_and_names_the_field() {
     let file = evidence_file(&json!({"property_check": true}));
     let assert = patchgate()
         .arg("route")
-        .arg(&file.0)
+        .arg(file.path())
         .assert()
         .code(65)
         .stdout("");
@@ -158,7 +134,7 @@ fn remote_route_maps_the_status_back_to_the_same_exit_code() {
         let file = evidence_file(&evidence);
         patchgate()
             .arg("route")
-            .arg(&file.0)
+            .arg(file.path())
             .args(["--server", &url])
             .assert()
             .code(i32::from(row.exit))
@@ -171,7 +147,7 @@ fn remote_route_maps_the_status_back_to_the_same_exit_code() {
     let file = evidence_file(&doc("pass", "pass", "pass"));
     let out = patchgate()
         .arg("route")
-        .arg(&file.0)
+        .arg(file.path())
         .arg("--json")
         .env("PATCHGATE_SERVER", &url)
         .assert()
@@ -189,7 +165,7 @@ fn remote_bad_evidence_is_65() {
     let file = evidence_file(&json!({"property_check": "PASS"}));
     let assert = patchgate()
         .arg("route")
-        .arg(&file.0)
+        .arg(file.path())
         .args(["--server", &format!("http://{}", server.addr)])
         .assert()
         .code(65);
@@ -207,7 +183,7 @@ fn an_unreachable_server_is_69_never_a_go() {
     let file = evidence_file(&doc("pass", "pass", "pass"));
     patchgate()
         .arg("route")
-        .arg(&file.0)
+        .arg(file.path())
         .args(["--server", &format!("http://127.0.0.1:{port}")])
         .assert()
         .code(69)
@@ -240,10 +216,42 @@ fn a_server_that_is_not_patchgate_is_69_never_a_go() {
         let file = evidence_file(&doc("pass", "pass", "pass"));
         patchgate()
             .arg("route")
-            .arg(&file.0)
+            .arg(file.path())
             .args(["--server", &format!("http://{addr}")])
             .assert()
             .code(69);
         let _ = handle.join();
     }
+}
+
+/// Writing the answer may fail only on a closed pipe; a full disk is not a success (70), so an
+/// answer that was never written never exits 0.
+#[test]
+fn an_answer_that_cannot_be_written_is_never_a_go() {
+    let file = evidence_file(&doc("pass", "pass", "pass"));
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    let status = std::process::Command::new(assert_cmd::cargo::cargo_bin("patchgate"))
+        .env_remove("PATCHGATE_SERVER")
+        .env_remove("PATCHGATE_TOKEN")
+        .arg("route")
+        .arg(file.path())
+        .stdout(full)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("run");
+    assert_eq!(status.code(), Some(70));
+    // A closed pipe is not an error: the decision's own exit code stands.
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("patchgate"))
+        .env_remove("PATCHGATE_SERVER")
+        .env_remove("PATCHGATE_TOKEN")
+        .arg("route")
+        .arg(file.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    assert_eq!(child.wait().expect("wait").code(), Some(0));
 }

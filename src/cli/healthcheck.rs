@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use clap::Args;
 
+use super::error::{CliError, CliResult};
 use super::{client_runtime, output};
 use crate::exit::Exit;
 
@@ -18,7 +19,7 @@ pub struct HealthcheckArgs {
     pub timeout: Duration,
 }
 
-pub fn run(args: HealthcheckArgs) -> Exit {
+pub fn run(args: HealthcheckArgs) -> CliResult {
     let base = args.url.unwrap_or_else(|| {
         let port = std::env::var("PORT")
             .ok()
@@ -27,27 +28,19 @@ pub fn run(args: HealthcheckArgs) -> Exit {
         format!("http://127.0.0.1:{port}")
     });
     let url = format!("{}/healthz", base.trim_end_matches('/'));
+    // Anything but a 200 is "unhealthy" (exit 1), as a HEALTHCHECK reads it.
+    let unhealthy = |why: String| CliError::new(Exit::PatchWrong, why);
     crate::client::install_crypto_provider();
-    let Ok(rt) = client_runtime() else {
-        return Exit::PatchWrong;
-    };
+    let rt = client_runtime().map_err(|e| unhealthy(e.message))?;
     let _runtime = rt.enter();
-    let Ok(client) = reqwest::Client::builder()
+    let client = reqwest::Client::builder()
         .timeout(args.timeout)
         .redirect(reqwest::redirect::Policy::none())
         .build()
-    else {
-        return Exit::PatchWrong;
-    };
+        .map_err(|e| unhealthy(output::chain(&e)))?;
     match rt.block_on(client.get(&url).send()) {
-        Ok(res) if res.status().as_u16() == 200 => Exit::Go,
-        Ok(res) => {
-            output::error(&format!("{url} answered {}", res.status()));
-            Exit::PatchWrong
-        }
-        Err(e) => {
-            output::error(&format!("{url}: {}", output::chain(&e)));
-            Exit::PatchWrong
-        }
+        Ok(res) if res.status().as_u16() == 200 => Ok(Exit::Go),
+        Ok(res) => Err(unhealthy(format!("{url} answered {}", res.status()))),
+        Err(e) => Err(unhealthy(format!("{url}: {}", output::chain(&e)))),
     }
 }

@@ -12,12 +12,14 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
+use super::error::{CliError, CliResult};
 use super::{ChangedFilesArgs, RemoteArgs, git, git_changed, output, read_input, remote};
 use crate::core::ladder::{
     self, CalibrationClass, FreezeAnswer, Plan, Report, Review, ScopeMarkers, TierVerdict,
 };
 use crate::core::path::RepoPath;
 use crate::core::problem::Problem;
+use crate::core::problem::quoted;
 use crate::exit::Exit;
 
 #[derive(Debug, Subcommand)]
@@ -150,36 +152,35 @@ impl Default for Config {
     }
 }
 
-fn load_config(path: Option<&Path>) -> Result<Config, (Exit, String)> {
+fn load_config(path: Option<&Path>) -> Result<Config, CliError> {
     let Some(path) = path else {
         return Ok(Config::default());
     };
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        (
-            Exit::DataErr,
-            format!("cannot read {}: {e}", path.display()),
-        )
-    })?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::data(format!("cannot read {}: {e}", path.display())))?;
     let config: Config = toml::from_str(&text).map_err(|e| {
-        (
-            Exit::DataErr,
-            format!("{} is not a valid ladder config: {e}", path.display()),
-        )
+        CliError::data(format!(
+            "{} is not a valid ladder config: {e}",
+            path.display()
+        ))
     })?;
     for t in &config.tiers {
         if t.command.is_empty() || !(t.timeout_s.is_finite() && t.timeout_s > 0.0) {
-            return Err((
-                Exit::DataErr,
-                format!("tier {:?} needs a command and a positive timeout_s", t.name),
-            ));
+            return Err(CliError::data(format!(
+                "tier {:?} needs a command and a positive timeout_s",
+                t.name
+            )));
         }
     }
     Ok(config)
 }
 
-fn to_paths(raw: &[String]) -> Result<Vec<RepoPath>, String> {
+fn to_paths(raw: &[String]) -> Result<Vec<RepoPath>, CliError> {
     raw.iter()
-        .map(|p| RepoPath::parse(p).map_err(|e| format!("changed path {p:?} {e}")))
+        .map(|p| {
+            RepoPath::parse(p)
+                .map_err(|e| CliError::data(format!("changed path {} {e}", quoted(p))))
+        })
         .collect()
 }
 
@@ -193,36 +194,34 @@ fn ask<T: DeserializeOwned>(
     path: &str,
     content_type: &str,
     body: Vec<u8>,
-) -> Result<T, Exit> {
+) -> Result<T, CliError> {
     let reply = remote::post(remote_args, server, path, content_type, body)?;
     if reply.status != 200 {
         return Err(remote::failure(&reply));
     }
     serde_json::from_slice(&reply.body).map_err(|e| {
-        output::error(&format!(
+        CliError::unavailable(format!(
             "the server answered 200 with a body that is not the expected answer: {e}"
-        ));
-        Exit::Unavailable
+        ))
     })
 }
 
-fn print_json<T: serde::Serialize>(v: &T) {
+fn print_json<T: serde::Serialize>(v: &T) -> Result<(), CliError> {
     output::stdout(&format!(
         "{}\n",
         serde_json::to_string_pretty(v).unwrap_or_default()
-    ));
+    ))
 }
 
-fn refuse(problem: &Problem) -> Exit {
-    output::error(&problem.detail);
-    remote::print_field_errors(problem);
-    Exit::DataErr
+/// A refusal of the input, field by field (65).
+fn refuse(problem: &Problem) -> CliError {
+    CliError::problem(Exit::DataErr, problem.detail.clone(), problem)
 }
 
 // ---------------------------------------------------------------------------------------------
 // plan
 
-pub fn run_ladder(cmd: LadderCommand) -> Exit {
+pub fn run_ladder(cmd: LadderCommand) -> CliResult {
     match cmd {
         LadderCommand::Plan(a) => plan(a),
         LadderCommand::Run(a) => run(a),
@@ -230,46 +229,24 @@ pub fn run_ladder(cmd: LadderCommand) -> Exit {
     }
 }
 
-fn plan(args: PlanArgs) -> Exit {
-    let raw = match args.changed.resolve() {
-        Ok(files) => files,
-        Err((exit, msg)) => {
-            output::error(&msg);
-            return exit;
-        }
-    };
+fn plan(args: PlanArgs) -> CliResult {
+    let raw = args.changed.resolve()?;
     let plan: Plan = if let Some(server) = &args.remote.server {
         if args.config.is_some() {
-            output::error(
+            return Err(CliError::usage(
                 "--config applies to a local plan; a server plans with the article's tiers",
-            );
-            return Exit::Usage;
+            ));
         }
-        match ask(
+        ask(
             &args.remote,
             server,
             "/ladder/plan",
             "application/json",
             json!({"changed_files": raw}).to_string().into_bytes(),
-        ) {
-            Ok(p) => p,
-            Err(exit) => return exit,
-        }
+        )?
     } else {
-        let config = match load_config(args.config.as_deref()) {
-            Ok(c) => c,
-            Err((exit, msg)) => {
-                output::error(&msg);
-                return exit;
-            }
-        };
-        let files = match to_paths(&raw) {
-            Ok(f) => f,
-            Err(e) => {
-                output::error(&e);
-                return Exit::DataErr;
-            }
-        };
+        let config = load_config(args.config.as_deref())?;
+        let files = to_paths(&raw)?;
         let tiers: Vec<(String, bool)> = config
             .tiers
             .iter()
@@ -278,15 +255,15 @@ fn plan(args: PlanArgs) -> Exit {
         ladder::plan(&files, &config.scope, &tiers)
     };
     if args.json {
-        print_json(&plan);
+        print_json(&plan)?;
     } else {
         let mut text = format!("plan: {}\n", plan.plan.join(" -> "));
         for hit in &plan.scope_hits {
             text.push_str(&format!("scope hit: {hit}\n"));
         }
-        output::stdout(&text);
+        output::stdout(&text)?;
     }
-    Exit::Go
+    Ok(Exit::Go)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -320,28 +297,10 @@ pub fn run_tier(argv: &[String], timeout: Duration) -> std::io::Result<(Option<E
     Ok((status, started.elapsed().as_secs_f64()))
 }
 
-fn run(args: RunArgs) -> Exit {
-    let config = match load_config(args.config.as_deref()) {
-        Ok(c) => c,
-        Err((exit, msg)) => {
-            output::error(&msg);
-            return exit;
-        }
-    };
-    let raw = match git_changed(&args.base, &args.head) {
-        Ok(f) => f,
-        Err(e) => {
-            output::error(&e);
-            return Exit::DataErr;
-        }
-    };
-    let files = match to_paths(&raw) {
-        Ok(f) => f,
-        Err(e) => {
-            output::error(&e);
-            return Exit::DataErr;
-        }
-    };
+fn run(args: RunArgs) -> CliResult {
+    let config = load_config(args.config.as_deref())?;
+    let raw = git_changed(&args.base, &args.head)?;
+    let files = to_paths(&raw)?;
     let patch = git(&[
         "rev-parse",
         "--verify",
@@ -356,20 +315,16 @@ fn run(args: RunArgs) -> Exit {
         .collect();
     let plan = ladder::plan(&files, &config.scope, &tiers);
     output::error(&format!("ladder plan: {}", plan.plan.join(" -> ")));
-    let mut ledger = match std::fs::OpenOptions::new()
+    let mut ledger = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(&args.ledger)
-    {
-        Ok(f) => f,
-        Err(e) => {
-            output::error(&format!(
+        .map_err(|e| {
+            CliError::data(format!(
                 "cannot open the ledger {}: {e}",
                 args.ledger.display()
-            ));
-            return Exit::DataErr;
-        }
-    };
+            ))
+        })?;
     for name in &plan.plan {
         let Some(tier) = config.tiers.iter().find(|t| &t.name == name) else {
             continue;
@@ -394,10 +349,9 @@ fn run(args: RunArgs) -> Exit {
             "patch": patch, "tier": name, "verdict": verdict.as_str(), "seconds": seconds,
             "files": files.iter().map(RepoPath::as_str).collect::<Vec<_>>(), "exit_code": code,
         });
-        if let Err(e) = writeln!(ledger, "{row}").and_then(|()| ledger.flush()) {
-            output::error(&format!("cannot append to the ledger: {e}"));
-            return Exit::Software;
-        }
+        writeln!(ledger, "{row}")
+            .and_then(|()| ledger.flush())
+            .map_err(|e| CliError::software(format!("cannot append to the ledger: {e}")))?;
         let how = if timed_out {
             format!("timed out after {:.0} s", tier.timeout_s)
         } else {
@@ -409,46 +363,34 @@ fn run(args: RunArgs) -> Exit {
         ));
         match verdict {
             TierVerdict::Pass => {}
-            TierVerdict::Caught => return Exit::PatchWrong,
-            TierVerdict::Error => return Exit::HumanMustLook,
+            TierVerdict::Caught => return Ok(Exit::PatchWrong),
+            TierVerdict::Error => return Ok(Exit::HumanMustLook),
         }
     }
-    Exit::Go
+    Ok(Exit::Go)
 }
 
 // ---------------------------------------------------------------------------------------------
 // report
 
-fn report(args: ReportArgs) -> Exit {
-    let body = match read_input(&args.ledger) {
-        Ok(b) => b,
-        Err(e) => {
-            output::error(&format!("cannot read {}: {e}", args.ledger.display()));
-            return Exit::DataErr;
-        }
-    };
+fn report(args: ReportArgs) -> CliResult {
+    let body = read_input(&args.ledger)
+        .map_err(|e| CliError::data(format!("cannot read {}: {e}", args.ledger.display())))?;
     let report: Report = match &args.remote.server {
-        Some(server) => match ask(
+        Some(server) => ask(
             &args.remote,
             server,
             "/ladder/report",
             "application/x-ndjson",
             body,
-        ) {
-            Ok(r) => r,
-            Err(exit) => return exit,
-        },
-        None => match ladder::report_of_ledger(&body, true) {
-            Ok(report) => report,
-            Err(errors) => return refuse(&Problem::from(errors)),
-        },
+        )?,
+        None => ladder::report_of_ledger(&body, true)
+            .map_err(|errors| refuse(&Problem::from(errors)))?,
     };
-    if let Err(problem) = ladder::check_report(&report) {
-        return refuse(&problem);
-    }
+    ladder::check_report(&report).map_err(|problem| refuse(&problem))?;
     if args.json {
-        print_json(&report);
-        return Exit::Go;
+        print_json(&report)?;
+        return Ok(Exit::Go);
     }
     let mut text = format!(
         "{:<16} {:>6} {:>6} {:>6} {:>6} {:>10} {:>10} {:>12}\n",
@@ -471,20 +413,24 @@ fn report(args: ReportArgs) -> Exit {
         text.push_str(&format!("\n- {n}"));
     }
     text.push('\n');
-    output::stdout(&text);
-    Exit::Go
+    output::stdout(&text)?;
+    Ok(Exit::Go)
 }
 
 // ---------------------------------------------------------------------------------------------
 // freeze, review, calibrate
 
-fn read_outcomes(path: &Path) -> Result<Vec<bool>, String> {
+fn read_outcomes(path: &Path) -> Result<Vec<bool>, CliError> {
     let bytes = read_input(&path.to_path_buf())
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        .map_err(|e| CliError::data(format!("cannot read {}: {e}", path.display())))?;
     let text = String::from_utf8_lossy(&bytes);
     if text.trim_start().starts_with('[') {
-        return serde_json::from_str::<Vec<bool>>(&text)
-            .map_err(|e| format!("{}: expected a JSON array of booleans: {e}", path.display()));
+        return serde_json::from_str::<Vec<bool>>(&text).map_err(|e| {
+            CliError::data(format!(
+                "{}: expected a JSON array of booleans: {e}",
+                path.display()
+            ))
+        });
     }
     text.lines()
         .enumerate()
@@ -492,23 +438,18 @@ fn read_outcomes(path: &Path) -> Result<Vec<bool>, String> {
         .map(|(i, l)| match l.trim() {
             "true" => Ok(true),
             "false" => Ok(false),
-            other => Err(format!(
-                "{} line {}: {other:?} is not `true` or `false`",
+            other => Err(CliError::data(format!(
+                "{} line {}: {} is not `true` or `false`",
                 path.display(),
-                i + 1
-            )),
+                i + 1,
+                quoted(other)
+            ))),
         })
         .collect()
 }
 
-pub fn freeze(args: FreezeArgs) -> Exit {
-    let outcomes = match read_outcomes(&args.outcomes) {
-        Ok(o) => o,
-        Err(e) => {
-            output::error(&e);
-            return Exit::DataErr;
-        }
-    };
+pub fn freeze(args: FreezeArgs) -> CliResult {
+    let outcomes = read_outcomes(&args.outcomes)?;
     let mut doc = json!({"outcomes": outcomes, "caught_seeded_bug": args.caught_seeded_bug});
     if let Some(n) = args.min_runs {
         doc["min_runs"] = json!(n);
@@ -517,23 +458,19 @@ pub fn freeze(args: FreezeArgs) -> Exit {
         doc["min_flip_rate"] = json!(r);
     }
     let answer: FreezeAnswer = match &args.remote.server {
-        Some(server) => match ask(
+        Some(server) => ask(
             &args.remote,
             server,
             "/freeze/eligibility",
             "application/json",
             doc.to_string().into_bytes(),
-        ) {
-            Ok(a) => a,
-            Err(exit) => return exit,
-        },
-        None => match ladder::parse_freeze(&doc) {
-            Ok(r) => ladder::freeze_eligibility(&r),
-            Err(errors) => return refuse(&Problem::invalid(errors)),
-        },
+        )?,
+        None => ladder::parse_freeze(&doc)
+            .map(|r| ladder::freeze_eligibility(&r))
+            .map_err(|errors| refuse(&Problem::invalid(errors)))?,
     };
     if args.json {
-        print_json(&answer);
+        print_json(&answer)?;
     } else {
         output::stdout(&format!(
             "{} {}\n",
@@ -543,41 +480,30 @@ pub fn freeze(args: FreezeArgs) -> Exit {
                 "not-eligible"
             },
             answer.reason
-        ));
+        ))?;
     }
-    if answer.eligible {
+    Ok(if answer.eligible {
         Exit::Go
     } else {
         Exit::PatchWrong
-    }
+    })
 }
 
-pub fn review(args: RowsArgs) -> Exit {
-    let body = match read_input(&args.file) {
-        Ok(b) => b,
-        Err(e) => {
-            output::error(&format!("cannot read {}: {e}", args.file.display()));
-            return Exit::DataErr;
-        }
-    };
+pub fn review(args: RowsArgs) -> CliResult {
+    let body = read_input(&args.file)
+        .map_err(|e| CliError::data(format!("cannot read {}: {e}", args.file.display())))?;
     let review: Review = match &args.remote.server {
-        Some(server) => match ask(
+        Some(server) => ask(
             &args.remote,
             server,
             "/review",
             "application/x-ndjson",
             body,
-        ) {
-            Ok(r) => r,
-            Err(exit) => return exit,
-        },
-        None => match ladder::review(&body) {
-            Ok(r) => r,
-            Err(errors) => return refuse(&Problem::invalid(errors)),
-        },
+        )?,
+        None => ladder::review(&body).map_err(|errors| refuse(&Problem::invalid(errors)))?,
     };
     if args.json {
-        print_json(&review);
+        print_json(&review)?;
     } else {
         let pct = |v: Option<f64>| v.map_or("-".to_owned(), |x| format!("{:.1}%", x * 100.0));
         let mut text = format!(
@@ -595,37 +521,28 @@ pub fn review(args: RowsArgs) -> Exit {
         if let Some(w) = &review.warning {
             text.push_str(&format!("warning: {w}\n"));
         }
-        output::stdout(&text);
+        output::stdout(&text)?;
     }
-    Exit::Go
+    Ok(Exit::Go)
 }
 
-pub fn calibrate(args: RowsArgs) -> Exit {
-    let body = match read_input(&args.file) {
-        Ok(b) => b,
-        Err(e) => {
-            output::error(&format!("cannot read {}: {e}", args.file.display()));
-            return Exit::DataErr;
-        }
-    };
+pub fn calibrate(args: RowsArgs) -> CliResult {
+    let body = read_input(&args.file)
+        .map_err(|e| CliError::data(format!("cannot read {}: {e}", args.file.display())))?;
     let classes: Vec<CalibrationClass> = match &args.remote.server {
-        Some(server) => match ask(
+        Some(server) => ask(
             &args.remote,
             server,
             "/calibrate",
             "application/x-ndjson",
             body,
-        ) {
-            Ok(r) => r,
-            Err(exit) => return exit,
-        },
-        None => match ladder::parse_rows(&body, true, ladder::parse_calibration_row) {
-            Ok(rows) => ladder::calibrate(&rows),
-            Err(errors) => return refuse(&Problem::from(errors)),
-        },
+        )?,
+        None => ladder::parse_rows(&body, true, ladder::parse_calibration_row)
+            .map(|rows| ladder::calibrate(&rows))
+            .map_err(|errors| refuse(&Problem::from(errors)))?,
     };
     if args.json {
-        print_json(&classes);
+        print_json(&classes)?;
     } else {
         let mut text = format!(
             "{:<38} {:>6} {:>11} {:>7} {:>7}\n",
@@ -641,7 +558,7 @@ pub fn calibrate(args: RowsArgs) -> Exit {
                 c.both * 100.0
             ));
         }
-        output::stdout(&text);
+        output::stdout(&text)?;
     }
-    Exit::Go
+    Ok(Exit::Go)
 }

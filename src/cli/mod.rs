@@ -2,6 +2,7 @@
 //! the same core the server runs, or asking a server with `--server`. Exit codes are the API
 //! (see [`crate::exit::Exit`]).
 
+mod error;
 mod healthcheck;
 mod ladder;
 mod output;
@@ -17,6 +18,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::exit::Exit;
+use error::CliError;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -85,17 +87,13 @@ pub struct ChangedFilesArgs {
 }
 
 impl ChangedFilesArgs {
-    /// The changed paths, as given; or the exit code and why they could not be had.
-    pub fn resolve(&self) -> Result<Vec<String>, (Exit, String)> {
+    /// The changed paths, as given; or why they could not be had.
+    pub fn resolve(&self) -> Result<Vec<String>, CliError> {
         if let Some(path) = &self.changed_files {
-            let bytes = read_input(path).map_err(|e| {
-                (
-                    Exit::DataErr,
-                    format!("cannot read {}: {e}", path.display()),
-                )
-            })?;
+            let bytes = read_input(path)
+                .map_err(|e| CliError::data(format!("cannot read {}: {e}", path.display())))?;
             let text = String::from_utf8(bytes)
-                .map_err(|_| (Exit::DataErr, format!("{} is not UTF-8", path.display())))?;
+                .map_err(|_| CliError::data(format!("{} is not UTF-8", path.display())))?;
             return Ok(text
                 .lines()
                 .map(str::trim_end)
@@ -104,10 +102,9 @@ impl ChangedFilesArgs {
                 .collect());
         }
         match (&self.base, &self.head) {
-            (Some(base), Some(head)) => git_changed(base, head).map_err(|e| (Exit::DataErr, e)),
-            _ => Err((
-                Exit::Usage,
-                "give the changed files: --changed-files FILE, or --base REF --head REF".into(),
+            (Some(base), Some(head)) => git_changed(base, head),
+            _ => Err(CliError::usage(
+                "give the changed files: --changed-files FILE, or --base REF --head REF",
             )),
         }
     }
@@ -168,7 +165,8 @@ pub fn main() -> Exit {
             };
         }
     };
-    match cli.command {
+    // Every command's error is printed here, in one place.
+    error::finish(match cli.command {
         Command::Serve(args) => serve::run(args),
         Command::Route(args) => route::run(args),
         Command::Quorum(args) => quorum::run(*args),
@@ -179,30 +177,30 @@ pub fn main() -> Exit {
         Command::Calibrate(args) => ladder::calibrate(*args),
         Command::Healthcheck(args) => healthcheck::run(args),
         Command::Openapi => {
-            output::stdout(&crate::http::openapi::document_json());
-            Exit::Go
+            output::stdout(&crate::http::openapi::document_json()).map(|()| Exit::Go)
         }
-    }
+    })
 }
 
-/// Runs git and returns its stdout, or its stderr as the error.
-pub fn git(args: &[&str]) -> Result<Vec<u8>, String> {
+/// Runs git and returns its stdout, or its stderr as the error (65: what was asked of git
+/// came from the input).
+pub fn git(args: &[&str]) -> Result<Vec<u8>, CliError> {
     let out = std::process::Command::new("git")
         .args(args)
         .output()
-        .map_err(|e| format!("cannot run git: {e}"))?;
+        .map_err(|e| CliError::data(format!("cannot run git: {e}")))?;
     if !out.status.success() {
-        return Err(format!(
+        return Err(CliError::data(format!(
             "git {} failed: {}",
             args.join(" "),
             String::from_utf8_lossy(&out.stderr).trim()
-        ));
+        )));
     }
     Ok(out.stdout)
 }
 
 /// The files `git diff --name-only BASE...HEAD` names (NUL-separated, so any name survives).
-pub fn git_changed(base: &str, head: &str) -> Result<Vec<String>, String> {
+pub fn git_changed(base: &str, head: &str) -> Result<Vec<String>, CliError> {
     let out = git(&["diff", "-z", "--name-only", &format!("{base}...{head}")])?;
     Ok(out
         .split(|b| *b == 0)
@@ -212,12 +210,9 @@ pub fn git_changed(base: &str, head: &str) -> Result<Vec<String>, String> {
 }
 
 /// A current-thread runtime for the client side of the CLI.
-pub fn client_runtime() -> Result<tokio::runtime::Runtime, Exit> {
+pub fn client_runtime() -> Result<tokio::runtime::Runtime, CliError> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| {
-            output::error(&format!("cannot start the async runtime: {e}"));
-            Exit::Software
-        })
+        .map_err(|e| CliError::software(format!("cannot start the async runtime: {e}")))
 }

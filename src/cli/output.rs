@@ -3,10 +3,17 @@
 
 use std::io::Write;
 
-pub fn stdout(text: &str) {
+/// Writes to stdout. A closed pipe is not an error (the reader had what it wanted); any other
+/// failure (a full disk) is, so a command never exits 0 on an answer that was not written.
+pub fn stdout(text: &str) -> Result<(), super::error::CliError> {
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(super::error::CliError::software(format!(
+            "cannot write the answer to stdout: {e}"
+        ))),
+    }
 }
 
 pub fn error(message: &str) {

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde_json::{Map, Value, json};
 
+use super::error::{CliError, CliResult};
 use super::{ChangedFilesArgs, RemoteArgs, git, output, read_input, remote};
 use crate::core::digest::Digest;
 use crate::core::quorum::{DEFAULT_DEBT_CAP, QuorumAnswer, decide, parse_request};
@@ -45,21 +46,12 @@ pub struct QuorumArgs {
     pub remote: RemoteArgs,
 }
 
-/// A failure to build the request, with its exit code.
-struct Refused(Exit, String);
-
-fn data(msg: impl Into<String>) -> Refused {
-    Refused(Exit::DataErr, msg.into())
+fn data(msg: impl Into<String>) -> CliError {
+    CliError::data(msg)
 }
 
-pub fn run(args: QuorumArgs) -> Exit {
-    let request = match build_request(&args) {
-        Ok(r) => r,
-        Err(Refused(exit, msg)) => {
-            output::error(&msg);
-            return exit;
-        }
-    };
+pub fn run(args: QuorumArgs) -> CliResult {
+    let request = build_request(&args)?;
     match &args.remote.server {
         Some(server) => remote_quorum(server, &args, &request),
         None => local_quorum(&args, &request),
@@ -67,7 +59,7 @@ pub fn run(args: QuorumArgs) -> Exit {
 }
 
 /// Reads a JSON or YAML document (JSON when the file says so by name or first character).
-fn read_document(path: &Path, what: &str) -> Result<Value, Refused> {
+fn read_document(path: &Path, what: &str) -> Result<Value, CliError> {
     let bytes = read_input(&path.to_path_buf())
         .map_err(|e| data(format!("cannot read the {what} {}: {e}", path.display())))?;
     let text = String::from_utf8(bytes)
@@ -93,9 +85,9 @@ fn read_document(path: &Path, what: &str) -> Result<Value, Refused> {
 }
 
 /// Reads a seal file: `HEX  -` (what `sha256sum` prints for stdin), or a bare digest.
-pub fn read_seal_file(path: &Path) -> Result<Digest, String> {
+pub fn read_seal_file(path: &Path) -> Result<Digest, CliError> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read the seal file {}: {e}", path.display()))?;
+        .map_err(|e| data(format!("cannot read the seal file {}: {e}", path.display())))?;
     let first = text.lines().next().unwrap_or("").trim();
     let hex = first
         .strip_suffix("  -")
@@ -103,16 +95,16 @@ pub fn read_seal_file(path: &Path) -> Result<Digest, String> {
         .unwrap_or(first)
         .trim();
     Digest::parse_hex(hex).map_err(|e| {
-        format!(
+        data(format!(
             "the seal file {} does not hold `HEX  -`: the digest {e}",
             path.display()
-        )
+        ))
     })
 }
 
 /// Fills `commits_since_open` for open rows that name `opened_against_commit` and lack it,
 /// counting commits with git from that commit to the head (inside a repository only).
-fn fill_commit_counts(ledger: &mut Value, head: &str) -> Result<(), Refused> {
+fn fill_commit_counts(ledger: &mut Value, head: &str) -> Result<(), CliError> {
     let Some(rows) = ledger.as_array_mut() else {
         return Ok(());
     };
@@ -142,7 +134,8 @@ fn fill_commit_counts(ledger: &mut Value, head: &str) -> Result<(), Refused> {
         }
         let out = git(&["rev-list", "--count", &format!("{commit}..{head}")]).map_err(|e| {
             data(format!(
-                "ledger row {i}: cannot count commits since {commit}: {e}"
+                "ledger row {i}: cannot count commits since {commit}: {}",
+                e.message
             ))
         })?;
         let n: u64 = String::from_utf8_lossy(&out)
@@ -154,12 +147,9 @@ fn fill_commit_counts(ledger: &mut Value, head: &str) -> Result<(), Refused> {
     Ok(())
 }
 
-fn build_request(args: &QuorumArgs) -> Result<Value, Refused> {
+fn build_request(args: &QuorumArgs) -> Result<Value, CliError> {
     let catalog = read_document(&args.catalog, "catalog")?;
-    let changed = args
-        .changed
-        .resolve()
-        .map_err(|(exit, msg)| Refused(exit, msg))?;
+    let changed = args.changed.resolve()?;
     let results = match &args.results {
         Some(p) => read_document(p, "results")?,
         None => Value::Object(Map::new()),
@@ -170,8 +160,8 @@ fn build_request(args: &QuorumArgs) -> Result<Value, Refused> {
     };
     let head = args.changed.head.as_deref().unwrap_or("HEAD");
     fill_commit_counts(&mut ledger, head)?;
-    let actual = read_seal_file(&args.seal).map_err(data)?;
-    let expected = read_seal_file(&args.expected).map_err(data)?;
+    let actual = read_seal_file(&args.seal)?;
+    let expected = read_seal_file(&args.expected)?;
     let mut doc = json!({
         "changed_files": changed,
         "catalog": catalog,
@@ -188,12 +178,11 @@ fn build_request(args: &QuorumArgs) -> Result<Value, Refused> {
     Ok(doc)
 }
 
-fn print(answer: &QuorumAnswer, as_json: bool) {
+fn print(answer: &QuorumAnswer, as_json: bool) -> Result<(), CliError> {
     if as_json {
-        if let Ok(s) = serde_json::to_string_pretty(answer) {
-            output::stdout(&(s + "\n"));
-        }
-        return;
+        let s = serde_json::to_string_pretty(answer)
+            .map_err(|e| CliError::software(format!("cannot print the answer: {e}")))?;
+        return output::stdout(&(s + "\n"));
     }
     let mut text = format!(
         "{} reason={}\n",
@@ -219,35 +208,27 @@ fn print(answer: &QuorumAnswer, as_json: bool) {
         "debt: {} open, {} spent, counted {}, cap {}\n",
         d.open, d.spent, d.counted, d.cap
     ));
-    output::stdout(&text);
+    output::stdout(&text)
 }
 
-fn local_quorum(args: &QuorumArgs, doc: &Value) -> Exit {
-    let request = match parse_request(doc) {
-        Ok(r) => r,
-        Err(errors) => {
-            output::error("the quorum request built from these files is invalid:");
-            remote::print_field_errors(&crate::core::problem::Problem::invalid(errors));
-            return Exit::DataErr;
-        }
-    };
+fn local_quorum(args: &QuorumArgs, doc: &Value) -> CliResult {
+    let request = parse_request(doc).map_err(|errors| {
+        CliError::problem(
+            Exit::DataErr,
+            "the quorum request built from these files is invalid:",
+            &crate::core::problem::Problem::invalid(errors),
+        )
+    })?;
     let decision = decide(&request, DEFAULT_DEBT_CAP);
     let answer = decision.answer(&request, crate::ids::new_decision_id());
-    print(&answer, args.json);
-    Exit::from_decision(answer.exit_code).unwrap_or(Exit::Software)
+    print(&answer, args.json)?;
+    Ok(Exit::from_decision(answer.exit_code).unwrap_or(Exit::Software))
 }
 
-fn remote_quorum(server: &str, args: &QuorumArgs, doc: &Value) -> Exit {
+fn remote_quorum(server: &str, args: &QuorumArgs, doc: &Value) -> CliResult {
     let body = serde_json::to_vec(doc).unwrap_or_default();
-    let reply = match remote::post(&args.remote, server, "/quorum", "application/json", body) {
-        Ok(r) => r,
-        Err(exit) => return exit,
-    };
-    match remote::decision::<QuorumAnswer>(&reply, |a| a.exit_code) {
-        Ok((answer, exit)) => {
-            print(&answer, args.json);
-            exit
-        }
-        Err(exit) => exit,
-    }
+    let reply = remote::post(&args.remote, server, "/quorum", "application/json", body)?;
+    let (answer, exit) = remote::decision::<QuorumAnswer>(&reply, |a| a.exit_code)?;
+    print(&answer, args.json)?;
+    Ok(exit)
 }

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::error::{CliError, CliResult};
 use super::{RemoteArgs, output, read_input, remote};
 use crate::core::answer::{RouteAnswer, decide_route};
 use crate::core::evidence::parse_route_bytes;
@@ -20,69 +21,54 @@ pub struct RouteArgs {
     pub remote: RemoteArgs,
 }
 
-pub fn run(args: RouteArgs) -> Exit {
-    let body = match read_input(&args.file) {
-        Ok(b) => b,
-        Err(e) => {
-            output::error(&format!("cannot read {}: {e}", args.file.display()));
-            return Exit::DataErr;
-        }
-    };
+pub fn run(args: RouteArgs) -> CliResult {
+    let body = read_input(&args.file)
+        .map_err(|e| CliError::data(format!("cannot read {}: {e}", args.file.display())))?;
     match &args.remote.server {
         Some(server) => remote_route(server, &args, body),
         None => local_route(&args, &body),
     }
 }
 
-fn local_route(args: &RouteArgs, body: &[u8]) -> Exit {
-    let request = match parse_route_bytes(body) {
-        Ok(r) => r,
-        Err(problem) => {
-            output::error(&format!(
+fn local_route(args: &RouteArgs, body: &[u8]) -> CliResult {
+    let request = parse_route_bytes(body).map_err(|problem| {
+        CliError::problem(
+            Exit::DataErr,
+            format!(
                 "invalid evidence in {}: {}",
                 args.file.display(),
                 problem.detail
-            ));
-            remote::print_field_errors(&problem);
-            return Exit::DataErr;
-        }
-    };
+            ),
+            &problem,
+        )
+    })?;
     let outcome = decide_route(&request);
     let exit = Exit::from_decision(outcome.decision.exit_code()).unwrap_or(Exit::Software);
     if args.json {
-        let answer = outcome.answer(crate::ids::new_decision_id());
-        print_json(&answer)
+        print_json(&outcome.answer(crate::ids::new_decision_id()))?;
     } else {
-        output::stdout(&outcome.decision.line());
+        output::stdout(&outcome.decision.line())?;
     }
-    exit
+    Ok(exit)
 }
 
-fn print_json(answer: &RouteAnswer) {
-    match serde_json::to_string_pretty(answer) {
-        Ok(s) => output::stdout(&(s + "\n")),
-        Err(e) => output::error(&format!("cannot print the answer: {e}")),
-    }
+fn print_json(answer: &RouteAnswer) -> Result<(), CliError> {
+    let s = serde_json::to_string_pretty(answer)
+        .map_err(|e| CliError::software(format!("cannot print the answer: {e}")))?;
+    output::stdout(&(s + "\n"))
 }
 
-fn remote_route(server: &str, args: &RouteArgs, body: Vec<u8>) -> Exit {
-    let reply = match remote::post(&args.remote, server, "/route", "application/json", body) {
-        Ok(r) => r,
-        Err(exit) => return exit,
-    };
-    match remote::decision::<RouteAnswer>(&reply, |a| a.exit_code) {
-        Ok((answer, exit)) => {
-            if args.json {
-                print_json(&answer);
-            } else {
-                output::stdout(&format!(
-                    "{} attribution={}\n",
-                    answer.disposition.as_str(),
-                    answer.attribution.as_str()
-                ));
-            }
-            exit
-        }
-        Err(exit) => exit,
+fn remote_route(server: &str, args: &RouteArgs, body: Vec<u8>) -> CliResult {
+    let reply = remote::post(&args.remote, server, "/route", "application/json", body)?;
+    let (answer, exit) = remote::decision::<RouteAnswer>(&reply, |a| a.exit_code)?;
+    if args.json {
+        print_json(&answer)?;
+    } else {
+        output::stdout(&format!(
+            "{} attribution={}\n",
+            answer.disposition.as_str(),
+            answer.attribution.as_str()
+        ))?;
     }
+    Ok(exit)
 }

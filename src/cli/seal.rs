@@ -6,11 +6,12 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use super::error::{CliError, CliResult};
 use super::quorum::read_seal_file;
 use super::{RemoteArgs, client_runtime, output, remote};
 use crate::client::Client;
 use crate::core::seal::SealAnswer;
-use crate::core::seal::{self, manifest, normalize_path, parse_manifest, seal_file_line};
+use crate::core::seal::{self, manifest, normalize_path, parse_manifest};
 use crate::exit::Exit;
 use crate::tree::read_dir_tree;
 
@@ -37,74 +38,48 @@ pub struct SealArgs {
     pub remote: RemoteArgs,
 }
 
-pub fn run(args: SealArgs) -> Exit {
-    if let Some(dir) = &args.directory
-        && let Err(e) = std::env::set_current_dir(dir)
-    {
-        output::error(&format!("cannot change to {}: {e}", dir.display()));
-        return Exit::Usage;
+pub fn run(args: SealArgs) -> CliResult {
+    if let Some(dir) = &args.directory {
+        std::env::set_current_dir(dir)
+            .map_err(|e| CliError::usage(format!("cannot change to {}: {e}", dir.display())))?;
     }
     let raw = args.dir.as_os_str().as_encoded_bytes();
-    let display = match normalize_path(raw) {
-        Ok(d) => d,
-        Err(e) => {
-            output::error(&format!(
-                "{} {e}: give the fixtures directory relative to the repository root (or use -C ROOT)",
-                args.dir.display()
-            ));
-            return Exit::Usage;
-        }
-    };
-    let expected = match args.expected.as_deref().map(read_seal_file).transpose() {
-        Ok(e) => e,
-        Err(e) => {
-            output::error(&e);
-            return Exit::DataErr;
-        }
-    };
+    let display = normalize_path(raw).map_err(|e| {
+        CliError::usage(format!(
+            "{} {e}: give the fixtures directory relative to the repository root (or use -C ROOT)",
+            args.dir.display()
+        ))
+    })?;
+    let expected = args.expected.as_deref().map(read_seal_file).transpose()?;
     if let Some(server) = &args.remote.server {
         return remote_seal(server, &args, &display, expected.map(|d| d.to_hex()));
     }
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let tree = match read_dir_tree(
+    let tree = read_dir_tree(
         Path::new(std::ffi::OsStr::from_bytes_ext(&display)),
         &display,
         threads,
-    ) {
-        Ok(t) => t,
-        Err(e) => {
-            output::error(&format!("cannot read {}: {e}", args.dir.display()));
-            return Exit::DataErr;
-        }
-    };
-    if let Some(path) = &args.manifest
-        && let Err(e) = std::fs::write(path, manifest(&tree.entries))
-    {
-        output::error(&format!(
-            "cannot write the manifest {}: {e}",
-            path.display()
-        ));
-        return Exit::Software;
+    )
+    .map_err(|e| CliError::data(format!("cannot read {}: {e}", args.dir.display())))?;
+    if let Some(path) = &args.manifest {
+        std::fs::write(path, manifest(&tree.entries)).map_err(|e| {
+            CliError::software(format!("cannot write the manifest {}: {e}", path.display()))
+        })?;
     }
     let expected_entries = match &args.expected_manifest {
         None => None,
         Some(path) => {
-            let text = match std::fs::read(path) {
-                Ok(t) => t,
-                Err(e) => {
-                    output::error(&format!("cannot read {}: {e}", path.display()));
-                    return Exit::DataErr;
-                }
-            };
-            match parse_manifest(&text) {
-                Ok(e) => Some(e),
-                Err(errs) => {
-                    for m in errs {
-                        output::error(&format!("{} line {}: {}", path.display(), m.line, m.detail));
-                    }
-                    return Exit::DataErr;
-                }
-            }
+            let text = std::fs::read(path)
+                .map_err(|e| CliError::data(format!("cannot read {}: {e}", path.display())))?;
+            let entries = parse_manifest(&text).map_err(|errs| {
+                let mut e = CliError::data(format!("{} is not a manifest:", path.display()));
+                e.fields = errs
+                    .iter()
+                    .map(|m| format!("  line {}: {}", m.line, m.detail))
+                    .collect();
+                e
+            })?;
+            Some(entries)
         }
     };
     // The same decision, and the same answer, as `POST /seal`.
@@ -127,19 +102,24 @@ pub fn run(args: SealArgs) -> Exit {
         }
     }
     let exit = Exit::from_decision(decision.exit_code()).unwrap_or(Exit::Software);
-    if args.json {
-        let answer = decision.answer(crate::ids::new_decision_id());
+    print(&decision.answer(crate::ids::new_decision_id()), args.json)?;
+    Ok(exit)
+}
+
+/// Prints the answer (the seal file line, or the JSON answer), and says so on a mismatch.
+fn print(answer: &SealAnswer, as_json: bool) -> Result<(), CliError> {
+    if as_json {
         output::stdout(&format!(
             "{}\n",
-            serde_json::to_string_pretty(&answer).unwrap_or_default()
-        ));
+            serde_json::to_string_pretty(answer).unwrap_or_default()
+        ))?;
     } else {
-        output::stdout(&seal_file_line(&decision.sealed.seal));
+        output::stdout(&format!("{}  -\n", answer.seal))?;
     }
-    if exit == Exit::PatchWrong {
+    if answer.exit_code == 1 {
         output::error("the seal does not match the expected one: fixture fault");
     }
-    exit
+    Ok(())
 }
 
 /// `OsStr` from raw bytes (Unix).
@@ -168,23 +148,18 @@ impl Write for ChannelWriter {
     }
 }
 
-fn remote_seal(server: &str, args: &SealArgs, display: &[u8], expected: Option<String>) -> Exit {
-    let client = match Client::new(server, args.remote.token.clone(), args.remote.timeout) {
-        Ok(c) => c,
-        Err(e) => {
-            output::error(&output::chain(&e));
-            return Exit::Usage;
-        }
-    };
-    let rt = match client_runtime() {
-        Ok(rt) => rt,
-        Err(exit) => return exit,
-    };
+fn remote_seal(
+    server: &str,
+    args: &SealArgs,
+    display: &[u8],
+    expected: Option<String>,
+) -> CliResult {
+    let client = Client::new(server, args.remote.token.clone(), args.remote.timeout)
+        .map_err(|e| CliError::usage(output::chain(&e)))?;
+    let rt = client_runtime()?;
     let root = PathBuf::from(std::ffi::OsStr::from_bytes_ext(display));
-    if let Err(e) = std::fs::symlink_metadata(&root) {
-        output::error(&format!("cannot read {}: {e}", root.display()));
-        return Exit::DataErr;
-    }
+    std::fs::symlink_metadata(&root)
+        .map_err(|e| CliError::data(format!("cannot read {}: {e}", root.display())))?;
     // A thread writes the tar (symlinks stored as symlinks, never followed) into a channel
     // that the upload streams from: the tree is never held whole.
     let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Vec<u8>>>(16);
@@ -211,31 +186,13 @@ fn remote_seal(server: &str, args: &SealArgs, display: &[u8], expected: Option<S
     let accept = "application/json";
     let reply = rt.block_on(client.post(&path, "application/x-tar", accept, body));
     if let Ok(Err(e)) = writer.join() {
-        output::error(&format!("cannot read {}: {e}", root.display()));
-        return Exit::DataErr;
+        return Err(CliError::data(format!(
+            "cannot read {}: {e}",
+            root.display()
+        )));
     }
-    let reply = match reply {
-        Ok(r) => r,
-        Err(e) => {
-            output::error(&output::chain(&e));
-            return Exit::Unavailable;
-        }
-    };
-    match remote::decision::<SealAnswer>(&reply, |a| a.exit_code) {
-        Ok((answer, exit)) => {
-            if args.json {
-                output::stdout(&format!(
-                    "{}\n",
-                    serde_json::to_string_pretty(&answer).unwrap_or_default()
-                ));
-            } else {
-                output::stdout(&format!("{}  -\n", answer.seal));
-            }
-            if exit == Exit::PatchWrong {
-                output::error("the seal does not match the expected one: fixture fault");
-            }
-            exit
-        }
-        Err(exit) => exit,
-    }
+    let reply = reply.map_err(|e| CliError::unavailable(output::chain(&e)))?;
+    let (answer, exit) = remote::decision::<SealAnswer>(&reply, |a| a.exit_code)?;
+    print(&answer, args.json)?;
+    Ok(exit)
 }

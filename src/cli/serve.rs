@@ -6,7 +6,8 @@ use std::time::Duration;
 use clap::Args;
 use tokio::net::TcpListener;
 
-use super::{output, parse_duration, parse_span, span};
+use super::error::{CliError, CliResult};
+use super::{parse_duration, parse_span, span};
 use crate::exit::Exit;
 use crate::http::{self, AppState, Settings};
 use crate::telemetry::{self, LogFormat};
@@ -121,28 +122,34 @@ fn parse_duration_or_zero(s: &str) -> Result<Duration, String> {
 fn token_digest(
     file: Option<&std::path::Path>,
     env: Option<String>,
-) -> Result<Option<[u8; 32]>, String> {
+) -> Result<Option<[u8; 32]>, CliError> {
     use sha2::{Digest as _, Sha256};
     let token = match (file, env) {
         (Some(_), Some(_)) => {
-            return Err("give the token by PATCHGATE_TOKEN or --token-file, not both".into());
+            return Err(CliError::usage(
+                "give the token by PATCHGATE_TOKEN or --token-file, not both",
+            ));
         }
         (Some(path), None) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("cannot read the token file {}: {e}", path.display()))?;
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                CliError::usage(format!(
+                    "cannot read the token file {}: {e}",
+                    path.display()
+                ))
+            })?;
             text.lines().next().unwrap_or("").trim().to_owned()
         }
         (None, Some(t)) => t.trim().to_owned(),
         (None, None) => return Ok(None),
     };
     if token.is_empty() {
-        return Err("the token is empty".into());
+        return Err(CliError::usage("the token is empty"));
     }
     Ok(Some(Sha256::digest(token.as_bytes()).into()))
 }
 
 /// The listen address: the flag, else `0.0.0.0:$PORT`, else `127.0.0.1:8080`.
-fn listen_addr(flag: Option<SocketAddr>, port: Option<String>) -> Result<SocketAddr, String> {
+fn listen_addr(flag: Option<SocketAddr>, port: Option<String>) -> Result<SocketAddr, CliError> {
     if let Some(addr) = flag {
         return Ok(addr);
     }
@@ -151,50 +158,28 @@ fn listen_addr(flag: Option<SocketAddr>, port: Option<String>) -> Result<SocketA
             .trim()
             .parse::<u16>()
             .map(|p| SocketAddr::from((Ipv4Addr::UNSPECIFIED, p)))
-            .map_err(|_| format!("PORT={p} is not a port number")),
+            .map_err(|_| CliError::usage(format!("PORT={p} is not a port number"))),
         None => Ok(SocketAddr::from((Ipv4Addr::LOCALHOST, 8080))),
     }
 }
 
-pub fn run(args: ServeArgs) -> Exit {
+pub fn run(args: ServeArgs) -> CliResult {
     let _log_guard = telemetry::init_server(args.log_format);
-    let addr = match listen_addr(args.listen, std::env::var("PORT").ok()) {
-        Ok(a) => a,
-        Err(e) => {
-            output::error(&e);
-            return Exit::Usage;
-        }
-    };
-    let token_sha256 = match token_digest(
+    let addr = listen_addr(args.listen, std::env::var("PORT").ok())?;
+    let token_sha256 = token_digest(
         args.token_file.as_deref(),
         std::env::var("PATCHGATE_TOKEN").ok(),
-    ) {
-        Ok(t) => t,
-        Err(e) => {
-            output::error(&e);
-            return Exit::Usage;
-        }
-    };
+    )?;
     let token_required = token_sha256.is_some();
     let settings = args.settings(token_sha256);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            output::error(&format!("cannot start the async runtime: {e}"));
-            return Exit::Software;
-        }
-    };
+        .map_err(|e| CliError::software(format!("cannot start the async runtime: {e}")))?;
     let exit = runtime.block_on(async move {
-        let listener = match TcpListener::bind(addr).await {
-            Ok(l) => l,
-            Err(e) => {
-                output::error(&format!("cannot listen on {addr}: {e}"));
-                return Exit::Unavailable;
-            }
-        };
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|e| CliError::unavailable(format!("cannot listen on {addr}: {e}")))?;
         let local = listener
             .local_addr()
             .map(|a| a.to_string())
@@ -203,11 +188,11 @@ pub fn run(args: ServeArgs) -> Exit {
         match http::serve(listener, AppState::new(settings), shutdown_signal()).await {
             Ok(()) => {
                 tracing::info!("drained; exiting");
-                Exit::Go
+                Ok(Exit::Go)
             }
             Err(e) => {
                 tracing::error!(error = %e, "server failed");
-                Exit::Software
+                Err(CliError::software(format!("the server failed: {e}")))
             }
         }
     });
