@@ -279,16 +279,7 @@ pub fn run_tier(argv: &[String], timeout: Duration) -> std::io::Result<(Option<E
     let started = Instant::now();
     let mut child = Command::new(program).args(args).process_group(0).spawn()?;
     let pgid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
-    let deadline = started + timeout;
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break Some(status);
-        }
-        if Instant::now() >= deadline {
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait_timeout::ChildExt::wait_timeout(&mut child, timeout)?;
     // Whatever the leader did, nothing of its group outlives the tier.
     let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
     if status.is_none() {

@@ -196,6 +196,74 @@ pub fn push_rfc3339_micros(out: &mut String, t: std::time::SystemTime) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A writer into a shared buffer, for reading the lines back.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if let Ok(mut b) = self.0.lock() {
+                b.extend_from_slice(buf);
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Every line the hand-written formatter writes is one JSON object that serde_json reads
+    /// back to exactly the values logged, whatever they hold (a patch id is the client's).
+    #[test]
+    fn lines_round_trip_through_serde_json_for_awkward_values() {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .fmt_fields(JsonFields)
+            .event_format(JsonLines)
+            .finish();
+        let awkward = [
+            "plain",
+            "a \"quoted\" id",
+            "back\\slash",
+            "new\nline and\r\ncarriage",
+            "tab\tand \u{0}nul \u{1f} unit \u{7f} del",
+            "non-ASCII: é ß 日本 🦀",
+            "\u{2028}line separator\u{2029}",
+            "",
+        ];
+        tracing::subscriber::with_default(subscriber, || {
+            for (i, value) in awkward.iter().enumerate() {
+                tracing::info!(
+                    target: "patchgate::decision",
+                    patch_id = *value,
+                    index = i as u64,
+                    negative = -3i64,
+                    ratio = 0.25f64,
+                    flag = true,
+                    message = "decision",
+                );
+            }
+        });
+        let bytes = captured.0.lock().map(|b| b.clone()).unwrap_or_default();
+        let text = String::from_utf8(bytes).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), awkward.len(), "{text}");
+        for (line, want) in lines.iter().zip(awkward) {
+            let v: serde_json::Value =
+                serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+            assert_eq!(v["patch_id"], *want, "{line}");
+            assert_eq!(v["negative"], -3);
+            assert_eq!(v["ratio"], 0.25);
+            assert_eq!(v["flag"], true);
+            assert_eq!(v["target"], "patchgate::decision");
+            assert_eq!(v["level"], "INFO");
+            assert_eq!(v["message"], "decision");
+        }
+    }
 
     #[test]
     fn timestamps_are_rfc3339_utc() {
