@@ -6,34 +6,15 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command as Std;
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
-use common::TestServer;
+use common::{TestServer, git};
 use serde_json::{Value, json};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Std::new("git")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
 
 /// A repository whose head commit changes `changed`.
 fn repo(changed: &str) -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = common::git_repo();
     let p = dir.path();
-    git(p, &["init", "-q", "-b", "main"]);
-    git(p, &["config", "user.email", "ci@example.invalid"]);
-    git(p, &["config", "user.name", "CI"]);
     std::fs::write(p.join("README"), "base\n").expect("write");
     git(p, &["add", "-A"]);
     git(p, &["commit", "-q", "-m", "base"]);
@@ -55,8 +36,7 @@ fn config(dir: &Path, t1: &str, t2: &str, t1_timeout: f64) {
 }
 
 fn run_ladder(dir: &Path, base: &str) -> (i32, Vec<Value>) {
-    let out = Command::cargo_bin("patchgate")
-        .expect("binary")
+    let out = common::patchgate()
         .current_dir(dir)
         .args([
             "ladder",
@@ -235,7 +215,7 @@ fn report_freeze_review_and_calibrate_through_the_binary() {
     )
     .expect("write");
     for server in [None, Some(url.as_str())] {
-        let mut cmd = Command::cargo_bin("patchgate").expect("binary");
+        let mut cmd = common::patchgate();
         cmd.current_dir(p)
             .args(["ladder", "report", "ledger.jsonl", "--json"]);
         if let Some(u) = server {
@@ -247,8 +227,7 @@ fn report_freeze_review_and_calibrate_through_the_binary() {
         assert_eq!(report["tiers"][0]["yield_per_s"], 1.0 / 6.0);
         assert_eq!(report["tiers"][1]["errors"], 1);
     }
-    let table = Command::cargo_bin("patchgate")
-        .expect("binary")
+    let table = common::patchgate()
         .current_dir(p)
         .args(["ladder", "report", "ledger.jsonl"])
         .assert()
@@ -265,7 +244,7 @@ fn report_freeze_review_and_calibrate_through_the_binary() {
     std::fs::write(p.join("outcomes.json"), json!(outcomes).to_string()).expect("write");
     for server in [None, Some(url.as_str())] {
         let run = |extra: &[&str]| {
-            let mut cmd = Command::cargo_bin("patchgate").expect("binary");
+            let mut cmd = common::patchgate();
             cmd.current_dir(p)
                 .args(["freeze", "--outcomes", "outcomes.json"])
                 .args(extra);
@@ -294,8 +273,7 @@ fn report_freeze_review_and_calibrate_through_the_binary() {
     .map(|l| format!("{l}\n"))
     .collect();
     std::fs::write(p.join("decisions.jsonl"), log).expect("write");
-    let out = Command::cargo_bin("patchgate")
-        .expect("binary")
+    let out = common::patchgate()
         .current_dir(p)
         .args(["review", "decisions.jsonl", "--server", &url, "--json"])
         .assert()
@@ -308,8 +286,7 @@ fn report_freeze_review_and_calibrate_through_the_binary() {
     assert!(review["warning"].is_string());
 
     std::fs::write(p.join("rows.jsonl"), "{\"attribution\":\"concrete-behavior\",\"fix_files\":[\"src/a.rs\"],\"fix_changed\":\"check\"}\n").expect("write");
-    let out = Command::cargo_bin("patchgate")
-        .expect("binary")
+    let out = common::patchgate()
         .current_dir(p)
         .args(["calibrate", "rows.jsonl", "--json"])
         .assert()

@@ -4,11 +4,8 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command as Std;
-
 use assert_cmd::Command;
-use common::TestServer;
+use common::{TestServer, git};
 use serde_json::{Value, json};
 
 const SEAL: &str = "abcfa6a9d4df344d1781bc2560b5e4cdcae08b39ed303063535e7e1e926a304a";
@@ -31,20 +28,6 @@ properties:
     fixtures: fixtures/replays/
 "#;
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Std::new("git")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
 struct Repo {
     dir: tempfile::TempDir,
     base: String,
@@ -52,11 +35,8 @@ struct Repo {
 
 /// A repository with a base commit and a head commit that changes `changed`.
 fn repo(changed: &[&str]) -> Repo {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = common::git_repo();
     let p = dir.path();
-    git(p, &["init", "-q", "-b", "main"]);
-    git(p, &["config", "user.email", "ci@example.invalid"]);
-    git(p, &["config", "user.name", "CI"]);
     for f in [
         "store/counters/mod.rs",
         "api/handlers/user.rs",
@@ -85,7 +65,7 @@ impl Repo {
     }
 
     fn quorum(&self, extra: &[&str]) -> Command {
-        let mut cmd = Command::cargo_bin("patchgate").expect("binary");
+        let mut cmd = common::patchgate();
         cmd.current_dir(self.dir.path())
             .env_remove("PATCHGATE_SERVER")
             .env_remove("PATCHGATE_TOKEN")
@@ -270,7 +250,7 @@ fn changed_files_can_come_from_a_file() {
         "api/serializers/user.py\n",
     )
     .expect("write");
-    let mut cmd = Command::cargo_bin("patchgate").expect("binary");
+    let mut cmd = common::patchgate();
     cmd.current_dir(repo.dir.path())
         .args([
             "quorum",

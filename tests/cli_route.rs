@@ -4,21 +4,13 @@ mod common;
 
 use std::io::Write;
 
-use assert_cmd::Command;
-use common::{TestServer, table};
+use common::{TestServer, patchgate, table};
 use serde_json::{Value, json};
 
 fn evidence_file(doc: &Value) -> tempfile::NamedTempFile {
     let mut f = tempfile::NamedTempFile::new().expect("temp file");
     f.write_all(doc.to_string().as_bytes()).expect("write");
     f
-}
-
-fn patchgate() -> Command {
-    let mut cmd = Command::cargo_bin("patchgate").expect("binary");
-    cmd.env_remove("PATCHGATE_SERVER")
-        .env_remove("PATCHGATE_TOKEN");
-    cmd
 }
 
 fn doc(p: &str, f: &str, z: &str) -> Value {

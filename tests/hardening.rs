@@ -8,7 +8,6 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use axum::Router;
 use axum::body::Body;
 use axum::routing::get;
@@ -119,7 +118,7 @@ fn the_cli_sends_the_token() {
     let file = tempfile::NamedTempFile::new().expect("tmp");
     std::fs::write(file.path(), evidence().to_string()).expect("write");
     let run = |token: Option<&str>| {
-        let mut cmd = Command::cargo_bin("patchgate").expect("binary");
+        let mut cmd = common::patchgate();
         cmd.env_remove("PATCHGATE_TOKEN")
             .arg("route")
             .arg(file.path())

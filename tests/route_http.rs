@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::TestServer;
+use common::{TestServer, assert_healthy};
 use serde_json::{Value, json};
 
 struct Sent {
@@ -64,22 +64,6 @@ fn assert_problem(sent: &Sent, status: u16, pointer: Option<&str>) {
             sent.body
         );
     }
-}
-
-async fn assert_healthy(server: &TestServer) {
-    let res = common::client()
-        .get(server.url("/healthz"))
-        .send()
-        .await
-        .expect("healthz");
-    assert_eq!(res.status().as_u16(), 200);
-    let ok = post_json(
-        server,
-        r#"{"property_check":"pass","fixture_check":"pass","flaky_freeze":"pass"}"#,
-    )
-    .await;
-    assert_eq!(ok.status, 200);
-    assert_eq!(ok.body["disposition"], "MERGE_OK");
 }
 
 #[tokio::test]

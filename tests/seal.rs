@@ -9,8 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::{Command as Std, Stdio};
 
-use assert_cmd::Command;
-use common::TestServer;
+use common::{TestServer, assert_healthy};
 use patchgate::http::Settings;
 use serde_json::{Value, json};
 
@@ -82,8 +81,7 @@ fn awkward_tree() -> tempfile::TempDir {
 }
 
 fn cli_seal(root: &Path, extra: &[&str]) -> String {
-    let out = Command::cargo_bin("patchgate")
-        .expect("binary")
+    let out = common::patchgate()
         .current_dir(root)
         .env_remove("PATCHGATE_SERVER")
         .args(["seal", "fixtures"])
@@ -147,15 +145,6 @@ async fn post(
         status,
         serde_json::from_slice(&bytes).unwrap_or(Value::Null),
     )
-}
-
-async fn assert_healthy(server: &TestServer) {
-    let res = common::client()
-        .get(server.url("/healthz"))
-        .send()
-        .await
-        .expect("healthz");
-    assert_eq!(res.status().as_u16(), 200);
 }
 
 #[tokio::test]
@@ -428,8 +417,7 @@ fn the_cli_checks_an_expected_seal_file_and_names_drift() {
     std::fs::write(root.join("fixtures/plain.json"), "changed").expect("write");
     std::fs::write(root.join("fixtures/brand-new"), "new").expect("write");
     std::fs::remove_file(root.join("fixtures/empty")).expect("rm");
-    let out = Command::cargo_bin("patchgate")
-        .expect("binary")
+    let out = common::patchgate()
         .current_dir(root)
         .args([
             "seal",

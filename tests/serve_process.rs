@@ -190,14 +190,12 @@ async fn with_a_drain_delay_readyz_turns_503_at_sigterm_while_requests_are_still
 #[test]
 fn healthcheck_is_0_against_a_live_server_and_1_against_a_dead_port() {
     let server = common::TestServer::start();
-    assert_cmd::Command::cargo_bin("patchgate")
-        .expect("binary")
+    common::patchgate()
         .args(["healthcheck", "--url", &format!("http://{}", server.addr)])
         .assert()
         .code(0);
     // PORT picks the default URL's port.
-    assert_cmd::Command::cargo_bin("patchgate")
-        .expect("binary")
+    common::patchgate()
         .arg("healthcheck")
         .env("PORT", server.addr.port().to_string())
         .assert()
@@ -206,14 +204,12 @@ fn healthcheck_is_0_against_a_live_server_and_1_against_a_dead_port() {
         .and_then(|l| l.local_addr())
         .expect("port")
         .port();
-    assert_cmd::Command::cargo_bin("patchgate")
-        .expect("binary")
+    common::patchgate()
         .args(["healthcheck", "--url", &format!("http://127.0.0.1:{dead}")])
         .assert()
         .code(1);
     // Something that answers, but not 200.
-    assert_cmd::Command::cargo_bin("patchgate")
-        .expect("binary")
+    common::patchgate()
         .args([
             "healthcheck",
             "--url",

@@ -56,6 +56,59 @@ pub fn client() -> reqwest::Client {
     reqwest::Client::new()
 }
 
+/// The `patchgate` binary, with no server or token taken from the test's environment.
+pub fn patchgate() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("patchgate").expect("binary");
+    cmd.env_remove("PATCHGATE_SERVER")
+        .env_remove("PATCHGATE_TOKEN");
+    cmd
+}
+
+/// Runs git in `dir`; its stdout, trimmed (a failure fails the test with git's stderr).
+pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// A new git repository in a temporary directory, with a committer configured.
+pub fn git_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path();
+    git(p, &["init", "-q", "-b", "main"]);
+    git(p, &["config", "user.email", "ci@example.invalid"]);
+    git(p, &["config", "user.name", "CI"]);
+    dir
+}
+
+/// The server is alive and still decides: `/healthz` answers 200 and an all-pass document
+/// merges.
+pub async fn assert_healthy(server: &TestServer) {
+    let client = client();
+    let res = client
+        .get(server.url("/healthz"))
+        .send()
+        .await
+        .expect("healthz");
+    assert_eq!(res.status().as_u16(), 200);
+    let (status, answer) = post_json(
+        server,
+        "/route",
+        &serde_json::json!({"property_check": "pass", "fixture_check": "pass", "flaky_freeze": "pass"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["disposition"], "MERGE_OK");
+}
+
 /// POSTs `body` with `content_type`; the status and the body as JSON (`null` when not JSON).
 pub async fn post(
     server: &TestServer,
