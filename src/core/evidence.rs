@@ -14,6 +14,7 @@ use std::collections::HashSet;
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use super::fields::{self, kind_of};
 use super::json::{Strict, parse_json_as};
 use super::path::{PrefixTrie, RepoPath};
 use super::problem::{Errors, FieldError, MAX_ERRORS, Problem, pointer_index, pointer_key, quoted};
@@ -416,16 +417,6 @@ pub fn validate(doc: RouteDoc<'_>) -> Result<RouteRequest, Errors> {
     }
 }
 
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
 
 fn scalar_of(v: &Value) -> Scalar<'_> {
     match v {
@@ -529,7 +520,8 @@ fn check_freeze(
         ));
         return FreezeEvidence::Given(Verdict::Missing);
     };
-    let changed_files = parse_path_list(&changed, "/changed_files", false, errors);
+    let changed_files =
+        fields::paths(&changed, "/changed_files", false, errors).unwrap_or_default();
     let frozen_tests = parse_frozen_tests(&frozen, errors);
     FreezeEvidence::Scoped {
         changed_files,
@@ -537,48 +529,6 @@ fn check_freeze(
     }
 }
 
-/// Parses an array of repo-relative paths at `pointer`.
-pub fn parse_path_list(
-    value: &Value,
-    pointer: &str,
-    require_non_empty: bool,
-    errors: &mut Errors,
-) -> Vec<RepoPath> {
-    let Some(items) = value.as_array() else {
-        errors.add(FieldError::new(
-            pointer,
-            format!(
-                "must be an array of repo-relative paths, not {}",
-                kind_of(value)
-            ),
-        ));
-        return Vec::new();
-    };
-    if require_non_empty && items.is_empty() {
-        errors.add(FieldError::new(
-            pointer,
-            "must list at least one path prefix",
-        ));
-    }
-    let mut out = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        if errors.is_full() {
-            break;
-        }
-        let at = pointer_index(pointer, i);
-        match item {
-            Value::String(s) => match RepoPath::parse(s) {
-                Ok(p) => out.push(p),
-                Err(e) => errors.add(FieldError::new(at, format!("path {} {e}", quoted(s)))),
-            },
-            other => errors.add(FieldError::new(
-                at,
-                format!("must be a path string, not {}", kind_of(other)),
-            )),
-        }
-    }
-    out
-}
 
 fn parse_frozen_tests(value: &Value, errors: &mut Errors) -> Vec<FrozenTest> {
     let Some(items) = value.as_array() else {
@@ -647,7 +597,8 @@ fn parse_frozen_tests(value: &Value, errors: &mut Errors) -> Vec<FrozenTest> {
                 ));
                 Vec::new()
             }
-            Some(v) => parse_path_list(v, &pointer_key(&base, "covers"), true, errors),
+            Some(v) => fields::paths(v, &pointer_key(&base, "covers"), true, errors)
+                .unwrap_or_default(),
         };
         if let Some(id) = id {
             out.push(FrozenTest { id, covers });

@@ -51,6 +51,22 @@ pub async fn read_body(req: Request, state: &AppState) -> Result<(Bytes, Slot), 
     Ok((body, Slot::take(state, share)?))
 }
 
+/// The request's media type, lower-cased, without parameters (`""` when it sent none): the one
+/// reading of `Content-Type` every body extractor uses.
+pub fn media_type(headers: &HeaderMap) -> String {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .unwrap_or_default()
+}
+
 /// `application/json` (or any `+json` type), in UTF-8; anything else is a 415.
 fn require_json_content_type(headers: &HeaderMap) -> Result<(), Problem> {
     let unsupported = |got: &str| {
@@ -150,18 +166,7 @@ impl FromRequest<AppState> for Rows {
     type Rejection = Problem;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
-        let media = req
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(|v| {
-                v.split(';')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_ascii_lowercase()
-            })
-            .unwrap_or_default();
+        let media = media_type(req.headers());
         let ndjson = match media.as_str() {
             "application/json" => false,
             "application/x-ndjson"

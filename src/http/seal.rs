@@ -292,17 +292,7 @@ enum Kind {
 }
 
 fn kind_of_body(headers: &HeaderMap) -> Result<Kind, Problem> {
-    let media = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(|v| {
-            v.split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase()
-        })
-        .unwrap_or_default();
+    let media = super::extract::media_type(headers);
     let encoding = headers
         .get(header::CONTENT_ENCODING)
         .and_then(|v| v.to_str().ok())
