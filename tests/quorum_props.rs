@@ -188,20 +188,65 @@ proptest! {
         }
     }
 
+    /// The decision does not depend on the order anything is listed in: catalog rows, ledger
+    /// rows and changed files, shuffled, give the same outcome, reason, debt, and the same
+    /// report for every property.
     #[test]
-    fn the_decision_is_deterministic(req in request()) {
-        prop_assert_eq!(decide(&req, 5), decide(&req, 5));
+    fn the_decision_does_not_depend_on_order(
+        req in request(),
+        seed in any::<u64>(),
+    ) {
+        let before = decide(&req, 5);
+        let mut shuffled = req.clone();
+        // A permutation from the seed (rotate, then reverse on odd seeds).
+        let turn = |n: usize| if n == 0 { 0 } else { (seed as usize) % n };
+        let n = shuffled.catalog.len();
+        shuffled.catalog.rotate_left(turn(n));
+        let n = shuffled.ledger.len();
+        shuffled.ledger.rotate_left(turn(n));
+        let n = shuffled.changed_files.len();
+        shuffled.changed_files.rotate_left(turn(n));
+        if seed % 2 == 1 {
+            shuffled.catalog.reverse();
+            shuffled.ledger.reverse();
+            shuffled.changed_files.reverse();
+        }
+        let after = decide(&shuffled, 5);
+        prop_assert_eq!(after.outcome, before.outcome);
+        prop_assert_eq!(after.reason, before.reason);
+        prop_assert_eq!(after.debt, before.debt);
+        let by_id = |d: &patchgate::core::quorum::QuorumDecision| {
+            let mut v: Vec<_> = d.properties.iter().map(|p| (p.id.clone(), p.in_locality, p.state, p.vote)).collect();
+            v.sort_by(|a, b| a.0.cmp(&b.0));
+            v
+        };
+        prop_assert_eq!(by_id(&after), by_id(&before));
     }
 
+    /// CONTRACT.md section 2's outcome table, by hand: each reason belongs to one row, with its
+    /// outcome and exit code, and the HTTP status is the exit code's twin (section 0).
     #[test]
-    fn the_exit_code_follows_the_outcome(req in request()) {
+    fn every_decision_is_a_row_of_the_contracts_table(req in request()) {
         let d = decide(&req, 5);
-        let want = match d.outcome {
-            Outcome::Promote => 0,
-            Outcome::Reject => 1,
-            Outcome::Hold | Outcome::FixtureFault => 2,
-            Outcome::StopQueue => 3,
+        let (rule, outcome, exit, status) = match d.reason {
+            Reason::SealMismatch => (1, Outcome::FixtureFault, 2, 424),
+            Reason::DebtOverCap => (2, Outcome::StopQueue, 3, 423),
+            Reason::SelfIntroducedPredicate => (3, Outcome::Reject, 1, 409),
+            Reason::EmptyQuorum => (4, Outcome::Reject, 1, 409),
+            Reason::StableFailure => (5, Outcome::Reject, 1, 409),
+            Reason::SplitExits | Reason::MissingResults => (6, Outcome::Hold, 2, 424),
+            Reason::QuorumHeld => (7, Outcome::Promote, 0, 200),
         };
-        prop_assert_eq!(d.outcome.exit_code(), want);
+        prop_assert_eq!(d.rule, rule);
+        prop_assert_eq!(d.outcome, outcome);
+        prop_assert_eq!(d.outcome.exit_code(), exit);
+        prop_assert_eq!(
+            patchgate::http::status_for_exit(d.outcome.exit_code()).as_u16(),
+            status
+        );
+        // Rule 1 comes first: a seal mismatch is never anything but a fixture fault.
+        if !d.facts.seal_matches {
+            prop_assert_eq!(d.reason, Reason::SealMismatch);
+        }
     }
 }

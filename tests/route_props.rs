@@ -95,14 +95,69 @@ proptest! {
         }
     }
 
+    /// The decision depends on the verdicts, not on how the document is written: any order of
+    /// its fields, any whitespace, gives the ladder's decision for those verdicts.
     #[test]
-    fn the_decision_is_deterministic(v in verdicts()) {
-        prop_assert_eq!(route(&v), route(&v));
+    fn the_decision_does_not_depend_on_field_order_or_layout(
+        v in verdicts(),
+        order in Just([0usize, 1, 2, 3]).prop_shuffle(),
+        pad in prop_oneof![Just(""), Just(" "), Just("\n\t ")],
+    ) {
+        let fields = [
+            format!(r#""property_check":"{}""#, v.property_check.as_str()),
+            format!(r#""fixture_check":"{}""#, v.fixture_check.as_str()),
+            format!(r#""flaky_freeze":"{}""#, v.flaky_freeze.as_str()),
+            r#""patch_id":"pr-7""#.to_owned(),
+        ];
+        let body: Vec<String> = order.iter().map(|i| fields[*i].clone()).collect();
+        let doc = format!("{pad}{{{pad}{}{pad}}}{pad}", body.join(&format!(",{pad}")));
+        let request = parse_route_bytes(doc.as_bytes())
+            .map_err(|p| TestCaseError::fail(format!("{doc}: {}", p.detail)))?;
+        prop_assert_eq!(decide_route(&request).decision, route(&v));
     }
 
+    /// Near-valid documents (real JSON, then cut short, given a key twice, or with one byte
+    /// changed) are answered with a decision, a 400 (syntax) or a 422 (meaning), never anything
+    /// else; a well-formed one is never a 400.
     #[test]
-    fn parsing_never_panics_on_arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
-        let _ = parse_route_bytes(&bytes);
+    fn near_valid_documents_are_decided_or_refused_with_400_or_422(
+        value in json_value(),
+        mutation in 0u8..4,
+        at in any::<prop::sample::Index>(),
+        byte in any::<u8>(),
+    ) {
+        let text = serde_json::to_string(&value).unwrap_or_default();
+        let mut bytes = text.clone().into_bytes();
+        match mutation {
+            0 => {}
+            1 => bytes.truncate(at.index(bytes.len().max(1))),
+            2 => {
+                // The first key again, right after the opening brace.
+                if let Some(obj) = value.as_object()
+                    && let Some((k, v)) = obj.iter().next()
+                {
+                    let dup = format!("{{{}:{},", serde_json::to_string(k).unwrap_or_default(), v);
+                    bytes = text.replacen('{', &dup, 1).into_bytes();
+                }
+            }
+            _ => {
+                if !bytes.is_empty() {
+                    let i = at.index(bytes.len());
+                    bytes[i] = byte;
+                }
+            }
+        }
+        match parse_route_bytes(&bytes) {
+            Ok(request) => {
+                let _ = decide_route(&request);
+            }
+            Err(problem) => {
+                prop_assert!(problem.status == 400 || problem.status == 422, "{}", problem.status);
+                if mutation == 0 || mutation == 2 {
+                    prop_assert_eq!(problem.status, 422, "{}: {}", text, problem.detail);
+                }
+            }
+        }
     }
 
     #[test]

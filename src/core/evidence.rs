@@ -417,7 +417,6 @@ pub fn validate(doc: RouteDoc<'_>) -> Result<RouteRequest, Errors> {
     }
 }
 
-
 fn scalar_of(v: &Value) -> Scalar<'_> {
     match v {
         Value::String(s) => Scalar::Str(Cow::Borrowed(s)),
@@ -529,7 +528,6 @@ fn check_freeze(
     }
 }
 
-
 fn parse_frozen_tests(value: &Value, errors: &mut Errors) -> Vec<FrozenTest> {
     let Some(items) = value.as_array() else {
         errors.add(FieldError::new(
@@ -597,8 +595,9 @@ fn parse_frozen_tests(value: &Value, errors: &mut Errors) -> Vec<FrozenTest> {
                 ));
                 Vec::new()
             }
-            Some(v) => fields::paths(v, &pointer_key(&base, "covers"), true, errors)
-                .unwrap_or_default(),
+            Some(v) => {
+                fields::paths(v, &pointer_key(&base, "covers"), true, errors).unwrap_or_default()
+            }
         };
         if let Some(id) = id {
             out.push(FrozenTest { id, covers });
