@@ -17,8 +17,12 @@ use utoipa::ToSchema;
 
 use sha2::{Digest as _, Sha256};
 
+use serde_json::Value;
+
 use super::digest::Digest;
+use super::fields::{self, Errors, object};
 use super::problem::MAX_ERRORS;
+use super::problem::quoted;
 
 /// One regular file: its path as `find` prints it, and the SHA-256 of its content.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -409,6 +413,116 @@ mod tests {
             Err(TreePathError::ParentComponent)
         );
         assert_eq!(normalize_path(b"./"), Err(TreePathError::Empty));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A tree given as JSON
+
+/// A JSON body: `{"files": [{"path","sha256"}], "expected"?, "expected_manifest"?}`.
+pub struct JsonSeal {
+    pub entries: Vec<Entry>,
+    pub expected: Option<Digest>,
+    pub expected_manifest: Option<Vec<Entry>>,
+}
+
+fn parse_entries(v: &Value, at: &str, e: &mut Errors) -> Vec<Entry> {
+    let mut seen = std::collections::HashSet::new();
+    fields::array(v, at, "a file list", e, |item, p, e| {
+        let row = object(item, &p, "a file", &["path", "sha256"], e)?;
+        let path =
+            row.req_string("path", 4096, e)
+                .and_then(|s| match normalize_path(s.as_bytes()) {
+                    Ok(p) => Some(p),
+                    Err(err) => {
+                        e.push(row.pointer("path"), format!("path {} {err}", quoted(&s)));
+                        None
+                    }
+                });
+        let sha256 = row
+            .req_string("sha256", 64, e)
+            .and_then(|s| match Digest::parse_hex(&s) {
+                Ok(d) => Some(d),
+                Err(err) => {
+                    e.push(row.pointer("sha256"), format!("`sha256` {err}"));
+                    None
+                }
+            });
+        let path = path?;
+        if !seen.insert(path.clone()) {
+            e.push(
+                row.pointer("path"),
+                format!("{} is listed twice", String::from_utf8_lossy(&path)),
+            );
+            return None;
+        }
+        Some(Entry {
+            path,
+            sha256: sha256?,
+        })
+    })
+    .unwrap_or_default()
+}
+
+/// Reads a JSON seal body (already read as JSON), within `limits`.
+pub fn parse_json_seal(value: &Value, limits: &TreeLimits) -> Result<JsonSeal, Errors> {
+    let mut e = Errors::default();
+    let Some(doc) = object(
+        value,
+        "",
+        "the seal request",
+        &["files", "expected", "expected_manifest"],
+        &mut e,
+    ) else {
+        return Err(e);
+    };
+    let entries = doc
+        .required("files", &mut e)
+        .map(|v| parse_entries(v, "/files", &mut e))
+        .unwrap_or_default();
+    let path_bytes: usize = entries.iter().map(|f| f.path.len()).sum();
+    if entries.len() > limits.max_entries || path_bytes > limits.max_path_bytes {
+        e.push(
+            "/files",
+            format!(
+                "the tree is over the server's caps: at most {} files (--seal-max-entries) and {} bytes of paths (--seal-max-path-bytes)",
+                limits.max_entries, limits.max_path_bytes
+            ),
+        );
+    }
+    let expected =
+        doc.opt_string("expected", 64, &mut e)
+            .and_then(|s| match Digest::parse_hex(&s) {
+                Ok(d) => Some(d),
+                Err(err) => {
+                    e.push("/expected", format!("`expected` {err}"));
+                    None
+                }
+            });
+    let expected_manifest = match doc.get("expected_manifest") {
+        None => None,
+        Some(Value::String(text)) => match parse_manifest_within(text.as_bytes(), limits) {
+            Ok(entries) => Some(entries),
+            Err(errs) => {
+                for m in errs {
+                    e.push(
+                        "/expected_manifest",
+                        format!("line {}: {}", m.line, m.detail),
+                    );
+                }
+                None
+            }
+        },
+        Some(v) => Some(parse_entries(v, "/expected_manifest", &mut e)),
+    };
+    if e.is_empty() {
+        Ok(JsonSeal {
+            entries,
+            expected,
+            expected_manifest,
+        })
+    } else {
+        Err(e)
     }
 }
 

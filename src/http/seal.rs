@@ -1,13 +1,10 @@
 //! `POST /seal`: the fixture seal of a tree sent as a tar stream (plain or gzip), a
 //! `sha256sum` manifest, or JSON; with `expected`, a verdict (match 200, mismatch 409).
 
-use std::io::{self, Read};
-
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::AppState;
@@ -17,18 +14,11 @@ use super::extract::{Answer, negotiate};
 use super::layers::with_request_id;
 use super::route::json_response;
 use crate::core::digest::Digest;
-use crate::core::fields::{self, Errors, object};
 use crate::core::json::parse_json;
-use crate::core::problem::{FieldError, Problem, quoted};
-use crate::core::seal::{
-    self, Entry, SealAnswer, TreeLimits, normalize_path, parse_manifest_within, seal_file_line,
-};
+use crate::core::problem::{FieldError, Problem};
+use crate::core::seal::{self, Entry, SealAnswer, parse_manifest_within, seal_file_line};
 use crate::ids::new_decision_id;
-use crate::tree::{Limited, StreamFault, TarError, Tree, read_tar_tree};
-
-fn lossy(p: &[u8]) -> String {
-    String::from_utf8_lossy(p).into_owned()
-}
+use crate::tree::{ChannelReader, Limited, StreamFault, TarError, Tree, read_tar_tree};
 
 fn problem_for(e: TarError) -> Problem {
     let status = match &e {
@@ -49,29 +39,6 @@ fn problem_for(e: TarError) -> Problem {
     Problem::new(status, slug, e.to_string())
 }
 
-/// Reads the channel the body is pumped into, as a blocking `Read` for the tar parser.
-struct ChannelReader {
-    rx: mpsc::Receiver<Result<Bytes, TarError>>,
-    buf: Bytes,
-    fault: StreamFault,
-}
-
-impl Read for ChannelReader {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        while self.buf.is_empty() {
-            match self.rx.blocking_recv() {
-                None => return Ok(0),
-                Some(Ok(b)) => self.buf = b,
-                Some(Err(e)) => return Err(self.fault.set(e)),
-            }
-        }
-        let n = out.len().min(self.buf.len());
-        let chunk = self.buf.split_to(n);
-        out.get_mut(..n).unwrap_or_default().copy_from_slice(&chunk);
-        Ok(n)
-    }
-}
-
 /// Streams a tar body into the parser on a blocking thread; the body is never held whole.
 /// The body is held to the server's pace (408 when it trickles, or past the seal timeout),
 /// and the upload holds one of the `/seal` upload slots, never a decision's.
@@ -83,11 +50,7 @@ async fn seal_tar_body(state: &AppState, mut body: Body, gzip: bool) -> Result<T
     let parser_fault = fault.clone();
     let limits = settings.tree_limits;
     let parser = tokio::task::spawn_blocking(move || {
-        let reader = ChannelReader {
-            rx,
-            buf: Bytes::new(),
-            fault: parser_fault.clone(),
-        };
+        let reader = ChannelReader::new(rx, parser_fault.clone());
         if gzip {
             let inflated = flate2::read::MultiGzDecoder::new(reader);
             let limited = Limited::new(
@@ -167,112 +130,6 @@ fn query_expected(query: Option<&str>) -> Result<Option<Digest>, Problem> {
         Ok(expected)
     } else {
         Err(Problem::invalid(errors))
-    }
-}
-
-/// A JSON body: `{"files": [{"path","sha256"}], "expected"?, "expected_manifest"?}`.
-struct JsonSeal {
-    entries: Vec<Entry>,
-    expected: Option<Digest>,
-    expected_manifest: Option<Vec<Entry>>,
-}
-
-fn parse_entries(v: &Value, at: &str, e: &mut Errors) -> Vec<Entry> {
-    let mut seen = std::collections::HashSet::new();
-    fields::array(v, at, "a file list", e, |item, p, e| {
-        let row = object(item, &p, "a file", &["path", "sha256"], e)?;
-        let path =
-            row.req_string("path", 4096, e)
-                .and_then(|s| match normalize_path(s.as_bytes()) {
-                    Ok(p) => Some(p),
-                    Err(err) => {
-                        e.push(row.pointer("path"), format!("path {} {err}", quoted(&s)));
-                        None
-                    }
-                });
-        let sha256 = row
-            .req_string("sha256", 64, e)
-            .and_then(|s| match Digest::parse_hex(&s) {
-                Ok(d) => Some(d),
-                Err(err) => {
-                    e.push(row.pointer("sha256"), format!("`sha256` {err}"));
-                    None
-                }
-            });
-        let path = path?;
-        if !seen.insert(path.clone()) {
-            e.push(
-                row.pointer("path"),
-                format!("{} is listed twice", lossy(&path)),
-            );
-            return None;
-        }
-        Some(Entry {
-            path,
-            sha256: sha256?,
-        })
-    })
-    .unwrap_or_default()
-}
-
-fn parse_json_seal(value: &Value, limits: &TreeLimits) -> Result<JsonSeal, Problem> {
-    let mut e = Errors::default();
-    let Some(doc) = object(
-        value,
-        "",
-        "the seal request",
-        &["files", "expected", "expected_manifest"],
-        &mut e,
-    ) else {
-        return Err(Problem::invalid(e));
-    };
-    let entries = doc
-        .required("files", &mut e)
-        .map(|v| parse_entries(v, "/files", &mut e))
-        .unwrap_or_default();
-    let path_bytes: usize = entries.iter().map(|f| f.path.len()).sum();
-    if entries.len() > limits.max_entries || path_bytes > limits.max_path_bytes {
-        e.push(
-            "/files",
-            format!(
-                "the tree is over the server's caps: at most {} files (--seal-max-entries) and {} bytes of paths (--seal-max-path-bytes)",
-                limits.max_entries, limits.max_path_bytes
-            ),
-        );
-    }
-    let expected =
-        doc.opt_string("expected", 64, &mut e)
-            .and_then(|s| match Digest::parse_hex(&s) {
-                Ok(d) => Some(d),
-                Err(err) => {
-                    e.push("/expected", format!("`expected` {err}"));
-                    None
-                }
-            });
-    let expected_manifest = match doc.get("expected_manifest") {
-        None => None,
-        Some(Value::String(text)) => match parse_manifest_within(text.as_bytes(), limits) {
-            Ok(entries) => Some(entries),
-            Err(errs) => {
-                for m in errs {
-                    e.push(
-                        "/expected_manifest",
-                        format!("line {}: {}", m.line, m.detail),
-                    );
-                }
-                None
-            }
-        },
-        Some(v) => Some(parse_entries(v, "/expected_manifest", &mut e)),
-    };
-    if e.is_empty() {
-        Ok(JsonSeal {
-            entries,
-            expected,
-            expected_manifest,
-        })
-    } else {
-        Err(Problem::invalid(e))
     }
 }
 
@@ -431,7 +288,8 @@ pub async fn seal(State(state): State<AppState>, req: Request) -> Result<Respons
             let (bytes, share) = read_paced(&state, body, limit as usize).await?;
             _slot = Some(Slot::take(&state, share)?);
             let doc = run_cpu(&state, bytes.len(), move || {
-                parse_json(&bytes).and_then(|v| parse_json_seal(&v, &limits))
+                parse_json(&bytes)
+                    .and_then(|v| seal::parse_json_seal(&v, &limits).map_err(Problem::invalid))
             })
             .await??;
             (
