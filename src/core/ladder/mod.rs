@@ -1,0 +1,58 @@
+//! The gate ladder (the second article) and the review of the router (the first article's
+//! steps 4-6): scope routing before expensive suites, exit codes read honestly (only 1 is a
+//! catch), yield per second, the evidence rule for freezing a flaky test, and the reviews of
+//! the decision log and of attributions. Pure: the CLI runs the tiers; this only judges.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use strum::{IntoStaticStr, VariantArray};
+use utoipa::ToSchema;
+
+use super::fields::{self, Errors, kind_of, object};
+use super::json::ArrayRead;
+use super::path::RepoPath;
+use super::problem::{Problem, pointer_index};
+use super::route::{Attribution, Disposition};
+
+mod freeze;
+mod plan;
+mod report;
+mod review;
+mod rows;
+
+pub use freeze::*;
+pub use plan::*;
+pub use report::*;
+pub use review::*;
+pub use rows::*;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_exit_code_one_is_a_catch() {
+        assert_eq!(TierVerdict::of_exit(Some(0), false), TierVerdict::Pass);
+        assert_eq!(TierVerdict::of_exit(Some(1), false), TierVerdict::Caught);
+        for code in [2, 3, 4, 5, 127, -1] {
+            assert_eq!(
+                TierVerdict::of_exit(Some(code), false),
+                TierVerdict::Error,
+                "{code}"
+            );
+        }
+        assert_eq!(TierVerdict::of_exit(None, false), TierVerdict::Error);
+        assert_eq!(TierVerdict::of_exit(Some(0), true), TierVerdict::Error);
+        assert_eq!(TierVerdict::of_exit(Some(1), true), TierVerdict::Error);
+    }
+
+    #[test]
+    fn median_is_pythons() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[3.0]), Some(3.0));
+        assert_eq!(median(&[5.0, 1.0, 3.0]), Some(3.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+    }
+}

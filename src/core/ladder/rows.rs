@@ -1,0 +1,211 @@
+//! The ladder's ledger rows and the one reader of row bodies (a JSON array or NDJSON), read
+//! one row at a time and stopped at the error cap.
+
+use super::*;
+
+/// What one tier run says.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum TierVerdict {
+    Pass,
+    /// Exit code exactly 1: the tier caught the patch.
+    Caught,
+    /// Any other exit, a signal, or a timeout: the harness is broken, not the patch.
+    Error,
+}
+
+impl TierVerdict {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    /// Only exit code 1 is a catch; pytest's 2, 3, 4 and 5 are not.
+    pub fn of_exit(code: Option<i32>, timed_out: bool) -> Self {
+        match (timed_out, code) {
+            (false, Some(0)) => TierVerdict::Pass,
+            (false, Some(1)) => TierVerdict::Caught,
+            _ => TierVerdict::Error,
+        }
+    }
+}
+
+/// One ledger row: a tier a patch reached.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct LedgerRow {
+    pub patch: String,
+    pub tier: String,
+    pub verdict: TierVerdict,
+    pub seconds: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub files: Option<Vec<String>>,
+    /// The tier command's exit code (null when it timed out or died of a signal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+}
+
+const ROW_FIELDS: [&str; 6] = ["patch", "tier", "verdict", "seconds", "files", "exit_code"];
+
+/// Validates one ledger row at `at`.
+pub fn parse_row(v: &Value, at: &str, e: &mut Errors) -> Option<LedgerRow> {
+    let row = object(v, at, "a ledger row", &ROW_FIELDS, e)?;
+    let patch = row.req_string("patch", fields::MAX_ID_CHARS, e);
+    let tier = row.req_string("tier", fields::MAX_ID_CHARS, e);
+    let verdict = row.req_enum::<TierVerdict>("verdict", e);
+    let seconds = match row.required("seconds", e) {
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(s) if s.is_finite() && s >= 0.0 => Some(s),
+            _ => {
+                e.push(
+                    row.pointer("seconds"),
+                    "`seconds` must be a non-negative number",
+                );
+                None
+            }
+        },
+        Some(other) => {
+            e.push(
+                row.pointer("seconds"),
+                format!("`seconds` must be a number, not {}", kind_of(other)),
+            );
+            None
+        }
+        None => None,
+    };
+    let files = row
+        .get("files")
+        .and_then(|f| fields::paths(f, &row.pointer("files"), false, e));
+    let exit_code = match row.get("exit_code") {
+        None | Some(Value::Null) => None,
+        Some(v) => match v.as_i64().and_then(|n| i32::try_from(n).ok()) {
+            Some(n) => Some(n),
+            None => {
+                e.push(
+                    row.pointer("exit_code"),
+                    "`exit_code` must be an integer or null",
+                );
+                None
+            }
+        },
+    };
+    Some(LedgerRow {
+        patch: patch?,
+        tier: tier?,
+        verdict: verdict?,
+        seconds: seconds?,
+        files: files.map(|f| f.into_iter().map(|p| p.as_str().to_owned()).collect()),
+        exit_code,
+    })
+}
+
+/// Why a body of rows was refused: bad JSON-array syntax (a 400), or bad rows (a 422).
+#[derive(Debug)]
+pub enum RowsError {
+    Malformed(String),
+    Invalid(Errors),
+}
+
+impl From<RowsError> for Problem {
+    fn from(e: RowsError) -> Self {
+        match e {
+            RowsError::Malformed(detail) => Problem::malformed(detail),
+            RowsError::Invalid(errors) => Problem::invalid(errors),
+        }
+    }
+}
+
+/// Parses a ledger body: a JSON array, or NDJSON (one row a line; blank lines skipped). A
+/// malformed line is named by its number.
+pub fn parse_ledger(body: &[u8], ndjson: bool) -> Result<Vec<LedgerRow>, RowsError> {
+    parse_rows(body, ndjson, parse_row)
+}
+
+/// Parses JSON-array or NDJSON rows with `row`, naming NDJSON lines by number.
+pub fn parse_rows<T>(
+    body: &[u8],
+    ndjson: bool,
+    row: impl Fn(&Value, &str, &mut Errors) -> Option<T>,
+) -> Result<Vec<T>, RowsError> {
+    let mut out = Vec::new();
+    for_each_row(body, ndjson, row, |r| {
+        out.push(r);
+        true
+    })?;
+    Ok(out)
+}
+
+/// Parses JSON-array or NDJSON rows with `row` and hands each valid one to `sink` (which
+/// returns `false` to stop), while no row has been refused. Rows are read one at a time (a
+/// large array never exists as one tree), and reading stops once the error list is full: the
+/// answer is a 422 by then, and reading on would only spend.
+pub fn for_each_row<T>(
+    body: &[u8],
+    ndjson: bool,
+    row: impl Fn(&Value, &str, &mut Errors) -> Option<T>,
+    mut sink: impl FnMut(T) -> bool,
+) -> Result<(), RowsError> {
+    let mut e = Errors::default();
+    let mut more = true;
+    if ndjson {
+        for (i, line) in body.split(|b| *b == b'\n').enumerate() {
+            if e.is_full() || !more {
+                break;
+            }
+            let n = i + 1;
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let at = format!("/{n}");
+            match crate::core::json::strict_value(line) {
+                Ok(v) => {
+                    let before = e.kept_mut().len();
+                    if let Some(r) = row(&v, &at, &mut e)
+                        && e.is_empty()
+                    {
+                        more = sink(r);
+                    }
+                    for err in e.kept_mut().iter_mut().skip(before) {
+                        err.detail = format!("line {n}: {}", err.detail);
+                    }
+                }
+                Err(err) if err.is_data() => e.push(at, format!("line {n}: {err}")),
+                Err(err) => e.push(at, format!("line {n} is not valid JSON: {err}")),
+            }
+        }
+    } else {
+        let read = crate::core::json::for_each_element(body, |i, v| {
+            if let Some(r) = row(&v, &pointer_index("", i), &mut e)
+                && e.is_empty()
+            {
+                more = sink(r);
+            }
+            more && !e.is_full()
+        });
+        match read {
+            Ok(ArrayRead::Array) => {}
+            Ok(ArrayRead::NotArray(kind)) => {
+                e.push("", format!("the rows must be an array, not {kind}"));
+            }
+            Err(err) if err.is_data() => e.push("", err.to_string()),
+            Err(err) => return Err(RowsError::Malformed(format!("not valid JSON: {err}"))),
+        }
+    }
+    if e.is_empty() {
+        Ok(())
+    } else {
+        Err(RowsError::Invalid(e))
+    }
+}
