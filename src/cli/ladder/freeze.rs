@@ -1,0 +1,72 @@
+//! `patchgate freeze`: whether a flaky test may be frozen.
+
+use super::*;
+
+fn read_outcomes(path: &Path) -> Result<Vec<bool>, CliError> {
+    let bytes = read_input(&path.to_path_buf())
+        .map_err(|e| CliError::data(format!("cannot read {}: {e}", path.display())))?;
+    let text = String::from_utf8_lossy(&bytes);
+    if text.trim_start().starts_with('[') {
+        return serde_json::from_str::<Vec<bool>>(&text).map_err(|e| {
+            CliError::data(format!(
+                "{}: expected a JSON array of booleans: {e}",
+                path.display()
+            ))
+        });
+    }
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| match l.trim() {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            other => Err(CliError::data(format!(
+                "{} line {}: {} is not `true` or `false`",
+                path.display(),
+                i + 1,
+                quoted(other)
+            ))),
+        })
+        .collect()
+}
+
+pub fn freeze(args: FreezeArgs) -> CliResult {
+    let outcomes = read_outcomes(&args.outcomes)?;
+    let mut doc = json!({"outcomes": outcomes, "caught_seeded_bug": args.caught_seeded_bug});
+    if let Some(n) = args.min_runs {
+        doc["min_runs"] = json!(n);
+    }
+    if let Some(r) = args.min_flip_rate {
+        doc["min_flip_rate"] = json!(r);
+    }
+    let answer: FreezeAnswer = match &args.remote.server {
+        Some(server) => ask(
+            &args.remote,
+            server,
+            "/freeze/eligibility",
+            "application/json",
+            doc.to_string().into_bytes(),
+        )?,
+        None => ladder::parse_freeze(&doc)
+            .map(|r| ladder::freeze_eligibility(&r))
+            .map_err(|errors| refuse(&Problem::invalid(errors)))?,
+    };
+    if args.json {
+        print_json(&answer)?;
+    } else {
+        output::stdout(&format!(
+            "{} {}\n",
+            if answer.eligible {
+                "eligible"
+            } else {
+                "not-eligible"
+            },
+            answer.reason
+        ))?;
+    }
+    Ok(if answer.eligible {
+        Exit::Go
+    } else {
+        Exit::PatchWrong
+    })
+}

@@ -1,0 +1,237 @@
+//! `patchgate ladder plan|run|report`, `patchgate freeze`, `patchgate review`,
+//! `patchgate calibrate`: the ladder where the code is. The service stays stateless; the CLI
+//! runs the tiers as real subprocesses and appends the ledger.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus};
+use std::time::{Duration, Instant};
+
+use clap::{Args, Subcommand};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+
+use super::error::{CliError, CliResult};
+use super::{ChangedFilesArgs, RemoteArgs, git, git_changed, output, read_input, remote};
+use crate::core::ladder::{
+    self, CalibrationClass, FreezeAnswer, Plan, Report, Review, ScopeMarkers, TierVerdict,
+};
+use crate::core::path::RepoPath;
+use crate::core::problem::Problem;
+use crate::core::problem::quoted;
+use crate::exit::Exit;
+
+#[derive(Debug, Subcommand)]
+pub enum LadderCommand {
+    /// Plan the tiers for a diff (exit 0).
+    Plan(PlanArgs),
+    /// Run the planned tiers, append one ledger row per tier reached (exit 0 all pass, 1 caught, 2 error).
+    Run(RunArgs),
+    /// The yield report of a ledger (a table, or --json).
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub changed: ChangedFilesArgs,
+    /// The ladder config (TOML); the article's tiers when absent.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[arg(long)]
+    pub base: String,
+    #[arg(long)]
+    pub head: String,
+    /// The JSONL ledger to append to.
+    #[arg(long)]
+    pub ledger: PathBuf,
+    /// The ladder config (TOML); the article's tiers when absent.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The JSONL ledger (`-` for stdin).
+    pub ledger: PathBuf,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct FreezeArgs {
+    /// The test's outcomes, oldest first: a JSON array of booleans, or one `true`/`false` a line.
+    #[arg(long)]
+    pub outcomes: PathBuf,
+    /// The test caught a deliberately seeded bug.
+    #[arg(long)]
+    pub caught_seeded_bug: bool,
+    #[arg(long)]
+    pub min_runs: Option<u64>,
+    #[arg(long)]
+    pub min_flip_rate: Option<f64>,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RowsArgs {
+    /// The JSONL file (`-` for stdin).
+    pub file: PathBuf,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Config
+
+/// `ladder.toml`. Every key optional; the defaults are the article's.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub scope: ScopeMarkers,
+    #[serde(default = "default_tiers", rename = "tier")]
+    pub tiers: Vec<TierConfig>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TierConfig {
+    pub name: String,
+    /// argv: the program and its arguments (no shell).
+    pub command: Vec<String>,
+    pub timeout_s: f64,
+    /// Skipped when the diff hits the scope (the properties' oracle may have moved).
+    #[serde(default)]
+    pub skip_on_scope_hit: bool,
+}
+
+fn default_tiers() -> Vec<TierConfig> {
+    vec![
+        TierConfig {
+            name: ladder::T1.into(),
+            command: ["pytest", "-q", "tests/properties", "-x"]
+                .map(String::from)
+                .to_vec(),
+            timeout_s: 120.0,
+            skip_on_scope_hit: true,
+        },
+        TierConfig {
+            name: ladder::T2.into(),
+            command: ["pytest", "-q", "-p", "no:randomly"]
+                .map(String::from)
+                .to_vec(),
+            timeout_s: 900.0,
+            skip_on_scope_hit: false,
+        },
+    ]
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            scope: ScopeMarkers::default(),
+            tiers: default_tiers(),
+        }
+    }
+}
+
+fn load_config(path: Option<&Path>) -> Result<Config, CliError> {
+    let Some(path) = path else {
+        return Ok(Config::default());
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::data(format!("cannot read {}: {e}", path.display())))?;
+    let config: Config = toml::from_str(&text).map_err(|e| {
+        CliError::data(format!(
+            "{} is not a valid ladder config: {e}",
+            path.display()
+        ))
+    })?;
+    for t in &config.tiers {
+        if t.command.is_empty() || !(t.timeout_s.is_finite() && t.timeout_s > 0.0) {
+            return Err(CliError::data(format!(
+                "tier {:?} needs a command and a positive timeout_s",
+                t.name
+            )));
+        }
+    }
+    Ok(config)
+}
+
+fn to_paths(raw: &[String]) -> Result<Vec<RepoPath>, CliError> {
+    raw.iter()
+        .map(|p| {
+            RepoPath::parse(p)
+                .map_err(|e| CliError::data(format!("changed path {} {e}", quoted(p))))
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared by the commands
+
+/// POSTs to a report endpoint and reads the 200 answer; anything else is reported.
+fn ask<T: DeserializeOwned>(
+    remote_args: &RemoteArgs,
+    server: &str,
+    path: &str,
+    content_type: &str,
+    body: Vec<u8>,
+) -> Result<T, CliError> {
+    let reply = remote::post(remote_args, server, path, content_type, body)?;
+    if reply.status != 200 {
+        return Err(remote::failure(&reply));
+    }
+    serde_json::from_slice(&reply.body).map_err(|e| {
+        CliError::unavailable(format!(
+            "the server answered 200 with a body that is not the expected answer: {e}"
+        ))
+    })
+}
+
+fn print_json<T: serde::Serialize>(v: &T) -> Result<(), CliError> {
+    output::stdout(&format!(
+        "{}\n",
+        serde_json::to_string_pretty(v).unwrap_or_default()
+    ))
+}
+
+/// A refusal of the input, field by field (65).
+fn refuse(problem: &Problem) -> CliError {
+    CliError::problem(Exit::DataErr, problem.detail.clone(), problem)
+}
+
+mod freeze;
+mod plan;
+mod report;
+mod review;
+mod run;
+
+pub use freeze::freeze;
+pub use review::{calibrate, review};
+
+/// `patchgate ladder plan|run|report`.
+pub fn run_ladder(cmd: LadderCommand) -> CliResult {
+    match cmd {
+        LadderCommand::Plan(a) => plan::plan(a),
+        LadderCommand::Run(a) => run::run(a),
+        LadderCommand::Report(a) => report::report(a),
+    }
+}
