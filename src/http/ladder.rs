@@ -2,6 +2,8 @@
 
 use axum::Json;
 use axum::extract::State;
+use serde::Deserialize;
+use utoipa::ToSchema;
 
 use super::AppState;
 use super::budget::run_cpu;
@@ -12,12 +14,13 @@ use crate::core::ladder::{
     self, CalibrationClass, FreezeAnswer, Plan, Report, Review, ScopeMarkers, default_tiers,
 };
 use crate::core::problem::Problem;
+use crate::core::route::Attribution;
 
 /// Plan the ladder for a diff: a test-adjacent path (a `tests` or `fixtures` directory
 /// segment; `conftest.py`, `pytest.ini`, `tox.ini`; a basename starting `test_`) sends it
 /// straight to `t2-fixtures`; otherwise `t1-properties` then `t2-fixtures`.
 #[utoipa::path(post, path = "/ladder/plan", tag = "ladder",
-    request_body(content = super::openapi::PlanRequestDoc, content_type = "application/json"),
+    request_body(content = PlanRequestDoc, content_type = "application/json"),
     responses(
         (status = 200, description = "The tiers to run, in order, and the scope hits", body = Plan),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
@@ -79,7 +82,7 @@ pub async fn report(State(state): State<AppState>, rows: Rows) -> Result<Json<Re
 /// `min_flip_rate`, and a seeded bug it caught. Answered 200 either way; `eligible` and
 /// `exit_code` (0 eligible, 1 not) carry the verdict.
 #[utoipa::path(post, path = "/freeze/eligibility", tag = "ladder",
-    request_body(content = super::openapi::FreezeRequestDoc, content_type = "application/json"),
+    request_body(content = FreezeRequestDoc, content_type = "application/json"),
     responses(
         (status = 200, description = "The verdict", body = FreezeAnswer),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
@@ -129,7 +132,7 @@ pub async fn review(State(state): State<AppState>, rows: Rows) -> Result<Json<Re
 /// count and the shares of fixes in production code, in the check, and in both.
 #[utoipa::path(post, path = "/calibrate", tag = "ladder",
     request_body(content(
-        (Vec<super::openapi::CalibrationRowDoc> = "application/json"),
+        (Vec<CalibrationRowDoc> = "application/json"),
         (String = "text/plain"),
     )),
     responses(
@@ -151,4 +154,52 @@ pub async fn calibrate(
     .await??;
     drop(slot);
     Ok(Json(classes))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The request document, for the OpenAPI document (what the strict parser in core accepts)
+
+/// The diff to plan for.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanRequestDoc {
+    /// Repo-relative paths the patch changes.
+    changed_files: Vec<String>,
+}
+
+/// A flaky test's history and the evidence rule's thresholds.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FreezeRequestDoc {
+    /// Pass (true) / fail (false) outcomes, oldest first.
+    outcomes: Vec<bool>,
+    /// Whether the test caught a deliberately seeded bug.
+    caught_seeded_bug: bool,
+    /// Default 20; at least 2.
+    #[schema(nullable = false, minimum = 2)]
+    min_runs: Option<u64>,
+    /// Default 0.02.
+    #[schema(nullable = false, minimum = 0, maximum = 1)]
+    min_flip_rate: Option<f64>,
+}
+
+/// Where a BLOCK's eventual fix landed.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CalibrationRowDoc {
+    attribution: Attribution,
+    fix_files: Vec<String>,
+    fix_changed: FixChangedDoc,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FixChangedDoc {
+    Production,
+    Check,
+    Both,
 }

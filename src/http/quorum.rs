@@ -2,6 +2,8 @@
 
 use axum::extract::State;
 use axum::response::Response;
+use serde::Deserialize;
+use utoipa::ToSchema;
 
 use super::AppState;
 use super::budget::run_cpu;
@@ -25,7 +27,7 @@ use crate::telemetry::log_quorum_decision;
     post,
     path = "/quorum",
     tag = "quorum",
-    request_body(content = super::openapi::QuorumRequestDoc, content_type = "application/json"),
+    request_body(content = QuorumRequestDoc, content_type = "application/json"),
     responses(
         (status = 200, description = "promote (exit 0)", body = QuorumAnswer),
         (status = 409, description = "reject (exit 1): self-introduced-predicate, empty-quorum or stable-failure", body = QuorumAnswer),
@@ -62,4 +64,109 @@ fn quorum_answer(state: &AppState, body: &[u8]) -> Result<Response, Problem> {
         status,
         &decision.answer(&request, decision_id),
     ))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The request document, for the OpenAPI document (what the strict parser in core accepts)
+
+/// The quorum request. Unknown fields are refused (422).
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QuorumRequestDoc {
+    /// Echoed in the answer; at most 256 characters.
+    #[schema(nullable = false, max_length = 256)]
+    patch_id: Option<String>,
+    /// Repo-relative paths the patch changes.
+    changed_files: Vec<String>,
+    catalog: CatalogDoc,
+    /// Exit codes of each property's runs, by catalog id.
+    #[schema(nullable = false)]
+    results: Option<std::collections::BTreeMap<String, ResultDoc>>,
+    /// The freeze ledger.
+    #[schema(nullable = false)]
+    ledger: Option<Vec<LedgerRowDoc>>,
+    seal: SealDoc,
+    /// The freeze-debt cap; the server's setting (default 5) when absent.
+    #[schema(nullable = false, minimum = 0)]
+    debt_cap: Option<u64>,
+}
+
+/// The property catalog.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogDoc {
+    properties: Vec<PropertyDoc>,
+}
+
+/// A catalog row. Ids are unique.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PropertyDoc {
+    #[schema(min_length = 1, max_length = 256)]
+    id: String,
+    strength: crate::core::quorum::Strength,
+    /// Non-empty list of path prefixes this property observes (whole segments).
+    #[schema(min_items = 1)]
+    locality: Vec<String>,
+    /// The fixture directory it reads.
+    #[schema(nullable = false)]
+    fixtures: Option<String>,
+    /// True when this patch adds the property: it may not vote on it.
+    #[schema(nullable = false)]
+    introduced: Option<bool>,
+}
+
+/// One property's runs.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResultDoc {
+    /// 2 to 10 exit codes (0-255).
+    #[schema(min_items = 2, max_items = 10)]
+    runs: Vec<u8>,
+}
+
+/// A freeze-ledger row. At most one open row per property.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerRowDoc {
+    property_id: String,
+    state: LedgerStateDoc,
+    /// The fixture seal when the freeze was opened (64 hex digits).
+    #[schema(nullable = false, pattern = "^[0-9a-fA-F]{64}$")]
+    seal: Option<String>,
+    #[schema(nullable = false)]
+    reason: Option<String>,
+    /// Git commit id (4 to 64 hex digits).
+    #[schema(nullable = false, pattern = "^[0-9a-fA-F]{4,64}$")]
+    opened_against_commit: Option<String>,
+    #[schema(nullable = false, minimum = 0)]
+    retire_by_commit_count: Option<u64>,
+    #[schema(nullable = false, minimum = 0)]
+    commits_since_open: Option<u64>,
+    #[schema(nullable = false)]
+    owner: Option<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LedgerStateDoc {
+    Open,
+    Closed,
+}
+
+/// The fixture seal computed now and the committed one (64 hex digits each).
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SealDoc {
+    #[schema(pattern = "^[0-9a-fA-F]{64}$")]
+    actual: String,
+    #[schema(pattern = "^[0-9a-fA-F]{64}$")]
+    expected: String,
 }

@@ -4,7 +4,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::AppState;
@@ -18,6 +18,7 @@ use crate::core::answer::{
 use crate::core::evidence::{BatchDoc, RouteRequest, parse_route_bytes, validate};
 use crate::core::json::parse_json_as;
 use crate::core::problem::{FieldError, MAX_ERRORS, Problem};
+use crate::core::route::Verdict;
 use crate::ids::new_decision_id;
 use crate::telemetry::log_route_decision;
 
@@ -65,7 +66,7 @@ pub fn json_response<T: Serialize>(status: StatusCode, value: &T) -> Response {
     post,
     path = "/route",
     tag = "router",
-    request_body(content = super::openapi::RouteRequestDoc, content_type = "application/json"),
+    request_body(content = RouteRequestDoc, content_type = "application/json"),
     responses(
         (status = 200, description = "MERGE_OK (exit 0)",
             content((RouteAnswer = "application/json"), (String = "text/plain"))),
@@ -157,7 +158,7 @@ pub struct BatchRejected {
     post,
     path = "/route/batch",
     tag = "router",
-    request_body(content = Vec<super::openapi::RouteRequestDoc>, content_type = "application/json"),
+    request_body(content = Vec<RouteRequestDoc>, content_type = "application/json"),
     responses(
         (status = 200, description = "One slot per document, in order", body = Vec<BatchItem>),
         (status = 400, description = "Malformed JSON or empty body", body = Problem, content_type = "application/problem+json"),
@@ -240,4 +241,45 @@ fn batch_answer(state: &AppState, body: &[u8]) -> Result<Response, Problem> {
 )]
 pub async fn route_table() -> Json<Vec<TableRow>> {
     Json(table_rows())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The request document, for the OpenAPI document (what the strict parser in core accepts)
+
+/// The router's evidence document. An absent gate field means `missing`. Instead of
+/// `flaky_freeze`, a request may carry `changed_files` and `frozen_tests`: the freeze gate is
+/// then `unknown` when a frozen test covers a changed file (whole path segments), else `pass`.
+/// Unknown fields are refused (422), so a typo never turns into `missing`.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RouteRequestDoc {
+    /// Echoed in the answer; at most 256 characters.
+    #[schema(nullable = false, max_length = 256, example = "pr-1841")]
+    patch_id: Option<String>,
+    #[schema(nullable = false)]
+    property_check: Option<Verdict>,
+    #[schema(nullable = false)]
+    fixture_check: Option<Verdict>,
+    #[schema(nullable = false)]
+    flaky_freeze: Option<Verdict>,
+    /// Repo-relative paths the patch changes (scoped-freeze form; needs `frozen_tests`).
+    #[schema(nullable = false)]
+    changed_files: Option<Vec<String>>,
+    /// Frozen tests and the code they cover (scoped-freeze form; needs `changed_files`).
+    #[schema(nullable = false)]
+    frozen_tests: Option<Vec<FrozenTestDoc>>,
+}
+
+/// A frozen test and the path prefixes (whole segments) of the code it covers.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FrozenTestDoc {
+    /// Unique within the request.
+    #[schema(min_length = 1, max_length = 256)]
+    id: String,
+    /// Non-empty list of repo-relative path prefixes.
+    #[schema(min_items = 1)]
+    covers: Vec<String>,
 }

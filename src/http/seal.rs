@@ -5,7 +5,10 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::Value;
 use tokio::sync::mpsc;
+use utoipa::ToSchema;
 
 use super::AppState;
 use super::budget::{BodyFault, Pace, read_paced, run_cpu};
@@ -216,7 +219,7 @@ fn kind_of_body(headers: &HeaderMap) -> Result<Kind, Problem> {
         (Vec<u8> = "application/x-tar"),
         (Vec<u8> = "application/gzip"),
         (String = "text/plain"),
-        (super::openapi::SealRequestDoc = "application/json"),
+        (SealRequestDoc = "application/json"),
     )),
     responses(
         (status = 200, description = "Sealed; matches the expected seal when one was given (exit 0)",
@@ -359,4 +362,31 @@ fn seal_answer(
     }
     let answer = decision.answer(decision_id);
     json_response(status, &answer)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The request document, for the OpenAPI document (what the strict parser in core accepts)
+
+/// A seal request as JSON: the tree's files (repo-relative paths, SHA-256 digests).
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SealRequestDoc {
+    files: Vec<SealFileDoc>,
+    /// The expected seal (64 hex digits).
+    #[schema(nullable = false, pattern = "^[0-9a-fA-F]{64}$")]
+    expected: Option<String>,
+    /// The expected files, to name what drifted: a list like `files`, or `sha256sum` text.
+    #[schema(nullable = false, value_type = Object)]
+    expected_manifest: Option<Value>,
+}
+
+/// One file of a tree.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SealFileDoc {
+    path: String,
+    #[schema(pattern = "^[0-9a-fA-F]{64}$")]
+    sha256: String,
 }
