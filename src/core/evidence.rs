@@ -546,24 +546,12 @@ fn parse_frozen_tests(value: &Value, errors: &mut Errors) -> Vec<FrozenTest> {
             break;
         }
         let base = pointer_index("/frozen_tests", i);
-        let Some(obj) = item.as_object() else {
-            errors.add(FieldError::new(
-                base,
-                format!(
-                    "must be an object {{\"id\", \"covers\"}}, not {}",
-                    kind_of(item)
-                ),
-            ));
+        // Unknown keys and a non-object are reported by the validation toolkit.
+        let Some(obj) = fields::object(item, &base, "a frozen test", &["id", "covers"], errors)
+        else {
             continue;
         };
-        for key in obj.keys().take(MAX_ERRORS + 1) {
-            if key != "id" && key != "covers" {
-                errors.add(FieldError::new(
-                    pointer_key(&base, key),
-                    format!("unknown field `{key}`; a frozen test has `id` and `covers`"),
-                ));
-            }
-        }
+        let obj = obj.map;
         let id = match obj.get("id") {
             None => {
                 errors.add(FieldError::new(
