@@ -58,31 +58,25 @@ pub fn hash_reader(mut reader: impl Read) -> io::Result<(Digest, u64)> {
 pub fn read_dir_tree(root: &Path, display: &[u8], threads: usize) -> io::Result<Tree> {
     let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
     let mut non_regular = 0u64;
-    let meta = fs::symlink_metadata(root)?;
-    if meta.is_file() {
-        files.push((root.to_path_buf(), display.to_vec()));
-    } else if meta.is_dir() {
-        non_regular += 1;
-        let mut stack = vec![(root.to_path_buf(), display.to_vec())];
-        while let Some((dir, shown)) = stack.pop() {
-            for item in fs::read_dir(&dir)? {
-                let item = item?;
-                let mut child_shown = shown.clone();
-                child_shown.push(b'/');
-                child_shown.extend_from_slice(item.file_name().as_bytes());
-                let kind = item.file_type()?;
-                if kind.is_file() {
-                    files.push((item.path(), child_shown));
-                } else if kind.is_dir() {
-                    non_regular += 1;
-                    stack.push((item.path(), child_shown));
-                } else {
-                    non_regular += 1;
-                }
-            }
+    // As `find ROOT` walks: no link followed, the root included (`follow_root_links(false)`).
+    let walk = walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .follow_root_links(false);
+    for entry in walk {
+        let entry = entry.map_err(io::Error::from)?;
+        if !entry.file_type().is_file() {
+            // Directories (the root included), symlinks, devices: they do not count.
+            non_regular += 1;
+            continue;
         }
-    } else {
-        non_regular += 1;
+        let mut shown = display.to_vec();
+        if let Ok(rel) = entry.path().strip_prefix(root)
+            && !rel.as_os_str().is_empty()
+        {
+            shown.push(b'/');
+            shown.extend_from_slice(rel.as_os_str().as_bytes());
+        }
+        files.push((entry.into_path(), shown));
     }
 
     let next = AtomicUsize::new(0);
