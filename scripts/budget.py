@@ -459,7 +459,8 @@ def slow_uploads(binary):
         socks = []
         for _ in range(8):
             s = socket.create_connection(("127.0.0.1", server.port), timeout=30)
-            s.sendall(post_head("/seal", "application/x-tar", 10 * MIB) + b"\0")
+            # Mid-member, so the archive cannot end early: a header announcing 900,000 bytes.
+            s.sendall(post_head("/seal", "application/x-tar", 10 * MIB) + tar_header(b"fixtures/big", 900_000, b"0"))
             socks.append(s)
         time.sleep(0.5)
         served = 0
@@ -489,7 +490,7 @@ def slow_uploads(binary):
                             fail(f"slow upload answered {data[:60]!r}")
                 except socket.timeout:
                     try:
-                        s.sendall(b"\0")
+                        s.sendall(b"x")
                     except OSError:
                         cut.append(i)
                 except OSError:

@@ -23,6 +23,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tarfile
 import threading
 import time
 
@@ -223,8 +224,13 @@ def slowloris(binary):
 
 
 def stall_upload(port):
+    """An upload that stalls mid-member: a header announcing 900,000 bytes, then 100 of them.
+    (Zero blocks would end the archive: an empty tree, answered at once.)"""
+    member = tarfile.TarInfo("fixtures/big")
+    member.size = 900_000
     s = socket.create_connection(("127.0.0.1", port))
-    s.sendall(b"POST /seal HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-tar\r\nContent-Length: 1000000\r\n\r\n" + b"\0" * 512)
+    s.sendall(b"POST /seal HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-tar\r\nContent-Length: 1000000\r\n\r\n"
+              + member.tobuf(format=tarfile.GNU_FORMAT) + b"x" * 100)
     return s
 
 

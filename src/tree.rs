@@ -170,44 +170,6 @@ impl StreamFault {
     }
 }
 
-/// Reads the channel an upload is pumped into, as a blocking `Read` for the tar parser (on a
-/// blocking thread: the async side sends the body's chunks as they arrive).
-pub struct ChannelReader {
-    rx: tokio::sync::mpsc::Receiver<Result<bytes::Bytes, TarError>>,
-    buf: bytes::Bytes,
-    fault: StreamFault,
-}
-
-impl ChannelReader {
-    /// A reader of what is sent on `rx`; an error sent there is set on `fault` and ends it.
-    pub fn new(
-        rx: tokio::sync::mpsc::Receiver<Result<bytes::Bytes, TarError>>,
-        fault: StreamFault,
-    ) -> Self {
-        Self {
-            rx,
-            buf: bytes::Bytes::new(),
-            fault,
-        }
-    }
-}
-
-impl Read for ChannelReader {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        while self.buf.is_empty() {
-            match self.rx.blocking_recv() {
-                None => return Ok(0),
-                Some(Ok(b)) => self.buf = b,
-                Some(Err(e)) => return Err(self.fault.set(e)),
-            }
-        }
-        let n = out.len().min(self.buf.len());
-        let chunk = self.buf.split_to(n);
-        out.get_mut(..n).unwrap_or_default().copy_from_slice(&chunk);
-        Ok(n)
-    }
-}
-
 /// Counts bytes through a reader and stops past `limit`.
 pub struct Limited<R> {
     inner: R,

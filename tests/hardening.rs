@@ -339,7 +339,15 @@ async fn a_stalled_upload_holds_an_upload_slot_never_a_decision_slot_and_release
         let mut s = TcpStream::connect(addr).expect("connect");
         let head = "POST /seal HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-tar\r\nContent-Length: 100000\r\n\r\n";
         s.write_all(head.as_bytes()).expect("head");
-        s.write_all(&[0u8; 1000]).expect("part of the body");
+        // A member header that announces 90,000 bytes, then only some of them: the archive
+        // stalls mid-member (zero blocks would end it: an empty tree, answered at once).
+        let mut h = tar::Header::new_gnu();
+        h.set_path("fixtures/big").expect("path");
+        h.set_size(90_000);
+        h.set_mode(0o644);
+        h.set_cksum();
+        s.write_all(h.as_bytes()).expect("header");
+        s.write_all(&[7u8; 1000]).expect("part of the body");
         let _ = started_tx.send(());
         let _ = rx.recv();
         // Disconnect mid-upload.

@@ -1,10 +1,10 @@
 //! `patchgate seal DIR`: the fixture seal of a directory, as the coreutils pipeline computes
 //! it, hashed in parallel; or, with `--server`, a tar of the tree streamed to a server.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use tokio_util::io::SyncIoBridge;
 
 use super::error::{CliError, CliResult};
 use super::quorum::read_seal_file;
@@ -133,21 +133,6 @@ impl FromBytesExt for std::ffi::OsStr {
     }
 }
 
-/// A `Write` that hands each chunk to the upload stream.
-struct ChannelWriter(tokio::sync::mpsc::Sender<std::io::Result<Vec<u8>>>);
-
-impl Write for ChannelWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.blocking_send(Ok(buf.to_vec())).map_err(|_| {
-            std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the upload stopped")
-        })?;
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 fn remote_seal(
     server: &str,
     args: &SealArgs,
@@ -160,12 +145,13 @@ fn remote_seal(
     let root = PathBuf::from(std::ffi::OsStr::from_bytes_ext(display));
     std::fs::symlink_metadata(&root)
         .map_err(|e| CliError::data(format!("cannot read {}: {e}", root.display())))?;
-    // A thread writes the tar (symlinks stored as symlinks, never followed) into a channel
-    // that the upload streams from: the tree is never held whole.
-    let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Vec<u8>>>(16);
+    // A thread writes the tar (symlinks stored as symlinks, never followed) into an in-memory
+    // pipe that the upload streams from: the tree is never held whole.
+    let (pipe_in, pipe_out) = tokio::io::duplex(64 * 1024);
+    let pipe_in = SyncIoBridge::new_with_handle(pipe_in, rt.handle().clone());
     let writer_root = root.clone();
     let writer = std::thread::spawn(move || -> std::io::Result<()> {
-        let mut builder = tar::Builder::new(ChannelWriter(tx.clone()));
+        let mut builder = tar::Builder::new(pipe_in);
         builder.follow_symlinks(false);
         let meta = std::fs::symlink_metadata(&writer_root)?;
         if meta.is_dir() {
@@ -173,11 +159,10 @@ fn remote_seal(
         } else {
             builder.append_path_with_name(&writer_root, &writer_root)?;
         }
-        builder.into_inner()?.flush()
+        // The end of the archive, then the end of the pipe: the upload ends there.
+        builder.into_inner()?.shutdown()
     });
-    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|item| (item, rx))
-    });
+    let stream = tokio_util::io::ReaderStream::new(pipe_out);
     let body = reqwest::Body::wrap_stream(stream);
     let path = match &expected {
         Some(hex) => format!("/seal?expected={hex}"),

@@ -7,7 +7,7 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio_util::io::{StreamReader, SyncIoBridge};
 use utoipa::ToSchema;
 
 use super::AppState;
@@ -21,7 +21,7 @@ use crate::core::json::parse_json;
 use crate::core::problem::{FieldError, Problem};
 use crate::core::seal::{self, Entry, SealAnswer, parse_manifest_within, seal_file_line};
 use crate::ids::new_decision_id;
-use crate::tree::{ChannelReader, Limited, StreamFault, TarError, Tree, read_tar_tree};
+use crate::tree::{Limited, StreamFault, TarError, Tree, read_tar_tree};
 
 fn problem_for(e: TarError) -> Problem {
     let status = match &e {
@@ -45,60 +45,29 @@ fn problem_for(e: TarError) -> Problem {
 /// Streams a tar body into the parser on a blocking thread; the body is never held whole.
 /// The body is held to the server's pace (408 when it trickles, or past the seal timeout),
 /// and the upload holds one of the `/seal` upload slots, never a decision's.
-async fn seal_tar_body(state: &AppState, mut body: Body, gzip: bool) -> Result<Tree, Problem> {
+async fn seal_tar_body(state: &AppState, body: Body, gzip: bool) -> Result<Tree, Problem> {
     let settings = state.settings().clone();
     let _upload = state.admit_upload()?;
-    let (tx, rx) = mpsc::channel::<Result<Bytes, TarError>>(8);
     let fault = StreamFault::default();
-    let parser_fault = fault.clone();
+    let pace = Pace::new(settings.seal_timeout, settings.min_body_rate);
+    let chunks = paced_chunks(body, pace, settings.seal_archive_limit, fault.clone());
+    // The parser reads the body as a blocking `Read` on its own thread, as it arrives.
+    let reader = SyncIoBridge::new(StreamReader::new(Box::pin(chunks)));
     let limits = settings.tree_limits;
     let parser = tokio::task::spawn_blocking(move || {
-        let reader = ChannelReader::new(rx, parser_fault.clone());
         if gzip {
             let inflated = flate2::read::MultiGzDecoder::new(reader);
             let limited = Limited::new(
                 inflated,
                 settings.seal_decompressed_limit,
                 "decompressed archive",
-                parser_fault.clone(),
+                fault.clone(),
             );
-            read_tar_tree(limited, &parser_fault, &limits)
+            read_tar_tree(limited, &fault, &limits)
         } else {
-            read_tar_tree(reader, &parser_fault, &limits)
+            read_tar_tree(reader, &fault, &limits)
         }
     });
-
-    let mut pace = Pace::new(settings.seal_timeout, settings.min_body_rate);
-    let mut total: u64 = 0;
-    loop {
-        let message = match pace.next(&mut body).await {
-            Ok(None) => break,
-            Err(BodyFault::TooSlow(detail)) => Err(TarError::Timeout(detail)),
-            Err(BodyFault::TooLarge(limit)) => Err(TarError::TooLarge(format!(
-                "the archive is larger than {limit} bytes"
-            ))),
-            Err(BodyFault::Broken(e)) => Err(TarError::Corrupt(format!(
-                "the body could not be read: {e}"
-            ))),
-            Ok(Some(chunk)) => {
-                total += chunk.len() as u64;
-                if total > settings.seal_archive_limit {
-                    Err(TarError::TooLarge(format!(
-                        "the archive is larger than {} bytes",
-                        settings.seal_archive_limit
-                    )))
-                } else {
-                    Ok(chunk)
-                }
-            }
-        };
-        let last = message.is_err();
-        // A closed channel: the parser is done (end of archive, or an error it reports).
-        if tx.send(message).await.is_err() || last {
-            break;
-        }
-    }
-    drop(tx);
     match parser.await {
         Ok(result) => result.map_err(problem_for),
         Err(e) => {
@@ -106,6 +75,41 @@ async fn seal_tar_body(state: &AppState, mut body: Body, gzip: bool) -> Result<T
             Err(Problem::new(500, "internal", "an internal error occurred"))
         }
     }
+}
+
+/// The body's chunks at the server's pace and within the archive limit. What stops it (too
+/// slow, too large, a broken connection) is set on `fault`, so the parser's I/O error can be
+/// answered with the right status, and ends the stream.
+fn paced_chunks(
+    body: Body,
+    pace: Pace,
+    limit: u64,
+    fault: StreamFault,
+) -> impl futures_util::Stream<Item = std::io::Result<Bytes>> + Send + 'static {
+    futures_util::stream::unfold(Some((body, pace, 0u64)), move |state| {
+        let fault = fault.clone();
+        async move {
+            let (mut body, mut pace, total) = state?;
+            let stop = |e: TarError| Some((Err(fault.set(e)), None));
+            match pace.next(&mut body).await {
+                Ok(None) => None,
+                Ok(Some(chunk)) if total + chunk.len() as u64 > limit => stop(TarError::TooLarge(
+                    format!("the archive is larger than {limit} bytes"),
+                )),
+                Ok(Some(chunk)) => {
+                    let total = total + chunk.len() as u64;
+                    Some((Ok(chunk), Some((body, pace, total))))
+                }
+                Err(BodyFault::TooSlow(detail)) => stop(TarError::Timeout(detail)),
+                Err(BodyFault::TooLarge(limit)) => stop(TarError::TooLarge(format!(
+                    "the archive is larger than {limit} bytes"
+                ))),
+                Err(BodyFault::Broken(e)) => stop(TarError::Corrupt(format!(
+                    "the body could not be read: {e}"
+                ))),
+            }
+        }
+    })
 }
 
 /// The `?expected=` query parameter (the only one).
