@@ -19,28 +19,35 @@ use super::problem::{FieldError, Problem};
 /// A field given twice in one object is refused (422) rather than resolved: JSON parsers
 /// disagree on which copy wins, and a merge gate must not pick one silently.
 pub fn parse_json(body: &[u8]) -> Result<Value, Problem> {
+    refuse_empty(body)?;
+    strict_value(body).map_err(problem_of)
+}
+
+fn refuse_empty(body: &[u8]) -> Result<(), Problem> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(Problem::malformed(
             "the body is empty; expected a JSON document",
         ));
     }
-    match strict_value(body) {
-        Ok(v) => Ok(v),
-        Err(e) if e.is_data() => Err(Problem::invalid(vec![FieldError::new(
+    Ok(())
+}
+
+/// The one 400-vs-422 rule, by the error's kind: bad syntax (or an early end) is a 400; a rule
+/// of the strict reader (a key given twice, too many values) or a type the document did not
+/// match is a 422. The detail states the position once, up front.
+pub fn problem_of(e: serde_json::Error) -> Problem {
+    let what = strip_position(&e.to_string()).to_owned();
+    if e.is_data() {
+        Problem::invalid(vec![FieldError::new(
             "",
-            format!(
-                "{} (line {}, column {})",
-                strip_position(&e.to_string()),
-                e.line(),
-                e.column()
-            ),
-        )])),
-        Err(e) => Err(Problem::malformed(format!(
-            "the body is not valid JSON (line {}, column {}): {}",
+            format!("{what} (line {}, column {})", e.line(), e.column()),
+        )])
+    } else {
+        Problem::malformed(format!(
+            "the body is not valid JSON (line {}, column {}): {what}",
             e.line(),
-            e.column(),
-            strip_position(&e.to_string())
-        ))),
+            e.column()
+        ))
     }
 }
 
@@ -290,33 +297,9 @@ impl<'de> Visitor<'de> for StrictSeed<'_> {
 /// an empty body and bad syntax are 400s; a rule of the strict reader that `T` applies (a key
 /// given twice, too many values) is a 422.
 pub fn parse_json_as<'de, T: Deserialize<'de>>(body: &'de [u8]) -> Result<T, Problem> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Err(Problem::malformed(
-            "the body is empty; expected a JSON document",
-        ));
-    }
-    serde_json::from_slice(body).map_err(|e| {
-        // `T` accepts any JSON, so only a rule of the strict reader (a key given twice, too many
-        // values) makes a data error: well-formed but refused, a 422.
-        if e.is_data() {
-            Problem::invalid(vec![FieldError::new(
-                "",
-                format!(
-                    "{} (line {}, column {})",
-                    strip_position(&e.to_string()),
-                    e.line(),
-                    e.column()
-                ),
-            )])
-        } else {
-            Problem::malformed(format!(
-                "the body is not valid JSON (line {}, column {}): {}",
-                e.line(),
-                e.column(),
-                strip_position(&e.to_string())
-            ))
-        }
-    })
+    refuse_empty(body)?;
+    // `T` accepts any JSON, so only a rule of the strict reader can make a data error.
+    serde_json::from_slice(body).map_err(problem_of)
 }
 
 /// serde_json appends " at line L column C"; the detail states the position once, up front.
