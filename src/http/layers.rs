@@ -144,7 +144,9 @@ where
                 early = Some(unauthorized(
                     req.headers().contains_key(header::AUTHORIZATION),
                 ));
-            } else if let Some(limit) = declared_over_limit(&req, &self.state) {
+            } else if route != "unmatched"
+                && let Some(limit) = declared_over_limit(&req, &self.state)
+            {
                 // Refused before a byte of the body is read, and before hyper would answer
                 // `Expect: 100-continue` (it does so only when the body is first read).
                 early = Some(super::error::problem_response(
