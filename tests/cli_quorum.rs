@@ -307,3 +307,33 @@ fn a_field_given_twice_in_a_catalog_is_65_in_either_order() {
         }
     }
 }
+
+/// CONTRACT.md section 2 through the CLI: a failing `cargo test` (101) holds as a broken
+/// harness under pytest's codes, and rejects once 101 is declared a catch; a killed run is null.
+#[test]
+fn catch_exit_codes_from_the_command_line() {
+    let repo = repo(&["store/counters/mod.rs"]);
+    repo.write("ledger.json", &json!([]));
+    repo.write(
+        "results.json",
+        &json!({"counter.monotonic_under_replay": {"runs": [101, 101]}}),
+    );
+    repo.quorum(&[]).assert().code(2);
+    repo.quorum(&["--catch-exit-code", "101"]).assert().code(1);
+    repo.write(
+        "results.json",
+        &json!({"counter.monotonic_under_replay": {"runs": [null, null]}}),
+    );
+    let out = repo
+        .quorum(&[])
+        .assert()
+        .code(2)
+        .get_output()
+        .stdout
+        .clone();
+    assert!(
+        String::from_utf8_lossy(&out).contains("harness-error"),
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
+}

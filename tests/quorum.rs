@@ -286,7 +286,7 @@ fn cases() -> Vec<Case> {
                     counters(),
                     strong("resp.no_secret_fields", &["api/handlers"]),
                 ],
-                json!({"counter.monotonic": {"runs": [2, 2, 2]}, "resp.no_secret_fields": {"runs": [0, 1]}}),
+                json!({"counter.monotonic": {"runs": [1, 1, 1]}, "resp.no_secret_fields": {"runs": [0, 1]}}),
                 vec![],
                 true,
             ),
@@ -295,6 +295,55 @@ fn cases() -> Vec<Case> {
             exit: 1,
             votes: vec![
                 ("counter.monotonic", true, "fail", "no"),
+                ("resp.no_secret_fields", true, "flake", "no"),
+            ],
+        },
+        // CONTRACT.md section 2: only a catch is a failure.
+        Case {
+            name: "pytest's exit 5 (no tests collected) is the harness: hold, never reject",
+            doc: request(
+                &["store/counters/mod.rs"],
+                vec![counters()],
+                json!({"counter.monotonic": {"runs": [5, 5]}}),
+                vec![],
+                true,
+            ),
+            outcome: "hold",
+            reason: "harness-error",
+            exit: 2,
+            votes: vec![("counter.monotonic", true, "error", "no")],
+        },
+        Case {
+            name: "runs killed by their timeout are the harness too",
+            doc: request(
+                &["store/counters/mod.rs"],
+                vec![counters()],
+                json!({"counter.monotonic": {"runs": [null, null]}}),
+                vec![],
+                true,
+            ),
+            outcome: "hold",
+            reason: "harness-error",
+            exit: 2,
+            votes: vec![("counter.monotonic", true, "error", "no")],
+        },
+        Case {
+            name: "a split run outranks a broken harness",
+            doc: request(
+                &["store/counters/mod.rs", "api/handlers/a.rs"],
+                vec![
+                    counters(),
+                    strong("resp.no_secret_fields", &["api/handlers"]),
+                ],
+                json!({"counter.monotonic": {"runs": [3, 3]}, "resp.no_secret_fields": {"runs": [0, null]}}),
+                vec![],
+                true,
+            ),
+            outcome: "hold",
+            reason: "split-exits",
+            exit: 2,
+            votes: vec![
+                ("counter.monotonic", true, "error", "no"),
                 ("resp.no_secret_fields", true, "flake", "no"),
             ],
         },
@@ -701,5 +750,48 @@ async fn a_field_given_twice_anywhere_is_refused_not_silently_resolved() {
             .await
             .expect("req");
         assert_eq!(res.status().as_u16(), 422, "{path} {ct}");
+    }
+}
+
+/// CONTRACT.md section 2: a catch is an exit code in `catch_exit_codes` (default `[1]`); a Rust
+/// repository sends `[101]`, and then its failing `cargo test` rejects instead of holding.
+#[tokio::test]
+async fn catch_exit_codes_say_which_exits_are_a_failure() {
+    let server = TestServer::start();
+    let doc = |catch: Option<Value>| {
+        let mut d = request(
+            &["x"],
+            vec![strong("p", &["x"])],
+            json!({"p": {"runs": [101, 101]}}),
+            vec![],
+            true,
+        );
+        if let Some(c) = catch {
+            d["catch_exit_codes"] = c;
+        }
+        d
+    };
+    let (status, answer) = common::post_json(&server, "/quorum", &doc(None)).await;
+    assert_eq!(
+        (status, answer["reason"].clone()),
+        (424, json!("harness-error"))
+    );
+    let (status, answer) = common::post_json(&server, "/quorum", &doc(Some(json!([101])))).await;
+    assert_eq!(
+        (status, answer["reason"].clone()),
+        (409, json!("stable-failure"))
+    );
+    assert_eq!(answer["properties"][0]["state"], "fail");
+    // 0 is a pass, never a catch; the list is never empty; codes are 1..=255.
+    for (bad, pointer) in [
+        (json!([0]), "/catch_exit_codes/0"),
+        (json!([]), "/catch_exit_codes"),
+        (json!([256]), "/catch_exit_codes/0"),
+        (json!("1"), "/catch_exit_codes"),
+    ] {
+        let (status, problem) =
+            common::post_json(&server, "/quorum", &doc(Some(bad.clone()))).await;
+        assert_eq!(status, 422, "{bad}: {problem}");
+        assert_eq!(problem["errors"][0]["pointer"], pointer, "{bad}: {problem}");
     }
 }

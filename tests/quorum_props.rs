@@ -37,10 +37,10 @@ fn property(i: usize) -> impl Strategy<Value = Property> {
         })
 }
 
-fn runs() -> impl Strategy<Value = Vec<u8>> {
+fn runs() -> impl Strategy<Value = Vec<Option<u8>>> {
     prop_oneof![
-        3 => prop::collection::vec(Just(0u8), 2..4),
-        1 => prop::collection::vec(0u8..3, 2..4),
+        3 => prop::collection::vec(Just(Some(0u8)), 2..4),
+        1 => prop::collection::vec(prop::option::weighted(0.9, 0u8..3), 2..4),
     ]
 }
 
@@ -87,7 +87,7 @@ fn request() -> impl Strategy<Value = QuorumRequest> {
     )
         .prop_map(
             |(catalog, files, results, ledger, seal_matches, debt_cap)| {
-                let results: HashMap<String, Vec<u8>> = catalog
+                let results: HashMap<String, Vec<Option<u8>>> = catalog
                     .iter()
                     .zip(results)
                     .filter_map(|(p, r)| r.map(|r| (p.id.clone(), r)))
@@ -97,6 +97,7 @@ fn request() -> impl Strategy<Value = QuorumRequest> {
                     changed_files: files.into_iter().map(path).collect(),
                     catalog,
                     results,
+                    catch_exit_codes: vec![1],
                     ledger: one_open_per_property(ledger),
                     seal: SealCheck {
                         actual: Digest([1; 32]),
@@ -234,7 +235,9 @@ proptest! {
             Reason::SelfIntroducedPredicate => (3, Outcome::Reject, 1, 409),
             Reason::EmptyQuorum => (4, Outcome::Reject, 1, 409),
             Reason::StableFailure => (5, Outcome::Reject, 1, 409),
-            Reason::SplitExits | Reason::MissingResults => (6, Outcome::Hold, 2, 424),
+            Reason::SplitExits | Reason::HarnessError | Reason::MissingResults => {
+                (6, Outcome::Hold, 2, 424)
+            }
             Reason::QuorumHeld => (7, Outcome::Promote, 0, 200),
         };
         prop_assert_eq!(d.rule, rule);

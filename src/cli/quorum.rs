@@ -36,6 +36,10 @@ pub struct QuorumArgs {
     /// The freeze-debt cap (default: the server's setting; 5 locally).
     #[arg(long)]
     pub debt_cap: Option<u64>,
+    /// An exit code that is a catch, a stable failure (repeatable; default 1, pytest's; a Rust
+    /// repository gives 101, `cargo test`'s). Any other code every run shares is an `error`.
+    #[arg(long = "catch-exit-code", value_name = "CODE")]
+    pub catch_exit_codes: Vec<u8>,
     /// Echoed in the answer.
     #[arg(long)]
     pub patch_id: Option<String>,
@@ -174,6 +178,9 @@ fn build_request(args: &QuorumArgs) -> Result<Value, CliError> {
     }
     if let Some(cap) = args.debt_cap {
         doc["debt_cap"] = json!(cap);
+    }
+    if !args.catch_exit_codes.is_empty() {
+        doc["catch_exit_codes"] = json!(args.catch_exit_codes);
     }
     Ok(doc)
 }

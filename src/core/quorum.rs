@@ -81,9 +81,12 @@ pub struct Property {
 pub enum RunState {
     /// All runs exited 0.
     Pass,
-    /// All runs exited with the same non-zero code: a stable failure.
+    /// Every run was a catch (an exit code in `catch_exit_codes`): a stable failure.
     Fail,
-    /// The runs disagree (including unequal non-zero codes): the failure did not reproduce.
+    /// Every run ended the same way but not with a pass or a catch (pytest's 2–5, a crash
+    /// code), or every run was killed: the harness is broken, not the patch.
+    Error,
+    /// The runs disagree: the failure did not reproduce.
     Flake,
     /// In locality, but no result was given.
     Missing,
@@ -97,18 +100,20 @@ impl RunState {
     }
 }
 
-/// Classifies one property's exit codes: all zero → pass; all equal and non-zero → fail;
-/// any disagreement → flake; none → missing.
-pub fn classify(runs: &[u8]) -> RunState {
+/// The catch codes when a request names none: pytest's (a failed test exits 1).
+pub const DEFAULT_CATCH_EXIT_CODES: [u8; 1] = [1];
+
+/// Classifies one property's runs (an exit code, or `None` for a run killed by its timeout or
+/// a signal), with the ladder's verdict model: only a catch is a failure. Every run 0 → pass;
+/// every run a catch → fail; every run the same otherwise (pytest's 2–5, a crash code) or
+/// every run killed → error; anything else → flake; no runs → missing.
+pub fn classify(runs: &[Option<u8>], catch: &[u8]) -> RunState {
+    let is_catch = |r: &Option<u8>| r.is_some_and(|c| catch.contains(&c));
     match runs.split_first() {
         None => RunState::Missing,
-        Some((first, rest)) if rest.iter().all(|r| r == first) => {
-            if *first == 0 {
-                RunState::Pass
-            } else {
-                RunState::Fail
-            }
-        }
+        Some(_) if runs.iter().all(|r| *r == Some(0)) => RunState::Pass,
+        Some(_) if runs.iter().all(is_catch) => RunState::Fail,
+        Some((first, rest)) if rest.iter().all(|r| r == first) => RunState::Error,
         Some(_) => RunState::Flake,
     }
 }
@@ -154,8 +159,11 @@ pub struct QuorumRequest {
     pub patch_id: Option<String>,
     pub changed_files: Vec<RepoPath>,
     pub catalog: Vec<Property>,
-    /// Exit codes by property id (ids are known catalog ids).
-    pub results: HashMap<String, Vec<u8>>,
+    /// Runs by property id (ids are known catalog ids): an exit code, or `None` for a run
+    /// killed by its timeout or a signal.
+    pub results: HashMap<String, Vec<Option<u8>>>,
+    /// The exit codes that are a catch (a stable failure); never 0.
+    pub catch_exit_codes: Vec<u8>,
     pub ledger: Vec<LedgerRow>,
     pub seal: SealCheck,
     /// `None`: the server's (or CLI's) default.
@@ -281,6 +289,7 @@ pub enum Reason {
     EmptyQuorum,
     StableFailure,
     SplitExits,
+    HarnessError,
     MissingResults,
     QuorumHeld,
 }
@@ -302,6 +311,7 @@ pub struct Facts {
     pub strong_voters: usize,
     pub voting_fail: bool,
     pub voting_flake: bool,
+    pub voting_error: bool,
     pub voting_missing: bool,
 }
 
@@ -316,7 +326,7 @@ pub struct Rule {
 }
 
 /// The outcome table. Ordered, first match wins.
-pub const RULES: [Rule; 8] = [
+pub const RULES: [Rule; 9] = [
     Rule {
         number: 1,
         when: |f| !f.seal_matches,
@@ -352,6 +362,12 @@ pub const RULES: [Rule; 8] = [
         when: |f| f.voting_flake,
         outcome: Outcome::Hold,
         reason: Reason::SplitExits,
+    },
+    Rule {
+        number: 6,
+        when: |f| f.voting_error,
+        outcome: Outcome::Hold,
+        reason: Reason::HarnessError,
     },
     Rule {
         number: 6,
@@ -408,14 +424,15 @@ pub fn decide(request: &QuorumRequest, default_cap: u64) -> QuorumDecision {
 
     let mut introduced_in_locality = false;
     let mut strong_voters = 0;
-    let (mut voting_fail, mut voting_flake, mut voting_missing) = (false, false, false);
+    let (mut voting_fail, mut voting_flake, mut voting_error, mut voting_missing) =
+        (false, false, false, false);
     let properties: Vec<PropertyReport> = request
         .catalog
         .iter()
         .map(|p| {
             let in_locality = trie.any_covered_by(&p.locality);
             let state = match request.results.get(&p.id) {
-                Some(runs) => classify(runs),
+                Some(runs) => classify(runs, &request.catch_exit_codes),
                 None if in_locality => RunState::Missing,
                 None => RunState::NotRun,
             };
@@ -436,6 +453,7 @@ pub fn decide(request: &QuorumRequest, default_cap: u64) -> QuorumDecision {
                 match state {
                     RunState::Fail => voting_fail = true,
                     RunState::Flake => voting_flake = true,
+                    RunState::Error => voting_error = true,
                     RunState::Missing | RunState::NotRun => voting_missing = true,
                     RunState::Pass => {}
                 }
@@ -462,6 +480,7 @@ pub fn decide(request: &QuorumRequest, default_cap: u64) -> QuorumDecision {
         strong_voters,
         voting_fail,
         voting_flake,
+        voting_error,
         voting_missing,
     };
     // The last rule always matches; were it ever not to, fail closed with a hold.
@@ -531,7 +550,7 @@ impl QuorumDecision {
 // ---------------------------------------------------------------------------------------------
 // Validation
 
-const REQUEST_FIELDS: [&str; 7] = [
+const REQUEST_FIELDS: [&str; 8] = [
     "patch_id",
     "changed_files",
     "catalog",
@@ -539,6 +558,7 @@ const REQUEST_FIELDS: [&str; 7] = [
     "ledger",
     "seal",
     "debt_cap",
+    "catch_exit_codes",
 ];
 const PROPERTY_FIELDS: [&str; 5] = ["id", "strength", "locality", "fixtures", "introduced"];
 const LEDGER_FIELDS: [&str; 8] = [
@@ -584,12 +604,17 @@ pub fn parse_request(value: &Value) -> Result<QuorumRequest, Errors> {
         .required("seal", &mut e)
         .and_then(|v| parse_seal(v, &mut e));
     let debt_cap = doc.opt_uint("debt_cap", u64::from(u32::MAX), &mut e);
+    let catch_exit_codes = doc
+        .get("catch_exit_codes")
+        .map(|v| parse_catch_codes(v, &mut e))
+        .unwrap_or_else(|| DEFAULT_CATCH_EXIT_CODES.to_vec());
     match seal {
         Some(seal) if e.is_empty() => Ok(QuorumRequest {
             patch_id,
             changed_files,
             catalog,
             results,
+            catch_exit_codes,
             ledger,
             seal,
             debt_cap,
@@ -644,7 +669,36 @@ fn parse_catalog(v: &Value, e: &mut Errors) -> (Vec<Property>, HashSet<String>) 
     (props, seen.into_keys().collect())
 }
 
-fn parse_results(v: &Value, known: &HashSet<&str>, e: &mut Errors) -> HashMap<String, Vec<u8>> {
+/// `catch_exit_codes`: a non-empty list of exit codes 1..=255 (0 is a pass, never a catch).
+fn parse_catch_codes(v: &Value, e: &mut Errors) -> Vec<u8> {
+    let at = "/catch_exit_codes";
+    let codes = fields::array(v, at, "`catch_exit_codes`", e, |x, p, e| {
+        match x.as_u64().map(u8::try_from) {
+            Some(Ok(code)) if code > 0 => Some(code),
+            _ => {
+                e.push(
+                    p,
+                    format!("{x} is not a catch code; a catch is an exit code from 1 to 255 (0 is a pass)"),
+                );
+                None
+            }
+        }
+    })
+    .unwrap_or_default();
+    if v.as_array().is_some_and(Vec::is_empty) {
+        e.push(
+            at,
+            "must list at least one exit code (pytest's is 1, cargo test's 101)",
+        );
+    }
+    codes
+}
+
+fn parse_results(
+    v: &Value,
+    known: &HashSet<&str>,
+    e: &mut Errors,
+) -> HashMap<String, Vec<Option<u8>>> {
     let Some(map) = v.as_object() else {
         e.push(
             "/results",
@@ -672,12 +726,18 @@ fn parse_results(v: &Value, known: &HashSet<&str>, e: &mut Errors) -> HashMap<St
         };
         let runs_at = obj.pointer("runs");
         let Some(codes) = fields::array(runs, &runs_at, "`runs`", e, |x, p, e| {
+            if x.is_null() {
+                // Killed by its timeout or a signal: no exit code.
+                return Some(None);
+            }
             match x.as_u64().map(u8::try_from) {
-                Some(Ok(code)) => Some(code),
+                Some(Ok(code)) => Some(Some(code)),
                 _ => {
                     e.push(
                         p,
-                        format!("{x} is not an exit code; exit codes are integers from 0 to 255"),
+                        format!(
+                            "{x} is not an exit code; a run is an integer from 0 to 255, or null when it was killed"
+                        ),
                     );
                     None
                 }
@@ -775,18 +835,35 @@ mod tests {
 
     #[test]
     fn classification_follows_the_contract() {
-        assert_eq!(classify(&[0, 0]), RunState::Pass);
-        assert_eq!(classify(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 0]), RunState::Pass);
-        assert_eq!(classify(&[1, 1]), RunState::Fail);
-        assert_eq!(classify(&[3, 3, 3]), RunState::Fail);
-        assert_eq!(classify(&[0, 1]), RunState::Flake);
-        assert_eq!(classify(&[1, 0]), RunState::Flake);
-        assert_eq!(
-            classify(&[1, 2]),
-            RunState::Flake,
-            "unequal non-zero exits are a flake"
-        );
-        assert_eq!(classify(&[0, 0, 1]), RunState::Flake);
-        assert_eq!(classify(&[]), RunState::Missing);
+        // CONTRACT.md section 2, by hand: `None` is a run killed by its timeout or a signal.
+        let pytest = [1u8];
+        let cargo = [101u8];
+        let cases: [(&[Option<u8>], &[u8], RunState); 14] = [
+            (&[Some(0), Some(0)], &pytest, RunState::Pass),
+            (&[Some(0); 10], &pytest, RunState::Pass),
+            (&[Some(1), Some(1)], &pytest, RunState::Fail),
+            (&[Some(101), Some(101)], &cargo, RunState::Fail),
+            // A Rust repository's failing `cargo test` read with pytest's codes: not a catch.
+            (&[Some(101), Some(101)], &pytest, RunState::Error),
+            // pytest exit 5, "no tests collected": the harness, never a rejection.
+            (&[Some(5), Some(5), Some(5)], &pytest, RunState::Error),
+            (&[Some(3), Some(3)], &pytest, RunState::Error),
+            (&[None, None], &pytest, RunState::Error),
+            (&[Some(0), Some(1)], &pytest, RunState::Flake),
+            (&[Some(1), Some(0)], &pytest, RunState::Flake),
+            (&[Some(1), Some(2)], &pytest, RunState::Flake),
+            (&[Some(0), None], &pytest, RunState::Flake),
+            (&[Some(0), Some(0), Some(1)], &pytest, RunState::Flake),
+            (&[], &pytest, RunState::Missing),
+        ];
+        for (runs, catch, want) in cases {
+            assert_eq!(
+                classify(runs, catch),
+                want,
+                "{runs:?} with catches {catch:?}"
+            );
+        }
+        // Two different catch codes are still every run a catch.
+        assert_eq!(classify(&[Some(1), Some(2)], &[1, 2]), RunState::Fail);
     }
 }

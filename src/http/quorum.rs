@@ -90,6 +90,11 @@ pub struct QuorumRequestDoc {
     /// The freeze-debt cap; the server's setting (default 5) when absent.
     #[schema(nullable = false, minimum = 0)]
     debt_cap: Option<u64>,
+    /// The exit codes that are a catch (a stable failure), 1-255; default `[1]` (pytest's);
+    /// a Rust repository sends `[101]` (`cargo test`'s). Any other code every run shares is
+    /// an `error` (the harness, not the patch).
+    #[schema(nullable = false, min_items = 1)]
+    catch_exit_codes: Option<Vec<u8>>,
 }
 
 /// The property catalog.
@@ -124,9 +129,10 @@ pub struct PropertyDoc {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResultDoc {
-    /// 2 to 10 exit codes (0-255).
+    /// 2 to 10 runs: each an exit code (0-255), or null for a run killed by its timeout or a
+    /// signal.
     #[schema(min_items = 2, max_items = 10)]
-    runs: Vec<u8>,
+    runs: Vec<Option<u8>>,
 }
 
 /// A freeze-ledger row. At most one open row per property.
