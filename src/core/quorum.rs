@@ -838,7 +838,8 @@ mod tests {
         // CONTRACT.md section 2, by hand: `None` is a run killed by its timeout or a signal.
         let pytest = [1u8];
         let cargo = [101u8];
-        let cases: [(&[Option<u8>], &[u8], RunState); 14] = [
+        type Case<'a> = (&'a [Option<u8>], &'a [u8], RunState);
+        let cases: [Case; 14] = [
             (&[Some(0), Some(0)], &pytest, RunState::Pass),
             (&[Some(0); 10], &pytest, RunState::Pass),
             (&[Some(1), Some(1)], &pytest, RunState::Fail),
