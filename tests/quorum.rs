@@ -795,3 +795,70 @@ async fn catch_exit_codes_say_which_exits_are_a_failure() {
         assert_eq!(problem["errors"][0]["pointer"], pointer, "{bad}: {problem}");
     }
 }
+
+/// CONTRACT.md section 2: a ledger row freezes a property (`property_id`) or a test of the
+/// fixture suite (`test_id` + `covers`). Test rows never change a vote and count toward debt.
+#[tokio::test]
+async fn frozen_tests_in_the_ledger_count_toward_debt_and_never_vote() {
+    let server = TestServer::start();
+    let test_row = |id: &str| json!({"test_id": id, "covers": ["store/counters"], "state": "open"});
+    let doc = |ledger: Vec<Value>| {
+        request(
+            &["store/counters/mod.rs"],
+            vec![strong("counter.monotonic", &["store/counters"])],
+            json!({"counter.monotonic": {"runs": [0, 0]}}),
+            ledger,
+            true,
+        )
+    };
+    // Two frozen tests and a frozen property elsewhere: debt 3, the vote untouched.
+    let (status, answer) = common::post_json(
+        &server,
+        "/quorum",
+        &doc(vec![test_row("t1"), test_row("t2"), open_row("elsewhere")]),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["debt"]["open"], 3);
+    assert_eq!(answer["properties"][0]["vote"], "yes");
+    // A test and a property may share an id: two things frozen.
+    let (_, answer) =
+        common::post_json(&server, "/quorum", &doc(vec![test_row("x"), open_row("x")])).await;
+    assert_eq!(answer["debt"]["open"], 2);
+    // Six open tests: over the cap of 5, the queue stops.
+    let rows = (0..6).map(|i| test_row(&format!("t{i}"))).collect();
+    let (status, answer) = common::post_json(&server, "/quorum", &doc(rows)).await;
+    assert_eq!(
+        (status, answer["outcome"].clone()),
+        (423, json!("stop_queue"))
+    );
+    // Refused: both ids, neither, a test without `covers`, a property with `covers`, a test
+    // frozen twice.
+    for (ledger, pointer) in [
+        (
+            vec![json!({"property_id": "p", "test_id": "t", "covers": ["a"], "state": "open"})],
+            "/ledger/0",
+        ),
+        (vec![json!({"state": "open"})], "/ledger/0/property_id"),
+        (
+            vec![json!({"test_id": "t", "state": "open"})],
+            "/ledger/0/covers",
+        ),
+        (
+            vec![json!({"test_id": "t", "covers": [], "state": "open"})],
+            "/ledger/0/covers",
+        ),
+        (
+            vec![json!({"property_id": "p", "covers": ["a"], "state": "open"})],
+            "/ledger/0/covers",
+        ),
+        (vec![test_row("t"), test_row("t")], "/ledger/1"),
+    ] {
+        let (status, problem) = common::post_json(&server, "/quorum", &doc(ledger.clone())).await;
+        assert_eq!(status, 422, "{ledger:?}: {problem}");
+        assert_eq!(
+            problem["errors"][0]["pointer"], pointer,
+            "{ledger:?}: {problem}"
+        );
+    }
+}

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use patchgate::core::digest::Digest;
 use patchgate::core::path::RepoPath;
 use patchgate::core::quorum::{
-    LedgerRow, LedgerState, Outcome, Property, QuorumRequest, Reason, RunState, SealCheck,
+    Frozen, LedgerRow, LedgerState, Outcome, Property, QuorumRequest, Reason, RunState, SealCheck,
     Strength, Vote, decide,
 };
 use proptest::prelude::*;
@@ -52,7 +52,7 @@ fn ledger_row() -> impl Strategy<Value = LedgerRow> {
         prop::option::of(0u64..40),
     )
         .prop_map(|(id, open, since, budget)| LedgerRow {
-            property_id: id.to_owned(),
+            frozen: Frozen::Property(id.to_owned()),
             state: if open {
                 LedgerState::Open
             } else {
@@ -71,7 +71,7 @@ fn ledger_row() -> impl Strategy<Value = LedgerRow> {
 fn one_open_per_property(rows: Vec<LedgerRow>) -> Vec<LedgerRow> {
     let mut seen = std::collections::HashSet::new();
     rows.into_iter()
-        .filter(|r| r.state == LedgerState::Closed || seen.insert(r.property_id.clone()))
+        .filter(|r| r.state == LedgerState::Closed || seen.insert(r.frozen.clone()))
         .collect()
 }
 
@@ -138,7 +138,7 @@ proptest! {
     fn an_excluded_property_never_votes_yes(req in request()) {
         let d = decide(&req, 5);
         for p in &d.properties {
-            let frozen = req.ledger.iter().any(|r| r.state == LedgerState::Open && r.property_id == p.id);
+            let frozen = req.ledger.iter().any(|r| r.state == LedgerState::Open && r.property_id() == Some(p.id.as_str()));
             let introduced = req.catalog.iter().any(|c| c.id == p.id && c.introduced);
             if frozen {
                 prop_assert_ne!(p.vote, Vote::Yes, "{} is frozen", p.id);
@@ -165,10 +165,10 @@ proptest! {
         let Some(target) = req.catalog.get(which % req.catalog.len()).map(|p| p.id.clone()) else {
             return Ok(());
         };
-        prop_assume!(!req.ledger.iter().any(|r| r.state == LedgerState::Open && r.property_id == target));
+        prop_assume!(!req.ledger.iter().any(|r| r.state == LedgerState::Open && r.property_id() == Some(target.as_str())));
         let mut frozen = req.clone();
         frozen.ledger.push(LedgerRow {
-            property_id: target,
+            frozen: Frozen::Property(target),
             state: LedgerState::Open,
             seal: None,
             reason: None,
@@ -180,7 +180,7 @@ proptest! {
         let after = decide(&frozen, 5);
         if after.outcome == Outcome::Promote {
             prop_assert_eq!(before.reason, Reason::StableFailure);
-            let target = frozen.ledger.last().map(|r| r.property_id.clone()).unwrap_or_default();
+            let target = frozen.ledger.last().and_then(|r| r.property_id()).unwrap_or_default().to_owned();
             for p in &before.properties {
                 if matches!(p.vote, Vote::Yes | Vote::No) && p.state != RunState::Pass {
                     prop_assert_eq!(&p.id, &target, "{} failed and was not frozen", p.id);

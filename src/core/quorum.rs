@@ -5,7 +5,7 @@
 //! rejection; too many open freezes stop the whole queue. The seven outcome rules are data
 //! ([`RULES`]), first match wins, like the router's ladder.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -15,7 +15,7 @@ use utoipa::ToSchema;
 use super::digest::Digest;
 use super::fields::{self, Errors, kind_of, object};
 use super::path::{PrefixTrie, RepoPath};
-use super::problem::pointer_key;
+use super::problem::{pointer_key, quoted};
 
 pub use super::fields::MAX_ID_CHARS;
 /// The server's default debt cap.
@@ -125,10 +125,18 @@ pub enum LedgerState {
     Closed,
 }
 
+/// What a ledger row freezes: a property of the catalog, or a test of the fixture suite (with
+/// the path prefixes of the code it covers, as in scoped freeze).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Frozen {
+    Property(String),
+    Test { id: String, covers: Vec<RepoPath> },
+}
+
 /// A freeze-ledger row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LedgerRow {
-    pub property_id: String,
+    pub frozen: Frozen,
     pub state: LedgerState,
     pub seal: Option<Digest>,
     pub reason: Option<String>,
@@ -139,6 +147,14 @@ pub struct LedgerRow {
 }
 
 impl LedgerRow {
+    /// The frozen property, for a property row.
+    pub fn property_id(&self) -> Option<&str> {
+        match &self.frozen {
+            Frozen::Property(id) => Some(id),
+            Frozen::Test { .. } => None,
+        }
+    }
+
     /// An open row whose commit budget is spent counts once more toward debt.
     pub fn budget_spent(&self) -> bool {
         self.state == LedgerState::Open
@@ -396,10 +412,11 @@ pub struct QuorumDecision {
 
 /// Computes debt from the ledger.
 pub fn debt(ledger: &[LedgerRow], cap: u64) -> Debt {
-    let open: HashSet<&str> = ledger
+    // Distinct frozen properties and tests (a property and a test may share an id).
+    let open: HashSet<&Frozen> = ledger
         .iter()
         .filter(|r| r.state == LedgerState::Open)
-        .map(|r| r.property_id.as_str())
+        .map(|r| &r.frozen)
         .collect();
     let spent = ledger.iter().filter(|r| r.budget_spent()).count() as u64;
     let open = open.len() as u64;
@@ -414,11 +431,12 @@ pub fn debt(ledger: &[LedgerRow], cap: u64) -> Debt {
 /// Decides. Pure and deterministic.
 pub fn decide(request: &QuorumRequest, default_cap: u64) -> QuorumDecision {
     let trie = PrefixTrie::new(&request.changed_files);
+    // Test rows never change a vote; they count toward debt only.
     let frozen: HashSet<&str> = request
         .ledger
         .iter()
         .filter(|r| r.state == LedgerState::Open)
-        .map(|r| r.property_id.as_str())
+        .filter_map(LedgerRow::property_id)
         .collect();
     let debt = debt(&request.ledger, request.debt_cap.unwrap_or(default_cap));
 
@@ -561,8 +579,10 @@ const REQUEST_FIELDS: [&str; 8] = [
     "catch_exit_codes",
 ];
 const PROPERTY_FIELDS: [&str; 5] = ["id", "strength", "locality", "fixtures", "introduced"];
-const LEDGER_FIELDS: [&str; 8] = [
+const LEDGER_FIELDS: [&str; 10] = [
     "property_id",
+    "test_id",
+    "covers",
     "state",
     "seal",
     "reason",
@@ -765,10 +785,47 @@ fn is_commit(s: &str) -> bool {
 }
 
 fn parse_ledger(v: &Value, e: &mut Errors) -> Vec<LedgerRow> {
-    let mut open_at: BTreeMap<String, String> = BTreeMap::new();
+    let mut open_at: HashMap<Frozen, String> = HashMap::new();
     fields::array(v, "/ledger", "`ledger`", e, |item, at, e| {
         let row = object(item, &at, "a ledger row", &LEDGER_FIELDS, e)?;
-        let property_id = row.req_string("property_id", MAX_ID_CHARS, e);
+        // Exactly one of `property_id` (a frozen property) or `test_id` (a frozen test, which
+        // then needs `covers`).
+        let frozen = match (row.get("property_id"), row.get("test_id")) {
+            (Some(_), None) => {
+                if row.get("covers").is_some() {
+                    e.push(
+                        row.pointer("covers"),
+                        "`covers` belongs to a test row (`test_id`), not to a property row",
+                    );
+                }
+                row.req_string("property_id", MAX_ID_CHARS, e)
+                    .map(Frozen::Property)
+            }
+            (None, Some(_)) => {
+                let id = row.req_string("test_id", MAX_ID_CHARS, e);
+                let covers = row.required("covers", e).and_then(|c| {
+                    fields::paths(c, &row.pointer("covers"), true, e)
+                });
+                match (id, covers) {
+                    (Some(id), Some(covers)) => Some(Frozen::Test { id, covers }),
+                    _ => None,
+                }
+            }
+            (Some(_), Some(_)) => {
+                e.push(
+                    at.clone(),
+                    "a ledger row freezes a property (`property_id`) or a test (`test_id`), not both",
+                );
+                None
+            }
+            (None, None) => {
+                e.push(
+                    row.pointer("property_id"),
+                    "`property_id` (a frozen property) or `test_id` (a frozen test) is required",
+                );
+                None
+            }
+        };
         let state = row.req_enum::<LedgerState>("state", e);
         let seal = row.opt_string("seal", 64, e).and_then(|s| match Digest::parse_hex(&s) {
             Ok(d) => Some(d),
@@ -787,16 +844,20 @@ fn parse_ledger(v: &Value, e: &mut Errors) -> Vec<LedgerRow> {
         let retire_by_commit_count = row.opt_uint("retire_by_commit_count", u64::from(u32::MAX), e);
         let commits_since_open = row.opt_uint("commits_since_open", u64::from(u32::MAX), e);
         let owner = row.opt_string("owner", MAX_TEXT_CHARS, e);
-        let (property_id, state) = (property_id?, state?);
+        let (frozen, state) = (frozen?, state?);
         if state == LedgerState::Open {
-            if let Some(first) = open_at.get(&property_id) {
-                e.push(at.clone(), format!("a second open row for {property_id:?} (the first is {first}); a property is frozen once"));
+            if let Some(first) = open_at.get(&frozen) {
+                let (what, id) = match &frozen {
+                    Frozen::Property(id) => ("a property", id),
+                    Frozen::Test { id, .. } => ("a test", id),
+                };
+                e.push(at.clone(), format!("a second open row for {} (the first is {first}); {what} is frozen once", quoted(id)));
                 return None;
             }
-            open_at.insert(property_id.clone(), at.clone());
+            open_at.insert(frozen.clone(), at.clone());
         }
         Some(LedgerRow {
-            property_id,
+            frozen,
             state,
             seal,
             reason,

@@ -135,12 +135,22 @@ pub struct ResultDoc {
     runs: Vec<Option<u8>>,
 }
 
-/// A freeze-ledger row. At most one open row per property.
+/// A freeze-ledger row: a frozen property or a frozen test. At most one open row per property
+/// (or per test).
 #[allow(dead_code)]
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LedgerRowDoc {
-    property_id: String,
+    /// The frozen property (give this or `test_id`, not both).
+    #[schema(nullable = false, min_length = 1, max_length = 256)]
+    property_id: Option<String>,
+    /// A frozen test of the fixture suite (give this or `property_id`, not both); it never
+    /// changes a vote, and counts toward debt.
+    #[schema(nullable = false, min_length = 1, max_length = 256)]
+    test_id: Option<String>,
+    /// With `test_id`: the path prefixes of the code the frozen test covers (non-empty).
+    #[schema(nullable = false, min_items = 1)]
+    covers: Option<Vec<String>>,
     state: LedgerStateDoc,
     /// The fixture seal when the freeze was opened (64 hex digits).
     #[schema(nullable = false, pattern = "^[0-9a-fA-F]{64}$")]
