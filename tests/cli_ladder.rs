@@ -300,3 +300,29 @@ fn report_freeze_review_and_calibrate_through_the_binary() {
         json!([{"attribution": "concrete-behavior", "count": 1, "production": 0.0, "check": 1.0, "both": 0.0}])
     );
 }
+
+/// CONTRACT.md section 2: a tier takes its own catch codes. A Rust repository's failing
+/// `cargo test` (exit 101) is a catch when the tier says `catch = [101]`, and a broken harness
+/// (exit 2 from the ladder) under pytest's default `[1]`.
+#[test]
+fn a_tier_reads_its_own_catch_codes() {
+    let (dir, base) = repo("src/lib.rs");
+    for (catch, want_exit, want_verdict) in [("", 2, "error"), ("catch = [101]\n", 1, "caught")] {
+        let toml = format!(
+            "[[tier]]\nname = \"t1-properties\"\ncommand = [\"sh\", \"-c\", \"exit 101\"]\ntimeout_s = 30\n{catch}"
+        );
+        std::fs::write(dir.path().join("ladder.toml"), toml).expect("write");
+        let _ = std::fs::remove_file(dir.path().join("ledger.jsonl"));
+        let (code, rows) = run_ladder(dir.path(), &base);
+        assert_eq!(code, want_exit, "{catch}");
+        assert_eq!(rows[0]["verdict"], want_verdict, "{catch}");
+        assert_eq!(rows[0]["exit_code"], 101);
+    }
+    // 0 is a pass, never a catch: the config is refused (65).
+    std::fs::write(
+        dir.path().join("ladder.toml"),
+        "[[tier]]\nname = \"t1\"\ncommand = [\"true\"]\ntimeout_s = 5\ncatch = [0]\n",
+    )
+    .expect("write");
+    assert_eq!(run_ladder(dir.path(), &base).0, 65);
+}

@@ -120,6 +120,13 @@ pub struct TierConfig {
     /// Skipped when the diff hits the scope (the properties' oracle may have moved).
     #[serde(default)]
     pub skip_on_scope_hit: bool,
+    /// The exit codes that are a catch (default `[1]`, pytest's; `cargo test` fails with 101).
+    #[serde(default = "default_catch")]
+    pub catch: Vec<i32>,
+}
+
+fn default_catch() -> Vec<i32> {
+    vec![1]
 }
 
 fn default_tiers() -> Vec<TierConfig> {
@@ -131,6 +138,7 @@ fn default_tiers() -> Vec<TierConfig> {
                 .to_vec(),
             timeout_s: 120.0,
             skip_on_scope_hit: true,
+            catch: default_catch(),
         },
         TierConfig {
             name: ladder::T2.into(),
@@ -139,6 +147,7 @@ fn default_tiers() -> Vec<TierConfig> {
                 .to_vec(),
             timeout_s: 900.0,
             skip_on_scope_hit: false,
+            catch: default_catch(),
         },
     ]
 }
@@ -165,6 +174,12 @@ fn load_config(path: Option<&Path>) -> Result<Config, CliError> {
         ))
     })?;
     for t in &config.tiers {
+        if t.catch.is_empty() || t.catch.contains(&0) {
+            return Err(CliError::data(format!(
+                "tier {:?}: `catch` lists the exit codes that are a failure: at least one, never 0",
+                t.name
+            )));
+        }
         if t.command.is_empty() || !(t.timeout_s.is_finite() && t.timeout_s > 0.0) {
             return Err(CliError::data(format!(
                 "tier {:?} needs a command and a positive timeout_s",

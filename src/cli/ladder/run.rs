@@ -69,7 +69,7 @@ pub(super) fn run(args: RunArgs) -> CliResult {
             };
         let timed_out = status.is_none() && seconds >= tier.timeout_s;
         let code = status.and_then(|s| s.code());
-        let verdict = TierVerdict::of_exit(code, timed_out);
+        let verdict = TierVerdict::of_exit(code, timed_out, &tier.catch);
         let row = json!({
             "patch": patch, "tier": name, "verdict": verdict.as_str(), "seconds": seconds,
             "files": files.iter().map(RepoPath::as_str).collect::<Vec<_>>(), "exit_code": code,

@@ -33,19 +33,45 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_exit_code_one_is_a_catch() {
-        assert_eq!(TierVerdict::of_exit(Some(0), false), TierVerdict::Pass);
-        assert_eq!(TierVerdict::of_exit(Some(1), false), TierVerdict::Caught);
-        for code in [2, 3, 4, 5, 127, -1] {
+    fn only_a_catch_is_a_failure() {
+        let pytest = [1];
+        assert_eq!(
+            TierVerdict::of_exit(Some(0), false, &pytest),
+            TierVerdict::Pass
+        );
+        assert_eq!(
+            TierVerdict::of_exit(Some(1), false, &pytest),
+            TierVerdict::Caught
+        );
+        for code in [2, 3, 4, 5, 101, 127, -1] {
             assert_eq!(
-                TierVerdict::of_exit(Some(code), false),
+                TierVerdict::of_exit(Some(code), false, &pytest),
                 TierVerdict::Error,
                 "{code}"
             );
         }
-        assert_eq!(TierVerdict::of_exit(None, false), TierVerdict::Error);
-        assert_eq!(TierVerdict::of_exit(Some(0), true), TierVerdict::Error);
-        assert_eq!(TierVerdict::of_exit(Some(1), true), TierVerdict::Error);
+        assert_eq!(
+            TierVerdict::of_exit(None, false, &pytest),
+            TierVerdict::Error
+        );
+        assert_eq!(
+            TierVerdict::of_exit(Some(0), true, &pytest),
+            TierVerdict::Error
+        );
+        assert_eq!(
+            TierVerdict::of_exit(Some(1), true, &pytest),
+            TierVerdict::Error
+        );
+        // A Rust tier declares `catch = [101]`: its failing `cargo test` is a catch.
+        let cargo = [101];
+        assert_eq!(
+            TierVerdict::of_exit(Some(101), false, &cargo),
+            TierVerdict::Caught
+        );
+        assert_eq!(
+            TierVerdict::of_exit(Some(1), false, &cargo),
+            TierVerdict::Error
+        );
     }
 
     #[test]

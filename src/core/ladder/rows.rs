@@ -32,11 +32,13 @@ impl TierVerdict {
         self.into()
     }
 
-    /// Only exit code 1 is a catch; pytest's 2, 3, 4 and 5 are not.
-    pub fn of_exit(code: Option<i32>, timed_out: bool) -> Self {
+    /// Only a catch is a failure: an exit code in `catch` (pytest's `[1]` by default; its 2,
+    /// 3, 4 and 5 are not; `cargo test`'s is 101). 0 passes; anything else, a timeout or a
+    /// signal is an error of the harness.
+    pub fn of_exit(code: Option<i32>, timed_out: bool, catch: &[i32]) -> Self {
         match (timed_out, code) {
             (false, Some(0)) => TierVerdict::Pass,
-            (false, Some(1)) => TierVerdict::Caught,
+            (false, Some(c)) if catch.contains(&c) => TierVerdict::Caught,
             _ => TierVerdict::Error,
         }
     }
