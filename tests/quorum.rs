@@ -862,3 +862,23 @@ async fn frozen_tests_in_the_ledger_count_toward_debt_and_never_vote() {
         );
     }
 }
+
+/// A hostile `catch_exit_codes` (a million repeats) is read as the set it names: the decision is
+/// the same as with the short list, and its cost does not grow with the repeats.
+#[test]
+fn a_long_catch_list_is_a_set() {
+    let mut doc = request(
+        &["x"],
+        vec![strong("p", &["x"])],
+        json!({"p": {"runs": [101, 101]}}),
+        vec![],
+        true,
+    );
+    doc["catch_exit_codes"] = json!(vec![101u8; 1_000_000]);
+    let request = parse_request(&doc).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(request.catch_exit_codes, vec![101]);
+    assert_eq!(
+        decide(&request, DEFAULT_DEBT_CAP).reason.as_str(),
+        "stable-failure"
+    );
+}

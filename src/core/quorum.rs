@@ -711,6 +711,10 @@ fn parse_catch_codes(v: &Value, e: &mut Errors) -> Vec<u8> {
             "must list at least one exit code (pytest's is 1, cargo test's 101)",
         );
     }
+    // A set: at most 255 codes, however long the list sent, so classifying a run stays cheap.
+    let mut codes = codes;
+    codes.sort_unstable();
+    codes.dedup();
     codes
 }
 
