@@ -19,6 +19,7 @@
 pub mod answer;
 pub mod digest;
 pub mod evidence;
+pub mod gate;
 pub mod fields;
 pub mod json;
 pub mod json_out;

@@ -109,13 +109,16 @@ impl RepoPath {
 /// paths are. (Hashing every ancestor string instead is quadratic in a path's length.)
 pub struct PrefixTrie<'a> {
     edges: HashMap<(usize, &'a str), usize>,
+    /// The node each path ends at → the index of the first path that ends there.
+    ends: HashMap<usize, usize>,
 }
 
 impl<'a> PrefixTrie<'a> {
     pub fn new(paths: &'a [RepoPath]) -> Self {
         let mut edges = HashMap::new();
+        let mut ends = HashMap::new();
         let mut next = 1usize;
-        for p in paths {
+        for (i, p) in paths.iter().enumerate() {
             let mut node = 0usize;
             for segment in p.segments() {
                 node = *edges.entry((node, segment)).or_insert_with(|| {
@@ -123,8 +126,22 @@ impl<'a> PrefixTrie<'a> {
                     next - 1
                 });
             }
+            ends.entry(node).or_insert(i);
         }
-        Self { edges }
+        Self { edges, ends }
+    }
+
+    /// Read the other way round, the trie's paths are prefixes: the index of the shortest one
+    /// that is `path` or one of its ancestors (whole segments), in one walk down `path`.
+    pub fn prefix_of(&self, path: &RepoPath) -> Option<usize> {
+        let mut node = 0usize;
+        for segment in path.segments() {
+            node = *self.edges.get(&(node, segment))?;
+            if let Some(&i) = self.ends.get(&node) {
+                return Some(i);
+            }
+        }
+        None
     }
 
     /// Whether `prefix` covers at least one of the paths.
@@ -172,6 +189,21 @@ mod tests {
                 "{raw}"
             );
         }
+    }
+
+    #[test]
+    fn prefix_of_matches_whole_segments() {
+        let guards: Vec<RepoPath> = ["patchgate.toml", "api/handlers", "api"]
+            .iter()
+            .map(|p| RepoPath::parse(p).unwrap())
+            .collect();
+        let trie = PrefixTrie::new(&guards);
+        let of = |p: &str| trie.prefix_of(&RepoPath::parse(p).unwrap());
+        assert_eq!(of("patchgate.toml"), Some(0));
+        assert_eq!(of("patchgate.toml.bak"), None);
+        assert_eq!(of("api/handlers/x.rs"), Some(2), "the shortest prefix");
+        assert_eq!(of("api_old/x.rs"), None);
+        assert_eq!(of("src/patchgate.toml"), None);
     }
 
     #[test]

@@ -60,6 +60,9 @@ pub struct Property {
     pub fixtures: Option<RepoPath>,
     /// Added by this very patch: it may not vote on it.
     pub introduced: bool,
+    /// The paths (files or directories) that implement the property; the patch gate guards
+    /// them like the catalog (`/gate` only).
+    pub source: Vec<RepoPath>,
 }
 
 /// What one property's runs say.
@@ -428,88 +431,130 @@ pub fn debt(ledger: &[LedgerRow], cap: u64) -> Debt {
     }
 }
 
-/// Decides. Pure and deterministic.
-pub fn decide(request: &QuorumRequest, default_cap: u64) -> QuorumDecision {
-    let trie = PrefixTrie::new(&request.changed_files);
+/// How the catalog votes on one patch: every property's report, and what the outcome rules
+/// read from them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ballot {
+    pub properties: Vec<PropertyReport>,
+    pub introduced_in_locality: bool,
+    pub strong_voters: usize,
+    pub voting_fail: bool,
+    pub voting_flake: bool,
+    pub voting_error: bool,
+    pub voting_missing: bool,
+}
+
+/// Tallies the catalog's votes on `changed_files`. Pure; linear in its input.
+pub fn ballot(
+    changed_files: &[RepoPath],
+    catalog: &[Property],
+    results: &HashMap<String, Vec<Option<u8>>>,
+    catch_exit_codes: &[u8],
+    ledger: &[LedgerRow],
+) -> Ballot {
+    let trie = PrefixTrie::new(changed_files);
     // Test rows never change a vote; they count toward debt only.
-    let frozen: HashSet<&str> = request
-        .ledger
+    let frozen: HashSet<&str> = ledger
         .iter()
         .filter(|r| r.state == LedgerState::Open)
         .filter_map(LedgerRow::property_id)
         .collect();
-    let debt = debt(&request.ledger, request.debt_cap.unwrap_or(default_cap));
-
-    let mut introduced_in_locality = false;
-    let mut strong_voters = 0;
-    let (mut voting_fail, mut voting_flake, mut voting_error, mut voting_missing) =
-        (false, false, false, false);
-    let properties: Vec<PropertyReport> = request
-        .catalog
-        .iter()
-        .map(|p| {
-            let in_locality = trie.any_covered_by(&p.locality);
-            let state = match request.results.get(&p.id) {
-                Some(runs) => classify(runs, &request.catch_exit_codes),
-                None if in_locality => RunState::Missing,
-                None => RunState::NotRun,
-            };
-            // An introduced property is checked before the freeze: a freeze row on a predicate
-            // the patch itself adds must not launder it into an exclusion (opening a freeze
-            // never turns a rejection into a promotion). See the README's choices.
-            let vote = if !in_locality {
-                Vote::NotInLocality
-            } else if p.introduced {
-                introduced_in_locality = true;
-                Vote::Introduced
-            } else if frozen.contains(p.id.as_str()) {
-                Vote::Excluded
-            } else {
-                if p.strength == Strength::Strong {
-                    strong_voters += 1;
-                }
-                match state {
-                    RunState::Fail => voting_fail = true,
-                    RunState::Flake => voting_flake = true,
-                    RunState::Error => voting_error = true,
-                    RunState::Missing | RunState::NotRun => voting_missing = true,
-                    RunState::Pass => {}
-                }
-                if state == RunState::Pass {
-                    Vote::Yes
-                } else {
-                    Vote::No
-                }
-            };
-            PropertyReport {
-                id: p.id.clone(),
-                strength: p.strength,
-                in_locality,
-                state,
-                vote,
-            }
-        })
-        .collect();
-
-    let facts = Facts {
-        seal_matches: request.seal.actual == request.seal.expected,
-        debt,
-        introduced_in_locality,
-        strong_voters,
-        voting_fail,
-        voting_flake,
-        voting_error,
-        voting_missing,
+    let mut b = Ballot {
+        properties: Vec::with_capacity(catalog.len()),
+        introduced_in_locality: false,
+        strong_voters: 0,
+        voting_fail: false,
+        voting_flake: false,
+        voting_error: false,
+        voting_missing: false,
     };
-    // The last rule always matches; were it ever not to, fail closed with a hold.
-    let (outcome, reason, rule) = RULES
+    for p in catalog {
+        let in_locality = trie.any_covered_by(&p.locality);
+        let state = match results.get(&p.id) {
+            Some(runs) => classify(runs, catch_exit_codes),
+            None if in_locality => RunState::Missing,
+            None => RunState::NotRun,
+        };
+        // An introduced property is checked before the freeze: a freeze row on a predicate
+        // the patch itself adds must not launder it into an exclusion (opening a freeze
+        // never turns a rejection into a promotion). CONTRACT.md section 2, rule 3.
+        let vote = if !in_locality {
+            Vote::NotInLocality
+        } else if p.introduced {
+            b.introduced_in_locality = true;
+            Vote::Introduced
+        } else if frozen.contains(p.id.as_str()) {
+            Vote::Excluded
+        } else {
+            if p.strength == Strength::Strong {
+                b.strong_voters += 1;
+            }
+            match state {
+                RunState::Fail => b.voting_fail = true,
+                RunState::Flake => b.voting_flake = true,
+                RunState::Error => b.voting_error = true,
+                RunState::Missing | RunState::NotRun => b.voting_missing = true,
+                RunState::Pass => {}
+            }
+            if state == RunState::Pass {
+                Vote::Yes
+            } else {
+                Vote::No
+            }
+        };
+        b.properties.push(PropertyReport {
+            id: p.id.clone(),
+            strength: p.strength,
+            in_locality,
+            state,
+            vote,
+        });
+    }
+    b
+}
+
+impl Ballot {
+    /// What the outcome rules read, with the seal and debt figures.
+    pub fn facts(&self, seal_matches: bool, debt: Debt) -> Facts {
+        Facts {
+            seal_matches,
+            debt,
+            introduced_in_locality: self.introduced_in_locality,
+            strong_voters: self.strong_voters,
+            voting_fail: self.voting_fail,
+            voting_flake: self.voting_flake,
+            voting_error: self.voting_error,
+            voting_missing: self.voting_missing,
+        }
+    }
+}
+
+/// The first outcome rule numbered `from` or later that matches: (outcome, reason, rule).
+/// The last rule always matches; were it ever not to, this fails closed with a hold.
+pub fn first_rule(facts: &Facts, from: u8) -> (Outcome, Reason, u8) {
+    RULES
         .iter()
-        .find(|r| (r.when)(&facts))
+        .filter(|r| r.number >= from)
+        .find(|r| (r.when)(facts))
         .map_or((Outcome::Hold, Reason::MissingResults, 6), |r| {
             (r.outcome, r.reason, r.number)
-        });
+        })
+}
+
+/// Decides. Pure and deterministic.
+pub fn decide(request: &QuorumRequest, default_cap: u64) -> QuorumDecision {
+    let debt = debt(&request.ledger, request.debt_cap.unwrap_or(default_cap));
+    let ballot = ballot(
+        &request.changed_files,
+        &request.catalog,
+        &request.results,
+        &request.catch_exit_codes,
+        &request.ledger,
+    );
+    let facts = ballot.facts(request.seal.actual == request.seal.expected, debt);
+    let (outcome, reason, rule) = first_rule(&facts, 1);
     QuorumDecision {
-        properties,
+        properties: ballot.properties,
         debt,
         facts,
         outcome,
@@ -578,7 +623,23 @@ const REQUEST_FIELDS: [&str; 8] = [
     "debt_cap",
     "catch_exit_codes",
 ];
-const PROPERTY_FIELDS: [&str; 5] = ["id", "strength", "locality", "fixtures", "introduced"];
+/// Which catalog a request carries: `/quorum`'s (rows may say `introduced`) or the patch
+/// gate's, read from the base commit (rows may name their `source`; `introduced` is refused:
+/// a patch that changes the catalog is caught by the guard instead).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CatalogKind {
+    Quorum,
+    Gate,
+}
+
+impl CatalogKind {
+    fn fields(self) -> &'static [&'static str] {
+        match self {
+            CatalogKind::Quorum => &["id", "strength", "locality", "fixtures", "introduced"],
+            CatalogKind::Gate => &["id", "strength", "locality", "fixtures", "source"],
+        }
+    }
+}
 const LEDGER_FIELDS: [&str; 10] = [
     "property_id",
     "test_id",
@@ -607,14 +668,14 @@ pub fn parse_request(value: &Value) -> Result<QuorumRequest, Errors> {
         .unwrap_or_default();
     let (catalog, ids) = doc
         .required("catalog", &mut e)
-        .map(|v| parse_catalog(v, &mut e))
+        .map(|v| parse_catalog(v, CatalogKind::Quorum, &mut e))
         .unwrap_or_default();
     // Every id the catalog names, even on a row that is invalid otherwise: a result for it is
     // not also reported as unknown.
     let known: HashSet<&str> = ids.iter().map(String::as_str).collect();
     let results = doc
         .get("results")
-        .map(|v| parse_results(v, &known, &mut e))
+        .map(|v| parse_results(v, "/results", &known, &mut e))
         .unwrap_or_default();
     let ledger = doc
         .get("ledger")
@@ -626,7 +687,7 @@ pub fn parse_request(value: &Value) -> Result<QuorumRequest, Errors> {
     let debt_cap = doc.opt_uint("debt_cap", u64::from(u32::MAX), &mut e);
     let catch_exit_codes = doc
         .get("catch_exit_codes")
-        .map(|v| parse_catch_codes(v, &mut e))
+        .map(|v| parse_catch_codes(v, "/catch_exit_codes", &mut e))
         .unwrap_or_else(|| DEFAULT_CATCH_EXIT_CODES.to_vec());
     match seal {
         Some(seal) if e.is_empty() => Ok(QuorumRequest {
@@ -643,7 +704,13 @@ pub fn parse_request(value: &Value) -> Result<QuorumRequest, Errors> {
     }
 }
 
-fn parse_catalog(v: &Value, e: &mut Errors) -> (Vec<Property>, HashSet<String>) {
+/// Validates a catalog (`{"properties": [...]}`); also gives every id it names, even on rows
+/// that are invalid otherwise.
+pub fn parse_catalog(
+    v: &Value,
+    kind: CatalogKind,
+    e: &mut Errors,
+) -> (Vec<Property>, HashSet<String>) {
     let Some(catalog) = object(v, "/catalog", "the catalog", &["properties"], e) else {
         return Default::default();
     };
@@ -657,7 +724,7 @@ fn parse_catalog(v: &Value, e: &mut Errors) -> (Vec<Property>, HashSet<String>) 
         "`properties`",
         e,
         |item, at, e| {
-            let row = object(item, &at, "a catalog property", &PROPERTY_FIELDS, e)?;
+            let row = object(item, &at, "a catalog property", kind.fields(), e)?;
             let id = row.req_string("id", MAX_ID_CHARS, e);
             let strength = row.req_enum::<Strength>("strength", e);
             let locality = row
@@ -667,6 +734,10 @@ fn parse_catalog(v: &Value, e: &mut Errors) -> (Vec<Property>, HashSet<String>) 
                 .get("fixtures")
                 .and_then(|f| fields::path(f, &row.pointer("fixtures"), e));
             let introduced = row.opt_bool("introduced", e).unwrap_or(false);
+            let source = row
+                .get("source")
+                .and_then(|s| fields::paths(s, &row.pointer("source"), false, e))
+                .unwrap_or_default();
             let id = id?;
             if let Some(first) = seen.get(&id) {
                 e.push(
@@ -682,6 +753,7 @@ fn parse_catalog(v: &Value, e: &mut Errors) -> (Vec<Property>, HashSet<String>) 
                 locality: locality?,
                 fixtures,
                 introduced,
+                source,
             })
         },
     )
@@ -690,8 +762,7 @@ fn parse_catalog(v: &Value, e: &mut Errors) -> (Vec<Property>, HashSet<String>) 
 }
 
 /// `catch_exit_codes`: a non-empty list of exit codes 1..=255 (0 is a pass, never a catch).
-fn parse_catch_codes(v: &Value, e: &mut Errors) -> Vec<u8> {
-    let at = "/catch_exit_codes";
+pub fn parse_catch_codes(v: &Value, at: &str, e: &mut Errors) -> Vec<u8> {
     let codes = fields::array(v, at, "`catch_exit_codes`", e, |x, p, e| {
         match x.as_u64().map(u8::try_from) {
             Some(Ok(code)) if code > 0 => Some(code),
@@ -718,16 +789,19 @@ fn parse_catch_codes(v: &Value, e: &mut Errors) -> Vec<u8> {
     codes
 }
 
-fn parse_results(
+/// Validates runs by property id (`results` in `/quorum`, `property_runs` in `/gate`).
+pub fn parse_results(
     v: &Value,
+    base: &str,
     known: &HashSet<&str>,
     e: &mut Errors,
 ) -> HashMap<String, Vec<Option<u8>>> {
     let Some(map) = v.as_object() else {
         e.push(
-            "/results",
+            base,
             format!(
-                "`results` must be an object of property id → {{\"runs\": [...]}}, not {}",
+                "`{}` must be an object of property id → {{\"runs\": [...]}}, not {}",
+                base.trim_start_matches('/'),
                 kind_of(v)
             ),
         );
@@ -735,7 +809,10 @@ fn parse_results(
     };
     let mut out = HashMap::new();
     for (id, result) in map {
-        let at = pointer_key("/results", id);
+        if e.is_full() {
+            break;
+        }
+        let at = pointer_key(base, id);
         if !known.contains(id.as_str()) {
             e.push(
                 at.clone(),
@@ -788,7 +865,8 @@ fn is_commit(s: &str) -> bool {
     (4..=64).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-fn parse_ledger(v: &Value, e: &mut Errors) -> Vec<LedgerRow> {
+/// Validates a freeze ledger (at most one open row per property, and per test).
+pub fn parse_ledger(v: &Value, e: &mut Errors) -> Vec<LedgerRow> {
     let mut open_at: HashMap<Frozen, String> = HashMap::new();
     fields::array(v, "/ledger", "`ledger`", e, |item, at, e| {
         let row = object(item, &at, "a ledger row", &LEDGER_FIELDS, e)?;
@@ -874,7 +952,8 @@ fn parse_ledger(v: &Value, e: &mut Errors) -> Vec<LedgerRow> {
     .unwrap_or_default()
 }
 
-fn parse_seal(v: &Value, e: &mut Errors) -> Option<SealCheck> {
+/// Validates `{"actual", "expected"}`, two 64-hex digests.
+pub fn parse_seal(v: &Value, e: &mut Errors) -> Option<SealCheck> {
     let obj = object(v, "/seal", "the seal", &["actual", "expected"], e)?;
     let mut digest = |key: &str| {
         let s = obj.req_string(key, 64, e)?;

@@ -113,17 +113,35 @@ fn require_json_content_type(headers: &HeaderMap) -> Result<(), Problem> {
 pub enum Answer {
     Json,
     Text,
+    /// `text/markdown`: offered by `/gate` only.
+    Markdown,
 }
 
-/// Picks text only when the client prefers `text/plain` to JSON (by q-value, the most specific
-/// range deciding each); no `Accept`, or a tie, answers JSON.
+impl Answer {
+    fn media(self) -> &'static str {
+        match self {
+            Answer::Json => "application/json",
+            Answer::Text => "text/plain",
+            Answer::Markdown => "text/markdown",
+        }
+    }
+}
+
+/// Picks JSON or the one-line text: text only when the client prefers `text/plain` to JSON.
 pub fn negotiate(headers: &HeaderMap) -> Answer {
+    negotiate_among(headers, &[Answer::Json, Answer::Text])
+}
+
+/// Picks among `offers` (JSON first) by the request's `Accept`: the highest q-value wins, each
+/// offer's q taken from the most specific range that names it (`text/*` names the first text
+/// offer only); a tie goes to the earlier offer, so no `Accept`, or `*/*`, answers JSON.
+pub fn negotiate_among(headers: &HeaderMap, offers: &[Answer]) -> Answer {
     let Some(accept) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else {
         return Answer::Json;
     };
-    // (specificity, q) of the best-matching range for each of our two types.
-    let mut json: (u8, f32) = (0, 0.0);
-    let mut text: (u8, f32) = (0, 0.0);
+    let first_text = offers.iter().position(|a| *a != Answer::Json);
+    // (specificity, q) of the best-matching range for each offer.
+    let mut best: Vec<(u8, f32)> = vec![(0, 0.0); offers.len()];
     for range in accept.split(',') {
         let mut parts = range.split(';');
         let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
@@ -132,26 +150,35 @@ pub fn negotiate(headers: &HeaderMap) -> Answer {
             .find(|(k, _)| k.trim().eq_ignore_ascii_case("q"))
             .and_then(|(_, v)| v.trim().parse::<f32>().ok())
             .unwrap_or(1.0);
-        let (for_json, for_text) = match media.as_str() {
-            "application/json" => (3, 0),
-            "text/plain" => (0, 3),
-            "application/*" => (2, 0),
-            "text/*" => (0, 2),
-            "*/*" => (1, 1),
-            _ => (0, 0),
-        };
-        if for_json > json.0 {
-            json = (for_json, q);
-        }
-        if for_text > text.0 {
-            text = (for_text, q);
+        for (i, offer) in offers.iter().enumerate() {
+            let (kind, _) = offer.media().split_once('/').unwrap_or_default();
+            let specificity = if media == offer.media() {
+                3
+            } else if media.strip_suffix("/*") == Some(kind)
+                && (*offer == Answer::Json || first_text == Some(i))
+            {
+                2
+            } else if media == "*/*" {
+                1
+            } else {
+                0
+            };
+            if let Some(slot) = best.get_mut(i)
+                && specificity > slot.0
+            {
+                *slot = (specificity, q);
+            }
         }
     }
-    if text.0 > 0 && text.1 > 0.0 && (json.0 == 0 || text.1 > json.1) {
-        Answer::Text
-    } else {
-        Answer::Json
+    let mut chosen = Answer::Json;
+    let mut chosen_q = 0.0f32;
+    for (offer, (specificity, q)) in offers.iter().zip(best) {
+        if specificity > 0 && q > chosen_q {
+            chosen = *offer;
+            chosen_q = q;
+        }
     }
+    chosen
 }
 
 /// A body of rows: a JSON array (`application/json`) or NDJSON (`application/x-ndjson`,
@@ -219,5 +246,23 @@ mod tests {
         assert_eq!(accept("text/*"), Answer::Text);
         assert_eq!(accept("text/plain;q=0"), Answer::Json);
         assert_eq!(accept("image/png"), Answer::Json);
+    }
+
+    #[test]
+    fn markdown_only_where_offered() {
+        let offers = [Answer::Json, Answer::Text, Answer::Markdown];
+        let among = |v: &'static str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::ACCEPT, HeaderValue::from_static(v));
+            negotiate_among(&h, &offers)
+        };
+        assert_eq!(among("text/markdown"), Answer::Markdown);
+        assert_eq!(among("text/plain"), Answer::Text);
+        assert_eq!(among("text/*"), Answer::Text);
+        assert_eq!(among("*/*"), Answer::Json);
+        assert_eq!(among("text/markdown, application/json;q=0.9"), Answer::Markdown);
+        assert_eq!(among("text/markdown;q=0.5, text/plain"), Answer::Text);
+        // `/route` does not offer Markdown.
+        assert_eq!(accept("text/markdown"), Answer::Json);
     }
 }

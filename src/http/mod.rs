@@ -6,6 +6,7 @@
 pub mod budget;
 mod error;
 mod extract;
+mod gate;
 mod ladder;
 pub mod layers;
 pub mod metrics;
@@ -239,6 +240,8 @@ pub fn endpoints() -> OpenApiRouter<AppState> {
         .routes(routes!(route::route_batch))
         .routes(routes!(route::route_table))
         .routes(routes!(quorum::quorum))
+        .routes(routes!(gate::gate))
+        .routes(routes!(gate::gate_rules))
         .routes(routes!(seal::seal))
         .routes(routes!(ladder::plan))
         .routes(routes!(ladder::report))

@@ -58,6 +58,17 @@ pub fn json_response<T: Serialize>(status: StatusCode, value: &T) -> Response {
     }
 }
 
+pub const TEXT_PLAIN: &str = "text/plain; charset=utf-8";
+pub const TEXT_MARKDOWN: &str = "text/markdown; charset=utf-8";
+
+/// A text answer (`text/plain`, `text/markdown`) with `status`.
+pub fn text_response(status: StatusCode, body: String, content_type: &'static str) -> Response {
+    let mut res = (status, body).into_response();
+    res.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    res
+}
+
 /// Decide one patch from its three gate verdicts.
 ///
 /// The status is the exit code's twin: 200 MERGE_OK, 409 BLOCK, 424 ESCALATE. With
@@ -98,15 +109,9 @@ fn route_answer(state: &AppState, body: &[u8], answer: Answer) -> Result<Respons
     let (outcome, decision_id) = decide_and_log(state, "route", &request);
     let status = status_for_exit(outcome.decision.exit_code());
     Ok(match answer {
-        Answer::Text => {
-            let mut res = (status, outcome.decision.line()).into_response();
-            res.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/plain; charset=utf-8"),
-            );
-            res
-        }
-        Answer::Json => {
+        Answer::Text => text_response(status, outcome.decision.line(), TEXT_PLAIN),
+        // `/route` offers no Markdown.
+        Answer::Json | Answer::Markdown => {
             // Built directly: `(status, String)` would first set a text/plain type to replace.
             let mut res = Response::new(axum::body::Body::from(
                 outcome.answer(decision_id).to_json(),

@@ -14,6 +14,7 @@ use clap::ValueEnum;
 use tracing_subscriber::EnvFilter;
 
 use crate::core::answer::RouteOutcome;
+use crate::core::gate::{GateDecision, GateRequest};
 use crate::core::quorum::{QuorumDecision, QuorumRequest, Vote};
 
 /// The target of decision-log events; filter on it with `RUST_LOG=patchgate::decision=info`.
@@ -101,6 +102,36 @@ pub fn log_quorum_decision(
         debt_counted = decision.debt.counted,
         debt_cap = decision.debt.cap,
         seal_match = decision.facts.seal_matches,
+        message = "decision",
+    );
+}
+
+/// Writes one patch-gate decision to the decision log. A decision the router made also
+/// carries its verdicts and `attribution`, so `/review` counts it with the router's own.
+pub fn log_gate_decision(
+    request_id: &str,
+    decision_id: &str,
+    request: &GateRequest,
+    decision: &GateDecision,
+) {
+    let verdict = |f: fn(&crate::core::route::Verdicts) -> crate::core::route::Verdict| {
+        decision.evidence.as_ref().map(|v| f(v).as_str())
+    };
+    tracing::info!(
+        target: DECISION_TARGET,
+        endpoint = "gate",
+        request_id,
+        decision_id,
+        patch_id = request.patch_id.as_deref(),
+        rule = <&str>::from(decision.rule),
+        disposition = decision.disposition.as_str(),
+        reason = decision.reason.as_str(),
+        attribution = decision.evidence.map(|_| decision.reason.as_str()),
+        property_check = verdict(|v| v.property_check),
+        fixture_check = verdict(|v| v.fixture_check),
+        flaky_freeze = verdict(|v| v.flaky_freeze),
+        exit_code = decision.exit_code(),
+        changed_files = request.changed_files.len() as u64,
         message = "decision",
     );
 }

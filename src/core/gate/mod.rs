@@ -1,0 +1,836 @@
+//! The patch gate (CONTRACT.md section 8.1): one verdict for one patch, composed from the
+//! pieces — seal, debt, guard, then the router over three derived verdicts (t0 scope, t1
+//! property quorum, t2 fixture suite, scoped freeze). Facts in, decision out: the runner (the
+//! CLI) gathers the facts, this decides, and the answer's `steps` say what each step saw and
+//! concluded.
+//!
+//! The gate's own rules are data ([`GATE_RULES`]), first match wins, like the router's ladder
+//! and the quorum's rules; the last of them hands over to the router.
+
+mod parse;
+mod report;
+
+use std::collections::{HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+use strum::{IntoStaticStr, VariantArray};
+use utoipa::ToSchema;
+
+use super::evidence::{FrozenTest, derive_freeze};
+use super::ladder::{ScopeMarkers, TierVerdict};
+use super::path::{PrefixTrie, RepoPath};
+use super::quorum::{
+    self, Debt, Frozen, LedgerRow, LedgerState, Outcome, Property, PropertyReport, Reason,
+    SealCheck,
+};
+use super::route::{self, Attribution, Disposition, RuleName, Verdict, Verdicts};
+
+pub use parse::{GATE_FIELDS, parse_gate_request};
+pub use report::{markdown, text_line};
+
+/// What the fixture suite (the t2 tier) did, as the runner saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FixtureSuite {
+    /// `None`: killed by its timeout or a signal.
+    pub exit_code: Option<u8>,
+    /// Ids of the failed or errored test cases, as read from a JUnit XML report
+    /// (`classname::name`); `None` when no report was read.
+    pub failed_tests: Option<Vec<String>>,
+    /// The exit codes that are a catch for the suite (default `[1]`).
+    pub catch_exit_codes: Vec<u8>,
+}
+
+/// A validated `/gate` request: the facts one patch's gate gathered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GateRequest {
+    pub patch_id: Option<String>,
+    pub changed_files: Vec<RepoPath>,
+    /// Paths (files or directories) the patch may not edit: the base commit's config,
+    /// catalog, ledger, expected seal and whatever else the base config names.
+    pub guarded: Vec<RepoPath>,
+    pub seal: SealCheck,
+    /// The base commit's catalog (never `introduced`; rows may name their `source`).
+    pub catalog: Vec<Property>,
+    /// The base commit's freeze ledger.
+    pub ledger: Vec<LedgerRow>,
+    pub debt_cap: Option<u64>,
+    /// Runs by property id, as `/quorum`'s `results`.
+    pub property_runs: HashMap<String, Vec<Option<u8>>>,
+    /// Catch codes for the property runs.
+    pub catch_exit_codes: Vec<u8>,
+    /// `None`: the suite did not run.
+    pub fixture_suite: Option<FixtureSuite>,
+}
+
+/// What the merge bot does with the patch: the router's three, and the queue stop.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
+pub enum GateDisposition {
+    MergeOk,
+    Block,
+    Escalate,
+    /// Freeze debt is over the cap: no patch merges until ledger rows are retired.
+    StopQueue,
+}
+
+impl GateDisposition {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    /// 0 go; 1 the patch is wrong; 2 a human must look; 3 the queue is stopped.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            GateDisposition::MergeOk => 0,
+            GateDisposition::Block => 1,
+            GateDisposition::Escalate => 2,
+            GateDisposition::StopQueue => 3,
+        }
+    }
+}
+
+impl From<Disposition> for GateDisposition {
+    fn from(d: Disposition) -> Self {
+        match d {
+            Disposition::MergeOk => GateDisposition::MergeOk,
+            Disposition::Block => GateDisposition::Block,
+            Disposition::Escalate => GateDisposition::Escalate,
+        }
+    }
+}
+
+/// The gate rule that decided.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum GateRuleName {
+    FixtureFault,
+    Debt,
+    Guard,
+    Route,
+}
+
+/// Why: a gate rule's reason, or the router's attribution.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum GateReason {
+    SealMismatch,
+    DebtOverCap,
+    GuardedInputEdited,
+    EvidenceGap,
+    BehaviorAndInvariant,
+    ConcreteBehavior,
+    InvariantOrOverSpecifiedProperty,
+    FrozenTestFailure,
+    InadmissibleEvidence,
+    AllGatesHeld,
+}
+
+impl GateReason {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+impl From<Attribution> for GateReason {
+    fn from(a: Attribution) -> Self {
+        match a {
+            Attribution::EvidenceGap => GateReason::EvidenceGap,
+            Attribution::BehaviorAndInvariant => GateReason::BehaviorAndInvariant,
+            Attribution::ConcreteBehavior => GateReason::ConcreteBehavior,
+            Attribution::InvariantOrOverSpecifiedProperty => {
+                GateReason::InvariantOrOverSpecifiedProperty
+            }
+            Attribution::FrozenTestFailure => GateReason::FrozenTestFailure,
+            Attribution::InadmissibleEvidence => GateReason::InadmissibleEvidence,
+            Attribution::AllGatesHeld => GateReason::AllGatesHeld,
+        }
+    }
+}
+
+/// What the gate rules read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GateFacts {
+    pub seal_matches: bool,
+    pub debt: Debt,
+    /// Changed files that are, or lie under, a guarded path or a property's source.
+    pub guard_hits: usize,
+}
+
+/// What a gate rule concludes: a fixed disposition and reason, or the router's.
+#[derive(Debug, Clone, Copy)]
+pub enum Conclusion {
+    Fixed(GateDisposition, GateReason),
+    Router,
+}
+
+/// One gate rule.
+#[derive(Debug, Clone, Copy)]
+pub struct GateRule {
+    pub number: u8,
+    pub name: GateRuleName,
+    /// When it matches, in the contract's words.
+    pub when: &'static str,
+    pub matches: fn(&GateFacts) -> bool,
+    pub then: Conclusion,
+}
+
+/// The gate's rules. Ordered, first match wins; the last hands over to the router.
+pub const GATE_RULES: [GateRule; 4] = [
+    GateRule {
+        number: 1,
+        name: GateRuleName::FixtureFault,
+        when: "seal.actual != seal.expected",
+        matches: |f| !f.seal_matches,
+        then: Conclusion::Fixed(GateDisposition::Escalate, GateReason::SealMismatch),
+    },
+    GateRule {
+        number: 2,
+        name: GateRuleName::Debt,
+        when: "freeze debt > cap",
+        matches: |f| f.debt.counted > f.debt.cap,
+        then: Conclusion::Fixed(GateDisposition::StopQueue, GateReason::DebtOverCap),
+    },
+    GateRule {
+        number: 3,
+        name: GateRuleName::Guard,
+        when: "a changed file is, or lies under, a guarded path or a catalog row's source",
+        matches: |f| f.guard_hits > 0,
+        then: Conclusion::Fixed(GateDisposition::Escalate, GateReason::GuardedInputEdited),
+    },
+    GateRule {
+        number: 4,
+        name: GateRuleName::Route,
+        when: "otherwise: the router over t0 scope, t1 properties, t2 fixture suite and the scoped freeze",
+        matches: |_| true,
+        then: Conclusion::Router,
+    },
+];
+
+/// One row of `GET /gate/rules`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct GateRuleRow {
+    pub number: u8,
+    pub rule: GateRuleName,
+    pub when: String,
+    /// `null` for `route`: the router's disposition.
+    pub disposition: Option<GateDisposition>,
+    /// `null` for `route`: the router's attribution.
+    pub reason: Option<GateReason>,
+    /// The exit codes this rule can give.
+    pub exit_codes: Vec<u8>,
+}
+
+/// The gate's rules as `GET /gate/rules` lists them, from [`GATE_RULES`].
+pub fn rule_rows() -> Vec<GateRuleRow> {
+    GATE_RULES
+        .iter()
+        .map(|r| {
+            let (disposition, reason, exit_codes) = match r.then {
+                Conclusion::Fixed(d, why) => (Some(d), Some(why), vec![d.exit_code()]),
+                Conclusion::Router => (None, None, vec![0, 1, 2]),
+            };
+            GateRuleRow {
+                number: r.number,
+                rule: r.name,
+                when: r.when.to_owned(),
+                disposition,
+                reason,
+                exit_codes,
+            }
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Steps: what each step saw and concluded
+
+/// A guarded path the patch edits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct GuardHit {
+    /// The changed file.
+    pub file: String,
+    /// The guarded path (or property source) it is, or lies under.
+    pub guarded_by: String,
+    /// The catalog property whose `source` this is, when it is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub property: Option<String>,
+}
+
+/// An open ledger row, as the debt step reports it (the rows to retire first).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct OpenRow {
+    /// `property` or `test`.
+    pub kind: String,
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commits_since_open: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retire_by_commit_count: Option<u64>,
+    /// Its commit budget is spent: it counts twice.
+    pub budget_spent: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+}
+
+/// One step of the pipeline, in order: what it saw, and what it concluded (`summary`, one
+/// plain sentence). Only the steps reached are listed: a gate rule that decides stops the
+/// pipeline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(tag = "step", rename_all = "kebab-case")]
+pub enum Step {
+    /// The fixture seal computed in the worktree against the base's expected seal.
+    Seal {
+        actual: String,
+        expected: String,
+        #[serde(rename = "match")]
+        matches: bool,
+        summary: String,
+    },
+    /// Freeze debt from the base's ledger.
+    Debt {
+        open: u64,
+        spent: u64,
+        counted: u64,
+        cap: u64,
+        over_cap: bool,
+        /// Every open row, spent budgets first.
+        open_rows: Vec<OpenRow>,
+        summary: String,
+    },
+    /// Guarded inputs the patch edits.
+    Guard {
+        guarded: Vec<String>,
+        /// Property sources (from the catalog), guarded like it.
+        sources: Vec<String>,
+        hits: Vec<GuardHit>,
+        summary: String,
+    },
+    /// t0: test-adjacent changed files.
+    Scope {
+        scope_hits: Vec<String>,
+        summary: String,
+    },
+    /// t1: the strong-property quorum (rules 3-7 of section 2).
+    Properties {
+        /// False on a scope hit: the property tier cannot vouch for the patch.
+        ran: bool,
+        /// The routed `property_check`.
+        verdict: Verdict,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tier: Option<TierVerdict>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        outcome: Option<Outcome>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<Reason>,
+        /// The quorum's rule number (3-7).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        quorum_rule: Option<u8>,
+        /// Every catalog property, in catalog order.
+        properties: Vec<PropertyReport>,
+        summary: String,
+    },
+    /// t2: the fixture suite.
+    Fixtures {
+        ran: bool,
+        /// The routed `fixture_check`.
+        verdict: Verdict,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tier: Option<TierVerdict>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<u8>,
+        /// Failed tests that count (not frozen).
+        failed_tests: Vec<String>,
+        /// Failed tests discarded because an open ledger row freezes them.
+        discarded: Vec<String>,
+        summary: String,
+    },
+    /// The scoped freeze from the ledger's open test rows.
+    Freeze {
+        /// The routed `flaky_freeze`.
+        verdict: Verdict,
+        /// Frozen tests that cover a changed file.
+        matched: Vec<String>,
+        summary: String,
+    },
+    /// The router over the three verdicts.
+    Router {
+        rule: RuleName,
+        disposition: Disposition,
+        attribution: Attribution,
+        summary: String,
+    },
+}
+
+/// The gate's decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GateDecision {
+    pub disposition: GateDisposition,
+    pub rule: GateRuleName,
+    pub reason: GateReason,
+    /// The three routed verdicts; `None` when a gate rule decided first.
+    pub evidence: Option<Verdicts>,
+    pub steps: Vec<Step>,
+}
+
+impl GateDecision {
+    pub fn exit_code(&self) -> u8 {
+        self.disposition.exit_code()
+    }
+}
+
+/// The `/gate` answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct GateAnswer {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch_id: Option<String>,
+    pub disposition: GateDisposition,
+    /// The gate rule that decided: `fixture-fault`, `debt`, `guard` or `route`.
+    pub rule: GateRuleName,
+    /// The gate rule's reason, or (rule `route`) the router's attribution.
+    pub reason: GateReason,
+    /// 0 MERGE_OK, 1 BLOCK, 2 ESCALATE, 3 STOP_QUEUE.
+    pub exit_code: u8,
+    pub decision_id: String,
+    /// The three routed verdicts (a `/route` body a merge bot can replay); absent when a gate
+    /// rule decided first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Verdicts>,
+    /// Each step reached, in pipeline order.
+    pub steps: Vec<Step>,
+}
+
+impl GateDecision {
+    pub fn answer(&self, request: &GateRequest, decision_id: String) -> GateAnswer {
+        GateAnswer {
+            patch_id: request.patch_id.clone(),
+            disposition: self.disposition,
+            rule: self.rule,
+            reason: self.reason,
+            exit_code: self.exit_code(),
+            decision_id,
+            evidence: self.evidence,
+            steps: self.steps.clone(),
+        }
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn open_rows(ledger: &[LedgerRow]) -> Vec<OpenRow> {
+    let mut rows: Vec<OpenRow> = ledger
+        .iter()
+        .filter(|r| r.state == LedgerState::Open)
+        .map(|r| {
+            let (kind, id) = match &r.frozen {
+                Frozen::Property(id) => ("property", id.clone()),
+                Frozen::Test { id, .. } => ("test", id.clone()),
+            };
+            OpenRow {
+                kind: kind.to_owned(),
+                id,
+                commits_since_open: r.commits_since_open,
+                retire_by_commit_count: r.retire_by_commit_count,
+                budget_spent: r.budget_spent(),
+                owner: r.owner.clone(),
+            }
+        })
+        .collect();
+    // Spent budgets first: they are the rows to retire first (stable otherwise).
+    rows.sort_by_key(|r| !r.budget_spent);
+    rows
+}
+
+/// Changed files that are, or lie under, a guarded path or a property's source: one walk down
+/// each changed file (linear in the input).
+fn guard_hits(request: &GateRequest) -> (Vec<String>, Vec<GuardHit>) {
+    // Guards, then every source, with the property that names it.
+    let mut prefixes: Vec<RepoPath> = request.guarded.clone();
+    let mut owner: Vec<Option<&str>> = vec![None; prefixes.len()];
+    let mut sources = Vec::new();
+    for p in &request.catalog {
+        for s in &p.source {
+            prefixes.push(s.clone());
+            owner.push(Some(p.id.as_str()));
+            sources.push(s.as_str().to_owned());
+        }
+    }
+    let trie = PrefixTrie::new(&prefixes);
+    let hits = request
+        .changed_files
+        .iter()
+        .filter_map(|f| {
+            let i = trie.prefix_of(f)?;
+            Some(GuardHit {
+                file: f.as_str().to_owned(),
+                guarded_by: prefixes.get(i)?.as_str().to_owned(),
+                property: owner.get(i).copied().flatten().map(str::to_owned),
+            })
+        })
+        .collect();
+    (sources, hits)
+}
+
+/// Decides. Pure and deterministic: the same facts always get the same decision.
+pub fn decide_gate(request: &GateRequest, default_cap: u64) -> GateDecision {
+    let mut steps = Vec::with_capacity(8);
+    let seal_matches = request.seal.actual == request.seal.expected;
+    steps.push(Step::Seal {
+        actual: request.seal.actual.to_hex(),
+        expected: request.seal.expected.to_hex(),
+        matches: seal_matches,
+        summary: if seal_matches {
+            "the fixtures match the base commit's expected seal".to_owned()
+        } else {
+            "the fixtures do not match the base commit's expected seal: a fixture was edited, added or removed".to_owned()
+        },
+    });
+    let debt = quorum::debt(&request.ledger, request.debt_cap.unwrap_or(default_cap));
+    let (sources, hits) = guard_hits(request);
+    let facts = GateFacts {
+        seal_matches,
+        debt,
+        guard_hits: hits.len(),
+    };
+    // The last rule always matches; were it ever not to, fail closed on the router (which
+    // itself fails closed).
+    let rule = GATE_RULES
+        .iter()
+        .find(|r| (r.matches)(&facts))
+        .unwrap_or(&GATE_RULES[3]);
+    let stop = |steps: Vec<Step>, d: GateDisposition, reason: GateReason| GateDecision {
+        disposition: d,
+        rule: rule.name,
+        reason,
+        evidence: None,
+        steps,
+    };
+    if let Conclusion::Fixed(d, why) = rule.then
+        && rule.number == 1
+    {
+        return stop(steps, d, why);
+    }
+    let over_cap = debt.counted > debt.cap;
+    steps.push(Step::Debt {
+        open: debt.open,
+        spent: debt.spent,
+        counted: debt.counted,
+        cap: debt.cap,
+        over_cap,
+        open_rows: open_rows(&request.ledger),
+        summary: format!(
+            "freeze debt {} ({} open, {} with a spent budget) against a cap of {}{}",
+            debt.counted,
+            debt.open,
+            debt.spent,
+            debt.cap,
+            if over_cap {
+                ": the queue stops until ledger rows are retired"
+            } else {
+                ""
+            }
+        ),
+    });
+    if let Conclusion::Fixed(d, why) = rule.then
+        && rule.number == 2
+    {
+        return stop(steps, d, why);
+    }
+    steps.push(Step::Guard {
+        guarded: request
+            .guarded
+            .iter()
+            .map(|g| g.as_str().to_owned())
+            .collect(),
+        sources,
+        summary: if hits.is_empty() {
+            "the patch edits no guarded input".to_owned()
+        } else {
+            format!(
+                "the patch edits {}: a patch is never judged by rules it brought along",
+                plural(hits.len(), "guarded input", "guarded inputs")
+            )
+        },
+        hits,
+    });
+    if let Conclusion::Fixed(d, why) = rule.then {
+        return stop(steps, d, why);
+    }
+    let (evidence, route_steps) = route_verdicts(request, debt);
+    steps.extend(route_steps);
+    let decision = route::route(&evidence);
+    steps.push(Step::Router {
+        rule: decision.rule,
+        disposition: decision.disposition,
+        attribution: decision.attribution,
+        summary: format!(
+            "router rule {} over property_check={}, fixture_check={}, flaky_freeze={}",
+            decision.rule.as_str(),
+            evidence.property_check,
+            evidence.fixture_check,
+            evidence.flaky_freeze
+        ),
+    });
+    GateDecision {
+        disposition: decision.disposition.into(),
+        rule: GateRuleName::Route,
+        reason: decision.attribution.into(),
+        evidence: Some(evidence),
+        steps,
+    }
+}
+
+/// The three verdicts rule 4 routes, and the steps that derived them (scope, properties,
+/// fixtures, freeze).
+fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Vec<Step>) {
+    let mut steps = Vec::with_capacity(4);
+    // t0 scope.
+    let markers = ScopeMarkers::default();
+    let scope_hits: Vec<String> = request
+        .changed_files
+        .iter()
+        .filter(|f| markers.is_test_adjacent(f))
+        .map(|f| f.as_str().to_owned())
+        .collect();
+    let scope_hit = !scope_hits.is_empty();
+    steps.push(Step::Scope {
+        summary: if scope_hit {
+            format!(
+                "{} test-adjacent: the property tier cannot vouch for this patch and is skipped",
+                plural(scope_hits.len(), "changed file is", "changed files are")
+            )
+        } else {
+            "no changed file is test-adjacent: the property tier runs".to_owned()
+        },
+        scope_hits,
+    });
+
+    // t1 properties.
+    let ballot = quorum::ballot(
+        &request.changed_files,
+        &request.catalog,
+        &request.property_runs,
+        &request.catch_exit_codes,
+        &request.ledger,
+    );
+    let property_check = if scope_hit {
+        steps.push(Step::Properties {
+            ran: false,
+            verdict: Verdict::Unknown,
+            tier: None,
+            outcome: None,
+            reason: None,
+            quorum_rule: None,
+            properties: ballot.properties,
+            summary: "skipped on a scope hit: property_check is unknown".to_owned(),
+        });
+        Verdict::Unknown
+    } else {
+        // Gate rules 1 and 2 were the quorum's rules 1 and 2.
+        let (outcome, reason, number) = quorum::first_rule(&ballot.facts(true, debt), 3);
+        let (verdict, tier) = match (outcome, reason) {
+            (Outcome::Promote, _) => (Verdict::Pass, TierVerdict::Pass),
+            (_, Reason::StableFailure) => (Verdict::Fail, TierVerdict::Caught),
+            (_, Reason::MissingResults) => (Verdict::Missing, TierVerdict::Error),
+            _ => (Verdict::Unknown, TierVerdict::Error),
+        };
+        steps.push(Step::Properties {
+            ran: true,
+            verdict,
+            tier: Some(tier),
+            outcome: Some(outcome),
+            reason: Some(reason),
+            quorum_rule: Some(number),
+            properties: ballot.properties,
+            summary: format!(
+                "quorum {} ({}): property_check is {verdict}",
+                outcome.as_str(),
+                reason.as_str()
+            ),
+        });
+        verdict
+    };
+
+    // t2 fixture suite.
+    let frozen_tests: Vec<FrozenTest> = request
+        .ledger
+        .iter()
+        .filter(|r| r.state == LedgerState::Open)
+        .filter_map(|r| match &r.frozen {
+            Frozen::Test { id, covers } => Some(FrozenTest {
+                id: id.clone(),
+                covers: covers.clone(),
+            }),
+            Frozen::Property(_) => None,
+        })
+        .collect();
+    let fixtures = fixture_step(
+        request.fixture_suite.as_ref(),
+        !scope_hit && property_check != Verdict::Pass,
+        &frozen_tests,
+    );
+    let fixture_check = match &fixtures {
+        Step::Fixtures { verdict, .. } => *verdict,
+        _ => Verdict::Missing,
+    };
+    steps.push(fixtures);
+
+    // The scoped freeze.
+    let freeze = derive_freeze(&request.changed_files, &frozen_tests);
+    steps.push(Step::Freeze {
+        verdict: freeze.derived,
+        summary: if freeze.matched.is_empty() {
+            "no frozen test covers a changed file: the freeze is irrelevant to this patch"
+                .to_owned()
+        } else {
+            format!(
+                "{} a changed file: its verdict on this patch is unknown",
+                plural(
+                    freeze.matched.len(),
+                    "frozen test covers",
+                    "frozen tests cover"
+                )
+            )
+        },
+        matched: freeze.matched,
+    });
+    let verdicts = Verdicts {
+        property_check,
+        fixture_check,
+        flaky_freeze: freeze.derived,
+    };
+    (verdicts, steps)
+}
+
+/// The t2 step: `fixture_check` from the suite's exit code, its failed tests and the frozen
+/// tests. `t1_stopped`: t1 ran and was not a pass, so an absent suite was skipped, not lost.
+fn fixture_step(
+    suite: Option<&FixtureSuite>,
+    t1_stopped: bool,
+    frozen_tests: &[FrozenTest],
+) -> Step {
+    let Some(suite) = suite else {
+        let (verdict, summary) = if t1_stopped {
+            (
+                Verdict::Unknown,
+                "not run: the ladder stops at the first tier that does not pass",
+            )
+        } else {
+            (
+                Verdict::Missing,
+                "the fixture suite did not run although nothing stopped it: its verdict is missing",
+            )
+        };
+        return Step::Fixtures {
+            ran: false,
+            verdict,
+            tier: None,
+            exit_code: None,
+            failed_tests: Vec::new(),
+            discarded: Vec::new(),
+            summary: summary.to_owned(),
+        };
+    };
+    let frozen: HashSet<&str> = frozen_tests.iter().map(|t| t.id.as_str()).collect();
+    let listed = suite.failed_tests.as_deref().unwrap_or_default();
+    let (discarded, failed): (Vec<String>, Vec<String>) = listed
+        .iter()
+        .cloned()
+        .partition(|id| frozen.contains(id.as_str()));
+    let is_catch = |c: u8| suite.catch_exit_codes.contains(&c);
+    let (verdict, tier, summary) = match suite.exit_code {
+        Some(0) if listed.is_empty() => (
+            Verdict::Pass,
+            TierVerdict::Pass,
+            "the fixture suite passed".to_owned(),
+        ),
+        // The exit code and the report disagree: neither is read as the other.
+        Some(0) => (
+            Verdict::Unknown,
+            TierVerdict::Error,
+            format!(
+                "the suite exited 0 but its report lists {}: the evidence disagrees with itself",
+                plural(listed.len(), "failed test", "failed tests")
+            ),
+        ),
+        Some(c) if is_catch(c) && !listed.is_empty() && failed.is_empty() => (
+            Verdict::Pass,
+            TierVerdict::Caught,
+            format!(
+                "every failure is a frozen test ({} discarded): fixture_check is pass",
+                discarded.len()
+            ),
+        ),
+        Some(c) if is_catch(c) => (
+            Verdict::Fail,
+            TierVerdict::Caught,
+            if failed.is_empty() {
+                format!("the fixture suite failed (exit {c})")
+            } else {
+                format!(
+                    "the fixture suite failed (exit {c}): {}",
+                    plural(failed.len(), "failed test counts", "failed tests count")
+                )
+            },
+        ),
+        Some(c) => (
+            Verdict::Unknown,
+            TierVerdict::Error,
+            format!("the suite exited {c}, which is not a catch: a broken harness, not a verdict"),
+        ),
+        None => (
+            Verdict::Unknown,
+            TierVerdict::Error,
+            "the suite was killed (timeout or signal): no verdict".to_owned(),
+        ),
+    };
+    Step::Fixtures {
+        ran: true,
+        verdict,
+        tier: Some(tier),
+        exit_code: suite.exit_code,
+        failed_tests: failed,
+        discarded,
+        summary,
+    }
+}

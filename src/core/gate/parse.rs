@@ -1,0 +1,134 @@
+//! Validation of a `/gate` body: the quorum's field readers, plus `guarded`, `property_runs`
+//! and `fixture_suite`.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use super::{FixtureSuite, GateRequest};
+use crate::core::fields::{self, Errors, MAX_ID_CHARS, object};
+use crate::core::quorum::{
+    CatalogKind, DEFAULT_CATCH_EXIT_CODES, parse_catalog, parse_catch_codes, parse_ledger,
+    parse_results, parse_seal,
+};
+
+/// The fields of a `/gate` body.
+pub const GATE_FIELDS: [&str; 10] = [
+    "patch_id",
+    "changed_files",
+    "guarded",
+    "seal",
+    "catalog",
+    "ledger",
+    "debt_cap",
+    "property_runs",
+    "catch_exit_codes",
+    "fixture_suite",
+];
+const SUITE_FIELDS: [&str; 3] = ["exit_code", "failed_tests", "catch_exit_codes"];
+/// Longest failed-test id kept (a parametrised test's id can be long; one longer than a ledger
+/// `test_id` can hold simply never matches a frozen test).
+const MAX_TEST_ID_CHARS: usize = 4096;
+
+/// Validates a `/gate` document, reporting every invalid field.
+pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
+    let mut e = Errors::default();
+    let Some(doc) = object(value, "", "the gate request", &GATE_FIELDS, &mut e) else {
+        return Err(e);
+    };
+    let patch_id = doc.opt_string("patch_id", MAX_ID_CHARS, &mut e);
+    let changed_files = doc
+        .required("changed_files", &mut e)
+        .and_then(|v| fields::paths(v, "/changed_files", false, &mut e))
+        .unwrap_or_default();
+    let guarded = doc
+        .get("guarded")
+        .and_then(|v| fields::paths(v, "/guarded", false, &mut e))
+        .unwrap_or_default();
+    let seal = doc
+        .required("seal", &mut e)
+        .and_then(|v| parse_seal(v, &mut e));
+    let (catalog, ids) = doc
+        .required("catalog", &mut e)
+        .map(|v| parse_catalog(v, CatalogKind::Gate, &mut e))
+        .unwrap_or_default();
+    let known: HashSet<&str> = ids.iter().map(String::as_str).collect();
+    let ledger = doc
+        .get("ledger")
+        .map(|v| parse_ledger(v, &mut e))
+        .unwrap_or_default();
+    let debt_cap = doc.opt_uint("debt_cap", u64::from(u32::MAX), &mut e);
+    let property_runs = doc
+        .get("property_runs")
+        .map(|v| parse_results(v, "/property_runs", &known, &mut e))
+        .unwrap_or_default();
+    let catch_exit_codes = doc
+        .get("catch_exit_codes")
+        .map(|v| parse_catch_codes(v, "/catch_exit_codes", &mut e))
+        .unwrap_or_else(|| DEFAULT_CATCH_EXIT_CODES.to_vec());
+    let fixture_suite = doc
+        .get("fixture_suite")
+        .and_then(|v| parse_suite(v, &mut e));
+    let suite_ok = doc.get("fixture_suite").is_none() || fixture_suite.is_some();
+    match seal {
+        Some(seal) if e.is_empty() && suite_ok => Ok(GateRequest {
+            patch_id,
+            changed_files,
+            guarded,
+            seal,
+            catalog,
+            ledger,
+            debt_cap,
+            property_runs,
+            catch_exit_codes,
+            fixture_suite,
+        }),
+        _ => Err(e),
+    }
+}
+
+fn parse_suite(v: &Value, e: &mut Errors) -> Option<FixtureSuite> {
+    let at = "/fixture_suite";
+    let suite = object(v, at, "`fixture_suite`", &SUITE_FIELDS, e)?;
+    let exit_code = match suite.required("exit_code", e)? {
+        Value::Null => None,
+        x => match x.as_u64().map(u8::try_from) {
+            Some(Ok(c)) => Some(c),
+            _ => {
+                e.push(
+                    suite.pointer("exit_code"),
+                    format!(
+                        "{x} is not an exit code; `exit_code` is an integer from 0 to 255, or null when the suite was killed"
+                    ),
+                );
+                return None;
+            }
+        },
+    };
+    let failed_tests = match suite.get("failed_tests") {
+        None => None,
+        Some(list) => Some(fields::array(
+            list,
+            &suite.pointer("failed_tests"),
+            "`failed_tests`",
+            e,
+            |x, p, e| {
+                let id = fields::string(x, &p, "a failed test id", MAX_TEST_ID_CHARS, e)?;
+                if id.is_empty() {
+                    e.push(p, "a failed test id must not be empty");
+                    return None;
+                }
+                Some(id)
+            },
+        )?),
+    };
+    let catch_exit_codes = suite
+        .get("catch_exit_codes")
+        .map(|c| parse_catch_codes(c, &suite.pointer("catch_exit_codes"), e))
+        .unwrap_or_else(|| DEFAULT_CATCH_EXIT_CODES.to_vec());
+    Some(FixtureSuite {
+        exit_code,
+        failed_tests,
+        catch_exit_codes,
+    })
+}

@@ -1,0 +1,297 @@
+//! The gate's answer for people: one line (`Accept: text/plain`, the CLI's stdout), and a
+//! Markdown report for a pull-request comment or a CI job summary (`Accept: text/markdown`,
+//! `--markdown-out`). Both are read from the answer, so the server and the CLI print the same.
+
+use std::fmt::Write as _;
+
+use super::{GateAnswer, GateDisposition, Step};
+use crate::core::quorum::Vote;
+
+/// Longest list the report prints in full; the rest is counted.
+const MAX_LISTED: usize = 50;
+
+/// `ESCALATE reason=guarded-input-edited\n`.
+pub fn text_line(answer: &GateAnswer) -> String {
+    format!(
+        "{} reason={}\n",
+        answer.disposition.as_str(),
+        answer.reason.as_str()
+    )
+}
+
+/// A Markdown code span that shows `s` as it is: control characters escaped, `|` escaped for
+/// table cells, and a fence longer than any run of backticks inside.
+fn code(s: &str) -> String {
+    let mut shown = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' => shown.push_str("\\|"),
+            c if c.is_control() => shown.extend(c.escape_default()),
+            c => shown.push(c),
+        }
+    }
+    let mut longest = 0;
+    let mut run = 0;
+    for c in shown.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if longest > 0 { " " } else { "" };
+    format!("{fence}{pad}{shown}{pad}{fence}")
+}
+
+/// Plain text for Markdown prose: characters Markdown would read as markup are escaped.
+fn prose(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(
+            c,
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#'
+        ) {
+            out.push('\\');
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn list(out: &mut String, items: impl ExactSizeIterator<Item = String>) {
+    let n = items.len();
+    for item in items.take(MAX_LISTED) {
+        let _ = writeln!(out, "- {item}");
+    }
+    if n > MAX_LISTED {
+        let _ = writeln!(out, "- … and {} more", n - MAX_LISTED);
+    }
+}
+
+fn mark(d: GateDisposition) -> &'static str {
+    match d {
+        GateDisposition::MergeOk => "✅",
+        GateDisposition::Block => "❌",
+        GateDisposition::Escalate => "⚠️",
+        GateDisposition::StopQueue => "⛔",
+    }
+}
+
+/// The Markdown report: headline, evidence table, each step, the quorum table, discarded
+/// frozen failures, and what to do next.
+pub fn markdown(answer: &GateAnswer) -> String {
+    let mut out = String::with_capacity(4096);
+    let _ = writeln!(
+        out,
+        "## {} patchgate: {} (exit {})\n",
+        mark(answer.disposition),
+        answer.disposition.as_str(),
+        answer.exit_code
+    );
+    let _ = writeln!(
+        out,
+        "**Reason:** `{}` · **rule:** `{}`{} · decision `{}`\n",
+        answer.reason.as_str(),
+        <&str>::from(answer.rule),
+        answer
+            .patch_id
+            .as_deref()
+            .map(|p| format!(" · patch {}", code(p)))
+            .unwrap_or_default(),
+        prose(&answer.decision_id)
+    );
+
+    if let Some(ev) = &answer.evidence {
+        out.push_str("| gate | verdict |\n|---|---|\n");
+        for (gate, v) in [
+            ("property_check", ev.property_check),
+            ("fixture_check", ev.fixture_check),
+            ("flaky_freeze", ev.flaky_freeze),
+        ] {
+            let _ = writeln!(out, "| `{gate}` | `{}` |", v.as_str());
+        }
+        out.push('\n');
+    } else {
+        out.push_str("A gate rule decided before the router: no test ran past it, and no evidence was routed.\n\n");
+    }
+
+    out.push_str("### Steps\n\n");
+    for (i, step) in answer.steps.iter().enumerate() {
+        let (name, summary) = step_name(step);
+        let _ = writeln!(out, "{}. **{name}**: {}", i + 1, prose(summary));
+    }
+    out.push('\n');
+
+    for step in &answer.steps {
+        step_detail(&mut out, step);
+    }
+
+    out.push_str("### What to do next\n\n");
+    out.push_str(&next(answer));
+    out
+}
+
+fn step_name(step: &Step) -> (&'static str, &str) {
+    match step {
+        Step::Seal { summary, .. } => ("seal", summary),
+        Step::Debt { summary, .. } => ("debt", summary),
+        Step::Guard { summary, .. } => ("guard", summary),
+        Step::Scope { summary, .. } => ("t0 scope", summary),
+        Step::Properties { summary, .. } => ("t1 properties", summary),
+        Step::Fixtures { summary, .. } => ("t2 fixture suite", summary),
+        Step::Freeze { summary, .. } => ("freeze", summary),
+        Step::Router { summary, .. } => ("router", summary),
+    }
+}
+
+fn step_detail(out: &mut String, step: &Step) {
+    match step {
+        Step::Seal {
+            actual,
+            expected,
+            matches: false,
+            ..
+        } => {
+            let _ = writeln!(
+                out,
+                "### Seal\n\n- expected (base): `{expected}`\n- actual (worktree): `{actual}`\n"
+            );
+        }
+        Step::Guard { hits, .. } if !hits.is_empty() => {
+            out.push_str("### Guarded inputs edited\n\n");
+            list(
+                out,
+                hits.iter().map(|h| {
+                    let by = match &h.property {
+                        Some(p) => format!("the source of property {}", code(p)),
+                        None => format!("guarded path {}", code(&h.guarded_by)),
+                    };
+                    format!("{} ({by})", code(&h.file))
+                }),
+            );
+            out.push('\n');
+        }
+        Step::Scope { scope_hits, .. } if !scope_hits.is_empty() => {
+            out.push_str("### Scope hits (test-adjacent files)\n\n");
+            list(out, scope_hits.iter().map(|s| code(s)));
+            out.push('\n');
+        }
+        Step::Properties { properties, .. } => {
+            let shown: Vec<_> = properties.iter().filter(|p| p.in_locality).collect();
+            let others = properties.len() - shown.len();
+            out.push_str("### Quorum\n\n");
+            if shown.is_empty() {
+                out.push_str("No catalog property observes the changed files.\n");
+            } else {
+                out.push_str("| property | strength | state | vote |\n|---|---|---|---|\n");
+                for p in shown.iter().take(MAX_LISTED) {
+                    let _ = writeln!(
+                        out,
+                        "| {} | {} | `{}` | **{}** |",
+                        code(&p.id),
+                        p.strength.as_str(),
+                        p.state.as_str(),
+                        p.vote.as_str()
+                    );
+                }
+                if shown.len() > MAX_LISTED {
+                    let _ = writeln!(
+                        out,
+                        "| … and {} more in locality | | | |",
+                        shown.len() - MAX_LISTED
+                    );
+                }
+                if shown.iter().any(|p| p.vote == Vote::Excluded) {
+                    out.push_str("\nAn *excluded* property is frozen: it did not vote, and it did not pass.\n");
+                }
+            }
+            let _ = writeln!(out, "\n{others} other properties are not in locality.\n");
+        }
+        Step::Fixtures {
+            failed_tests,
+            discarded,
+            ..
+        } => {
+            if !failed_tests.is_empty() {
+                out.push_str("### Failed tests\n\n");
+                list(out, failed_tests.iter().map(|t| code(t)));
+                out.push('\n');
+            }
+            if !discarded.is_empty() {
+                out.push_str("### Discarded frozen failures\n\nThese tests failed, and an open ledger row freezes each of them: their failures do not count.\n\n");
+                list(out, discarded.iter().map(|t| code(t)));
+                out.push('\n');
+            }
+        }
+        Step::Freeze { matched, .. } if !matched.is_empty() => {
+            out.push_str("### Frozen tests covering this patch\n\n");
+            list(out, matched.iter().map(|t| code(t)));
+            out.push('\n');
+        }
+        _ => {}
+    }
+}
+
+/// What the reader does next, by disposition.
+fn next(answer: &GateAnswer) -> String {
+    let mut out = String::new();
+    match answer.disposition {
+        GateDisposition::MergeOk => {
+            out.push_str("Nothing: every gate held. The merge bot may merge.\n");
+        }
+        GateDisposition::Block => {
+            let first = match answer.reason.as_str() {
+                "concrete-behavior" => "the failed tests of the fixture suite above: the patch broke a concrete case",
+                "invariant-or-over-specified-property" => "the property whose vote is `no` in the quorum table: either the patch broke the invariant, or the property over-specifies",
+                "behavior-and-invariant" => "both the failed tests and the failing property: the patch broke behaviour and an invariant",
+                "frozen-test-failure" => "the frozen tests named above",
+                _ => "the steps above",
+            };
+            let _ = writeln!(
+                out,
+                "The patch is wrong. Look first at {first}. Fix the code, not the check: a patch that edits the check, the fixtures or the catalog escalates."
+            );
+        }
+        GateDisposition::Escalate => {
+            let what = match answer.reason.as_str() {
+                "seal-mismatch" => "why the fixtures differ from the base commit's expected seal. A fixture changed in the same patch as the code it judges is the classic way to hide a bug; a legitimate fixture change lands on its own, reviewed, with its new expected seal.",
+                "guarded-input-edited" => "the guarded files listed above. The patch edits the rules that judge it (config, catalog, ledger, expected seal or a property's source); a human reviews that change on its own before the gate can trust it.",
+                "evidence-gap" => "which gate never ran (a `missing` verdict above) and why: a gate that did not run is not a pass.",
+                "inadmissible-evidence" => "the `unknown` verdicts above: a flaky property (split exits), a broken harness (an exit that is not a catch, a timeout), a scope hit on test files, or a frozen test covering the patch. None of them is a pass, and none is a failure.",
+                _ => "the steps above.",
+            };
+            let _ = writeln!(out, "A human must look: check {what}");
+        }
+        GateDisposition::StopQueue => {
+            out.push_str("The whole queue is stopped: freeze debt is over the cap. Retire ledger rows (fix or delete the frozen checks, then close their rows) until the debt is at or under the cap. Rows to retire first:\n\n");
+            if let Some(Step::Debt { open_rows, .. }) = answer
+                .steps
+                .iter()
+                .find(|s| matches!(s, Step::Debt { .. }))
+            {
+                list(
+                    &mut out,
+                    open_rows.iter().map(|r| {
+                        format!(
+                            "{} {}{}{}",
+                            r.kind,
+                            code(&r.id),
+                            if r.budget_spent {
+                                " — commit budget spent (counts twice)"
+                            } else {
+                                ""
+                            },
+                            r.owner
+                                .as_deref()
+                                .map(|o| format!(", owner {}", prose(o)))
+                                .unwrap_or_default()
+                        )
+                    }),
+                );
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,179 @@
+//! `POST /gate` and `GET /gate/rules`: thin handlers over the core's patch gate.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::Response;
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::AppState;
+use super::budget::run_cpu;
+use super::extract::{Answer, JsonBytes, negotiate_among};
+use super::layers::with_request_id;
+use super::quorum::{LedgerRowDoc, ResultDoc, SealDoc};
+use super::route::{TEXT_MARKDOWN, TEXT_PLAIN, json_response, text_response};
+use super::status_for_exit;
+use crate::core::gate::{
+    GateAnswer, GateRuleRow, decide_gate, markdown, parse_gate_request, rule_rows, text_line,
+};
+use crate::core::json::parse_json;
+use crate::core::problem::Problem;
+use crate::ids::new_decision_id;
+use crate::telemetry::log_gate_decision;
+
+/// Decide one patch from the facts its gate gathered.
+///
+/// Rules, first match wins: the seal does not match the base's expected seal → ESCALATE
+/// `seal-mismatch` (424); freeze debt over the cap → STOP_QUEUE `debt-over-cap` (423); a
+/// changed file is, or lies under, a guarded path or a property's `source` → ESCALATE
+/// `guarded-input-edited` (424); otherwise the router over the three derived verdicts (t0
+/// scope, t1 quorum, t2 fixture suite with frozen failures discarded, scoped freeze): 200
+/// MERGE_OK, 409 BLOCK, 424 ESCALATE. `steps` says what each step saw and concluded. With
+/// `Accept: text/plain` the body is one line (`ESCALATE reason=guarded-input-edited`); with
+/// `Accept: text/markdown` a report for a pull-request comment or a CI job summary.
+#[utoipa::path(
+    post,
+    path = "/gate",
+    tag = "gate",
+    request_body(content = GateRequestDoc, content_type = "application/json"),
+    responses(
+        (status = 200, description = "MERGE_OK (exit 0)",
+            content((GateAnswer = "application/json"), (String = "text/plain"), (String = "text/markdown"))),
+        (status = 409, description = "BLOCK (exit 1): the patch is wrong",
+            content((GateAnswer = "application/json"), (String = "text/plain"), (String = "text/markdown"))),
+        (status = 423, description = "STOP_QUEUE (exit 3): freeze debt is over the cap",
+            content((GateAnswer = "application/json"), (String = "text/plain"), (String = "text/markdown"))),
+        (status = 424, description = "ESCALATE (exit 2): a human must look",
+            content((GateAnswer = "application/json"), (String = "text/plain"), (String = "text/markdown"))),
+        (status = 400, description = "Malformed JSON or empty body", body = Problem, content_type = "application/problem+json"),
+        (status = 408, description = "The body did not arrive in time", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over the limit", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Well-formed but invalid; `errors` names each field", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn gate(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    JsonBytes(body, _slot): JsonBytes,
+) -> Result<Response, Problem> {
+    let answer = negotiate_among(&headers, &[Answer::Json, Answer::Text, Answer::Markdown]);
+    let worker = state.clone();
+    run_cpu(&state, body.len(), move || {
+        gate_answer(&worker, &body, answer)
+    })
+    .await?
+}
+
+fn gate_answer(state: &AppState, body: &[u8], media: Answer) -> Result<Response, Problem> {
+    let value = parse_json(body)?;
+    let request = parse_gate_request(&value).map_err(Problem::invalid)?;
+    let decision = decide_gate(&request, state.settings().debt_cap);
+    let decision_id = new_decision_id();
+    with_request_id(|request_id| log_gate_decision(request_id, &decision_id, &request, &decision));
+    state
+        .metrics()
+        .record_decision("gate", decision.disposition.as_str());
+    let status = status_for_exit(decision.exit_code());
+    let answer: GateAnswer = decision.answer(&request, decision_id);
+    Ok(match media {
+        Answer::Json => json_response(status, &answer),
+        Answer::Text => text_response(status, text_line(&answer), TEXT_PLAIN),
+        Answer::Markdown => text_response(status, markdown(&answer), TEXT_MARKDOWN),
+    })
+}
+
+/// The gate's rules, in order (first match wins; the last hands over to the router, whose
+/// ladder `GET /route/table` lists).
+#[utoipa::path(
+    get,
+    path = "/gate/rules",
+    tag = "gate",
+    responses((status = 200, description = "The four rules", body = Vec<GateRuleRow>))
+)]
+pub async fn gate_rules() -> Json<Vec<GateRuleRow>> {
+    Json(rule_rows())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The request document, for the OpenAPI document (what the strict parser in core accepts)
+
+/// The facts one patch's gate gathered. `catalog`, `ledger`, `guarded` and `seal.expected` are
+/// the base commit's. Unknown fields are refused (422).
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GateRequestDoc {
+    /// Echoed in the answer; at most 256 characters.
+    #[schema(nullable = false, max_length = 256)]
+    patch_id: Option<String>,
+    /// Repo-relative paths the patch changes (renames: both paths).
+    changed_files: Vec<String>,
+    /// Paths (files or directories) the patch may not edit: the base's config, catalog,
+    /// ledger, expected seal, and what else the base config names.
+    #[schema(nullable = false)]
+    guarded: Option<Vec<String>>,
+    seal: SealDoc,
+    catalog: GateCatalogDoc,
+    /// The base commit's freeze ledger.
+    #[schema(nullable = false)]
+    ledger: Option<Vec<LedgerRowDoc>>,
+    /// The freeze-debt cap; the server's setting (default 5) when absent.
+    #[schema(nullable = false, minimum = 0)]
+    debt_cap: Option<u64>,
+    /// Exit codes of each property's runs, by catalog id (as `/quorum`'s `results`).
+    #[schema(nullable = false)]
+    property_runs: Option<std::collections::BTreeMap<String, ResultDoc>>,
+    /// The exit codes that are a catch for the property runs, 1-255; default `[1]`.
+    #[schema(nullable = false, min_items = 1)]
+    catch_exit_codes: Option<Vec<u8>>,
+    /// Absent when the suite did not run.
+    #[schema(nullable = false)]
+    fixture_suite: Option<FixtureSuiteDoc>,
+}
+
+/// The base commit's property catalog.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GateCatalogDoc {
+    properties: Vec<GatePropertyDoc>,
+}
+
+/// A catalog row of the base commit (no `introduced`: a patch that changes the catalog is
+/// caught by the guard).
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GatePropertyDoc {
+    #[schema(min_length = 1, max_length = 256)]
+    id: String,
+    strength: crate::core::quorum::Strength,
+    /// Non-empty list of path prefixes this property observes (whole segments).
+    #[schema(min_items = 1)]
+    locality: Vec<String>,
+    /// The fixture directory it reads.
+    #[schema(nullable = false)]
+    fixtures: Option<String>,
+    /// The paths (files or directories) that implement the property: guarded like the catalog.
+    #[schema(nullable = false)]
+    source: Option<Vec<String>>,
+}
+
+/// What the fixture suite did.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FixtureSuiteDoc {
+    /// 0-255, or null when the suite was killed by its timeout or a signal.
+    #[schema(required = true)]
+    exit_code: Option<u8>,
+    /// Ids (`classname::name`) of the failed or errored test cases, read from the suite's
+    /// JUnit XML report.
+    #[schema(nullable = false)]
+    failed_tests: Option<Vec<String>>,
+    /// The exit codes that are a catch for the suite, 1-255; default `[1]`.
+    #[schema(nullable = false, min_items = 1)]
+    catch_exit_codes: Option<Vec<u8>>,
+}
