@@ -3,6 +3,7 @@
 //! (see [`crate::exit::Exit`]).
 
 mod error;
+mod gate;
 mod healthcheck;
 mod ladder;
 mod output;
@@ -37,6 +38,11 @@ pub struct Cli {
 enum Command {
     /// Run the HTTP service.
     Serve(serve::ServeArgs),
+    /// Gate one patch end to end: seal, debt, guard, properties, fixture suite, router. Reads
+    /// its config, catalog, ledger and expected seal from the base commit (exit 0/1/2/3).
+    Gate(Box<gate::GateArgs>),
+    /// Write a commented starter patchgate.toml.
+    Init(gate::InitArgs),
     /// Route one evidence document through the precedence ladder (exit 0/1/2).
     Route(route::RouteArgs),
     /// Decide a patch's strong-property quorum from the repository's files (exit 0/1/2/3).
@@ -168,6 +174,8 @@ pub fn main() -> Exit {
     // Every command's error is printed here, in one place.
     error::finish(match cli.command {
         Command::Serve(args) => serve::run(args),
+        Command::Gate(args) => gate::run(*args),
+        Command::Init(args) => gate::init(args),
         Command::Route(args) => route::run(args),
         Command::Quorum(args) => quorum::run(*args),
         Command::Seal(args) => seal::run(*args),
@@ -200,8 +208,16 @@ pub fn git(args: &[&str]) -> Result<Vec<u8>, CliError> {
 }
 
 /// The files `git diff --name-only BASE...HEAD` names (NUL-separated, so any name survives).
+/// Rename detection is off, so a rename counts both paths: a patch cannot move a guarded or
+/// test file out of sight.
 pub fn git_changed(base: &str, head: &str) -> Result<Vec<String>, CliError> {
-    let out = git(&["diff", "-z", "--name-only", &format!("{base}...{head}")])?;
+    let out = git(&[
+        "diff",
+        "-z",
+        "--name-only",
+        "--no-renames",
+        &format!("{base}...{head}"),
+    ])?;
     Ok(out
         .split(|b| *b == 0)
         .filter(|p| !p.is_empty())

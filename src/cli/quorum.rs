@@ -66,25 +66,21 @@ pub fn run(args: QuorumArgs) -> CliResult {
 fn read_document(path: &Path, what: &str) -> Result<Value, CliError> {
     let bytes = read_input(&path.to_path_buf())
         .map_err(|e| data(format!("cannot read the {what} {}: {e}", path.display())))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| data(format!("the {what} {} is not UTF-8", path.display())))?;
-    let looks_json =
-        path.extension().is_some_and(|e| e == "json") || text.trim_start().starts_with(['{', '[']);
-    // Read strictly, JSON and YAML alike: a key given twice is refused, never resolved.
+    parse_document(&bytes, &path.display().to_string(), what)
+}
+
+/// Parses a JSON or YAML document named `name` (JSON when the name or the first character
+/// says so), strictly: a key given twice is refused, never resolved.
+pub fn parse_document(bytes: &[u8], name: &str, what: &str) -> Result<Value, CliError> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| data(format!("the {what} {name} is not UTF-8")))?;
+    let looks_json = name.ends_with(".json") || text.trim_start().starts_with(['{', '[']);
     if looks_json {
-        crate::core::json::strict_value(text.as_bytes()).map_err(|e| {
-            data(format!(
-                "the {what} {} is not valid JSON: {e}",
-                path.display()
-            ))
-        })
+        crate::core::json::strict_value(text.as_bytes())
+            .map_err(|e| data(format!("the {what} {name} is not valid JSON: {e}")))
     } else {
-        crate::core::json::strict_from(serde_norway::Deserializer::from_str(&text)).map_err(|e| {
-            data(format!(
-                "the {what} {} is not valid YAML: {e}",
-                path.display()
-            ))
-        })
+        crate::core::json::strict_from(serde_norway::Deserializer::from_str(text))
+            .map_err(|e| data(format!("the {what} {name} is not valid YAML: {e}")))
     }
 }
 
@@ -92,6 +88,11 @@ fn read_document(path: &Path, what: &str) -> Result<Value, CliError> {
 pub fn read_seal_file(path: &Path) -> Result<Digest, CliError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| data(format!("cannot read the seal file {}: {e}", path.display())))?;
+    parse_seal_text(&text, &path.display().to_string())
+}
+
+/// Parses a seal file's text (`HEX  -`, or a bare digest) named `name`.
+pub fn parse_seal_text(text: &str, name: &str) -> Result<Digest, CliError> {
     let first = text.lines().next().unwrap_or("").trim();
     let hex = first
         .strip_suffix("  -")
@@ -100,15 +101,14 @@ pub fn read_seal_file(path: &Path) -> Result<Digest, CliError> {
         .trim();
     Digest::parse_hex(hex).map_err(|e| {
         data(format!(
-            "the seal file {} does not hold `HEX  -`: the digest {e}",
-            path.display()
+            "the seal file {name} does not hold `HEX  -`: the digest {e}"
         ))
     })
 }
 
 /// Fills `commits_since_open` for open rows that name `opened_against_commit` and lack it,
 /// counting commits with git from that commit to the head (inside a repository only).
-fn fill_commit_counts(ledger: &mut Value, head: &str) -> Result<(), CliError> {
+pub fn fill_commit_counts(ledger: &mut Value, head: &str) -> Result<(), CliError> {
     let Some(rows) = ledger.as_array_mut() else {
         return Ok(());
     };

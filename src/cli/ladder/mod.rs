@@ -240,6 +240,7 @@ mod review;
 mod run;
 
 pub use freeze::freeze;
+pub use run::run_tier;
 pub use review::{calibrate, review};
 
 /// `patchgate ladder plan|run|report`.

@@ -5,13 +5,21 @@ use super::*;
 
 /// Runs `argv` in its own process group; on timeout the whole group is killed, so no test
 /// runner it spawned outlives it. Returns the exit status (None on timeout) and the seconds.
+/// The command's stdout goes to patchgate's stderr: patchgate's stdout carries its answer only.
 pub fn run_tier(argv: &[String], timeout: Duration) -> std::io::Result<(Option<ExitStatus>, f64)> {
+    use std::os::fd::AsFd;
     use std::os::unix::process::CommandExt;
     let (program, args) = argv
         .split_first()
         .ok_or_else(|| std::io::Error::other("empty command"))?;
+    let stdout = std::io::stderr().as_fd().try_clone_to_owned()?;
     let started = Instant::now();
-    let mut child = Command::new(program).args(args).process_group(0).spawn()?;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(stdout)
+        .process_group(0)
+        .spawn()?;
     let pgid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
     let status = wait_timeout::ChildExt::wait_timeout(&mut child, timeout)?;
     // Whatever the leader did, nothing of its group outlives the tier.

@@ -1,0 +1,1 @@
+"""A small shop library: prices, sorting, slugs and a legacy export."""

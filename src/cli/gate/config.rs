@@ -1,0 +1,287 @@
+//! `patchgate.toml`: the gate's configuration, always read from the base commit.
+
+use serde::Deserialize;
+
+use crate::core::path::RepoPath;
+
+/// The default config file name, at the repository root.
+pub const CONFIG_FILE: &str = "patchgate.toml";
+
+/// `patchgate.toml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateConfig {
+    /// The fixtures directory, sealed as the coreutils pipeline seals it.
+    #[serde(default = "default_fixtures")]
+    pub fixtures: String,
+    /// The committed seal file of the fixtures (`HEX  -`).
+    #[serde(default = "default_expected_seal")]
+    pub expected_seal: String,
+    /// The property catalog (YAML or JSON).
+    #[serde(default = "default_catalog")]
+    pub catalog: String,
+    /// The freeze ledger (YAML or JSON); absent from the base commit means empty.
+    #[serde(default = "default_ledger")]
+    pub ledger: String,
+    /// The freeze-debt cap (default: the server's setting; 5 locally).
+    pub debt_cap: Option<u64>,
+    /// More paths (files or directories) a patch may not edit, beside the config, catalog,
+    /// ledger and expected seal, which always are.
+    #[serde(default)]
+    pub guarded: Vec<String>,
+    pub properties: PropertiesConfig,
+    pub suite: SuiteConfig,
+}
+
+/// How each property runs.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PropertiesConfig {
+    /// argv (no shell); `{id}` in any argument is replaced by the property id.
+    pub command: Vec<String>,
+    /// Runs per property, 2 to 10.
+    #[serde(default = "default_runs")]
+    pub runs: u8,
+    /// Timeout of one run, in seconds.
+    #[serde(default = "default_property_timeout")]
+    pub timeout_s: f64,
+    /// The exit codes that are a catch (default `[1]`; `cargo test`'s is 101).
+    #[serde(default = "default_catch")]
+    pub catch: Vec<u8>,
+}
+
+/// How the fixture suite runs.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteConfig {
+    /// argv (no shell).
+    pub command: Vec<String>,
+    #[serde(default = "default_suite_timeout")]
+    pub timeout_s: f64,
+    #[serde(default = "default_catch")]
+    pub catch: Vec<u8>,
+    /// The JUnit XML report the suite writes (repo-relative): failed test ids are read from
+    /// it, as `classname::name`.
+    pub junit: Option<String>,
+}
+
+fn default_fixtures() -> String {
+    "fixtures".into()
+}
+fn default_expected_seal() -> String {
+    "fixtures.seal.expected".into()
+}
+fn default_catalog() -> String {
+    "catalog.yaml".into()
+}
+fn default_ledger() -> String {
+    "freeze-ledger.json".into()
+}
+fn default_runs() -> u8 {
+    2
+}
+fn default_property_timeout() -> f64 {
+    120.0
+}
+fn default_suite_timeout() -> f64 {
+    900.0
+}
+fn default_catch() -> Vec<u8> {
+    vec![1]
+}
+
+/// A config error: the key, and what is wrong with it.
+pub fn invalid(key: &str, what: &str) -> String {
+    format!("{CONFIG_FILE}: `{key}` {what}")
+}
+
+impl GateConfig {
+    /// Parses and checks a config; the error is one line naming the key.
+    pub fn parse(text: &str, name: &str) -> Result<Self, String> {
+        let config: GateConfig = toml::from_str(text).map_err(|e| {
+            // toml's message spans lines (it quotes the source); one line is enough here.
+            let msg = e.message().to_owned();
+            let line = e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+            match line {
+                Some(l) => format!("{name} line {l}: {msg}"),
+                None => format!("{name}: {msg}"),
+            }
+        })?;
+        config.check()?;
+        Ok(config)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        for (key, path) in [
+            ("fixtures", &self.fixtures),
+            ("expected_seal", &self.expected_seal),
+            ("catalog", &self.catalog),
+            ("ledger", &self.ledger),
+        ] {
+            RepoPath::parse(path).map_err(|e| invalid(key, &format!("{path:?} {e}")))?;
+        }
+        if let Some(j) = &self.suite.junit {
+            RepoPath::parse(j).map_err(|e| invalid("suite.junit", &format!("{j:?} {e}")))?;
+        }
+        for g in &self.guarded {
+            RepoPath::parse(g).map_err(|e| invalid("guarded", &format!("{g:?} {e}")))?;
+        }
+        let p = &self.properties;
+        if p.command.is_empty() {
+            return Err(invalid(
+                "properties.command",
+                "must name a program (an argv list)",
+            ));
+        }
+        if !p.command.iter().any(|a| a.contains("{id}")) {
+            return Err(invalid(
+                "properties.command",
+                "must contain `{id}` (replaced by each property's id), or every property would run the same command",
+            ));
+        }
+        if !(2..=10).contains(&p.runs) {
+            return Err(invalid("properties.runs", "must be 2 to 10"));
+        }
+        if self.suite.command.is_empty() {
+            return Err(invalid(
+                "suite.command",
+                "must name a program (an argv list)",
+            ));
+        }
+        for (key, t) in [
+            ("properties.timeout_s", p.timeout_s),
+            ("suite.timeout_s", self.suite.timeout_s),
+        ] {
+            if !(t.is_finite() && t > 0.0 && t <= 86_400.0) {
+                return Err(invalid(key, "must be more than 0 and at most 86400 seconds"));
+            }
+        }
+        for (key, catch) in [
+            ("properties.catch", &p.catch),
+            ("suite.catch", &self.suite.catch),
+        ] {
+            if catch.is_empty() || catch.contains(&0) {
+                return Err(invalid(
+                    key,
+                    "lists the exit codes that are a failure: at least one, never 0",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every guarded path: the config itself, the catalog, the ledger, the expected seal, and
+    /// the extra ones.
+    pub fn guarded(&self, config_path: &str) -> Vec<String> {
+        let mut all = vec![
+            config_path.to_owned(),
+            self.catalog.clone(),
+            self.ledger.clone(),
+            self.expected_seal.clone(),
+        ];
+        for g in &self.guarded {
+            if !all.contains(g) {
+                all.push(g.clone());
+            }
+        }
+        all
+    }
+}
+
+/// What `patchgate init` writes: a commented starter for a Python repository (pytest), with a
+/// Rust (`cargo test`) variant in comments.
+pub const STARTER: &str = r#"# patchgate.toml: the patch gate's configuration.
+#
+# patchgate reads this file FROM THE BASE COMMIT (`git show BASE:patchgate.toml`), never from
+# the patch: a patch cannot loosen its own gate. The same holds for the catalog, the ledger and
+# the expected seal named below; a patch that edits any of them (or a path in `guarded`, or a
+# property's `source` in the catalog) escalates to a human.
+#
+#   patchgate gate --base origin/main            # gate the checked-out patch
+#   patchgate gate --base origin/main --dry-run  # print the plan, run nothing
+
+# The fixtures directory, sealed exactly as
+#   LC_ALL=C find fixtures -type f ! -name '*.seal' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum
+# and its committed seal (write it with `patchgate seal fixtures > fixtures.seal.expected`).
+fixtures = "fixtures"
+expected_seal = "fixtures.seal.expected"
+
+# The property catalog (YAML or JSON):
+#   properties:
+#     - id: sort_is_ordered
+#       strength: strong            # strong properties fill the quorum; weak ones may only reject
+#       locality: [src/mypkg/sort]  # path prefixes (whole segments) the property observes
+#       source: [properties/test_sort_is_ordered.py]   # guarded like the catalog
+catalog = "catalog.yaml"
+
+# The freeze ledger (YAML or JSON): a list of rows, each freezing a property
+# ({property_id, state}) or a test of the suite ({test_id, covers, state}). Absent = empty.
+ledger = "freeze-ledger.json"
+
+# The queue stops (exit 3) when freeze debt goes over this.
+debt_cap = 5
+
+# More paths a patch may not edit (files or directories).
+guarded = [".github/workflows"]
+
+[properties]
+# argv, no shell; `{id}` is replaced by the property id. Each in-locality, not-frozen property
+# runs `runs` times in its own process group, in this worktree.
+command = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "properties/test_{id}.py"]
+runs = 2
+timeout_s = 120
+catch = [1]          # pytest fails with 1; its 2-5 are a broken harness, never a failure
+
+[suite]
+# The fixture suite (t2). Failed test ids come from its JUnit XML report, as classname::name
+# (pytest: `tests.test_api::test_retry`); a ledger test row names a test the same way.
+command = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml=.patchgate/junit.xml", "tests"]
+timeout_s = 900
+catch = [1]
+junit = ".patchgate/junit.xml"
+
+# A Rust repository instead:
+# [properties]
+# command = ["cargo", "test", "--quiet", "--test", "properties", "--", "--exact", "{id}"]
+# catch = [101]      # cargo test fails with 101
+# [suite]
+# command = ["cargo", "nextest", "run", "--profile", "ci"]   # JUnit: [profile.ci.junit] in .config/nextest.toml
+# catch = [100]      # nextest fails with 100 (cargo test: 101)
+# junit = "target/nextest/ci/junit.xml"
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_starter_is_a_valid_config() {
+        let c = GateConfig::parse(STARTER, "patchgate.toml").unwrap();
+        assert_eq!(c.properties.runs, 2);
+        assert_eq!(
+            c.guarded("patchgate.toml"),
+            [
+                "patchgate.toml",
+                "catalog.yaml",
+                "freeze-ledger.json",
+                "fixtures.seal.expected",
+                ".github/workflows"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_error_names_the_key() {
+        let base = STARTER.replace("runs = 2", "runs = 1");
+        let e = GateConfig::parse(&base, "patchgate.toml").unwrap_err();
+        assert!(e.contains("`properties.runs`"), "{e}");
+        let typo = STARTER.replace("debt_cap = 5", "debt_cpa = 5");
+        let e = GateConfig::parse(&typo, "patchgate.toml").unwrap_err();
+        assert!(e.contains("debt_cpa") && !e.contains('\n'), "{e}");
+        let abs = STARTER.replace("fixtures = \"fixtures\"", "fixtures = \"/etc\"");
+        let e = GateConfig::parse(&abs, "patchgate.toml").unwrap_err();
+        assert!(e.contains("`fixtures`"), "{e}");
+    }
+}

@@ -1,0 +1,533 @@
+//! The patch gate on a real repository, for real (CONTRACT.md section 8.2; the issue's
+//! scenarios): `examples/gate-python/repo` becomes a git repository, each patch in
+//! `examples/gate-python/patches` is committed on a branch and gated by the real binary, which
+//! runs the real pytest and hypothesis. The expected answers are written by hand from the
+//! contract (the table in `examples/gate-python/README.md`), not read from the code.
+//!
+//! Needs Python 3 with pytest and hypothesis (`python3 -m pip install -r requirements-test.txt`).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{TestServer, git, patchgate};
+use serde_json::Value;
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name)
+}
+
+/// Copies `from` into `to`, recursively (files only; `_base` is skipped).
+fn overlay(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let name = entry.file_name();
+        if name == "_base" {
+            continue;
+        }
+        let (src, dst) = (entry.path(), to.join(&name));
+        if entry.file_type().expect("type").is_dir() {
+            std::fs::create_dir_all(&dst).expect("mkdir");
+            overlay(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).expect("copy");
+        }
+    }
+}
+
+fn commit(dir: &Path, message: &str) {
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", message]);
+}
+
+fn require_python() {
+    let ok = std::process::Command::new("python3")
+        .args(["-c", "import pytest, hypothesis"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok,
+        "these tests run the example's real pytest and hypothesis: python3 -m pip install -r requirements-test.txt"
+    );
+}
+
+/// The seal the coreutils pipeline prints for `fixtures` in `dir`: what an attacker would
+/// regenerate.
+fn coreutils_seal(dir: &Path) -> String {
+    let out = std::process::Command::new("sh")
+        .current_dir(dir)
+        .args([
+            "-c",
+            "LC_ALL=C find fixtures -type f ! -name '*.seal' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum",
+        ])
+        .output()
+        .expect("sh");
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+/// A repository from `examples/<example>/repo` with `patches/<patch>` committed on the
+/// branch `patch` (and its `_base`, if any, committed to `main` first), checked out.
+fn repository(example_name: &str, patch: &str, after: impl FnOnce(&Path)) -> tempfile::TempDir {
+    let tmp = common::git_repo();
+    let dir = tmp.path();
+    overlay(&example(example_name).join("repo"), dir);
+    commit(dir, "base");
+    let patch_dir = example(example_name).join("patches").join(patch);
+    assert!(patch_dir.is_dir(), "no patch {patch}");
+    if patch_dir.join("_base").is_dir() {
+        overlay(&patch_dir.join("_base"), dir);
+        commit(dir, "base: the ledger as it is today");
+    }
+    git(dir, &["checkout", "-q", "-b", "patch"]);
+    overlay(&patch_dir, dir);
+    after(dir);
+    commit(dir, patch);
+    tmp
+}
+
+struct Gated {
+    exit: i32,
+    stdout: String,
+    stderr: String,
+    answer: Value,
+    ledger: Vec<Value>,
+}
+
+fn gate(dir: &Path, extra: &[&str]) -> Gated {
+    let out_dir = tempfile::tempdir().expect("tempdir");
+    let json_out = out_dir.path().join("answer.json");
+    let ledger = out_dir.path().join("ladder.jsonl");
+    let mut cmd = patchgate();
+    cmd.current_dir(dir)
+        .args(["gate", "--base", "main", "--json-out"])
+        .arg(&json_out)
+        .arg("--ledger")
+        .arg(&ledger)
+        .args(extra)
+        // pytest's plugin autoload (whatever else is installed) only costs start-up time.
+        .env("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        .env_remove("GITHUB_ACTIONS");
+    let out = cmd.output().expect("run patchgate");
+    let answer = std::fs::read(&json_out)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or(Value::Null);
+    let ledger = std::fs::read_to_string(&ledger)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("ledger row"))
+        .collect();
+    Gated {
+        exit: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        answer,
+        ledger,
+    }
+}
+
+fn step<'a>(answer: &'a Value, name: &str) -> &'a Value {
+    answer["steps"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["step"] == name))
+        .unwrap_or(&Value::Null)
+}
+
+fn tiers(g: &Gated) -> Vec<(String, String)> {
+    g.ledger
+        .iter()
+        .map(|r| {
+            (
+                r["tier"].as_str().unwrap_or("").to_owned(),
+                r["verdict"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Asserts the one line, the exit code, and the answer's disposition and reason.
+fn expect(g: &Gated, disposition: &str, reason: &str, exit: i32) {
+    assert_eq!(
+        (g.exit, g.stdout.as_str()),
+        (exit, format!("{disposition} reason={reason}\n").as_str()),
+        "stderr:\n{}\nanswer: {}",
+        g.stderr,
+        g.answer
+    );
+    assert_eq!(g.answer["disposition"], disposition);
+    assert_eq!(g.answer["reason"], reason);
+    assert_eq!(g.answer["exit_code"], exit);
+}
+
+fn python(patch: &str) -> (tempfile::TempDir, Gated) {
+    require_python();
+    let repo = repository("gate-python", patch, |_| {});
+    let g = gate(repo.path(), &[]);
+    (repo, g)
+}
+
+#[test]
+fn a_good_fix_merges() {
+    let (_repo, g) = python("good-fix");
+    expect(&g, "MERGE_OK", "all-gates-held", 0);
+    let t1 = step(&g.answer, "properties");
+    assert_eq!(t1["reason"], "quorum-held");
+    let yes: Vec<&str> = t1["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["vote"] == "yes")
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(yes, ["discount_bounded", "discount_monotonic"]);
+    assert_eq!(
+        tiers(&g),
+        [("t1-properties".into(), "pass".into()), ("t2-fixtures".into(), "pass".into())]
+    );
+}
+
+#[test]
+fn a_broken_invariant_blocks_on_the_property() {
+    let (_repo, g) = python("broken-invariant");
+    expect(&g, "BLOCK", "invariant-or-over-specified-property", 1);
+    assert_eq!(step(&g.answer, "properties")["reason"], "stable-failure");
+    // The ladder stopped at t1: the suite was skipped, not lost.
+    assert_eq!(g.answer["evidence"]["fixture_check"], "unknown");
+    assert_eq!(tiers(&g), [("t1-properties".into(), "caught".into())]);
+}
+
+#[test]
+fn a_broken_concrete_case_blocks_on_the_fixtures() {
+    let (_repo, g) = python("broken-case");
+    expect(&g, "BLOCK", "concrete-behavior", 1);
+    let t2 = step(&g.answer, "fixtures");
+    assert_eq!(
+        t2["failed_tests"],
+        serde_json::json!(["tests.test_cases::test_case[discount_half]"])
+    );
+    assert_eq!(t2["discarded"], serde_json::json!([]));
+}
+
+#[test]
+fn a_fixture_edited_to_hide_a_bug_escalates_before_anything_runs() {
+    // The attack a new user reproduced against the old CI templates: broken code, the fixture
+    // edited to agree with it, the expected seal regenerated, an all-pass evidence.json.
+    require_python();
+    let repo = repository("gate-python", "hidden-by-fixture", |dir| {
+        let seal = coreutils_seal(dir);
+        std::fs::write(dir.join("fixtures.seal.expected"), seal).expect("write seal");
+    });
+    let g = gate(repo.path(), &[]);
+    expect(&g, "ESCALATE", "seal-mismatch", 2);
+    assert_eq!(g.answer["rule"], "fixture-fault");
+    assert!(g.answer.get("evidence").is_none());
+    assert!(g.ledger.is_empty(), "nothing may run: {:?}", g.ledger);
+    assert!(!g.stderr.contains("t1-properties"), "{}", g.stderr);
+    // The committed evidence.json says all-pass; the patch's own evidence is never read.
+    let committed: Value = serde_json::from_slice(
+        &std::fs::read(repo.path().join("evidence.json")).expect("evidence.json"),
+    )
+    .expect("json");
+    assert_eq!(committed["property_check"], "pass");
+}
+
+#[test]
+fn a_patch_editing_the_catalog_or_the_ledger_escalates() {
+    for (patch, guarded) in [
+        ("edits-catalog", "catalog.yaml"),
+        ("edits-ledger", "freeze-ledger.json"),
+    ] {
+        let (_repo, g) = python(patch);
+        expect(&g, "ESCALATE", "guarded-input-edited", 2);
+        let hits = &step(&g.answer, "guard")["hits"];
+        assert_eq!(hits[0]["file"], guarded, "{patch}");
+        assert!(g.ledger.is_empty(), "{patch}: nothing may run");
+    }
+}
+
+#[test]
+fn a_patch_adding_a_test_file_is_a_scope_hit() {
+    let (_repo, g) = python("adds-test");
+    expect(&g, "ESCALATE", "inadmissible-evidence", 2);
+    assert_eq!(
+        step(&g.answer, "scope")["scope_hits"],
+        serde_json::json!(["tests/test_sorting_more.py"])
+    );
+    assert_eq!(step(&g.answer, "properties")["ran"], false);
+    assert_eq!(g.answer["evidence"]["property_check"], "unknown");
+    // t1 skipped; t2 ran and passed.
+    assert_eq!(tiers(&g), [("t2-fixtures".into(), "pass".into())]);
+}
+
+#[test]
+fn a_flaky_property_escalates_on_split_exits() {
+    let (_repo, g) = python("flaky-property");
+    expect(&g, "ESCALATE", "inadmissible-evidence", 2);
+    let t1 = step(&g.answer, "properties");
+    assert_eq!(t1["reason"], "split-exits");
+    let ordered = t1["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "sort_is_ordered")
+        .unwrap();
+    assert_eq!(ordered["state"], "flake");
+}
+
+#[test]
+fn a_property_that_collects_no_tests_is_a_harness_error_never_a_block() {
+    let (_repo, g) = python("no-tests-collected");
+    expect(&g, "ESCALATE", "inadmissible-evidence", 2);
+    let t1 = step(&g.answer, "properties");
+    assert_eq!(t1["reason"], "harness-error");
+    let states: Vec<(&str, &str, &str)> = t1["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["in_locality"] == true)
+        .map(|p| {
+            (
+                p["id"].as_str().unwrap(),
+                p["state"].as_str().unwrap(),
+                p["vote"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("slug_is_lowercase", "pass", "yes"),
+            ("slug_is_stable", "error", "no"),
+            // Frozen: excluded, never run, never passed.
+            ("slug_never_empty", "missing", "excluded"),
+        ]
+    );
+}
+
+#[test]
+fn a_failure_only_in_a_frozen_test_is_discarded() {
+    let (_repo, g) = python("frozen-failure-only");
+    expect(&g, "MERGE_OK", "all-gates-held", 0);
+    let t2 = step(&g.answer, "fixtures");
+    assert_eq!(t2["exit_code"], 1);
+    assert_eq!(
+        t2["discarded"],
+        serde_json::json!(["tests.test_legacy::test_legacy_export"])
+    );
+    assert_eq!(t2["failed_tests"], serde_json::json!([]));
+    // The tier itself caught something: the ladder ledger says so.
+    assert_eq!(
+        tiers(&g),
+        [("t1-properties".into(), "pass".into()), ("t2-fixtures".into(), "caught".into())]
+    );
+}
+
+#[test]
+fn a_frozen_test_covering_the_diff_escalates() {
+    let (_repo, g) = python("touches-frozen-coverage");
+    expect(&g, "ESCALATE", "inadmissible-evidence", 2);
+    assert_eq!(
+        step(&g.answer, "freeze")["matched"],
+        serde_json::json!(["tests.test_legacy::test_legacy_export"])
+    );
+    assert_eq!(g.answer["evidence"]["property_check"], "pass");
+    assert_eq!(g.answer["evidence"]["fixture_check"], "pass");
+    assert_eq!(g.answer["evidence"]["flaky_freeze"], "unknown");
+}
+
+#[test]
+fn debt_over_the_cap_stops_the_queue() {
+    let (_repo, g) = python("debt-over-cap");
+    expect(&g, "STOP_QUEUE", "debt-over-cap", 3);
+    let debt = step(&g.answer, "debt");
+    // Four open rows (two properties, two tests), two of them with a spent budget.
+    assert_eq!(
+        (&debt["open"], &debt["spent"], &debt["counted"], &debt["cap"]),
+        (
+            &Value::from(4),
+            &Value::from(2),
+            &Value::from(6),
+            &Value::from(5)
+        )
+    );
+    assert_eq!(debt["open_rows"][0]["budget_spent"], true);
+    assert!(g.ledger.is_empty(), "nothing may run");
+}
+
+#[test]
+fn the_server_and_the_local_core_give_the_same_answer() {
+    require_python();
+    let server = TestServer::start();
+    for patch in ["broken-case", "adds-test", "edits-ledger"] {
+        let repo = repository("gate-python", patch, |_| {});
+        let local = gate(repo.path(), &[]);
+        let remote = gate(repo.path(), &["--server", &server.url("")]);
+        let strip = |mut v: Value| {
+            v.as_object_mut().map(|o| o.remove("decision_id"));
+            v
+        };
+        assert_eq!(local.exit, remote.exit, "{patch}: {}", remote.stderr);
+        assert_ne!(local.answer, Value::Null, "{patch}");
+        assert_eq!(strip(local.answer), strip(remote.answer), "{patch}");
+        assert_eq!(local.stdout, remote.stdout, "{patch}");
+    }
+}
+
+#[test]
+fn reports_evidence_markdown_and_the_github_annotation() {
+    require_python();
+    let repo = repository("gate-python", "broken-case", |_| {});
+    let out = tempfile::tempdir().expect("tempdir");
+    let (md, ev) = (out.path().join("report.md"), out.path().join("evidence.json"));
+    let mut cmd = patchgate();
+    let run = cmd
+        .current_dir(repo.path())
+        .args(["gate", "--base", "main", "--markdown-out"])
+        .arg(&md)
+        .arg("--evidence-out")
+        .arg(&ev)
+        .env("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .expect("run");
+    assert_eq!(run.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        stdout.starts_with("::error title=patchgate BLOCK::BLOCK reason=concrete-behavior"),
+        "{stdout}"
+    );
+    assert!(stdout.ends_with("BLOCK reason=concrete-behavior\n"), "{stdout}");
+    let report = std::fs::read_to_string(&md).expect("report");
+    assert!(report.starts_with("## ❌ patchgate: BLOCK (exit 1)"), "{report}");
+    assert!(report.contains("`tests.test_cases::test_case[discount_half]`"));
+    assert!(report.contains("### What to do next"));
+    // The evidence document replays through `patchgate route` to the same disposition.
+    let replay = patchgate().arg("route").arg(&ev).output().expect("route");
+    assert_eq!(replay.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&replay.stdout),
+        "BLOCK attribution=concrete-behavior\n"
+    );
+}
+
+#[test]
+fn dry_run_prints_the_plan_and_runs_nothing() {
+    require_python();
+    let repo = repository("gate-python", "good-fix", |_| {});
+    let g = gate(repo.path(), &["--dry-run"]);
+    assert_eq!(g.exit, 0, "{}", g.stderr);
+    assert!(
+        g.stdout
+            .contains("properties/test_discount_bounded.py"),
+        "{}",
+        g.stdout
+    );
+    assert!(g.stdout.contains("t2-fixtures"), "{}", g.stdout);
+    assert!(g.ledger.is_empty());
+    assert!(!repo.path().join(".patchgate").exists(), "nothing ran");
+}
+
+#[test]
+fn the_config_comes_from_the_base_and_a_bad_one_is_one_line() {
+    require_python();
+    // The patch loosens its own gate (a suite that always passes): the base's config is the
+    // one read, and the edit is a guard hit.
+    let repo = repository("gate-python", "broken-case", |dir| {
+        let toml = std::fs::read_to_string(dir.join("patchgate.toml")).unwrap();
+        let loose = toml.replace(
+            "command = [\"python3\", \"-m\", \"pytest\", \"-q\", \"-p\", \"no:cacheprovider\", \"--junitxml=.patchgate/junit.xml\", \"tests\"]",
+            "command = [\"true\"]",
+        );
+        assert_ne!(toml, loose);
+        std::fs::write(dir.join("patchgate.toml"), loose).unwrap();
+    });
+    let g = gate(repo.path(), &[]);
+    expect(&g, "ESCALATE", "guarded-input-edited", 2);
+    assert_eq!(step(&g.answer, "guard")["hits"][0]["file"], "patchgate.toml");
+
+    // A base config with a typo: exit 65, one line naming the key.
+    let tmp = common::git_repo();
+    overlay(&example("gate-python").join("repo"), tmp.path());
+    let toml = std::fs::read_to_string(tmp.path().join("patchgate.toml")).unwrap();
+    std::fs::write(
+        tmp.path().join("patchgate.toml"),
+        toml.replace("debt_cap = 5", "debt_cpa = 5"),
+    )
+    .unwrap();
+    commit(tmp.path(), "base");
+    let g = gate(tmp.path(), &[]);
+    assert_eq!(g.exit, 65, "{}", g.stderr);
+    assert_eq!(g.stderr.lines().count(), 1, "{}", g.stderr);
+    assert!(g.stderr.contains("debt_cpa"), "{}", g.stderr);
+}
+
+#[test]
+fn a_rust_repository_fails_with_101_and_that_is_a_catch() {
+    let target = tempfile::tempdir().expect("tempdir");
+    for (patch, disposition, reason, exit) in [
+        ("broken-invariant", "BLOCK", "invariant-or-over-specified-property", 1),
+        ("good-fix", "MERGE_OK", "all-gates-held", 0),
+    ] {
+        let repo = repository("gate-rust", patch, |_| {});
+        let mut cmd = patchgate();
+        let out = cmd
+            .current_dir(repo.path())
+            .args(["gate", "--base", "main", "--json"])
+            .env("CARGO_TARGET_DIR", target.path())
+            .env_remove("GITHUB_ACTIONS")
+            .output()
+            .expect("run");
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        assert_eq!(
+            out.status.code(),
+            Some(exit),
+            "{patch}: {}\n{answer}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(answer["disposition"], disposition, "{patch}");
+        assert_eq!(answer["reason"], reason, "{patch}");
+        if exit == 1 {
+            let t1 = step(&answer, "properties");
+            assert_eq!(t1["reason"], "stable-failure");
+            // Giving the whole remainder to the first share still adds up; it is not fair,
+            // and cargo's 101 is read as the catch it is.
+            let states: Vec<(&str, &str)> = t1["properties"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| (p["id"].as_str().unwrap(), p["state"].as_str().unwrap()))
+                .collect();
+            assert_eq!(states, [("split_adds_up", "pass"), ("split_is_fair", "fail")]);
+        }
+    }
+}
+
+#[test]
+fn init_writes_a_starter_that_the_gate_reads() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    patchgate()
+        .current_dir(dir.path())
+        .arg("init")
+        .assert()
+        .code(0);
+    let text = std::fs::read_to_string(dir.path().join("patchgate.toml")).unwrap();
+    assert_eq!(
+        text,
+        std::fs::read_to_string(example("gate-python").join("repo/patchgate.toml")).unwrap(),
+        "the example's config is the starter, unchanged"
+    );
+    // A second init refuses to overwrite (64); --force overwrites.
+    patchgate()
+        .current_dir(dir.path())
+        .arg("init")
+        .assert()
+        .code(64);
+    patchgate()
+        .current_dir(dir.path())
+        .args(["init", "--force"])
+        .assert()
+        .code(0);
+}
