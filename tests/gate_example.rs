@@ -185,7 +185,10 @@ fn a_good_fix_merges() {
     assert_eq!(yes, ["discount_bounded", "discount_monotonic"]);
     assert_eq!(
         tiers(&g),
-        [("t1-properties".into(), "pass".into()), ("t2-fixtures".into(), "pass".into())]
+        [
+            ("t1-properties".into(), "pass".into()),
+            ("t2-fixtures".into(), "pass".into())
+        ]
     );
 }
 
@@ -321,7 +324,10 @@ fn a_failure_only_in_a_frozen_test_is_discarded() {
     // The tier itself caught something: the ladder ledger says so.
     assert_eq!(
         tiers(&g),
-        [("t1-properties".into(), "pass".into()), ("t2-fixtures".into(), "caught".into())]
+        [
+            ("t1-properties".into(), "pass".into()),
+            ("t2-fixtures".into(), "caught".into())
+        ]
     );
 }
 
@@ -345,7 +351,12 @@ fn debt_over_the_cap_stops_the_queue() {
     let debt = step(&g.answer, "debt");
     // Four open rows (two properties, two tests), two of them with a spent budget.
     assert_eq!(
-        (&debt["open"], &debt["spent"], &debt["counted"], &debt["cap"]),
+        (
+            &debt["open"],
+            &debt["spent"],
+            &debt["counted"],
+            &debt["cap"]
+        ),
         (
             &Value::from(4),
             &Value::from(2),
@@ -381,7 +392,10 @@ fn reports_evidence_markdown_and_the_github_annotation() {
     require_python();
     let repo = repository("gate-python", "broken-case", |_| {});
     let out = tempfile::tempdir().expect("tempdir");
-    let (md, ev) = (out.path().join("report.md"), out.path().join("evidence.json"));
+    let (md, ev) = (
+        out.path().join("report.md"),
+        out.path().join("evidence.json"),
+    );
     let mut cmd = patchgate();
     let run = cmd
         .current_dir(repo.path())
@@ -399,9 +413,15 @@ fn reports_evidence_markdown_and_the_github_annotation() {
         stdout.starts_with("::error title=patchgate BLOCK::BLOCK reason=concrete-behavior"),
         "{stdout}"
     );
-    assert!(stdout.ends_with("BLOCK reason=concrete-behavior\n"), "{stdout}");
+    assert!(
+        stdout.ends_with("BLOCK reason=concrete-behavior\n"),
+        "{stdout}"
+    );
     let report = std::fs::read_to_string(&md).expect("report");
-    assert!(report.starts_with("## ❌ patchgate: BLOCK (exit 1)"), "{report}");
+    assert!(
+        report.starts_with("## ❌ patchgate: BLOCK (exit 1)"),
+        "{report}"
+    );
     assert!(report.contains("`tests.test_cases::test_case[discount_half]`"));
     assert!(report.contains("### What to do next"));
     // The evidence document replays through `patchgate route` to the same disposition.
@@ -420,8 +440,7 @@ fn dry_run_prints_the_plan_and_runs_nothing() {
     let g = gate(repo.path(), &["--dry-run"]);
     assert_eq!(g.exit, 0, "{}", g.stderr);
     assert!(
-        g.stdout
-            .contains("properties/test_discount_bounded.py"),
+        g.stdout.contains("properties/test_discount_bounded.py"),
         "{}",
         g.stdout
     );
@@ -446,7 +465,10 @@ fn the_config_comes_from_the_base_and_a_bad_one_is_one_line() {
     });
     let g = gate(repo.path(), &[]);
     expect(&g, "ESCALATE", "guarded-input-edited", 2);
-    assert_eq!(step(&g.answer, "guard")["hits"][0]["file"], "patchgate.toml");
+    assert_eq!(
+        step(&g.answer, "guard")["hits"][0]["file"],
+        "patchgate.toml"
+    );
 
     // A base config with a typo: exit 65, one line naming the key.
     let tmp = common::git_repo();
@@ -468,7 +490,12 @@ fn the_config_comes_from_the_base_and_a_bad_one_is_one_line() {
 fn a_rust_repository_fails_with_101_and_that_is_a_catch() {
     let target = tempfile::tempdir().expect("tempdir");
     for (patch, disposition, reason, exit) in [
-        ("broken-invariant", "BLOCK", "invariant-or-over-specified-property", 1),
+        (
+            "broken-invariant",
+            "BLOCK",
+            "invariant-or-over-specified-property",
+            1,
+        ),
         ("good-fix", "MERGE_OK", "all-gates-held", 0),
     ] {
         let repo = repository("gate-rust", patch, |_| {});
@@ -500,7 +527,10 @@ fn a_rust_repository_fails_with_101_and_that_is_a_catch() {
                 .iter()
                 .map(|p| (p["id"].as_str().unwrap(), p["state"].as_str().unwrap()))
                 .collect();
-            assert_eq!(states, [("split_adds_up", "pass"), ("split_is_fair", "fail")]);
+            assert_eq!(
+                states,
+                [("split_adds_up", "pass"), ("split_is_fair", "fail")]
+            );
         }
     }
 }

@@ -34,6 +34,7 @@ fn property(i: usize) -> impl Strategy<Value = Property> {
             locality: locality.into_iter().map(path).collect(),
             fixtures: None,
             introduced,
+            source: Vec::new(),
         })
 }
 

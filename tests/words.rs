@@ -2,6 +2,7 @@
 //! serde), and this checks both agree on every variant, and that the words are the contract's
 //! (written here by hand from CONTRACT.md).
 
+use patchgate::core::gate::{GateDisposition, GateReason, GateRuleName};
 use patchgate::core::ladder::TierVerdict;
 use patchgate::core::quorum::{Outcome, Reason, RunState, Strength, Vote};
 use patchgate::core::route::{Attribution, Disposition, RuleName, Verdict};
@@ -64,6 +65,23 @@ fn the_enums_speak_the_contracts_words() {
     }
     assert!(words::<Reason>().contains(&"quorum-held"));
     assert_eq!(words::<TierVerdict>(), ["pass", "caught", "error"]);
+    // The patch gate (section 8.1).
+    assert_eq!(
+        words::<GateDisposition>(),
+        ["MERGE_OK", "BLOCK", "ESCALATE", "STOP_QUEUE"]
+    );
+    assert_eq!(
+        words::<GateRuleName>(),
+        ["fixture-fault", "debt", "guard", "route"]
+    );
+    let reasons = words::<GateReason>();
+    for r in ["seal-mismatch", "debt-over-cap", "guarded-input-edited"] {
+        assert!(reasons.contains(&r), "{r}");
+    }
+    // Every router attribution is a gate reason, word for word.
+    for a in words::<Attribution>() {
+        assert!(reasons.contains(&a), "{a}");
+    }
     // Reading a word back goes through the same derive.
     for v in Verdict::VARIANTS {
         assert_eq!(Verdict::from_word(v.as_str()), Some(*v));

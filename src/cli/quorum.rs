@@ -72,8 +72,8 @@ fn read_document(path: &Path, what: &str) -> Result<Value, CliError> {
 /// Parses a JSON or YAML document named `name` (JSON when the name or the first character
 /// says so), strictly: a key given twice is refused, never resolved.
 pub fn parse_document(bytes: &[u8], name: &str, what: &str) -> Result<Value, CliError> {
-    let text = std::str::from_utf8(bytes)
-        .map_err(|_| data(format!("the {what} {name} is not UTF-8")))?;
+    let text =
+        std::str::from_utf8(bytes).map_err(|_| data(format!("the {what} {name} is not UTF-8")))?;
     let looks_json = name.ends_with(".json") || text.trim_start().starts_with(['{', '[']);
     if looks_json {
         crate::core::json::strict_value(text.as_bytes())

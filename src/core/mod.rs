@@ -19,8 +19,8 @@
 pub mod answer;
 pub mod digest;
 pub mod evidence;
-pub mod gate;
 pub mod fields;
+pub mod gate;
 pub mod json;
 pub mod json_out;
 pub mod ladder;

@@ -260,7 +260,10 @@ mod tests {
         assert_eq!(among("text/plain"), Answer::Text);
         assert_eq!(among("text/*"), Answer::Text);
         assert_eq!(among("*/*"), Answer::Json);
-        assert_eq!(among("text/markdown, application/json;q=0.9"), Answer::Markdown);
+        assert_eq!(
+            among("text/markdown, application/json;q=0.9"),
+            Answer::Markdown
+        );
         assert_eq!(among("text/markdown;q=0.5, text/plain"), Answer::Text);
         // `/route` does not offer Markdown.
         assert_eq!(accept("text/markdown"), Answer::Json);

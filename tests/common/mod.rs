@@ -188,3 +188,14 @@ pub fn status_of_exit(exit: u8) -> u16 {
         other => panic!("no status for exit {other}"),
     }
 }
+
+/// The exit code the contract pairs with each decision status.
+pub fn exit_of_status(status: u16) -> u8 {
+    match status {
+        200 => 0,
+        409 => 1,
+        424 => 2,
+        423 => 3,
+        other => panic!("no exit code for status {other}"),
+    }
+}

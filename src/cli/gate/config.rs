@@ -155,7 +155,10 @@ impl GateConfig {
             ("suite.timeout_s", self.suite.timeout_s),
         ] {
             if !(t.is_finite() && t > 0.0 && t <= 86_400.0) {
-                return Err(invalid(key, "must be more than 0 and at most 86400 seconds"));
+                return Err(invalid(
+                    key,
+                    "must be more than 0 and at most 86400 seconds",
+                ));
             }
         }
         for (key, catch) in [

@@ -36,8 +36,8 @@ use config::{CONFIG_FILE, GateConfig, STARTER};
 pub struct GateArgs {
     /// The base the patch targets (a branch, tag or commit): the config, catalog, ledger and
     /// expected seal are read from it, never from the patch.
-    #[arg(long)]
-    pub base: String,
+    #[arg(long, required_unless_present = "facts")]
+    pub base: Option<String>,
     /// The patch's head commit; it must be what is checked out (the tests run in this
     /// worktree).
     #[arg(long, default_value = "HEAD")]
@@ -71,6 +71,13 @@ pub struct GateArgs {
     /// Print the full answer as JSON instead of the one line.
     #[arg(long)]
     pub json: bool,
+    /// Write the facts gathered (the `POST /gate` body) here, to audit or replay them.
+    #[arg(long)]
+    pub facts_out: Option<PathBuf>,
+    /// Decide a facts document (a `POST /gate` body) instead of gathering one: no git, nothing
+    /// run.
+    #[arg(long, conflicts_with_all = ["base", "dry_run", "ledger"])]
+    pub facts: Option<PathBuf>,
     #[command(flatten)]
     pub remote: RemoteArgs,
 }
@@ -131,8 +138,13 @@ fn base_file(base: &str, path: &str) -> Result<Option<Vec<u8>>, CliError> {
 }
 
 fn commit_of(rev: &str) -> Result<String, CliError> {
-    let out = git(&["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")])
-        .map_err(|_| CliError::usage(format!("{rev:?} is not a commit in this repository")))?;
+    let out = git(&[
+        "rev-parse",
+        "--verify",
+        "--quiet",
+        &format!("{rev}^{{commit}}"),
+    ])
+    .map_err(|_| CliError::usage(format!("{rev:?} is not a commit in this repository")))?;
     Ok(String::from_utf8_lossy(&out).trim().to_owned())
 }
 
@@ -156,7 +168,8 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     std::env::set_current_dir(&top)
         .map_err(|e| CliError::usage(format!("cannot change to {}: {e}", top.display())))?;
 
-    let base = commit_of(&args.base)?;
+    let base_ref = args.base.as_deref().unwrap_or("HEAD");
+    let base = commit_of(base_ref)?;
     let head = commit_of(&args.head)?;
     let checked_out = commit_of("HEAD")?;
     if head != checked_out {
@@ -176,12 +189,12 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     let text = base_file(&base, &args.config)?.ok_or_else(|| {
         CliError::data(format!(
             "the base commit {} has no {}: run `patchgate init`, then commit it to the base branch",
-            args.base, args.config
+            base_ref, args.config
         ))
     })?;
     let text = String::from_utf8(text)
         .map_err(|_| CliError::data(format!("{} is not UTF-8", args.config)))?;
-    let name = format!("{}:{}", args.base, args.config);
+    let name = format!("{}:{}", base_ref, args.config);
     let config = GateConfig::parse(&text, &name).map_err(CliError::data)?;
 
     let changed = git_changed(&base, &head)?;
@@ -189,32 +202,28 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     let catalog_bytes = base_file(&base, &config.catalog)?.ok_or_else(|| {
         CliError::data(format!(
             "the base commit {} has no catalog {} (the `catalog` key of {})",
-            args.base, config.catalog, args.config
+            base_ref, config.catalog, args.config
         ))
     })?;
     let catalog = parse_document(
         &catalog_bytes,
-        &format!("{}:{}", args.base, config.catalog),
+        &format!("{base_ref}:{}", config.catalog),
         "catalog",
     )?;
     let mut ledger = match base_file(&base, &config.ledger)? {
-        Some(bytes) => parse_document(
-            &bytes,
-            &format!("{}:{}", args.base, config.ledger),
-            "ledger",
-        )?,
+        Some(bytes) => parse_document(&bytes, &format!("{base_ref}:{}", config.ledger), "ledger")?,
         None => Value::Array(Vec::new()),
     };
     fill_commit_counts(&mut ledger, &head)?;
     let expected = base_file(&base, &config.expected_seal)?.ok_or_else(|| {
         CliError::data(format!(
             "the base commit {} has no expected seal {}: write it with `patchgate seal {} > {}` and commit it",
-            args.base, config.expected_seal, config.fixtures, config.expected_seal
+            base_ref, config.expected_seal, config.fixtures, config.expected_seal
         ))
     })?;
     let expected = parse_seal_text(
         &String::from_utf8_lossy(&expected),
-        &format!("{}:{}", args.base, config.expected_seal),
+        &format!("{base_ref}:{}", config.expected_seal),
     )?;
     // The seal of the worktree's fixtures, before anything runs.
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -251,15 +260,14 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     })
 }
 
-/// Decides `doc` with the local core (for the runner's own planning, and `--dry-run`).
-fn decide_local(doc: &Value) -> Result<GateAnswer, CliError> {
-    let request = parse_gate_request(doc).map_err(|errors| {
-        CliError::problem(
-            Exit::DataErr,
-            "the gate's inputs (read from the base commit) are invalid:",
-            &Problem::invalid(errors),
-        )
-    })?;
+/// The message of facts the runner gathered that do not validate: they came from the base.
+const GATHERED_INVALID: &str = "the gate's inputs (read from the base commit) are invalid:";
+
+/// Decides `doc` with the local core; an invalid `doc` is refused field by field (65) with
+/// `invalid` as the headline.
+fn decide_local(doc: &Value, invalid: &str) -> Result<GateAnswer, CliError> {
+    let request = parse_gate_request(doc)
+        .map_err(|errors| CliError::problem(Exit::DataErr, invalid, &Problem::invalid(errors)))?;
     let decision = decide_gate(&request, DEFAULT_DEBT_CAP);
     Ok(decision.answer(&request, crate::ids::new_decision_id()))
 }
@@ -330,8 +338,15 @@ struct TierRow {
 }
 
 pub fn run(args: GateArgs) -> CliResult {
+    if let Some(path) = &args.facts {
+        let bytes = super::read_input(path)
+            .map_err(|e| CliError::data(format!("cannot read {}: {e}", path.display())))?;
+        let doc = crate::core::json::strict_value(&bytes)
+            .map_err(|e| CliError::data(format!("{} is not valid JSON: {e}", path.display())))?;
+        return finish(&args, &doc, None);
+    }
     let g = gather(&args)?;
-    let first = decide_local(&g.doc)?;
+    let first = decide_local(&g.doc, GATHERED_INVALID)?;
     if args.dry_run {
         return dry_run(&args, &g, &first);
     }
@@ -359,7 +374,7 @@ pub fn run(args: GateArgs) -> CliResult {
                 runs.insert(id.clone(), json!({ "runs": codes }));
             }
             doc["property_runs"] = Value::Object(runs);
-            let after = decide_local(&doc)?;
+            let after = decide_local(&doc, GATHERED_INVALID)?;
             let verdict = property_verdict(&after).unwrap_or(Verdict::Unknown);
             let tier = match verdict {
                 Verdict::Pass => TierVerdict::Pass,
@@ -390,18 +405,29 @@ pub fn run(args: GateArgs) -> CliResult {
             rows.push(row);
         }
     }
-    let answer = match &args.remote.server {
-        Some(server) => {
-            let body = serde_json::to_vec(&doc).unwrap_or_default();
-            let reply = remote::post(&args.remote, server, "/gate", "application/json", body)?;
-            remote::decision::<GateAnswer>(&reply, |a| a.exit_code)?.0
-        }
-        None => decide_local(&doc)?,
-    };
     if let Some(path) = &args.ledger {
         append_rows(path, &g.head, &g.changed, &rows)?;
     }
-    write_outputs(&args, &answer)?;
+    finish(&args, &doc, Some(&g))
+}
+
+/// Decides the facts (locally, or with `--server`), writes what was asked for, prints the
+/// answer and gives its exit code.
+fn finish(args: &GateArgs, doc: &Value, gathered: Option<&Gathered>) -> CliResult {
+    if let Some(path) = &args.facts_out {
+        let text = serde_json::to_string_pretty(doc).unwrap_or_default() + "\n";
+        write_file(path, &text, false)?;
+    }
+    let answer = match &args.remote.server {
+        Some(server) => {
+            let body = serde_json::to_vec(doc).unwrap_or_default();
+            let reply = remote::post(&args.remote, server, "/gate", "application/json", body)?;
+            remote::decision::<GateAnswer>(&reply, |a| a.exit_code)?.0
+        }
+        None if gathered.is_some() => decide_local(doc, GATHERED_INVALID)?,
+        None => decide_local(doc, "the facts document is invalid:")?,
+    };
+    write_outputs(args, &answer)?;
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
         output::stdout(&annotation(&answer))?;
     }
@@ -460,12 +486,19 @@ fn run_suite_tier(config: &GateConfig) -> Result<(Value, TierRow), CliError> {
     ))
 }
 
-fn append_rows(path: &Path, head: &str, files: &[String], rows: &[TierRow]) -> Result<(), CliError> {
+fn append_rows(
+    path: &Path,
+    head: &str,
+    files: &[String],
+    rows: &[TierRow],
+) -> Result<(), CliError> {
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(path)
-        .map_err(|e| CliError::software(format!("cannot open the ledger {}: {e}", path.display())))?;
+        .map_err(|e| {
+            CliError::software(format!("cannot open the ledger {}: {e}", path.display()))
+        })?;
     for r in rows {
         let mut row = json!({
             "patch": head, "tier": r.tier, "verdict": r.verdict.as_str(),
@@ -551,7 +584,9 @@ fn annotation(answer: &GateAnswer) -> String {
 fn dry_run(args: &GateArgs, g: &Gathered, first: &GateAnswer) -> CliResult {
     let mut out = format!(
         "patchgate gate --dry-run: base {}, head {}, config {} (from the base)\n",
-        args.base, g.head, args.config
+        args.base.as_deref().unwrap_or_default(),
+        g.head,
+        args.config
     );
     for step in &first.steps {
         let (name, summary) = match step {

@@ -240,8 +240,8 @@ mod review;
 mod run;
 
 pub use freeze::freeze;
-pub use run::run_tier;
 pub use review::{calibrate, review};
+pub use run::run_tier;
 
 /// `patchgate ladder plan|run|report`.
 pub fn run_ladder(cmd: LadderCommand) -> CliResult {

@@ -243,9 +243,15 @@ fn next(answer: &GateAnswer) -> String {
         }
         GateDisposition::Block => {
             let first = match answer.reason.as_str() {
-                "concrete-behavior" => "the failed tests of the fixture suite above: the patch broke a concrete case",
-                "invariant-or-over-specified-property" => "the property whose vote is `no` in the quorum table: either the patch broke the invariant, or the property over-specifies",
-                "behavior-and-invariant" => "both the failed tests and the failing property: the patch broke behaviour and an invariant",
+                "concrete-behavior" => {
+                    "the failed tests of the fixture suite above: the patch broke a concrete case"
+                }
+                "invariant-or-over-specified-property" => {
+                    "the property whose vote is `no` in the quorum table: either the patch broke the invariant, or the property over-specifies"
+                }
+                "behavior-and-invariant" => {
+                    "both the failed tests and the failing property: the patch broke behaviour and an invariant"
+                }
                 "frozen-test-failure" => "the frozen tests named above",
                 _ => "the steps above",
             };
@@ -256,20 +262,26 @@ fn next(answer: &GateAnswer) -> String {
         }
         GateDisposition::Escalate => {
             let what = match answer.reason.as_str() {
-                "seal-mismatch" => "why the fixtures differ from the base commit's expected seal. A fixture changed in the same patch as the code it judges is the classic way to hide a bug; a legitimate fixture change lands on its own, reviewed, with its new expected seal.",
-                "guarded-input-edited" => "the guarded files listed above. The patch edits the rules that judge it (config, catalog, ledger, expected seal or a property's source); a human reviews that change on its own before the gate can trust it.",
-                "evidence-gap" => "which gate never ran (a `missing` verdict above) and why: a gate that did not run is not a pass.",
-                "inadmissible-evidence" => "the `unknown` verdicts above: a flaky property (split exits), a broken harness (an exit that is not a catch, a timeout), a scope hit on test files, or a frozen test covering the patch. None of them is a pass, and none is a failure.",
+                "seal-mismatch" => {
+                    "why the fixtures differ from the base commit's expected seal. A fixture changed in the same patch as the code it judges is the classic way to hide a bug; a legitimate fixture change lands on its own, reviewed, with its new expected seal."
+                }
+                "guarded-input-edited" => {
+                    "the guarded files listed above. The patch edits the rules that judge it (config, catalog, ledger, expected seal or a property's source); a human reviews that change on its own before the gate can trust it."
+                }
+                "evidence-gap" => {
+                    "which gate never ran (a `missing` verdict above) and why: a gate that did not run is not a pass."
+                }
+                "inadmissible-evidence" => {
+                    "the `unknown` verdicts above: a flaky property (split exits), a broken harness (an exit that is not a catch, a timeout), a scope hit on test files, or a frozen test covering the patch. None of them is a pass, and none is a failure."
+                }
                 _ => "the steps above.",
             };
             let _ = writeln!(out, "A human must look: check {what}");
         }
         GateDisposition::StopQueue => {
             out.push_str("The whole queue is stopped: freeze debt is over the cap. Retire ledger rows (fix or delete the frozen checks, then close their rows) until the debt is at or under the cap. Rows to retire first:\n\n");
-            if let Some(Step::Debt { open_rows, .. }) = answer
-                .steps
-                .iter()
-                .find(|s| matches!(s, Step::Debt { .. }))
+            if let Some(Step::Debt { open_rows, .. }) =
+                answer.steps.iter().find(|s| matches!(s, Step::Debt { .. }))
             {
                 list(
                     &mut out,

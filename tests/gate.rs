@@ -1,0 +1,840 @@
+//! `POST /gate` (CONTRACT.md section 8.1) over a real socket, and the same facts through the
+//! CLI (`patchgate gate --facts`): every row below is written by hand from the contract's
+//! rules and its derivation of the three routed verdicts.
+
+mod common;
+
+use common::{TestServer, patchgate, post_json};
+use serde_json::{Value, json};
+
+const A: &str = "1111111111111111111111111111111111111111111111111111111111111111";
+const B: &str = "2222222222222222222222222222222222222222222222222222222222222222";
+
+/// A patch to `store/counters/mod.rs` whose gates all held.
+fn base() -> Value {
+    json!({
+        "patch_id": "pr-7",
+        "changed_files": ["store/counters/mod.rs"],
+        "guarded": ["patchgate.toml", "catalog.yaml", "freeze-ledger.json", "fixtures.seal.expected", ".github/workflows"],
+        "seal": {"actual": A, "expected": A},
+        "catalog": {"properties": [
+            {"id": "counter.monotonic", "strength": "strong", "locality": ["store/counters"], "source": ["props/counter"]},
+            {"id": "resp.keys", "strength": "weak", "locality": ["api/serializers"]}
+        ]},
+        "ledger": [],
+        "debt_cap": 5,
+        "property_runs": {"counter.monotonic": {"runs": [0, 0]}},
+        "fixture_suite": {"exit_code": 0}
+    })
+}
+
+fn with(edits: &[(&str, Value)]) -> Value {
+    let mut doc = base();
+    for (key, value) in edits {
+        if value.is_null() {
+            doc.as_object_mut().unwrap().remove(*key);
+        } else {
+            doc[*key] = value.clone();
+        }
+    }
+    doc
+}
+
+fn open_property(id: &str) -> Value {
+    json!({"property_id": id, "state": "open"})
+}
+
+fn open_test(id: &str, covers: &[&str]) -> Value {
+    json!({"test_id": id, "covers": covers, "state": "open"})
+}
+
+/// (name, document, status, disposition, rule, reason, routed verdicts or None).
+type Row = (
+    &'static str,
+    Value,
+    u16,
+    &'static str,
+    &'static str,
+    &'static str,
+    Option<[&'static str; 3]>,
+);
+
+fn rows() -> Vec<Row> {
+    let suite = |exit: Value, failed: &[&str]| json!({"exit_code": exit, "failed_tests": failed});
+    let changed = |files: &[&str]| json!(files);
+    vec![
+        (
+            "all held",
+            base(),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+        // Rule 1 first, whatever else is wrong.
+        (
+            "seal mismatch beats debt and guard",
+            with(&[
+                ("seal", json!({"actual": A, "expected": B})),
+                ("changed_files", changed(&["catalog.yaml"])),
+                ("debt_cap", json!(0)),
+                ("ledger", json!([open_property("x")])),
+            ]),
+            424,
+            "ESCALATE",
+            "fixture-fault",
+            "seal-mismatch",
+            None,
+        ),
+        (
+            "debt over the cap beats the guard",
+            with(&[
+                ("changed_files", changed(&["catalog.yaml"])),
+                (
+                    "ledger",
+                    json!(
+                        (0..6)
+                            .map(|i| open_property(&format!("p{i}")))
+                            .collect::<Vec<_>>()
+                    ),
+                ),
+            ]),
+            423,
+            "STOP_QUEUE",
+            "debt",
+            "debt-over-cap",
+            None,
+        ),
+        (
+            "debt at the cap does not stop the queue",
+            with(&[(
+                "ledger",
+                json!(
+                    (0..5)
+                        .map(|i| open_property(&format!("p{i}")))
+                        .collect::<Vec<_>>()
+                ),
+            )]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+        (
+            "a spent budget counts twice (5 open + 1 spent > 5)",
+            with(&[(
+                "ledger",
+                json!([
+                    {"property_id": "p0", "state": "open", "retire_by_commit_count": 3, "commits_since_open": 3},
+                    open_property("p1"), open_property("p2"), open_property("p3"), open_test("t::a", &["legacy"]),
+                ]),
+            )]),
+            423,
+            "STOP_QUEUE",
+            "debt",
+            "debt-over-cap",
+            None,
+        ),
+        (
+            "a guarded file",
+            with(&[(
+                "changed_files",
+                changed(&["store/counters/mod.rs", "catalog.yaml"]),
+            )]),
+            424,
+            "ESCALATE",
+            "guard",
+            "guarded-input-edited",
+            None,
+        ),
+        (
+            "a file under a guarded directory",
+            with(&[(
+                "changed_files",
+                changed(&["store/counters/mod.rs", ".github/workflows/ci.yml"]),
+            )]),
+            424,
+            "ESCALATE",
+            "guard",
+            "guarded-input-edited",
+            None,
+        ),
+        (
+            "a property's source",
+            with(&[(
+                "changed_files",
+                changed(&["store/counters/mod.rs", "props/counter/replay.py"]),
+            )]),
+            424,
+            "ESCALATE",
+            "guard",
+            "guarded-input-edited",
+            None,
+        ),
+        (
+            "guards match whole segments",
+            with(&[(
+                "changed_files",
+                changed(&[
+                    "store/counters/mod.rs",
+                    ".github/workflows_old/ci.yml",
+                    "catalog.yaml.bak",
+                ]),
+            )]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+        (
+            "a scope hit: t1 skipped, unknown",
+            with(&[(
+                "changed_files",
+                changed(&[
+                    "store/counters/mod.rs",
+                    "store/counters/tests/test_replay.py",
+                ]),
+            )]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["unknown", "pass", "pass"]),
+        ),
+        (
+            "a scope hit and no suite: missing",
+            with(&[
+                (
+                    "changed_files",
+                    changed(&["store/counters/mod.rs", "conftest.py"]),
+                ),
+                ("fixture_suite", Value::Null),
+            ]),
+            424,
+            "ESCALATE",
+            "route",
+            "evidence-gap",
+            Some(["unknown", "missing", "pass"]),
+        ),
+        (
+            "t1 passed and no suite: missing",
+            with(&[("fixture_suite", Value::Null)]),
+            424,
+            "ESCALATE",
+            "route",
+            "evidence-gap",
+            Some(["pass", "missing", "pass"]),
+        ),
+        (
+            "a stable failure; the suite skipped after it",
+            with(&[
+                (
+                    "property_runs",
+                    json!({"counter.monotonic": {"runs": [1, 1]}}),
+                ),
+                ("fixture_suite", Value::Null),
+            ]),
+            409,
+            "BLOCK",
+            "route",
+            "invariant-or-over-specified-property",
+            Some(["fail", "unknown", "pass"]),
+        ),
+        (
+            "property and suite both fail",
+            with(&[
+                (
+                    "property_runs",
+                    json!({"counter.monotonic": {"runs": [1, 1]}}),
+                ),
+                ("fixture_suite", suite(json!(1), &["t::a"])),
+            ]),
+            409,
+            "BLOCK",
+            "route",
+            "behavior-and-invariant",
+            Some(["fail", "fail", "pass"]),
+        ),
+        (
+            "the suite fails",
+            with(&[("fixture_suite", suite(json!(1), &["t::a"]))]),
+            409,
+            "BLOCK",
+            "route",
+            "concrete-behavior",
+            Some(["pass", "fail", "pass"]),
+        ),
+        (
+            "the suite fails without a report",
+            with(&[("fixture_suite", json!({"exit_code": 1}))]),
+            409,
+            "BLOCK",
+            "route",
+            "concrete-behavior",
+            Some(["pass", "fail", "pass"]),
+        ),
+        (
+            "an empty failure list discards nothing",
+            with(&[("fixture_suite", suite(json!(1), &[]))]),
+            409,
+            "BLOCK",
+            "route",
+            "concrete-behavior",
+            Some(["pass", "fail", "pass"]),
+        ),
+        (
+            "only frozen tests failed: discarded",
+            with(&[
+                ("ledger", json!([open_test("t::frozen", &["legacy"])])),
+                ("fixture_suite", suite(json!(1), &["t::frozen"])),
+            ]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+        (
+            "a frozen and a real failure",
+            with(&[
+                ("ledger", json!([open_test("t::frozen", &["legacy"])])),
+                ("fixture_suite", suite(json!(1), &["t::frozen", "t::a"])),
+            ]),
+            409,
+            "BLOCK",
+            "route",
+            "concrete-behavior",
+            Some(["pass", "fail", "pass"]),
+        ),
+        (
+            "a closed row freezes nothing",
+            with(&[
+                (
+                    "ledger",
+                    json!([{"test_id": "t::frozen", "covers": ["legacy"], "state": "closed"}]),
+                ),
+                ("fixture_suite", suite(json!(1), &["t::frozen"])),
+            ]),
+            409,
+            "BLOCK",
+            "route",
+            "concrete-behavior",
+            Some(["pass", "fail", "pass"]),
+        ),
+        (
+            "a killed suite",
+            with(&[("fixture_suite", json!({"exit_code": null}))]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["pass", "unknown", "pass"]),
+        ),
+        (
+            "pytest exit 5 is not a catch",
+            with(&[("fixture_suite", json!({"exit_code": 5}))]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["pass", "unknown", "pass"]),
+        ),
+        (
+            "cargo's 101 is not a catch by default",
+            with(&[("fixture_suite", json!({"exit_code": 101}))]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["pass", "unknown", "pass"]),
+        ),
+        (
+            "cargo's 101 with its catch codes",
+            with(&[(
+                "fixture_suite",
+                json!({"exit_code": 101, "catch_exit_codes": [101]}),
+            )]),
+            409,
+            "BLOCK",
+            "route",
+            "concrete-behavior",
+            Some(["pass", "fail", "pass"]),
+        ),
+        (
+            "exit 0 with failures listed: the evidence disagrees",
+            with(&[("fixture_suite", suite(json!(0), &["t::a"]))]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["pass", "unknown", "pass"]),
+        ),
+        (
+            "no result for a voting property: missing, and t2 skipped",
+            with(&[
+                ("property_runs", Value::Null),
+                ("fixture_suite", Value::Null),
+            ]),
+            424,
+            "ESCALATE",
+            "route",
+            "evidence-gap",
+            Some(["missing", "unknown", "pass"]),
+        ),
+        (
+            "split exits",
+            with(&[
+                (
+                    "property_runs",
+                    json!({"counter.monotonic": {"runs": [0, 1]}}),
+                ),
+                ("fixture_suite", Value::Null),
+            ]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["unknown", "unknown", "pass"]),
+        ),
+        (
+            "a harness error",
+            with(&[
+                (
+                    "property_runs",
+                    json!({"counter.monotonic": {"runs": [5, 5]}}),
+                ),
+                ("fixture_suite", Value::Null),
+            ]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["unknown", "unknown", "pass"]),
+        ),
+        (
+            "killed runs",
+            with(&[
+                (
+                    "property_runs",
+                    json!({"counter.monotonic": {"runs": [null, null]}}),
+                ),
+                ("fixture_suite", Value::Null),
+            ]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["unknown", "unknown", "pass"]),
+        ),
+        (
+            "catch codes for the property runs",
+            with(&[
+                (
+                    "property_runs",
+                    json!({"counter.monotonic": {"runs": [101, 101]}}),
+                ),
+                ("catch_exit_codes", json!([101])),
+                ("fixture_suite", Value::Null),
+            ]),
+            409,
+            "BLOCK",
+            "route",
+            "invariant-or-over-specified-property",
+            Some(["fail", "unknown", "pass"]),
+        ),
+        (
+            "an empty strong quorum",
+            with(&[
+                ("changed_files", changed(&["docs/readme.md"])),
+                ("property_runs", json!({})),
+                ("fixture_suite", Value::Null),
+            ]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["unknown", "unknown", "pass"]),
+        ),
+        (
+            "a frozen property is excluded, never passed",
+            with(&[
+                ("ledger", json!([open_property("counter.monotonic")])),
+                ("fixture_suite", Value::Null),
+            ]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["unknown", "unknown", "pass"]),
+        ),
+        (
+            "a frozen test covers the diff",
+            with(&[("ledger", json!([open_test("t::replay", &["store"])]))]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["pass", "pass", "unknown"]),
+        ),
+        (
+            "a frozen test elsewhere is irrelevant",
+            with(&[(
+                "ledger",
+                json!([open_test("t::replay", &["store/counters_old"])]),
+            )]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+    ]
+}
+
+fn check(name: &str, status: u16, answer: &Value, row: &Row) {
+    let (_, _, want_status, disposition, rule, reason, evidence) = row;
+    assert_eq!(status, *want_status, "{name}: {answer}");
+    assert_eq!(answer["disposition"], *disposition, "{name}");
+    assert_eq!(answer["rule"], *rule, "{name}");
+    assert_eq!(answer["reason"], *reason, "{name}");
+    assert_eq!(
+        answer["exit_code"],
+        common::exit_of_status(*want_status),
+        "{name}"
+    );
+    assert_eq!(answer["patch_id"], "pr-7", "{name}");
+    assert!(
+        answer["decision_id"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty())
+    );
+    match evidence {
+        Some([p, f, z]) => assert_eq!(
+            answer["evidence"],
+            json!({"property_check": p, "fixture_check": f, "flaky_freeze": z}),
+            "{name}"
+        ),
+        None => assert!(answer.get("evidence").is_none(), "{name}: {answer}"),
+    }
+    // Steps in pipeline order, stopping at the rule that decided.
+    let steps: Vec<&str> = answer["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["step"].as_str().unwrap())
+        .collect();
+    let want: &[&str] = match *rule {
+        "fixture-fault" => &["seal"],
+        "debt" => &["seal", "debt"],
+        "guard" => &["seal", "debt", "guard"],
+        _ => &[
+            "seal",
+            "debt",
+            "guard",
+            "scope",
+            "properties",
+            "fixtures",
+            "freeze",
+            "router",
+        ],
+    };
+    assert_eq!(steps, want, "{name}");
+}
+
+#[tokio::test]
+async fn every_contract_row_over_a_real_socket() {
+    let server = TestServer::start();
+    for row in rows() {
+        let (status, answer) = post_json(&server, "/gate", &row.1).await;
+        check(row.0, status, &answer, &row);
+    }
+}
+
+#[test]
+fn every_contract_row_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    for (i, row) in rows().into_iter().enumerate() {
+        let facts = dir.path().join(format!("facts-{i}.json"));
+        std::fs::write(&facts, row.1.to_string()).unwrap();
+        let out = patchgate()
+            .args(["gate", "--json", "--facts"])
+            .arg(&facts)
+            .output()
+            .unwrap();
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        let exit = out.status.code().unwrap_or(-1);
+        check(row.0, common::status_of_exit(exit as u8), &answer, &row);
+    }
+}
+
+#[tokio::test]
+async fn the_steps_say_why() {
+    let server = TestServer::start();
+    let doc = with(&[
+        (
+            "ledger",
+            json!([
+                open_test("t::frozen", &["legacy"]),
+                open_property("resp.keys")
+            ]),
+        ),
+        (
+            "fixture_suite",
+            json!({"exit_code": 1, "failed_tests": ["t::frozen", "t::a"]}),
+        ),
+        (
+            "changed_files",
+            json!(["store/counters/mod.rs", "props/counter_old/x.py"]),
+        ),
+    ]);
+    let (status, answer) = post_json(&server, "/gate", &doc).await;
+    assert_eq!(status, 409, "{answer}");
+    let step = |name: &str| {
+        answer["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["step"] == name)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(step("seal")["match"], true);
+    assert_eq!(
+        (
+            step("debt")["open"].clone(),
+            step("debt")["counted"].clone()
+        ),
+        (json!(2), json!(2))
+    );
+    assert_eq!(step("guard")["sources"], json!(["props/counter"]));
+    assert_eq!(step("guard")["hits"], json!([]));
+    let t1 = step("properties");
+    assert_eq!(t1["reason"], "quorum-held");
+    assert_eq!(t1["tier"], "pass");
+    assert_eq!(
+        t1["properties"],
+        json!([
+            {"id": "counter.monotonic", "strength": "strong", "in_locality": true, "state": "pass", "vote": "yes"},
+            {"id": "resp.keys", "strength": "weak", "in_locality": false, "state": "not-run", "vote": "not-in-locality"}
+        ])
+    );
+    let t2 = step("fixtures");
+    assert_eq!(t2["tier"], "caught");
+    assert_eq!(t2["failed_tests"], json!(["t::a"]));
+    assert_eq!(t2["discarded"], json!(["t::frozen"]));
+    assert_eq!(step("freeze")["matched"], json!([]));
+    assert_eq!(step("router")["rule"], "fail-absorbs");
+    assert_eq!(step("router")["attribution"], "concrete-behavior");
+}
+
+#[tokio::test]
+async fn a_guard_hit_names_the_file_and_what_guards_it() {
+    let server = TestServer::start();
+    let doc = with(&[(
+        "changed_files",
+        json!([
+            "props/counter/replay.py",
+            ".github/workflows/ci.yml",
+            "store/counters/mod.rs"
+        ]),
+    )]);
+    let (status, answer) = post_json(&server, "/gate", &doc).await;
+    assert_eq!(status, 424);
+    assert_eq!(
+        answer["steps"][2]["hits"],
+        json!([
+            {"file": "props/counter/replay.py", "guarded_by": "props/counter", "property": "counter.monotonic"},
+            {"file": ".github/workflows/ci.yml", "guarded_by": ".github/workflows"}
+        ])
+    );
+}
+
+#[tokio::test]
+async fn text_and_markdown_answers() {
+    let server = TestServer::start();
+    let client = common::client();
+    let ask = |doc: Value, accept: &'static str| {
+        let client = client.clone();
+        let url = server.url("/gate");
+        async move {
+            let res = client
+                .post(url)
+                .header("accept", accept)
+                .json(&doc)
+                .send()
+                .await
+                .unwrap();
+            let status = res.status().as_u16();
+            let ct = res.headers()["content-type"].to_str().unwrap().to_owned();
+            (status, ct, res.text().await.unwrap())
+        }
+    };
+    let guard = with(&[("changed_files", json!(["catalog.yaml"]))]);
+    let (status, ct, body) = ask(guard.clone(), "text/plain").await;
+    assert_eq!(
+        (status, ct.as_str(), body.as_str()),
+        (
+            424,
+            "text/plain; charset=utf-8",
+            "ESCALATE reason=guarded-input-edited\n"
+        )
+    );
+    let (status, ct, md) = ask(guard, "text/markdown").await;
+    assert_eq!((status, ct.as_str()), (424, "text/markdown; charset=utf-8"));
+    assert!(
+        md.starts_with("## ⚠️ patchgate: ESCALATE (exit 2)\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains("`catalog.yaml` (guarded path `catalog.yaml`)"),
+        "{md}"
+    );
+    assert!(md.contains("### What to do next"), "{md}");
+
+    // STOP_QUEUE: 423, and the report names the rows to retire, spent budgets first.
+    let debt = with(&[(
+        "ledger",
+        json!([
+            open_property("p0"), open_property("p1"), open_property("p2"), open_property("p3"),
+            {"test_id": "t::old", "covers": ["legacy"], "state": "open", "owner": "billing",
+             "retire_by_commit_count": 1, "commits_since_open": 9},
+        ]),
+    )]);
+    let (status, _, md) = ask(debt, "text/markdown").await;
+    assert_eq!(status, 423);
+    let retire = md.split("Rows to retire first:").nth(1).unwrap_or_default();
+    assert!(
+        retire
+            .trim_start()
+            .starts_with("- test `t::old` — commit budget spent (counts twice), owner billing"),
+        "{md}"
+    );
+
+    // A hostile id cannot break out of its code span or the table.
+    let hostile = with(&[
+        (
+            "catalog",
+            json!({"properties": [
+                {"id": "a|b`c\nd", "strength": "strong", "locality": ["store"]}
+            ]}),
+        ),
+        ("property_runs", json!({"a|b`c\nd": {"runs": [1, 1]}})),
+        ("fixture_suite", Value::Null),
+    ]);
+    let (status, _, md) = ask(hostile, "text/markdown").await;
+    assert_eq!(status, 409);
+    assert!(
+        md.contains("| `` a\\|b`c\\nd `` | strong | `fail` | **no** |"),
+        "{md}"
+    );
+}
+
+#[tokio::test]
+async fn invalid_facts_are_refused_field_by_field() {
+    let server = TestServer::start();
+    let cases: Vec<(Value, &str)> = vec![
+        (
+            with(&[
+                (
+                    "catalog",
+                    json!({"properties": [
+                        {"id": "x", "strength": "strong", "locality": ["a"], "introduced": true}
+                    ]}),
+                ),
+                ("property_runs", Value::Null),
+            ]),
+            "/catalog/properties/0/introduced",
+        ),
+        (with(&[("results", json!({}))]), "/results"),
+        (
+            with(&[("fixture_suite", json!({"failed_tests": []}))]),
+            "/fixture_suite/exit_code",
+        ),
+        (
+            with(&[("fixture_suite", json!({"exit_code": 256}))]),
+            "/fixture_suite/exit_code",
+        ),
+        (
+            with(&[(
+                "fixture_suite",
+                json!({"exit_code": 1, "failed_tests": "t::a"}),
+            )]),
+            "/fixture_suite/failed_tests",
+        ),
+        (
+            with(&[(
+                "fixture_suite",
+                json!({"exit_code": 1, "catch_exit_codes": [0]}),
+            )]),
+            "/fixture_suite/catch_exit_codes/0",
+        ),
+        (with(&[("guarded", json!(["/etc/passwd"]))]), "/guarded/0"),
+        (
+            with(&[("property_runs", json!({"nope": {"runs": [0, 0]}}))]),
+            "/property_runs/nope",
+        ),
+        (
+            with(&[("changed_files", json!(["a/../b"]))]),
+            "/changed_files/0",
+        ),
+        (with(&[("seal", Value::Null)]), "/seal"),
+    ];
+    for (doc, pointer) in cases {
+        let (status, problem) = post_json(&server, "/gate", &doc).await;
+        assert_eq!(status, 422, "{pointer}: {problem}");
+        let pointers: Vec<&str> = problem["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["pointer"].as_str().unwrap())
+            .collect();
+        assert!(pointers.contains(&pointer), "{pointer}: {problem}");
+    }
+    common::assert_healthy(&server).await;
+}
+
+#[tokio::test]
+async fn the_rules_are_listed_in_order() {
+    let server = TestServer::start();
+    let rules: Value = common::client()
+        .get(server.url("/gate/rules"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        rules,
+        json!([
+            {"number": 1, "rule": "fixture-fault", "when": "seal.actual != seal.expected", "disposition": "ESCALATE", "reason": "seal-mismatch", "exit_codes": [2]},
+            {"number": 2, "rule": "debt", "when": "freeze debt > cap", "disposition": "STOP_QUEUE", "reason": "debt-over-cap", "exit_codes": [3]},
+            {"number": 3, "rule": "guard", "when": "a changed file is, or lies under, a guarded path or a catalog row's source", "disposition": "ESCALATE", "reason": "guarded-input-edited", "exit_codes": [2]},
+            {"number": 4, "rule": "route", "when": "otherwise: the router over t0 scope, t1 properties, t2 fixture suite and the scoped freeze", "disposition": null, "reason": null, "exit_codes": [0, 1, 2]}
+        ])
+    );
+}
+
+#[tokio::test]
+async fn decisions_are_counted_by_disposition() {
+    let server = TestServer::start();
+    let (status, _) = post_json(&server, "/gate", &base()).await;
+    assert_eq!(status, 200);
+    let metrics = common::client()
+        .get(server.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.lines().any(|l| l.contains("endpoint=\"gate\"")
+            && l.contains("MERGE_OK")
+            && l.ends_with(" 1")),
+        "{metrics}"
+    );
+}
