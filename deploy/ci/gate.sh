@@ -3,6 +3,9 @@
 # code follows the HTTP status (0 MERGE_OK, 1 BLOCK, 2 ESCALATE, 3 queue stopped; 69 for
 # anything that is not a decision, never 0).
 #   PATCHGATE_SERVER=https://patchgate.example.org PATCHGATE_TOKEN=... ./gate.sh evidence.json
+# The base-ref rule: the evidence must be produced in the same job by a gate that read its
+# rules from the base commit (`patchgate gate --base ... --evidence-out evidence.json`), never
+# a file committed with the patch: a patch that brings its own evidence decides its own fate.
 set -u
 evidence=${1:?usage: gate.sh evidence.json}
 server=${PATCHGATE_SERVER:?set PATCHGATE_SERVER}
