@@ -329,6 +329,20 @@ def attacks(binary):
                "frozen_tests": [{"id": f"t{i}", "covers": [legal + f"/{i}x"]} for i in range(90)]}
         row(server, "900 paths at PATH_MAX against 90 deep prefixes (valid)", "/route", j,
             compact(doc), {200})
+        # The patch gate: deep changed files against deep guarded prefixes and property sources
+        # (one walk down each changed file), a valid request.
+        doc = {"changed_files": [legal + f"/{i}" for i in range(600)],
+               "guarded": [legal + f"/{i}x" for i in range(90)],
+               "seal": {"actual": "1" * 64, "expected": "1" * 64},
+               "catalog": {"properties": [{"id": f"p{i}", "strength": "strong", "locality": [legal + f"/{i}y"],
+                                           "source": [legal + f"/{i}z"]} for i in range(90)]},
+               "ledger": [{"test_id": f"t{i}", "covers": [legal + f"/{i}w"], "state": "closed"} for i in range(90)]}
+        row(server, "600 paths at PATH_MAX vs 270 deep guards, sources, localities", "/gate", j,
+            compact(doc), {424})
+        n_gate = 4 * MIB // 2 - 64
+        row(server, "4 MiB of invalid failed tests", "/gate", j,
+            b'{"changed_files":[],"fixture_suite":{"exit_code":1,"failed_tests":[' + b"0," * n_gate + b"0]}}",
+            {413, 422})
         # Unknown keys.
         keys = {}
         size = 2

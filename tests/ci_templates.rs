@@ -23,7 +23,10 @@ fn commands(text: &str) -> String {
 #[test]
 fn the_templates_gate_from_the_base_ref_and_read_no_evidence_from_the_patch() {
     for (name, base) in [
-        ("github-actions.yml", "--base \"origin/${{ github.base_ref }}\""),
+        (
+            "github-actions.yml",
+            "--base \"origin/${{ github.base_ref }}\"",
+        ),
         (
             "gitlab-ci.yml",
             "--base \"origin/$CI_MERGE_REQUEST_TARGET_BRANCH_NAME\"",

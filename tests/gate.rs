@@ -838,3 +838,47 @@ async fn decisions_are_counted_by_disposition() {
         "{metrics}"
     );
 }
+
+#[test]
+fn the_cli_exit_codes_beyond_the_decision() {
+    let dir = tempfile::tempdir().unwrap();
+    let facts = dir.path().join("facts.json");
+    std::fs::write(&facts, base().to_string()).unwrap();
+    // A server that is not there: 69, never a go.
+    let out = patchgate()
+        .args(["gate", "--server", "http://127.0.0.1:9", "--facts"])
+        .arg(&facts)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(69));
+    assert!(out.stdout.is_empty());
+    // Invalid facts: 65, each field named.
+    let bad = dir.path().join("bad.json");
+    std::fs::write(
+        &bad,
+        with(&[("fixture_suite", json!({"exit_code": "one"}))]).to_string(),
+    )
+    .unwrap();
+    let out = patchgate()
+        .args(["gate", "--facts"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(65));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/fixture_suite/exit_code"));
+    // Neither --base nor --facts: a usage error.
+    let out = patchgate().arg("gate").output().unwrap();
+    assert_eq!(out.status.code(), Some(64));
+    // Outside a git repository: a usage error, one line.
+    let out = patchgate()
+        .current_dir(dir.path())
+        .args(["gate", "--base", "main"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(64),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

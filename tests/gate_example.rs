@@ -1,6 +1,6 @@
 //! The patch gate on a real repository, for real (CONTRACT.md section 8.2; the issue's
 //! scenarios): `examples/gate-python/repo` becomes a git repository, each patch in
-//! `examples/gate-python/patches` is committed on a branch and gated by the real binary, which
+//! `examples/gate-python/patches` is applied with `git apply` and committed on a branch and gated by the real binary, which
 //! runs the real pytest and hypothesis. The expected answers are written by hand from the
 //! contract (the table in `examples/gate-python/README.md`), not read from the code.
 //!
@@ -19,22 +19,30 @@ fn example(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Copies `from` into `to`, recursively (files only; `_base` is skipped).
-fn overlay(from: &Path, to: &Path) {
+/// Copies `from` into `to`, recursively (files only).
+fn copy_tree(from: &Path, to: &Path) {
     for entry in std::fs::read_dir(from).expect("read_dir") {
         let entry = entry.expect("entry");
-        let name = entry.file_name();
-        if name == "_base" {
-            continue;
-        }
-        let (src, dst) = (entry.path(), to.join(&name));
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
         if entry.file_type().expect("type").is_dir() {
             std::fs::create_dir_all(&dst).expect("mkdir");
-            overlay(&src, &dst);
+            copy_tree(&src, &dst);
         } else {
             std::fs::copy(&src, &dst).expect("copy");
         }
     }
+}
+
+/// Applies a patch file with `git apply` (as a contributor's change lands in a checkout).
+fn apply(dir: &Path, patch: &Path) {
+    git(
+        dir,
+        &[
+            "apply",
+            "--whitespace=nowarn",
+            patch.to_str().expect("utf-8 path"),
+        ],
+    );
 }
 
 fn commit(dir: &Path, message: &str) {
@@ -68,21 +76,22 @@ fn coreutils_seal(dir: &Path) -> String {
     String::from_utf8(out.stdout).expect("utf-8")
 }
 
-/// A repository from `examples/<example>/repo` with `patches/<patch>` committed on the
-/// branch `patch` (and its `_base`, if any, committed to `main` first), checked out.
+/// A repository from `examples/<example>/repo` with `patches/<patch>.patch` committed on the
+/// branch `patch` (and `patches/<patch>.base.patch`, if any, committed to `main` first),
+/// checked out.
 fn repository(example_name: &str, patch: &str, after: impl FnOnce(&Path)) -> tempfile::TempDir {
     let tmp = common::git_repo();
     let dir = tmp.path();
-    overlay(&example(example_name).join("repo"), dir);
+    copy_tree(&example(example_name).join("repo"), dir);
     commit(dir, "base");
-    let patch_dir = example(example_name).join("patches").join(patch);
-    assert!(patch_dir.is_dir(), "no patch {patch}");
-    if patch_dir.join("_base").is_dir() {
-        overlay(&patch_dir.join("_base"), dir);
+    let patches = example(example_name).join("patches");
+    let base_patch = patches.join(format!("{patch}.base.patch"));
+    if base_patch.is_file() {
+        apply(dir, &base_patch);
         commit(dir, "base: the ledger as it is today");
     }
     git(dir, &["checkout", "-q", "-b", "patch"]);
-    overlay(&patch_dir, dir);
+    apply(dir, &patches.join(format!("{patch}.patch")));
     after(dir);
     commit(dir, patch);
     tmp
@@ -472,7 +481,7 @@ fn the_config_comes_from_the_base_and_a_bad_one_is_one_line() {
 
     // A base config with a typo: exit 65, one line naming the key.
     let tmp = common::git_repo();
-    overlay(&example("gate-python").join("repo"), tmp.path());
+    copy_tree(&example("gate-python").join("repo"), tmp.path());
     let toml = std::fs::read_to_string(tmp.path().join("patchgate.toml")).unwrap();
     std::fs::write(
         tmp.path().join("patchgate.toml"),

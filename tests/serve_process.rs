@@ -51,6 +51,25 @@ async fn decisions_are_logged_and_sigterm_drains_and_exits_zero() {
             .expect("request");
         answers.push(res.json::<Value>().await.expect("answer"));
     }
+    // One patch-gate decision, routed: its line carries the verdicts and the attribution too.
+    let seal = "1".repeat(64);
+    let gate_answer: Value = client
+        .post(format!("http://{addr}/gate"))
+        .header("x-request-id", "log-test-1")
+        .json(&json!({
+            "patch_id": "pr-g", "changed_files": ["src/a.rs"],
+            "seal": {"actual": seal, "expected": seal},
+            "catalog": {"properties": [{"id": "p", "strength": "strong", "locality": ["src"]}]},
+            "property_runs": {"p": {"runs": [0, 0]}},
+            "fixture_suite": {"exit_code": 1}
+        }))
+        .send()
+        .await
+        .expect("request")
+        .json()
+        .await
+        .expect("answer");
+    assert_eq!(gate_answer["disposition"], "BLOCK");
     // A refused document is not a decision and must not be logged as one.
     let res = client
         .post(format!("http://{addr}/route"))
@@ -89,7 +108,26 @@ async fn decisions_are_logged_and_sigterm_drains_and_exits_zero() {
         .iter()
         .filter(|l| l["target"] == "patchgate::decision")
         .collect();
-    assert_eq!(decisions.len(), 3, "one line per decision: {rest}");
+    assert_eq!(decisions.len(), 4, "one line per decision: {rest}");
+    let gate = decisions[3];
+    assert_eq!(gate["endpoint"], "gate");
+    assert_eq!(gate["decision_id"], gate_answer["decision_id"]);
+    assert_eq!(
+        (
+            &gate["disposition"],
+            &gate["reason"],
+            &gate["attribution"],
+            &gate["rule"]
+        ),
+        (
+            &json!("BLOCK"),
+            &json!("concrete-behavior"),
+            &json!("concrete-behavior"),
+            &json!("route")
+        )
+    );
+    assert_eq!(gate["fixture_check"], "fail");
+    assert_eq!(gate["patch_id"], "pr-g");
     for (line, answer) in decisions.iter().zip(&answers) {
         assert_eq!(line["decision_id"], answer["decision_id"]);
         assert_eq!(line["disposition"], answer["disposition"]);

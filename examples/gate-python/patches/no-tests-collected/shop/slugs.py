@@ -1,9 +1,0 @@
-"""URL slugs."""
-
-import re
-
-
-def slugify(text: str) -> str:
-    """Lowercase words (ASCII letters and digits) joined by single dashes."""
-    words = re.findall(r"[a-z0-9]+", text.lower())
-    return "-".join(words)

@@ -1,7 +1,0 @@
-"""The legacy CSV export: one row per item, name then price."""
-
-from shop.pricing import format_price
-
-
-def export_row(name: str, cents: int) -> str:
-    return f"{name},{format_price(cents)}"
