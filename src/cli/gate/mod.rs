@@ -23,7 +23,7 @@ use super::quorum::{fill_commit_counts, parse_document, parse_seal_text};
 use super::{RemoteArgs, git, git_changed, output, remote};
 use crate::core::gate::{
     GateAnswer, GateDisposition, GateRuleName, Step, decide_gate, markdown, parse_gate_request,
-    text_line,
+    step_name, text_line,
 };
 use crate::core::ladder::{SCOPE_TIER, T1, T2, TierVerdict};
 use crate::core::problem::Problem;
@@ -588,15 +588,15 @@ fn dry_run(args: &GateArgs, g: &Gathered, first: &GateAnswer) -> CliResult {
         g.head,
         args.config
     );
+    // The steps known before anything runs; the later ones are the plan below.
     for step in &first.steps {
-        let (name, summary) = match step {
-            Step::Seal { summary, .. } => ("seal", summary),
-            Step::Debt { summary, .. } => ("debt", summary),
-            Step::Guard { summary, .. } => ("guard", summary),
-            Step::Scope { summary, .. } => ("t0 scope", summary),
-            _ => continue,
-        };
-        out.push_str(&format!("  {name}: {summary}\n"));
+        if matches!(
+            step,
+            Step::Seal { .. } | Step::Debt { .. } | Step::Guard { .. } | Step::Scope { .. }
+        ) {
+            let (name, summary) = step_name(step);
+            out.push_str(&format!("  {name}: {summary}\n"));
+        }
     }
     if first.rule != GateRuleName::Route {
         out.push_str(&format!(

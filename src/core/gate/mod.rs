@@ -26,7 +26,7 @@ use super::quorum::{
 use super::route::{self, Attribution, Disposition, RuleName, Verdict, Verdicts};
 
 pub use parse::{GATE_FIELDS, parse_gate_request};
-pub use report::{markdown, text_line};
+pub use report::{markdown, step_name, text_line};
 
 /// What the fixture suite (the t2 tier) did, as the runner saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]

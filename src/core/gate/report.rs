@@ -133,7 +133,8 @@ pub fn markdown(answer: &GateAnswer) -> String {
     out
 }
 
-fn step_name(step: &Step) -> (&'static str, &str) {
+/// A step's name for people (`t1 properties`), and its one-sentence summary.
+pub fn step_name(step: &Step) -> (&'static str, &str) {
     match step {
         Step::Seal { summary, .. } => ("seal", summary),
         Step::Debt { summary, .. } => ("debt", summary),
