@@ -343,6 +343,19 @@ def attacks(binary):
         row(server, "4 MiB of invalid failed tests", "/gate", j,
             b'{"changed_files":[],"fixture_suite":{"exit_code":1,"failed_tests":[' + b"0," * n_gate + b"0]}}",
             {413, 422})
+        # A forge's check runs: 60 MiB of them, mostly fields the router never reads (skipped
+        # while reading, never held).
+        sha = "ce587453ced02b1526dfb4cb910479d431683101"
+        one = {"id": 0, "name": "matrix", "head_sha": sha, "status": "completed", "conclusion": "success",
+               "html_url": "https://github.com/acme/shop/actions/runs/1/job/1",
+               "output": {"title": "t", "summary": "s", "text": "x" * 2800},
+               "app": {"id": 15368, "slug": "github-actions", "owner": {"login": "github", "id": 9919}}}
+        n_runs = 60 * MIB // (len(compact(one)) + 8)
+        runs = b",".join(compact(dict(one, id=i, name=f"matrix ({i})")) for i in range(n_runs))
+        body = (b'{"head_sha":"' + sha.encode() + b'","gates":{"property_check":["p"],"fixture_check":["f"],'
+                b'"flaky_freeze":["q"]},"check_runs":{"total_count":' + str(n_runs).encode()
+                + b',"check_runs":[' + runs + b"]}}")
+        row(server, f"{n_runs} check runs in 60 MiB (valid)", "/route/checks", j, body, {424})
         # Unknown keys.
         keys = {}
         size = 2

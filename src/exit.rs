@@ -13,6 +13,9 @@ pub enum Exit {
     HumanMustLook,
     /// 3: the whole queue is stopped.
     QueueStopped,
+    /// 75 (sysexits' EX_TEMPFAIL): not yet — checks are still running; ask again later. Never
+    /// a go, never a block, never an escalation.
+    TryLater,
     /// 64: the command line was wrong.
     Usage,
     /// 65: the input data was wrong (bad evidence).
@@ -23,12 +26,14 @@ pub enum Exit {
     Software,
 }
 
-/// The decisions and their HTTP twins, one table read both ways: only a go is 2xx.
-const DECISIONS: [(Exit, u16); 4] = [
+/// The decisions and their HTTP twins, one table read both ways: only a go is 2xx. `PENDING`
+/// (`/route/checks` while a check still runs) is 425 Too Early and 75.
+const DECISIONS: [(Exit, u16); 5] = [
     (Exit::Go, 200),
     (Exit::PatchWrong, 409),
     (Exit::HumanMustLook, 424),
     (Exit::QueueStopped, 423),
+    (Exit::TryLater, 425),
 ];
 
 impl Exit {
@@ -54,6 +59,7 @@ impl Exit {
             Exit::PatchWrong => 1,
             Exit::HumanMustLook => 2,
             Exit::QueueStopped => 3,
+            Exit::TryLater => 75,
             Exit::Usage => 64,
             Exit::DataErr => 65,
             Exit::Unavailable => 69,
@@ -61,7 +67,7 @@ impl Exit {
         }
     }
 
-    /// The decision exit codes, 0..=3; anything else is not a decision.
+    /// The decision exit codes, 0..=3 and 75; anything else is not a decision.
     pub fn from_decision(code: u8) -> Option<Exit> {
         DECISIONS
             .iter()
@@ -80,11 +86,11 @@ impl Termination for Exit {
 mod tests {
     use super::*;
 
-    /// CONTRACT.md section 0, by hand: 0 go 200, 1 the patch is wrong 409, 2 a human must look
-    /// 424, 3 the queue is stopped 423; nothing else is a decision.
+    /// CONTRACT.md sections 0 and 9, by hand: 0 go 200, 1 the patch is wrong 409, 2 a human must
+    /// look 424, 3 the queue is stopped 423, 75 not yet (PENDING) 425; nothing else is one.
     #[test]
     fn exit_codes_and_statuses_are_twins() {
-        let table = [(0u8, 200u16), (1, 409), (2, 424), (3, 423)];
+        let table = [(0u8, 200u16), (1, 409), (2, 424), (3, 423), (75, 425)];
         for (code, status) in table {
             let exit = Exit::from_decision(code).unwrap_or(Exit::Software);
             assert_eq!(exit.code(), code);
@@ -94,7 +100,7 @@ mod tests {
         for code in [4u8, 64, 65, 69, 70, 255] {
             assert_eq!(Exit::from_decision(code), None, "{code}");
         }
-        for status in [201u16, 204, 400, 401, 404, 422, 425, 500, 503] {
+        for status in [201u16, 204, 400, 401, 404, 422, 500, 503] {
             assert_eq!(Exit::from_http_status(status), None, "{status}");
         }
         for exit in [

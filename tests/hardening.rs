@@ -92,6 +92,7 @@ async fn decision_endpoints_need_the_token_and_health_does_not() {
     for path in [
         "/quorum",
         "/gate",
+        "/route/checks",
         "/seal",
         "/ladder/plan",
         "/review",
@@ -166,6 +167,9 @@ async fn every_endpoint_has_its_body_limit() {
         ),
         ("/review", "application/x-ndjson", "\n".repeat(2000), 200),
         ("/calibrate", "application/x-ndjson", "\n".repeat(2000), 200),
+        // A forge's check documents too (2,000 bytes: read, then refused as a document: 422).
+        ("/route/checks", "application/json", padded(2000), 422),
+        ("/route/checks", "application/json", padded(5000), 413),
         // ...up to their own limit.
         (
             "/ladder/report",

@@ -2,6 +2,7 @@
 //! serde), and this checks both agree on every variant, and that the words are the contract's
 //! (written here by hand from CONTRACT.md).
 
+use patchgate::core::checks::{CheckVerdict, ChecksDisposition};
 use patchgate::core::gate::{GateDisposition, GateReason, GateRuleName};
 use patchgate::core::ladder::TierVerdict;
 use patchgate::core::quorum::{Outcome, Reason, RunState, Strength, Vote};
@@ -78,6 +79,15 @@ fn the_enums_speak_the_contracts_words() {
     for r in ["seal-mismatch", "debt-over-cap", "guarded-input-edited"] {
         assert!(reasons.contains(&r), "{r}");
     }
+    // Forge checks (section 9).
+    assert_eq!(
+        words::<CheckVerdict>(),
+        ["pass", "fail", "unknown", "pending"]
+    );
+    assert_eq!(
+        words::<ChecksDisposition>(),
+        ["MERGE_OK", "BLOCK", "ESCALATE", "PENDING"]
+    );
     // Every router attribution is a gate reason, word for word.
     for a in words::<Attribution>() {
         assert!(reasons.contains(&a), "{a}");

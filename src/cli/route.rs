@@ -1,4 +1,5 @@
-//! `patchgate route FILE`: the router from the command line, locally or against a server.
+//! `patchgate route FILE`: the router from the command line, locally or against a server; and
+//! `patchgate route --checks FILE --gates FILE`: the router over a forge's check results.
 
 use std::path::PathBuf;
 
@@ -7,13 +8,34 @@ use clap::Args;
 use super::error::{CliError, CliResult};
 use super::{RemoteArgs, output, read_input, remote};
 use crate::core::answer::{RouteAnswer, decide_route};
+use crate::core::checks::{ChecksAnswer, SHAPE, decide_checks, parse_checks_request};
 use crate::core::evidence::parse_route_bytes;
+use crate::core::json::parse_projected;
+use crate::core::problem::Problem;
 use crate::exit::Exit;
 
 #[derive(Debug, Args)]
 pub struct RouteArgs {
-    /// The evidence document (JSON); `-` reads stdin.
-    pub file: PathBuf,
+    /// The evidence document (JSON); `-` reads stdin. Or give the forge's check results with
+    /// --checks and/or --statuses, and --gates.
+    #[arg(required_unless_present_any = ["checks", "statuses"])]
+    pub file: Option<PathBuf>,
+    /// GitHub's list-check-runs response (JSON), verbatim (`gh api repos/O/R/commits/SHA/check-runs`).
+    #[arg(long, conflicts_with = "file", requires_all = ["gates", "head_sha"])]
+    pub checks: Option<PathBuf>,
+    /// GitHub's combined-status response (JSON), verbatim (`gh api repos/O/R/commits/SHA/status`).
+    #[arg(long, conflicts_with = "file", requires_all = ["gates", "head_sha"])]
+    pub statuses: Option<PathBuf>,
+    /// Which checks make up each gate (TOML or JSON):
+    /// `property_check = ["proptest"]`, `fixture_check = [...]`, `flaky_freeze = [...]`.
+    #[arg(long, requires = "head_sha")]
+    pub gates: Option<PathBuf>,
+    /// The pull request's head commit: check runs for another commit are stale.
+    #[arg(long)]
+    pub head_sha: Option<String>,
+    /// Echoed in the answer (with --checks/--statuses).
+    #[arg(long)]
+    pub patch_id: Option<String>,
     /// Print the full answer as JSON instead of the one line.
     #[arg(long)]
     pub json: bool,
@@ -21,24 +43,26 @@ pub struct RouteArgs {
     pub remote: RemoteArgs,
 }
 
+fn read(path: &PathBuf) -> Result<Vec<u8>, CliError> {
+    read_input(path).map_err(|e| CliError::data(format!("cannot read {}: {e}", path.display())))
+}
+
 pub fn run(args: RouteArgs) -> CliResult {
-    let body = read_input(&args.file)
-        .map_err(|e| CliError::data(format!("cannot read {}: {e}", args.file.display())))?;
+    let Some(file) = &args.file else {
+        return checks(&args);
+    };
+    let body = read(file)?;
     match &args.remote.server {
         Some(server) => remote_route(server, &args, body),
-        None => local_route(&args, &body),
+        None => local_route(&args, file, &body),
     }
 }
 
-fn local_route(args: &RouteArgs, body: &[u8]) -> CliResult {
+fn local_route(args: &RouteArgs, file: &std::path::Path, body: &[u8]) -> CliResult {
     let request = parse_route_bytes(body).map_err(|problem| {
         CliError::problem(
             Exit::DataErr,
-            format!(
-                "invalid evidence in {}: {}",
-                args.file.display(),
-                problem.detail
-            ),
+            format!("invalid evidence in {}: {}", file.display(), problem.detail),
             &problem,
         )
     })?;
@@ -71,4 +95,87 @@ fn remote_route(server: &str, args: &RouteArgs, body: Vec<u8>) -> CliResult {
         ))?;
     }
     Ok(exit)
+}
+
+/// The `/route/checks` body: the gates and the forge's two documents, spliced in as they are
+/// (they are read once, by the same parser a server uses; never rebuilt).
+fn checks_body(args: &RouteArgs) -> Result<Vec<u8>, CliError> {
+    let gates_path = args
+        .gates
+        .as_ref()
+        .ok_or_else(|| CliError::usage("--gates FILE names the checks of each gate"))?;
+    let gates_text = String::from_utf8(read(gates_path)?)
+        .map_err(|_| CliError::data(format!("{} is not UTF-8", gates_path.display())))?;
+    let is_json = gates_path.extension().is_some_and(|e| e == "json")
+        || gates_text.trim_start().starts_with('{');
+    let gates: serde_json::Value = if is_json {
+        crate::core::json::strict_value(gates_text.as_bytes()).map_err(|e| {
+            CliError::data(format!("{} is not valid JSON: {e}", gates_path.display()))
+        })?
+    } else {
+        toml::from_str(&gates_text).map_err(|e| {
+            CliError::data(format!(
+                "{} is not valid TOML: {}",
+                gates_path.display(),
+                e.message()
+            ))
+        })?
+    };
+    let mut head = serde_json::json!({
+        "head_sha": args.head_sha.clone().unwrap_or_default(),
+        "gates": gates,
+    });
+    if let Some(id) = &args.patch_id {
+        head["patch_id"] = serde_json::json!(id);
+    }
+    let mut body = serde_json::to_vec(&head)
+        .map_err(|e| CliError::software(format!("cannot write the request: {e}")))?;
+    body.pop(); // the closing brace: the forge documents go in before it
+    for (key, path) in [("check_runs", &args.checks), ("statuses", &args.statuses)] {
+        if let Some(path) = path {
+            body.extend_from_slice(format!(",\"{key}\":").as_bytes());
+            body.extend_from_slice(&read(path)?);
+        }
+    }
+    body.push(b'}');
+    Ok(body)
+}
+
+fn checks(args: &RouteArgs) -> CliResult {
+    let body = checks_body(args)?;
+    let answer = match &args.remote.server {
+        Some(server) => {
+            let reply = remote::post(
+                &args.remote,
+                server,
+                "/route/checks",
+                "application/json",
+                body,
+            )?;
+            remote::decision::<ChecksAnswer>(&reply, |a| a.exit_code)?.0
+        }
+        None => {
+            let refused = |problem: Problem| {
+                CliError::problem(
+                    Exit::DataErr,
+                    format!(
+                        "invalid check results (--checks/--statuses/--gates): {}",
+                        problem.detail
+                    ),
+                    &problem,
+                )
+            };
+            let value = parse_projected(&body, &SHAPE).map_err(refused)?;
+            let request = parse_checks_request(&value).map_err(|e| refused(Problem::invalid(e)))?;
+            decide_checks(&request).answer(&request, crate::ids::new_decision_id())
+        }
+    };
+    if args.json {
+        let s = serde_json::to_string_pretty(&answer)
+            .map_err(|e| CliError::software(format!("cannot print the answer: {e}")))?;
+        output::stdout(&(s + "\n"))?;
+    } else {
+        output::stdout(&answer.line())?;
+    }
+    Ok(Exit::from_decision(answer.exit_code).unwrap_or(Exit::Software))
 }

@@ -83,14 +83,35 @@ fn twice(key: &str) -> String {
 /// Reads a value on a fresh budget; the first key found twice in one object, if any, comes
 /// back beside it (that object keeps its first copy).
 fn read_strict<'de, D: Deserializer<'de>>(d: D) -> Result<(Value, Option<String>), D::Error> {
+    read_shaped(d, &Shape::All)
+}
+
+fn read_shaped<'de, D: Deserializer<'de>>(
+    d: D,
+    shape: &Shape,
+) -> Result<(Value, Option<String>), D::Error> {
     let left = Cell::new(MAX_JSON_VALUES);
     let dup = RefCell::new(None);
     let v = StrictSeed {
         left: &left,
         dup: &dup,
+        shape,
     }
     .deserialize(d)?;
     Ok((v, dup.into_inner()))
+}
+
+/// Parses a request body as [`parse_json`] does, keeping only what `shape` names: the rules of
+/// the strict reader hold for what is kept (a key twice, the value budget); what is skipped is
+/// read for its syntax only and held nowhere.
+pub fn parse_projected(body: &[u8], shape: &Shape) -> Result<Value, Problem> {
+    refuse_empty(body)?;
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let read = read_shaped(&mut de, shape).and_then(|(v, dup)| match dup {
+        None => Ok(v),
+        Some(key) => Err(serde::de::Error::custom(twice(&key))),
+    });
+    read.and_then(|v| de.end().map(|()| v)).map_err(problem_of)
 }
 
 /// A field of a shallow document, read with [`strict_from`]'s rules; a key given twice inside
@@ -204,6 +225,47 @@ struct StrictSeed<'a> {
     left: &'a Cell<usize>,
     /// The first key found twice in one object.
     dup: &'a RefCell<Option<String>>,
+    /// What of this value to keep.
+    shape: &'a Shape,
+}
+
+/// What to keep of a document read by [`projected_value`]: a foreign document (a forge's API
+/// response) carries many fields the reader never looks at, and skipping them while reading
+/// keeps neither their memory nor their share of the value budget.
+#[derive(Debug)]
+pub enum Shape {
+    /// The whole value.
+    All,
+    /// An object: the listed keys, each with its shape; any other key is skipped unread (its
+    /// duplicates too: nothing of it is kept to disagree on).
+    Only(&'static [(&'static str, Shape)]),
+    /// An object: the listed keys with their shapes, and every other key whole (so a reader
+    /// that refuses unknown fields still sees them).
+    Known(&'static [(&'static str, Shape)]),
+    /// An array: each element with this shape.
+    Each(&'static Shape),
+}
+
+impl Shape {
+    /// The shape of the value at `key` in an object of this shape; `None`: skip it.
+    fn at(&self, key: &str) -> Option<&Shape> {
+        let find = |fields: &'static [(&'static str, Shape)]| {
+            fields.iter().find(|(k, _)| *k == key).map(|(_, s)| s)
+        };
+        match self {
+            Shape::Only(fields) => find(fields),
+            Shape::Known(fields) => Some(find(fields).unwrap_or(&Shape::All)),
+            Shape::All | Shape::Each(_) => Some(&Shape::All),
+        }
+    }
+
+    /// The shape of an element in an array of this shape.
+    fn element(&self) -> &Shape {
+        match self {
+            Shape::Each(s) => s,
+            _ => &Shape::All,
+        }
+    }
 }
 
 impl StrictSeed<'_> {
@@ -269,7 +331,11 @@ impl<'de> Visitor<'de> for StrictSeed<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         self.spend()?;
         let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
-        while let Some(v) = seq.next_element_seed(self)? {
+        let element = StrictSeed {
+            shape: self.shape.element(),
+            ..self
+        };
+        while let Some(v) = seq.next_element_seed(element)? {
             out.push(v);
         }
         Ok(Value::Array(out))
@@ -278,7 +344,11 @@ impl<'de> Visitor<'de> for StrictSeed<'_> {
         self.spend()?;
         let mut out = serde_json::Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            let v = map.next_value_seed(self)?;
+            let Some(shape) = self.shape.at(&key) else {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            };
+            let v = map.next_value_seed(StrictSeed { shape, ..self })?;
             if out.contains_key(&key) {
                 // Noted, not resolved: the caller refuses the document (or the field).
                 let mut dup = self.dup.borrow_mut();

@@ -17,6 +17,7 @@
 )]
 
 pub mod answer;
+pub mod checks;
 pub mod digest;
 pub mod evidence;
 pub mod fields;

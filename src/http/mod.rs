@@ -4,6 +4,7 @@
 //! benchmark and `patchgate serve` run the same stack.
 
 pub mod budget;
+mod checks;
 mod error;
 mod extract;
 mod gate;
@@ -226,7 +227,11 @@ pub fn app(state: AppState) -> App {
 pub fn body_limit(settings: &Settings, route: &str) -> u64 {
     match route {
         "/seal" => settings.seal_archive_limit,
-        "/ladder/report" | "/review" | "/calibrate" => settings.report_body_limit as u64,
+        // A forge's check documents are large (a check run carries its app, output, pull
+        // requests...), but only a few fields of each are kept while reading.
+        "/ladder/report" | "/review" | "/calibrate" | "/route/checks" => {
+            settings.report_body_limit as u64
+        }
         _ => settings.decision_body_limit as u64,
     }
 }
@@ -239,6 +244,7 @@ pub fn endpoints() -> OpenApiRouter<AppState> {
         .routes(routes!(route::route))
         .routes(routes!(route::route_batch))
         .routes(routes!(route::route_table))
+        .routes(routes!(checks::route_checks))
         .routes(routes!(quorum::quorum))
         .routes(routes!(gate::gate))
         .routes(routes!(gate::gate_rules))

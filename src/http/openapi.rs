@@ -35,6 +35,11 @@ Errors are RFC 9457 problem documents."
         crate::core::gate::GateAnswer, crate::core::gate::GateDisposition, crate::core::gate::GateRuleName,
         crate::core::gate::GateReason, crate::core::gate::Step, crate::core::gate::GuardHit, crate::core::gate::OpenRow,
         crate::core::gate::GateRuleRow,
+        super::checks::ChecksRequestDoc, super::checks::GatesDoc, super::checks::CheckRunsDoc, super::checks::CheckRunDoc,
+        super::checks::CombinedStatusDoc, super::checks::StatusDoc,
+        crate::core::checks::ChecksAnswer, crate::core::checks::ChecksDisposition, crate::core::checks::ChecksGates,
+        crate::core::checks::GateChecks, crate::core::checks::CheckRead, crate::core::checks::CheckSource,
+        crate::core::checks::CheckVerdict, crate::core::checks::Ignored,
     )),
     tags(
         (name = "router", description = "The precedence router"),

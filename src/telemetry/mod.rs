@@ -14,6 +14,7 @@ use clap::ValueEnum;
 use tracing_subscriber::EnvFilter;
 
 use crate::core::answer::RouteOutcome;
+use crate::core::checks::{ChecksOutcome, ChecksRequest};
 use crate::core::gate::{GateDecision, GateRequest};
 use crate::core::quorum::{QuorumDecision, QuorumRequest, Vote};
 
@@ -132,6 +133,37 @@ pub fn log_gate_decision(
         flaky_freeze = verdict(|v| v.flaky_freeze),
         exit_code = decision.exit_code(),
         changed_files = request.changed_files.len() as u64,
+        message = "decision",
+    );
+}
+
+/// Writes one `/route/checks` decision to the decision log. A routed one carries the verdicts
+/// and the attribution (so `/review` counts it with `/route`'s); a PENDING one says how many
+/// checks still run.
+pub fn log_checks_decision(
+    request_id: &str,
+    decision_id: &str,
+    request: &ChecksRequest,
+    outcome: &ChecksOutcome,
+) {
+    let verdict = |f: fn(&crate::core::route::Verdicts) -> crate::core::route::Verdict| {
+        outcome.verdicts.as_ref().map(|v| f(v).as_str())
+    };
+    tracing::info!(
+        target: DECISION_TARGET,
+        endpoint = "route/checks",
+        request_id,
+        decision_id,
+        patch_id = request.patch_id.as_deref(),
+        head_sha = request.head_sha.as_str(),
+        property_check = verdict(|v| v.property_check),
+        fixture_check = verdict(|v| v.fixture_check),
+        flaky_freeze = verdict(|v| v.flaky_freeze),
+        disposition = outcome.disposition().as_str(),
+        attribution = outcome.decision.map(|d| d.attribution.as_str()),
+        rule = outcome.decision.map(|d| d.rule.as_str()),
+        exit_code = outcome.exit_code(),
+        pending = outcome.pending.len() as u64,
         message = "decision",
     );
 }

@@ -60,7 +60,7 @@ pub fn review(body: &[u8]) -> Result<Review, Errors> {
             == Some(crate::core::DECISION_TARGET)
             && matches!(
                 v.get("endpoint").and_then(Value::as_str),
-                Some("route" | "route/batch" | "gate")
+                Some("route" | "route/batch" | "route/checks" | "gate")
             );
         // Only the router's own words count: a line with other words is not one of its
         // decisions (and the answer's tables stay as small as the router's vocabulary).

@@ -1,0 +1,175 @@
+//! `POST /route/checks`: a thin handler over the core's reading of a forge's checks.
+
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::Response;
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::AppState;
+use super::budget::run_cpu;
+use super::extract::{Answer, JsonBytes, negotiate};
+use super::layers::with_request_id;
+use super::route::{TEXT_PLAIN, json_response, text_response};
+use super::status_for_exit;
+use crate::core::checks::{ChecksAnswer, SHAPE, decide_checks, parse_checks_request};
+use crate::core::json::parse_projected;
+use crate::core::problem::Problem;
+use crate::ids::new_decision_id;
+use crate::telemetry::log_checks_decision;
+
+/// How long a merge bot is asked to wait before asking again while checks run, in seconds.
+pub const PENDING_RETRY_AFTER_S: u32 = 30;
+
+/// Route a forge's check results: GitHub's list-check-runs and combined-status responses,
+/// verbatim, and which checks make up each gate.
+///
+/// One check: `success` → pass; `failure` → fail; `neutral`, `skipped`, `cancelled`,
+/// `timed_out`, `action_required`, `stale`, `startup_failure` → unknown (a skipped job is
+/// never a pass); status `error` → unknown; not completed or `pending` → pending. One gate:
+/// any check absent → missing; else any fail → fail; else any unknown → unknown; else pass.
+/// Runs for another `head_sha` are ignored; of one name only the latest counts. While a check
+/// is pending: 425 `PENDING` with `Retry-After` — unless a gate already failed and none is
+/// missing, which is decided now. Otherwise the router decides: 200 MERGE_OK, 409 BLOCK, 424
+/// ESCALATE, with the checks read per gate.
+#[utoipa::path(
+    post,
+    path = "/route/checks",
+    tag = "router",
+    request_body(content = ChecksRequestDoc, content_type = "application/json"),
+    responses(
+        (status = 200, description = "MERGE_OK (exit 0)",
+            content((ChecksAnswer = "application/json"), (String = "text/plain"))),
+        (status = 409, description = "BLOCK (exit 1): the patch is wrong",
+            content((ChecksAnswer = "application/json"), (String = "text/plain"))),
+        (status = 424, description = "ESCALATE (exit 2): a human must look",
+            content((ChecksAnswer = "application/json"), (String = "text/plain"))),
+        (status = 425, description = "PENDING (exit 75): a check still runs; ask again after `Retry-After` seconds",
+            content((ChecksAnswer = "application/json"), (String = "text/plain")),
+            headers(("Retry-After" = u32, description = "Seconds to wait before asking again"))),
+        (status = 400, description = "Malformed JSON or empty body", body = Problem, content_type = "application/problem+json"),
+        (status = 408, description = "The body did not arrive in time", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over the limit", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Well-formed but invalid; `errors` names each field", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn route_checks(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    JsonBytes(body, _slot): JsonBytes,
+) -> Result<Response, Problem> {
+    let answer = negotiate(&headers);
+    let worker = state.clone();
+    run_cpu(&state, body.len(), move || {
+        checks_answer(&worker, &body, answer)
+    })
+    .await?
+}
+
+fn checks_answer(state: &AppState, body: &[u8], media: Answer) -> Result<Response, Problem> {
+    let value = parse_projected(body, &SHAPE)?;
+    let request = parse_checks_request(&value).map_err(Problem::invalid)?;
+    let outcome = decide_checks(&request);
+    let decision_id = new_decision_id();
+    with_request_id(|request_id| log_checks_decision(request_id, &decision_id, &request, &outcome));
+    state
+        .metrics()
+        .record_decision("route/checks", outcome.disposition().as_str());
+    let status = status_for_exit(outcome.exit_code());
+    let answer = outcome.answer(&request, decision_id);
+    let mut res = match media {
+        Answer::Text => text_response(status, answer.line(), TEXT_PLAIN),
+        Answer::Json | Answer::Markdown => json_response(status, &answer),
+    };
+    if outcome.decision.is_none() {
+        res.headers_mut().insert(
+            header::RETRY_AFTER,
+            HeaderValue::from(PENDING_RETRY_AFTER_S),
+        );
+    }
+    Ok(res)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The request document, for the OpenAPI document (what the parser in core accepts)
+
+/// A forge's check results and which checks make up each gate. Unknown fields are refused
+/// (422) everywhere but inside `check_runs` and `statuses`, which are the forge's documents,
+/// verbatim: there, fields the router does not read are ignored.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChecksRequestDoc {
+    /// Echoed in the answer; at most 256 characters.
+    #[schema(nullable = false, max_length = 256)]
+    patch_id: Option<String>,
+    /// The pull request's head commit: runs for another commit are stale.
+    #[schema(pattern = "^[0-9a-fA-F]{4,64}$")]
+    head_sha: String,
+    gates: GatesDoc,
+    /// GitHub's list-check-runs response, verbatim.
+    #[schema(nullable = false)]
+    check_runs: Option<CheckRunsDoc>,
+    /// GitHub's combined-status response, verbatim.
+    #[schema(nullable = false)]
+    statuses: Option<CombinedStatusDoc>,
+}
+
+/// Each gate's check names (a check run's `name` or a status's `context`); at least one each.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GatesDoc {
+    #[schema(min_items = 1)]
+    property_check: Vec<String>,
+    #[schema(min_items = 1)]
+    fixture_check: Vec<String>,
+    #[schema(min_items = 1)]
+    flaky_freeze: Vec<String>,
+}
+
+/// GitHub's list-check-runs response (other fields are ignored).
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+pub struct CheckRunsDoc {
+    #[schema(nullable = false, minimum = 0)]
+    total_count: Option<u64>,
+    check_runs: Vec<CheckRunDoc>,
+}
+
+/// A check run (other fields — `app`, `output`, `pull_requests`... — are ignored).
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+pub struct CheckRunDoc {
+    #[schema(minimum = 0)]
+    id: u64,
+    name: String,
+    head_sha: String,
+    /// `queued`, `in_progress`, `completed`...
+    status: String,
+    /// Set once completed: `success`, `failure`, `neutral`, `skipped`, `cancelled`...
+    conclusion: Option<String>,
+    html_url: Option<String>,
+}
+
+/// GitHub's combined-status response (other fields are ignored).
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+pub struct CombinedStatusDoc {
+    /// The commit the statuses are for: another than `head_sha` makes them stale.
+    #[schema(nullable = false, pattern = "^[0-9a-fA-F]{4,64}$")]
+    sha: Option<String>,
+    statuses: Vec<StatusDoc>,
+}
+
+/// A commit status (other fields are ignored).
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+pub struct StatusDoc {
+    context: String,
+    /// `success`, `failure`, `error` or `pending`.
+    state: String,
+    updated_at: Option<String>,
+    target_url: Option<String>,
+}
