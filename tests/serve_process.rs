@@ -70,6 +70,22 @@ async fn decisions_are_logged_and_sigterm_drains_and_exits_zero() {
         .await
         .expect("answer");
     assert_eq!(gate_answer["disposition"], "BLOCK");
+    // One forge-checks decision, PENDING: logged with its disposition and how many still run.
+    let head = "ce587453ced02b1526dfb4cb910479d431683101";
+    let pending = client
+        .post(format!("http://{addr}/route/checks"))
+        .json(&json!({
+            "head_sha": head,
+            "gates": {"property_check": ["p"], "fixture_check": ["f"], "flaky_freeze": ["q"]},
+            "check_runs": {"total_count": 1, "check_runs": [
+                {"id": 1, "name": "f", "head_sha": head, "status": "in_progress", "conclusion": null}
+            ]}
+        }))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(pending.status().as_u16(), 425);
+    let pending: Value = pending.json().await.expect("answer");
     // A refused document is not a decision and must not be logged as one.
     let res = client
         .post(format!("http://{addr}/route"))
@@ -108,7 +124,19 @@ async fn decisions_are_logged_and_sigterm_drains_and_exits_zero() {
         .iter()
         .filter(|l| l["target"] == "patchgate::decision")
         .collect();
-    assert_eq!(decisions.len(), 4, "one line per decision: {rest}");
+    assert_eq!(decisions.len(), 5, "one line per decision: {rest}");
+    let checks = decisions[4];
+    assert_eq!(checks["endpoint"], "route/checks");
+    assert_eq!(checks["decision_id"], pending["decision_id"]);
+    assert_eq!(
+        (
+            &checks["disposition"],
+            &checks["exit_code"],
+            &checks["pending"]
+        ),
+        (&json!("PENDING"), &json!(75), &json!(1))
+    );
+    assert!(checks.get("attribution").is_none());
     let gate = decisions[3];
     assert_eq!(gate["endpoint"], "gate");
     assert_eq!(gate["decision_id"], gate_answer["decision_id"]);
