@@ -326,3 +326,48 @@ fn a_tier_reads_its_own_catch_codes() {
     .expect("write");
     assert_eq!(run_ladder(dir.path(), &base).0, 65);
 }
+
+#[test]
+fn the_runner_says_how_a_tier_ended_in_plain_words() {
+    let (dir, base) = repo("src/app.py");
+    config(dir.path(), "exit 0", "kill -9 $$", 30.0);
+    let ladder = |base: &str| {
+        common::patchgate()
+            .current_dir(dir.path())
+            .args(["ladder", "run", "--base", base, "--head", "HEAD"])
+            .args(["--ledger", "ledger.jsonl", "--config", "ladder.toml"])
+            .output()
+            .expect("run")
+    };
+    let out = ladder(&base);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("t1-properties: pass (exit 0, "), "{stderr}");
+    assert!(
+        stderr.contains("t2-fixtures: error (killed by signal 9, "),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Some("), "{stderr}");
+    // A base git does not know: one line saying what was asked and what git said, exit 65.
+    let out = ladder("no-such-branch");
+    assert_eq!(out.status.code(), Some(65));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("no-such-branch"), "{stderr}");
+    // Outside a git repository: one line too.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        dir.path().join("ladder.toml"),
+        outside.path().join("ladder.toml"),
+    )
+    .unwrap();
+    let out = common::patchgate()
+        .current_dir(outside.path())
+        .args(["ladder", "run", "--base", "main", "--head", "HEAD"])
+        .args(["--ledger", "ledger.jsonl", "--config", "ladder.toml"])
+        .output()
+        .expect("run");
+    assert!(matches!(out.status.code(), Some(64 | 65)));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}

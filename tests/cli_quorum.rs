@@ -267,6 +267,9 @@ fn changed_files_can_come_from_a_file() {
             "--expected",
             "fixtures.seal.expected",
         ]);
+    // A forgotten ledger would hide every freeze: --ledger or an explicit --no-ledger (64).
+    cmd.assert().code(64);
+    cmd.arg("--no-ledger");
     let out = cmd.assert().code(1).get_output().stdout.clone();
     assert_eq!(
         String::from_utf8_lossy(&out).lines().next(),

@@ -375,15 +375,28 @@ async fn the_review_counts_and_warns_at_forty_percent() {
     let (_, review) = post(&server, "/review", "application/x-ndjson", below).await;
     assert_eq!(review["warning"], Value::Null, "1/3 is under 40%");
 
+    // The service's own log file: start-up lines that are not JSON are skipped and counted.
+    let log = format!(
+        "patchgate listening on 127.0.0.1:8080\n{}\n{{oops\n{}\n",
+        decision("BLOCK", "concrete-behavior"),
+        decision("MERGE_OK", "all-gates-held")
+    );
+    let (status, review) = post(&server, "/review", "application/x-ndjson", log).await;
+    assert_eq!(status, 200, "{review}");
+    assert_eq!(
+        (review["decisions"].clone(), review["skipped_lines"].clone()),
+        (json!(2), json!(2))
+    );
+    // Nothing in it is a router decision: not a decision log (422).
     let (status, problem) = post(
         &server,
         "/review",
         "application/x-ndjson",
-        format!("{}\n{{oops\n", decision("BLOCK", "x")),
+        "{oops\nstarting\n{\"target\":\"patchgate::decision\",\"endpoint\":\"quorum\"}\n",
     )
     .await;
     assert_eq!(status, 422);
-    assert!(problem.to_string().contains("line 2"), "{problem}");
+    assert!(problem.to_string().contains("3 lines skipped"), "{problem}");
 }
 
 #[tokio::test]

@@ -443,6 +443,31 @@ fn the_cli_checks_an_expected_seal_file_and_names_drift() {
     // The local answer is the server's answer: the same fields, a decision id included.
     assert_eq!(answer["outcome"], "fixture_fault");
     assert_eq!(answer["exit_code"], 1);
+    // Drift against an expected manifest alone is a mismatch too (exit 1), and says so.
+    let out = common::patchgate()
+        .current_dir(root)
+        .args([
+            "seal",
+            "fixtures",
+            "--expected-manifest",
+            "fixtures.manifest",
+        ])
+        .output()
+        .expect("seal");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("drifted from the expected manifest"));
+    // Nothing expected: `outcome` is `sealed`, so every answer has the same fields.
+    let out = common::patchgate()
+        .current_dir(root)
+        .args(["seal", "fixtures", "--json"])
+        .output()
+        .expect("seal");
+    assert_eq!(out.status.code(), Some(0));
+    let sealed: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        (&sealed["outcome"], &sealed["match"]),
+        (&json!("sealed"), &Value::Null)
+    );
     assert!(
         answer["decision_id"]
             .as_str()
@@ -759,11 +784,30 @@ async fn json_bodies_name_the_drift_from_an_expected_manifest() {
         doc.to_string().into_bytes(),
     )
     .await;
-    assert_eq!(status, 200);
+    // Drift is a mismatch: 409, fixture_fault.
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(
+        (&body["outcome"], &body["match"]),
+        (&json!("fixture_fault"), &json!(false))
+    );
     assert_eq!(
         body["drift"],
         json!({"added": ["f/new"], "removed": ["f/gone"], "changed": ["f/b"]})
     );
+    // No drift: a match.
+    let same = json!({
+        "files": [{"path": "f/a", "sha256": h(1)}],
+        "expected_manifest": format!("{}  f/a\n", h(1)),
+    });
+    let (status, body) = post(
+        &server,
+        "/seal",
+        "application/json",
+        &[],
+        same.to_string().into_bytes(),
+    )
+    .await;
+    assert_eq!((status, &body["outcome"]), (200, &json!("match")), "{body}");
 }
 
 /// A GNU long-name member (`L`) carrying `name`, as GNU tar writes one.

@@ -34,33 +34,59 @@ pub struct Cli {
     command: Command,
 }
 
+macro_rules! exits {
+    ($decisions:literal) => {
+        concat!(
+            "Exit codes: ",
+            $decisions,
+            "; 64 usage error, 65 bad input data, 69 server unreachable or not answering a decision, 70 internal error."
+        )
+    };
+}
+pub(crate) use exits;
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the HTTP service.
+    #[command(
+        after_help = "Exit codes: 0 after a drain on SIGTERM or SIGINT; 64 usage error (a bad flag, a PORT that is not a port); 70 cannot listen or run."
+    )]
     Serve(serve::ServeArgs),
     /// Gate one patch end to end: seal, debt, guard, properties, fixture suite, router. Reads
     /// its config, catalog, ledger and expected seal from the base commit (exit 0/1/2/3).
+    #[command(after_help = exits!("0 MERGE_OK, 1 BLOCK, 2 ESCALATE, 3 STOP_QUEUE (--dry-run: 0)"))]
     Gate(Box<gate::GateArgs>),
     /// Write a commented starter patchgate.toml.
+    #[command(
+        after_help = "Exit codes: 0 written; 64 the file exists (give --force); 70 cannot write it."
+    )]
     Init(gate::InitArgs),
     /// Route one evidence document through the precedence ladder (exit 0/1/2).
+    #[command(after_help = exits!("0 MERGE_OK, 1 BLOCK, 2 ESCALATE; with --checks/--statuses also 75 PENDING (a check still runs)"))]
     Route(route::RouteArgs),
     /// Decide a patch's strong-property quorum from the repository's files (exit 0/1/2/3).
+    #[command(after_help = exits!("0 promote, 1 reject, 2 hold or fixture_fault, 3 stop_queue"))]
     Quorum(Box<quorum::QuorumArgs>),
     /// Seal a fixtures tree as the coreutils pipeline does (exit 1 on a mismatch with --expected).
+    #[command(after_help = exits!("0 sealed or match, 1 fixture_fault (a seal other than --expected, or drift from --expected-manifest)"))]
     Seal(Box<seal::SealArgs>),
     /// The gate ladder: plan, run the tiers, report yield.
     #[command(subcommand)]
     Ladder(ladder::LadderCommand),
     /// Whether a flaky test may be frozen (exit 0 eligible, 1 not).
+    #[command(after_help = exits!("0 eligible, 1 not eligible"))]
     Freeze(Box<ladder::FreezeArgs>),
     /// Review the router from its decision log.
+    #[command(after_help = exits!("0 reviewed"))]
     Review(Box<ladder::RowsArgs>),
     /// Calibrate attributions from where fixes landed.
+    #[command(after_help = exits!("0 calibrated"))]
     Calibrate(Box<ladder::RowsArgs>),
     /// Exit 0 when the server's /healthz answers 200, else 1 (for container HEALTHCHECKs).
+    #[command(after_help = "Exit codes: 0 healthy; 1 not (no answer, or not 200); 64 usage error.")]
     Healthcheck(healthcheck::HealthcheckArgs),
     /// Print the OpenAPI document.
+    #[command(after_help = "Exit codes: 0 printed; 70 cannot write to stdout.")]
     Openapi,
 }
 
@@ -201,10 +227,21 @@ pub fn git(args: &[&str]) -> Result<Vec<u8>, CliError> {
         return Err(CliError::data(format!(
             "git {} failed: {}",
             args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
+            git_said(&String::from_utf8_lossy(&out.stderr))
         )));
     }
     Ok(out.stdout)
+}
+
+/// What git said, in one line: its first `fatal:` or `error:` line (git follows a bad
+/// revision with its whole usage text), else its first line.
+fn git_said(stderr: &str) -> String {
+    let lines = || stderr.lines().map(str::trim).filter(|l| !l.is_empty());
+    lines()
+        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+        .or_else(|| lines().next())
+        .unwrap_or("(no message)")
+        .to_owned()
 }
 
 /// The files `git diff --name-only BASE...HEAD` names (NUL-separated, so any name survives).
@@ -231,4 +268,59 @@ pub fn client_runtime() -> Result<tokio::runtime::Runtime, CliError> {
         .enable_all()
         .build()
         .map_err(|e| CliError::software(format!("cannot start the async runtime: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// Every (sub)command, with its path.
+    fn walk(cmd: &clap::Command, path: String, out: &mut Vec<(String, clap::Command)>) {
+        for sub in cmd.get_subcommands() {
+            let p = format!("{path} {}", sub.get_name());
+            out.push((p.clone(), sub.clone()));
+            walk(sub, p, out);
+        }
+    }
+
+    #[test]
+    fn every_subcommand_documents_its_flags_and_exit_codes() {
+        let mut all = Vec::new();
+        walk(&Cli::command(), "patchgate".to_owned(), &mut all);
+        assert!(all.len() > 10);
+        let mut undocumented = Vec::new();
+        for (path, mut cmd) in all {
+            if cmd.get_subcommands().next().is_some() {
+                continue; // a group (`ladder`): its leaves are checked
+            }
+            let help = cmd.render_long_help().to_string();
+            assert!(
+                help.contains("Exit codes:"),
+                "`{path} --help` does not list its exit codes:\n{help}"
+            );
+            assert!(
+                !help.to_lowercase().contains("article"),
+                "`{path} --help` refers to an article:\n{help}"
+            );
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if id == "help" || id == "version" || arg.is_hide_set() {
+                    continue;
+                }
+                let documented = arg
+                    .get_long_help()
+                    .or(arg.get_help())
+                    .is_some_and(|h| !h.to_string().trim().is_empty());
+                if !documented {
+                    undocumented.push(format!("`{path}`: --{id}"));
+                }
+            }
+        }
+        assert!(
+            undocumented.is_empty(),
+            "flags without a description:\n{}",
+            undocumented.join("\n")
+        );
+    }
 }

@@ -24,9 +24,17 @@ pub struct QuorumArgs {
     /// Results (JSON or YAML): `{"<property id>": {"runs": [0, 0]}, ...}`.
     #[arg(long)]
     pub results: Option<PathBuf>,
-    /// The freeze ledger (JSON or YAML): a list of rows.
-    #[arg(long)]
+    /// The freeze ledger (JSON or YAML): a list of rows. Required (a forgotten ledger would
+    /// hide every freeze); give --no-ledger when there is none.
+    #[arg(
+        long,
+        required_unless_present = "no_ledger",
+        conflicts_with = "no_ledger"
+    )]
     pub ledger: Option<PathBuf>,
+    /// There is no freeze ledger: nothing is frozen, and debt is 0.
+    #[arg(long)]
+    pub no_ledger: bool,
     /// The seal computed now: a seal file (`HEX  -`, as `sha256sum` prints it).
     #[arg(long, requires = "expected")]
     pub seal: PathBuf,

@@ -117,7 +117,15 @@ fn print(answer: &SealAnswer, as_json: bool) -> Result<(), CliError> {
         output::stdout(&format!("{}  -\n", answer.seal))?;
     }
     if answer.exit_code == 1 {
-        output::error("the seal does not match the expected one: fixture fault");
+        let drifted = answer
+            .drift
+            .as_ref()
+            .is_some_and(|d| !(d.added.is_empty() && d.removed.is_empty() && d.changed.is_empty()));
+        output::error(if drifted {
+            "the tree drifted from the expected manifest: fixture fault"
+        } else {
+            "the seal does not match the expected one: fixture fault"
+        });
     }
     Ok(())
 }

@@ -558,12 +558,13 @@ pub struct SealAnswer {
     pub excluded: Excluded,
     /// The expected seal, when one was given.
     pub expected: Option<String>,
-    /// Whether the seal matches `expected` (null when none was given).
+    /// Whether the tree is what was expected: the seal is `expected` and nothing drifted from
+    /// the expected manifest (null when neither was given).
     #[serde(rename = "match")]
     pub matches: Option<bool>,
-    /// `match` or `fixture_fault`, when an expected seal was given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<String>,
+    /// `sealed` (nothing was expected), `match`, or `fixture_fault` (the seal differs from
+    /// `expected`, or the tree drifted from the expected manifest).
+    pub outcome: String,
     /// With an expected manifest: what drifted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drift: Option<DriftAnswer>,
@@ -582,7 +583,8 @@ pub struct SealDecision {
     /// Symlinks, directories, devices: what did not count.
     pub non_regular: u64,
     pub expected: Option<Digest>,
-    /// Whether the seal is the expected one (`None`: no expected seal was given).
+    /// Whether the tree is what was expected: the seal is the expected one and nothing drifted
+    /// from the expected manifest (`None`: neither was given).
     pub matches: Option<bool>,
     pub drift: Option<Drift>,
 }
@@ -597,9 +599,15 @@ pub fn decide_seal(
     expected_manifest: Option<&[Entry]>,
 ) -> SealDecision {
     let sealed = seal(entries);
+    let drift = expected_manifest.map(|m| drift(entries, m));
+    // Drift against an expected manifest is a mismatch, as a different seal is.
+    let matches = match (expected.map(|e| e == sealed.seal), drift.as_ref()) {
+        (None, None) => None,
+        (seal_ok, drift) => Some(seal_ok.unwrap_or(true) && drift.is_none_or(Drift::is_empty)),
+    };
     SealDecision {
-        matches: expected.map(|e| e == sealed.seal),
-        drift: expected_manifest.map(|m| drift(entries, m)),
+        matches,
+        drift,
         sealed,
         bytes,
         non_regular,
@@ -613,10 +621,13 @@ impl SealDecision {
         u8::from(self.matches == Some(false))
     }
 
-    /// `match` or `fixture_fault` when an expected seal was given.
-    pub fn outcome(&self) -> Option<&'static str> {
-        self.matches
-            .map(|m| if m { "match" } else { "fixture_fault" })
+    /// `sealed` when nothing was expected, else `match` or `fixture_fault`.
+    pub fn outcome(&self) -> &'static str {
+        match self.matches {
+            None => "sealed",
+            Some(true) => "match",
+            Some(false) => "fixture_fault",
+        }
     }
 
     /// The answer, as both edges render it.
@@ -636,7 +647,7 @@ impl SealDecision {
             },
             expected: self.expected.map(|d| d.to_hex()),
             matches: self.matches,
-            outcome: self.outcome().map(str::to_owned),
+            outcome: self.outcome().to_owned(),
             drift: self.drift.as_ref().map(|d| DriftAnswer {
                 added: lossy(&d.added),
                 removed: lossy(&d.removed),

@@ -211,7 +211,8 @@ fn kind_of_body(headers: &HeaderMap) -> Result<Kind, Problem> {
 /// `application/gzip` or with `Content-Encoding: gzip`), streamed and hashed without being
 /// held; `text/plain`, a `sha256sum` manifest; `application/json`,
 /// `{"files":[{"path","sha256"}],"expected"?,"expected_manifest"?}`. `?expected=HEX` gives the
-/// expected seal for tar and manifest bodies. A match (or no expected seal) is 200, a mismatch
+/// expected seal for tar and manifest bodies. A match (or nothing expected: `outcome: sealed`)
+/// is 200; a mismatch — a seal other than `expected`, or drift from `expected_manifest` — is
 /// 409 with `outcome: fixture_fault`. With `Accept: text/plain` the body is the seal file line
 /// `HEX  -`.
 #[utoipa::path(
@@ -228,7 +229,7 @@ fn kind_of_body(headers: &HeaderMap) -> Result<Kind, Problem> {
     responses(
         (status = 200, description = "Sealed; matches the expected seal when one was given (exit 0)",
             content((SealAnswer = "application/json"), (String = "text/plain"))),
-        (status = 409, description = "The seal does not match the expected one: fixture_fault (exit 1)",
+        (status = 409, description = "The seal does not match the expected one, or the tree drifted from the expected manifest: fixture_fault (exit 1)",
             content((SealAnswer = "application/json"), (String = "text/plain"))),
         (status = 400, description = "A corrupt or truncated archive, bad gzip, or malformed JSON", body = Problem, content_type = "application/problem+json"),
         (status = 408, description = "The body stopped arriving", body = Problem, content_type = "application/problem+json"),
@@ -347,14 +348,12 @@ fn seal_answer(
             decision_id = decision_id.as_str(),
             seal = seal_hex.as_str(),
             files = decision.sealed.files,
-            outcome = outcome.unwrap_or("sealed"),
+            outcome,
             exit_code,
             message = "decision",
         );
     });
-    state
-        .metrics()
-        .record_decision("seal", outcome.unwrap_or("sealed"));
+    state.metrics().record_decision("seal", outcome);
     let status = super::status_for_exit(exit_code);
     if text {
         let mut res = (status, seal_file_line(&decision.sealed.seal)).into_response();

@@ -18,7 +18,7 @@ use clap::Args;
 use serde_json::{Map, Value, json};
 
 use super::error::{CliError, CliResult};
-use super::ladder::run_tier;
+use super::ladder::{describe, run_tier};
 use super::quorum::{fill_commit_counts, parse_document, parse_seal_text};
 use super::{RemoteArgs, git, git_changed, output, remote};
 use crate::core::gate::{
@@ -311,12 +311,10 @@ fn run_one(label: &str, argv: &[String], timeout_s: f64) -> (Option<u8>, f64) {
             let code = status
                 .and_then(|s| s.code())
                 .and_then(|c| u8::try_from(c).ok());
-            let how = match (status, code) {
-                (None, _) => format!("timed out after {timeout_s:.0} s (killed)"),
-                (Some(_), None) => "killed by a signal".to_owned(),
-                (Some(_), Some(c)) => format!("exit {c}"),
-            };
-            output::error(&format!("{label}: {how} ({seconds:.1} s)"));
+            output::error(&format!(
+                "{label}: {} ({seconds:.1} s)",
+                describe(status, timeout_s)
+            ));
             (code, seconds)
         }
         Err(e) => {

@@ -25,10 +25,13 @@ use crate::exit::Exit;
 #[derive(Debug, Subcommand)]
 pub enum LadderCommand {
     /// Plan the tiers for a diff (exit 0).
+    #[command(after_help = super::exits!("0 planned"))]
     Plan(PlanArgs),
     /// Run the planned tiers, append one ledger row per tier reached (exit 0 all pass, 1 caught, 2 error).
+    #[command(after_help = super::exits!("0 every tier passed, 1 a tier caught the patch, 2 a tier errored (a broken harness or a timeout)"))]
     Run(RunArgs),
     /// The yield report of a ledger (a table, or --json).
+    #[command(after_help = super::exits!("0 reported"))]
     Report(ReportArgs),
 }
 
@@ -36,9 +39,10 @@ pub enum LadderCommand {
 pub struct PlanArgs {
     #[command(flatten)]
     pub changed: ChangedFilesArgs,
-    /// The ladder config (TOML); the article's tiers when absent.
+    /// The ladder config (TOML, e.g. ladder.toml); without it, two tiers: t1-properties (`pytest -q tests/properties -x`, 120 s, skipped on a scope hit) and t2-fixtures (`pytest -q -p no:randomly`, 900 s).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Print the full answer as JSON instead of the table.
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -47,14 +51,16 @@ pub struct PlanArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
+    /// The base the patch targets: the changed files are `git diff --name-only BASE...HEAD`.
     #[arg(long)]
     pub base: String,
+    /// The patch's head commit (e.g. HEAD); its id is the `patch` of each ledger row.
     #[arg(long)]
     pub head: String,
     /// The JSONL ledger to append to.
     #[arg(long)]
     pub ledger: PathBuf,
-    /// The ladder config (TOML); the article's tiers when absent.
+    /// The ladder config (TOML, e.g. ladder.toml); without it, two tiers: t1-properties (`pytest -q tests/properties -x`, 120 s, skipped on a scope hit) and t2-fixtures (`pytest -q -p no:randomly`, 900 s).
     #[arg(long)]
     pub config: Option<PathBuf>,
 }
@@ -63,6 +69,7 @@ pub struct RunArgs {
 pub struct ReportArgs {
     /// The JSONL ledger (`-` for stdin).
     pub ledger: PathBuf,
+    /// Print the full answer as JSON instead of the table.
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -77,10 +84,14 @@ pub struct FreezeArgs {
     /// The test caught a deliberately seeded bug.
     #[arg(long)]
     pub caught_seeded_bug: bool,
+    /// Fewest outcomes before a verdict (default 20; at least 2).
     #[arg(long)]
     pub min_runs: Option<u64>,
+    /// Least flip rate (flips between consecutive outcomes / (runs - 1)) that is flaky
+    /// (default 0.02).
     #[arg(long)]
     pub min_flip_rate: Option<f64>,
+    /// Print the full answer as JSON instead of the table.
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -91,6 +102,7 @@ pub struct FreezeArgs {
 pub struct RowsArgs {
     /// The JSONL file (`-` for stdin).
     pub file: PathBuf,
+    /// Print the full answer as JSON instead of the table.
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -241,7 +253,7 @@ mod run;
 
 pub use freeze::freeze;
 pub use review::{calibrate, review};
-pub use run::run_tier;
+pub use run::{describe, run_tier};
 
 /// `patchgate ladder plan|run|report`.
 pub fn run_ladder(cmd: LadderCommand) -> CliResult {

@@ -30,6 +30,20 @@ pub fn run_tier(argv: &[String], timeout: Duration) -> std::io::Result<(Option<E
     Ok((status, started.elapsed().as_secs_f64()))
 }
 
+/// How a tier's command ended, for people: `exit 0`, `killed by signal 9`, or
+/// `timed out after 120 s`.
+pub fn describe(status: Option<ExitStatus>, timeout_s: f64) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match status {
+        None => format!("timed out after {timeout_s:.0} s"),
+        Some(s) => match (s.code(), s.signal()) {
+            (Some(c), _) => format!("exit {c}"),
+            (None, Some(sig)) => format!("killed by signal {sig}"),
+            (None, None) => "ended without an exit code".to_owned(),
+        },
+    }
+}
+
 pub(super) fn run(args: RunArgs) -> CliResult {
     let config = load_config(args.config.as_deref())?;
     let raw = git_changed(&args.base, &args.head)?;
@@ -85,10 +99,10 @@ pub(super) fn run(args: RunArgs) -> CliResult {
         writeln!(ledger, "{row}")
             .and_then(|()| ledger.flush())
             .map_err(|e| CliError::software(format!("cannot append to the ledger: {e}")))?;
-        let how = if timed_out {
-            format!("timed out after {:.0} s", tier.timeout_s)
+        let how = if status.is_none() && !timed_out {
+            "did not start".to_owned()
         } else {
-            format!("exit {code:?}")
+            describe(status, tier.timeout_s)
         };
         output::error(&format!(
             "{name}: {} ({how}, {seconds:.1} s)",

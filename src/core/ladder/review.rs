@@ -12,7 +12,8 @@ pub const INADMISSIBLE_WARNING_SHARE: f64 = 0.40;
 pub struct Review {
     /// Router decisions read.
     pub decisions: u64,
-    /// Log lines that are not router decisions (other events, quorum and seal decisions).
+    /// Lines that are not router decisions: other events, quorum and seal decisions, and lines
+    /// that are not JSON at all (a log file also holds start-up lines).
     pub skipped_lines: u64,
     pub by_disposition: BTreeMap<String, u64>,
     pub by_attribution: BTreeMap<String, u64>,
@@ -24,10 +25,11 @@ pub struct Review {
     pub warning: Option<String>,
 }
 
-/// Reviews decision-log lines (NDJSON as the service writes them). A line that is not JSON is
-/// a 422 naming its number; JSON lines that are not router decisions are counted and skipped.
+/// Reviews decision-log lines (NDJSON as the service writes them): lines that are not router
+/// decisions — other events, other endpoints' decisions, lines that are not JSON — are counted
+/// and skipped, so the service's own log file can be read as it is. An input with no router
+/// decision at all is refused (422): it is not a decision log.
 pub fn review(body: &[u8]) -> Result<Review, Errors> {
-    let mut errors = Errors::default();
     let mut r = Review {
         decisions: 0,
         skipped_lines: 0,
@@ -38,23 +40,13 @@ pub fn review(body: &[u8]) -> Result<Review, Errors> {
         warning: None,
     };
     let mut inadmissible = 0u64;
-    for (i, line) in body.split(|b| *b == b'\n').enumerate() {
-        // Past the error cap the answer is a 422 whatever follows.
-        if errors.is_full() {
-            break;
-        }
+    for line in body.split(|b| *b == b'\n') {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let v: Value = match crate::core::json::strict_value(line) {
-            Ok(v) => v,
-            Err(e) => {
-                errors.push(
-                    format!("/{}", i + 1),
-                    format!("line {} is not valid JSON: {e}", i + 1),
-                );
-                continue;
-            }
+        let Ok(v) = crate::core::json::strict_value(line) else {
+            r.skipped_lines += 1;
+            continue;
         };
         let is_route = v.get("target").and_then(Value::as_str)
             == Some(crate::core::DECISION_TARGET)
@@ -84,10 +76,18 @@ pub fn review(body: &[u8]) -> Result<Review, Errors> {
             inadmissible += 1;
         }
     }
-    if !errors.is_empty() {
+    if r.decisions == 0 {
+        let mut errors = Errors::default();
+        errors.push(
+            "",
+            format!(
+                "no line is a router decision ({} lines skipped): give the decision log (`patchgate serve` writes one JSON line per decision, target `patchgate::decision`)",
+                r.skipped_lines
+            ),
+        );
         return Err(errors);
     }
-    if r.decisions > 0 {
+    {
         let n = r.decisions as f64;
         let escalated = r.by_disposition.get("ESCALATE").copied().unwrap_or(0) as f64;
         r.escalation_rate = Some(escalated / n);
