@@ -89,7 +89,7 @@ fn gate_answer(state: &AppState, body: &[u8], media: Answer) -> Result<Response,
 #[utoipa::path(
     get,
     path = "/gate/rules",
-    tag = "gate",
+    tags = ["gate", "reference"],
     responses((status = 200, description = "The four rules", body = Vec<GateRuleRow>))
 )]
 pub async fn gate_rules() -> Json<Vec<GateRuleRow>> {

@@ -13,6 +13,7 @@ pub mod layers;
 pub mod metrics;
 pub mod openapi;
 mod ops;
+mod page;
 mod quorum;
 mod route;
 pub mod seal;
@@ -238,7 +239,8 @@ pub fn body_limit(settings: &Settings, route: &str) -> u64 {
 
 /// Every endpoint, declared once. The router, the OpenAPI document's paths, the metric labels
 /// and the open (unauthenticated, never shed) set all come from this list: a new endpoint is
-/// one line here and its `#[utoipa::path]`. Operations tagged `operations` are the open ones.
+/// one line here and its `#[utoipa::path]`. Operations tagged `operations` or `reference` are
+/// the open ones.
 pub fn endpoints() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .routes(routes!(route::route))
@@ -254,14 +256,20 @@ pub fn endpoints() -> OpenApiRouter<AppState> {
         .routes(routes!(ladder::freeze))
         .routes(routes!(ladder::review))
         .routes(routes!(ladder::calibrate))
+        .routes(routes!(page::index))
+        .routes(routes!(page::script))
+        .routes(routes!(page::style))
+        .routes(routes!(page::icon))
         .routes(routes!(ops::healthz))
         .routes(routes!(ops::readyz))
         .routes(routes!(ops::metrics))
         .routes(routes!(ops::openapi))
 }
 
-/// The tag of the operations that stay open: health, readiness, metrics, the API document.
-const OPEN_TAG: &str = "operations";
+/// The tags of the operations that stay open (no token, never shed): `operations` (health,
+/// readiness, metrics, the API document, the page) and `reference` (the static decision
+/// tables the page renders).
+const OPEN_TAGS: [&str; 2] = ["operations", "reference"];
 
 /// What the endpoint declaration says about each served path, read once at start-up.
 struct Routes {
@@ -285,7 +293,7 @@ impl Routes {
                 .into_iter()
                 .flatten()
                 .flat_map(|op| op.tags.iter().flatten());
-            if tags.into_iter().any(|t| t == OPEN_TAG) {
+            if tags.into_iter().any(|t| OPEN_TAGS.contains(&t.as_str())) {
                 open.push(label);
             }
         }

@@ -47,7 +47,8 @@ Errors are RFC 9457 problem documents."
         (name = "quorum", description = "The strong-property quorum on sealed fixtures"),
         (name = "seal", description = "The fixture seal, byte-identical to the coreutils pipeline"),
         (name = "ladder", description = "The gate ladder: plan, yield report, freeze eligibility, review, calibration"),
-        (name = "operations", description = "Health, readiness, metrics, this document"),
+        (name = "operations", description = "Health, readiness, metrics, this document, the page for people (`GET /`); open without a token"),
+        (name = "reference", description = "The static decision tables (`/route/table`, `/gate/rules`); open without a token"),
     )
 )]
 pub struct ApiDoc;

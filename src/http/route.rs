@@ -241,7 +241,7 @@ fn batch_answer(state: &AppState, body: &[u8]) -> Result<Response, Problem> {
 #[utoipa::path(
     get,
     path = "/route/table",
-    tag = "router",
+    tags = ["router", "reference"],
     responses((status = 200, description = "The 64 rows", body = Vec<TableRow>))
 )]
 pub async fn route_table() -> Json<Vec<TableRow>> {
