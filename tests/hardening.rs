@@ -165,7 +165,8 @@ async fn every_endpoint_has_its_body_limit() {
             "\n".repeat(2000),
             200,
         ),
-        ("/review", "application/x-ndjson", "\n".repeat(2000), 200),
+        // (read, not refused by size; then 422: no line in it is a decision)
+        ("/review", "application/x-ndjson", "\n".repeat(2000), 422),
         ("/calibrate", "application/x-ndjson", "\n".repeat(2000), 200),
         // A forge's check documents too (2,000 bytes: read, then refused as a document: 422).
         ("/route/checks", "application/json", padded(2000), 422),
