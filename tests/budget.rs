@@ -49,8 +49,15 @@ async fn error_lists_are_capped_and_say_how_many_there_were() {
     let lines = "not json\n".repeat(5000).into_bytes();
     let (status, problem) = post(&server, "/review", "application/x-ndjson", lines).await;
     assert_eq!(status, 422);
-    assert_eq!(problem["errors"].as_array().map(Vec::len), Some(1), "{problem}");
-    assert!(problem.to_string().contains("5000 lines skipped"), "{problem}");
+    assert_eq!(
+        problem["errors"].as_array().map(Vec::len),
+        Some(1),
+        "{problem}"
+    );
+    assert!(
+        problem.to_string().contains("5000 lines skipped"),
+        "{problem}"
+    );
     // A JSON array of rows is read one row at a time, and stops the same way.
     let array = format!("[{}{{}}]", "{},".repeat(5000)).into_bytes();
     let (status, problem) = post(&server, "/ladder/report", "application/json", array).await;

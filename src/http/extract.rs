@@ -140,8 +140,9 @@ pub fn negotiate_among(headers: &HeaderMap, offers: &[Answer]) -> Answer {
         return Answer::Json;
     };
     let first_text = offers.iter().position(|a| *a != Answer::Json);
-    // (specificity, q) of the best-matching range for each offer.
-    let mut best: Vec<(u8, f32)> = vec![(0, 0.0); offers.len()];
+    // (specificity, q) of the best-matching range for each offer (at most three: no
+    // allocation on the hot path).
+    let mut best = [(0u8, 0.0f32); 3];
     for range in accept.split(',') {
         let mut parts = range.split(';');
         let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
