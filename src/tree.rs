@@ -31,12 +31,20 @@ pub struct Tree {
 type Hashed = io::Result<(Digest, u64)>;
 
 /// Hashes everything `reader` yields.
-pub fn hash_reader(mut reader: impl Read) -> io::Result<(Digest, u64)> {
+pub fn hash_reader(reader: impl Read) -> io::Result<(Digest, u64)> {
+    hash_with(reader, &mut vec![0u8; HASH_BUFFER])
+}
+
+/// The read size of [`hash_reader`].
+const HASH_BUFFER: usize = 64 * 1024;
+
+/// [`hash_reader`] with the caller's buffer: a walk over many small files reuses one buffer
+/// per thread instead of allocating (and zeroing) 64 KiB per file.
+fn hash_with(mut reader: impl Read, buf: &mut [u8]) -> io::Result<(Digest, u64)> {
     let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 64 * 1024];
     let mut total = 0u64;
     loop {
-        let n = match reader.read(&mut buf) {
+        let n = match reader.read(buf) {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -84,14 +92,19 @@ pub fn read_dir_tree(root: &Path, display: &[u8], threads: usize) -> io::Result<
     std::thread::scope(|scope| {
         for _ in 0..threads.max(1).min(files.len().max(1)) {
             scope.spawn(|| {
+                let mut buf = vec![0u8; HASH_BUFFER];
+                // Results are kept per thread and merged once: no lock per file.
+                let mut done: Vec<(usize, Hashed)> = Vec::new();
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some((path, _)) = files.get(i) else { break };
-                    let r = fs::File::open(path).and_then(hash_reader);
-                    if let Ok(mut all) = results.lock()
-                        && let Some(slot) = all.get_mut(i)
-                    {
-                        *slot = Some(r);
+                    done.push((i, fs::File::open(path).and_then(|f| hash_with(f, &mut buf))));
+                }
+                if let Ok(mut all) = results.lock() {
+                    for (i, r) in done {
+                        if let Some(slot) = all.get_mut(i) {
+                            *slot = Some(r);
+                        }
                     }
                 }
             });
