@@ -356,6 +356,13 @@ def attacks(binary):
                 b'"flaky_freeze":["q"]},"check_runs":{"total_count":' + str(n_runs).encode()
                 + b',"check_runs":[' + runs + b"]}}")
         row(server, f"{n_runs} check runs in 60 MiB (valid)", "/route/checks", j, body, {424})
+        # 100,000 distinct checks in one gate, every one still running: linear, not quadratic.
+        n_checks = 100_000
+        names = [f"c{i}" for i in range(n_checks)]
+        doc = {"head_sha": sha, "gates": {"property_check": ["p"], "fixture_check": names, "flaky_freeze": ["q"]},
+               "check_runs": {"check_runs": [{"id": i, "name": n, "head_sha": sha, "status": "in_progress",
+                                              "conclusion": None} for i, n in enumerate(names)]}}
+        row(server, f"{n_checks} pending checks in one gate", "/route/checks", j, compact(doc), {425})
         # Unknown keys.
         keys = {}
         size = 2

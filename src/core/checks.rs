@@ -5,7 +5,7 @@
 //! While a check still runs the answer is `PENDING` (425), unless a gate has already failed
 //! and none is missing: no pending check can change that block.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -407,6 +407,8 @@ fn gate_verdict(checks: &[Option<CheckVerdict>]) -> Verdict {
 pub fn decide_checks(request: &ChecksRequest) -> ChecksOutcome {
     let latest = latest(request);
     let mut pending: Vec<String> = Vec::new();
+    // Names already listed as pending (a set: a hostile gate list stays linear).
+    let mut pending_seen: HashSet<&str> = HashSet::new();
     let mut read: Vec<GateChecks> = Vec::with_capacity(3);
     // Each gate's merged verdict per name, for the routing below.
     let mut merged: Vec<Vec<Option<CheckVerdict>>> = Vec::with_capacity(3);
@@ -444,7 +446,7 @@ pub fn decide_checks(request: &ChecksRequest) -> ChecksOutcome {
             if verdict.is_none() {
                 absent.push(name.clone());
             }
-            if verdict == Some(CheckVerdict::Pending) && !pending.contains(name) {
+            if verdict == Some(CheckVerdict::Pending) && pending_seen.insert(name.as_str()) {
                 pending.push(name.clone());
             }
             verdicts.push(verdict);
@@ -593,21 +595,21 @@ fn parse_gates(v: &Value, e: &mut Errors) -> Option<[Vec<String>; 3]> {
             continue;
         };
         let at = obj.pointer(key);
-        let mut seen: Vec<String> = Vec::new();
+        // A set: a hostile list of names stays linear.
+        let mut seen: HashSet<String> = HashSet::new();
         let names = fields::array(list, &at, &format!("`{key}`"), e, |x, p, e| {
             let name = fields::string(x, &p, "a check name", MAX_TEXT, e)?;
             if name.is_empty() {
                 e.push(p, "a check name must not be empty");
                 return None;
             }
-            if seen.contains(&name) {
+            if !seen.insert(name.clone()) {
                 e.push(
                     p,
                     format!("the check {name:?} is listed twice in this gate"),
                 );
                 return None;
             }
-            seen.push(name.clone());
             Some(name)
         });
         match names {
