@@ -493,6 +493,7 @@ fn check(row: &Row, status: u16, answer: &Value, retry_after: Option<&str>) {
     assert_eq!(answer["head_sha"], HEAD, "{name}");
     assert_eq!(answer["patch_id"], "pr-42", "{name}");
     assert_eq!(answer["pending"], json!(pending), "{name}");
+    assert_eq!(answer["pending_total"], pending.len(), "{name}");
     match attribution {
         Some(a) => {
             assert_eq!(answer["attribution"], *a, "{name}");
@@ -985,4 +986,39 @@ fn gates_may_be_toml_and_the_cli_needs_the_head() {
         .unwrap();
     assert_eq!(out.status.code(), Some(65));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/gates/fixture_chek"));
+}
+
+#[tokio::test]
+async fn long_lists_are_capped_and_counted() {
+    // 150 checks in one gate, all still running: the answer names the first 100 and counts
+    // the rest, so one request's answer stays small whatever it sent.
+    let server = TestServer::start();
+    let names: Vec<String> = (0..150).map(|i| format!("shard {i}")).collect();
+    let mut list: Vec<Value> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| run(100 + i as u64, n, HEAD, "in_progress", None))
+        .collect();
+    list.extend([ok(1, "proptest"), ok(4, "quarantine")]);
+    let body = json!({"head_sha": HEAD, "check_runs": runs(list), "gates": {
+        "property_check": ["proptest"], "fixture_check": names, "flaky_freeze": ["quarantine"]}});
+    let (status, answer) = common::post_json(&server, "/route/checks", &body).await;
+    assert_eq!(status, 425, "{answer}");
+    assert_eq!(answer["pending"].as_array().unwrap().len(), 100);
+    assert_eq!(answer["pending"][0], "shard 0");
+    assert_eq!(answer["pending_total"], 150);
+    let gate = &answer["gates"]["fixture_check"];
+    assert_eq!(gate["checks"].as_array().unwrap().len(), 100);
+    assert_eq!(gate["unlisted"], 50);
+    let line = common::client()
+        .post(server.url("/route/checks"))
+        .header("accept", "text/plain")
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(line, "PENDING pending=150\n");
 }

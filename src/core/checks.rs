@@ -51,6 +51,9 @@ static STATUS_SHAPE: Shape = Shape::Only(&[
 ]);
 
 const FIELDS: [&str; 5] = ["patch_id", "head_sha", "gates", "check_runs", "statuses"];
+/// Longest list of checks (or names) an answer carries; the rest are counted. A merge bot posts
+/// the answer as a comment, and one request's answer stays small whatever it sent.
+pub const MAX_LISTED_CHECKS: usize = 100;
 /// Longest check name, URL or word read from a forge document, in characters.
 const MAX_TEXT: usize = 4096;
 
@@ -185,6 +188,8 @@ pub struct GateChecks {
     pub checks: Vec<CheckRead>,
     /// Names the gate lists that no current run or status reports.
     pub absent: Vec<String>,
+    /// Checks read and absent names past the first 100 of each list: counted, not listed.
+    pub unlisted: u64,
 }
 
 /// The three gates, as read.
@@ -242,8 +247,10 @@ pub struct ChecksOutcome {
     /// `None`: PENDING.
     pub decision: Option<Decision>,
     pub verdicts: Option<Verdicts>,
-    /// The names of the checks still running, each once, in gate order.
+    /// The names of the checks still running, each once, in gate order (the first 100).
     pub pending: Vec<String>,
+    /// How many checks still run.
+    pub pending_total: u64,
     pub gates: ChecksGates,
     pub ignored: Ignored,
 }
@@ -276,6 +283,7 @@ impl ChecksOutcome {
             decision_id,
             verdicts: self.verdicts,
             pending: self.pending.clone(),
+            pending_total: self.pending_total,
             gates: self.gates.clone(),
             ignored: self.ignored,
         }
@@ -302,8 +310,10 @@ pub struct ChecksAnswer {
     /// The verdict triple the router read; absent while PENDING.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdicts: Option<Verdicts>,
-    /// The checks still running.
+    /// The checks still running (the first 100, in gate order).
     pub pending: Vec<String>,
+    /// How many checks still run.
+    pub pending_total: u64,
     pub gates: ChecksGates,
     pub ignored: Ignored,
 }
@@ -317,7 +327,7 @@ impl ChecksAnswer {
             None => format!(
                 "{} pending={}\n",
                 self.disposition.as_str(),
-                self.pending.len()
+                self.pending_total
             ),
         }
     }
@@ -407,7 +417,7 @@ fn gate_verdict(checks: &[Option<CheckVerdict>]) -> Verdict {
 pub fn decide_checks(request: &ChecksRequest) -> ChecksOutcome {
     let latest = latest(request);
     let mut pending: Vec<String> = Vec::new();
-    // Names already listed as pending (a set: a hostile gate list stays linear).
+    // Names already counted as pending (a set: a hostile gate list stays linear).
     let mut pending_seen: HashSet<&str> = HashSet::new();
     let mut read: Vec<GateChecks> = Vec::with_capacity(3);
     // Each gate's merged verdict per name, for the routing below.
@@ -415,6 +425,7 @@ pub fn decide_checks(request: &ChecksRequest) -> ChecksOutcome {
     for names in &request.gates {
         let mut checks = Vec::new();
         let mut absent = Vec::new();
+        let mut unlisted = 0u64;
         let mut verdicts = Vec::with_capacity(names.len());
         for name in names {
             let run = latest.runs.get(name.as_str()).map(|r| CheckRead {
@@ -444,19 +455,32 @@ pub fn decide_checks(request: &ChecksRequest) -> ChecksOutcome {
                 .map(|c| c.verdict)
                 .max_by_key(|v| v.weight());
             if verdict.is_none() {
-                absent.push(name.clone());
+                if absent.len() < MAX_LISTED_CHECKS {
+                    absent.push(name.clone());
+                } else {
+                    unlisted += 1;
+                }
             }
-            if verdict == Some(CheckVerdict::Pending) && pending_seen.insert(name.as_str()) {
+            if verdict == Some(CheckVerdict::Pending)
+                && pending_seen.insert(name.as_str())
+                && pending.len() < MAX_LISTED_CHECKS
+            {
                 pending.push(name.clone());
             }
             verdicts.push(verdict);
-            checks.extend(run);
-            checks.extend(status);
+            for c in [run, status].into_iter().flatten() {
+                if checks.len() < MAX_LISTED_CHECKS {
+                    checks.push(c);
+                } else {
+                    unlisted += 1;
+                }
+            }
         }
         read.push(GateChecks {
             verdict: gate_verdict(&verdicts),
             checks,
             absent,
+            unlisted,
         });
         merged.push(verdicts);
     }
@@ -471,12 +495,13 @@ pub fn decide_checks(request: &ChecksRequest) -> ChecksOutcome {
     let mut verdicts = triple(&read);
     let any = |v: &Verdicts, word: Verdict| Gate::ALL.into_iter().any(|g| v.get(g) == word);
     let decided_while_pending = any(&verdicts, Verdict::Fail) && !any(&verdicts, Verdict::Missing);
-    if !pending.is_empty() {
+    if !pending_seen.is_empty() {
         if !decided_while_pending {
             return ChecksOutcome {
                 decision: None,
                 verdicts: None,
                 pending,
+                pending_total: pending_seen.len() as u64,
                 gates: gates_of(read),
                 ignored: latest.ignored,
             };
@@ -498,6 +523,7 @@ pub fn decide_checks(request: &ChecksRequest) -> ChecksOutcome {
         decision: Some(route::route(&verdicts)),
         verdicts: Some(verdicts),
         pending,
+        pending_total: pending_seen.len() as u64,
         gates: gates_of(read),
         ignored: latest.ignored,
     }
@@ -510,6 +536,7 @@ fn gates_of(read: Vec<GateChecks>) -> ChecksGates {
             verdict: Verdict::Missing,
             checks: Vec::new(),
             absent: Vec::new(),
+            unlisted: 0,
         })
     };
     ChecksGates {
