@@ -27,8 +27,19 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RELEASE = os.path.join(ROOT, "target", "release")
+# The bearer token the patchgate server is started with (auth on, as a hosted server runs);
+# the bare server is sent the same header and ignores it.
+TOKEN = "bench-token-0123456789abcdef"
 BODY = json.dumps({"patch_id": "pr-1841", "property_check": "fail",
                    "fixture_check": "pass", "flaky_freeze": "unknown"}, separators=(",", ":"))
+
+
+def server_env(name, auth, extra=None):
+    env = dict(os.environ, **(extra or {}))
+    env.pop("PATCHGATE_TOKEN", None)
+    if auth and name == "patchgate":
+        env["PATCHGATE_TOKEN"] = TOKEN
+    return env
 
 
 def servers(port):
@@ -80,10 +91,12 @@ def parse_duration_ms(text):
     return value / 1000.0 if unit == "us" else value * 1000.0 if unit == "s" else value
 
 
-def wrk_once(port, seconds, connections):
+def wrk_once(port, seconds, connections, auth):
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as lua:
         lua.write('wrk.method = "POST"\n')
         lua.write('wrk.headers["Content-Type"] = "application/json"\n')
+        if auth:
+            lua.write(f'wrk.headers["Authorization"] = "Bearer {TOKEN}"\n')
         lua.write(f"wrk.body = {json.dumps(BODY)}\n")
         script = lua.name
     try:
@@ -107,11 +120,12 @@ def load(args):
         for name in (order if run % 2 == 0 else list(reversed(order))):
             cmd = servers(port)[name]
             with open(os.devnull, "w") as devnull:
-                proc = subprocess.Popen(cmd, stdout=devnull, stderr=devnull)
+                proc = subprocess.Popen(cmd, stdout=devnull, stderr=devnull,
+                                        env=server_env(name, args.auth))
             try:
                 wait_port(port)
-                wrk_once(port, 2, args.connections)  # warm-up
-                rps, p99, errors = wrk_once(port, args.seconds, args.connections)
+                wrk_once(port, 2, args.connections, args.auth)  # warm-up
+                rps, p99, errors = wrk_once(port, args.seconds, args.connections, args.auth)
                 rss = peak_rss_kib(proc.pid)
             finally:
                 stop(proc)
@@ -131,29 +145,33 @@ def load(args):
     print(f"  peak RSS    patchgate {pg['rss'] / 1024:.1f} MiB, bare {bare['rss'] / 1024:.1f} MiB")
 
 
-def send_requests(port, n):
+def send_requests(port, n, auth):
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     headers = {"Content-Type": "application/json"}
+    if auth:
+        headers["Authorization"] = f"Bearer {TOKEN}"
     for _ in range(n):
         conn.request("POST", "/route", body=BODY, headers=headers)
         res = conn.getresponse()
         res.read()
-        if res.status >= 500 or res.getheader("connection", "").lower() == "close":
+        if res.status >= 500 or res.status == 401 or res.getheader("connection", "").lower() == "close":
             raise SystemExit(f"unexpected answer {res.status}")
     conn.close()
 
 
-def callgrind_total(name, n, port):
+def callgrind_run(name, n, port, auth, keep=False):
+    """Runs the server under callgrind for `n` requests; the total instructions, and the
+    output file when `keep` (the caller deletes it)."""
     out_file = tempfile.mktemp(prefix=f"callgrind.{name}.{n}.")
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}"] + servers(port)[name]
     # One worker thread for both servers: with one keep-alive connection there is nothing to
     # spread, and a second worker adds work-stealing noise to the count.
-    env = dict(os.environ, TOKIO_WORKER_THREADS="1")
+    env = server_env(name, auth, {"TOKIO_WORKER_THREADS": "1"})
     with open(os.devnull, "w") as devnull:
         proc = subprocess.Popen(cmd, stdout=devnull, stderr=devnull, env=env)
     try:
         wait_port(port, timeout=120)
-        send_requests(port, n)
+        send_requests(port, n, auth)
     finally:
         stop(proc)
     total = None
@@ -161,21 +179,24 @@ def callgrind_total(name, n, port):
         for line in f:
             if line.startswith("totals:") or line.startswith("summary:"):
                 total = int(line.split()[1])
-    os.unlink(out_file)
     if total is None:
         raise SystemExit(f"no totals in the callgrind output of {name}")
-    return total
+    if not keep:
+        os.unlink(out_file)
+        out_file = None
+    return total, out_file
 
 
 def instructions(args):
     per_request = {}
     for name in ("patchgate", "bare"):
-        small = callgrind_total(name, args.n1, args.port)
-        large = callgrind_total(name, args.n2, args.port)
+        small, _ = callgrind_run(name, args.n1, args.port, args.auth)
+        large, _ = callgrind_run(name, args.n2, args.port, args.auth)
         per_request[name] = (large - small) / (args.n2 - args.n1)
         print(f"{name:9s} {per_request[name]:10.0f} instructions/request  "
               f"(I({args.n1})={small}, I({args.n2})={large})", flush=True)
-    print(f"ratio patchgate / bare: {per_request['patchgate'] / per_request['bare']:.2f}x")
+    print(f"ratio patchgate / bare: {per_request['patchgate'] / per_request['bare']:.2f}x"
+          f" (auth {'on' if args.auth else 'off'})")
 
 
 def main():
@@ -188,6 +209,8 @@ def main():
     p.add_argument("--n1", type=int, default=1000)
     p.add_argument("--n2", type=int, default=3000)
     p.add_argument("--no-build", action="store_true")
+    p.add_argument("--no-auth", dest="auth", action="store_false",
+                   help="start patchgate without a bearer token (auth is on by default)")
     args = p.parse_args()
     if not args.no_build:
         build()

@@ -65,7 +65,7 @@ fn gate_sh_exits_with_the_decision() {
     use patchgate::http::Settings;
     let token = "s3cret-token-for-gate-sh";
     let server = common::TestServer::start_with(Settings {
-        token_sha256: Some(<sha2::Sha256 as sha2::Digest>::digest(token.as_bytes()).into()),
+        token: patchgate::http::BearerToken::new(token),
         ..Settings::default()
     });
     let dir = tempfile::tempdir().unwrap();

@@ -13,16 +13,15 @@ use axum::body::Body;
 use axum::routing::get;
 use common::TestServer;
 use patchgate::http::layers::ObserveLayer;
-use patchgate::http::{AppState, Settings};
+use patchgate::http::{AppState, BearerToken, Settings};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use tower::{Layer, ServiceExt};
 
 const TOKEN: &str = "s3cret-token-for-tests";
 
 fn with_token() -> Settings {
     Settings {
-        token_sha256: Some(Sha256::digest(TOKEN.as_bytes()).into()),
+        token: BearerToken::new(TOKEN),
         ..Settings::default()
     }
 }
@@ -328,6 +327,85 @@ async fn a_slowloris_client_is_cut_off_while_others_are_served() {
     );
     let text = String::from_utf8_lossy(&got);
     assert!(got.is_empty() || text.starts_with("HTTP/1.1 408"), "{text}");
+}
+
+/// Sends one `/route` request on `s` and reads its whole answer; the status code.
+fn round_trip(s: &mut TcpStream) -> u16 {
+    let body = evidence().to_string();
+    let req = format!(
+        "POST /route HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).expect("send");
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = s.read(&mut buf).expect("read");
+        assert!(n > 0, "closed mid-answer");
+        got.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&got).into_owned();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let length: usize = text
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse().expect("length"))
+                })
+                .expect("a content-length");
+            if got.len() >= end + 4 + length {
+                return text[9..12].parse().expect("a status");
+            }
+        }
+    }
+}
+
+/// The header read deadline also bounds an idle keep-alive connection: closed after the
+/// timeout (not before), while a connection that keeps sending whole requests stays open.
+#[tokio::test]
+async fn idle_keep_alive_connections_close_after_the_header_timeout_busy_ones_stay() {
+    let timeout = Duration::from_secs(1);
+    let server = TestServer::start_with(Settings {
+        header_read_timeout: timeout,
+        ..Settings::default()
+    });
+    let addr = server.addr;
+    let idle = tokio::task::spawn_blocking(move || {
+        let mut s = TcpStream::connect(addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(20)))
+            .expect("timeout");
+        assert_eq!(round_trip(&mut s), 200);
+        let answered = Instant::now();
+        let mut buf = [0u8; 64];
+        let n = s.read(&mut buf).unwrap_or(0);
+        (n, answered.elapsed())
+    });
+    let busy = tokio::task::spawn_blocking(move || {
+        let mut s = TcpStream::connect(addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(20)))
+            .expect("timeout");
+        let started = Instant::now();
+        let mut answered = 0;
+        // A request every 0.4 s for four timeouts, all on the one connection.
+        while started.elapsed() < timeout * 4 {
+            assert_eq!(
+                round_trip(&mut s),
+                200,
+                "request {answered} on the busy connection"
+            );
+            answered += 1;
+            std::thread::sleep(Duration::from_millis(400));
+        }
+        answered
+    });
+    let (n, idle_for) = idle.await.expect("idle client");
+    assert_eq!(n, 0, "the idle connection is closed, not answered");
+    assert!(
+        idle_for >= timeout,
+        "closed before the timeout: {idle_for:?}"
+    );
+    assert!(idle_for < timeout * 5, "not closed in time: {idle_for:?}");
+    assert!(busy.await.expect("busy client") >= 8);
 }
 
 #[tokio::test]

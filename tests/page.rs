@@ -5,7 +5,6 @@ mod common;
 
 use common::TestServer;
 use patchgate::http::Settings;
-use sha2::{Digest, Sha256};
 
 #[tokio::test]
 async fn the_page_is_served_under_a_strict_csp_with_nothing_inline() {
@@ -68,7 +67,7 @@ async fn the_page_is_served_under_a_strict_csp_with_nothing_inline() {
 #[tokio::test]
 async fn with_auth_on_the_page_and_its_tables_stay_open_and_deciding_needs_the_token() {
     let server = TestServer::start_with(Settings {
-        token_sha256: Some(Sha256::digest(b"tok").into()),
+        token: patchgate::http::BearerToken::new("tok"),
         ..Settings::default()
     });
     let client = common::client();

@@ -9,7 +9,7 @@ use tokio::net::TcpListener;
 use super::error::{CliError, CliResult};
 use super::{parse_duration, parse_span, span};
 use crate::exit::Exit;
-use crate::http::{self, AppState, Settings};
+use crate::http::{self, AppState, BearerToken, Settings};
 use crate::telemetry::{self, LogFormat};
 
 #[derive(Debug, Args)]
@@ -84,9 +84,9 @@ pub struct ServeArgs {
 
 impl ServeArgs {
     /// The server's settings from these flags (and the token's digest).
-    fn settings(&self, token_sha256: Option<[u8; 32]>) -> Settings {
+    fn settings(&self, token: Option<BearerToken>) -> Settings {
         Settings {
-            token_sha256,
+            token,
             max_concurrency: self.max_concurrency,
             header_read_timeout: self.header_read_timeout.into(),
             drain_timeout: self.drain_timeout.into(),
@@ -118,12 +118,11 @@ fn parse_duration_or_zero(s: &str) -> Result<Duration, String> {
     }
 }
 
-/// The token from PATCHGATE_TOKEN or the token file (its first line), as its SHA-256.
-fn token_digest(
+/// The token from PATCHGATE_TOKEN or the token file (its first line).
+fn bearer_token(
     file: Option<&std::path::Path>,
     env: Option<String>,
-) -> Result<Option<[u8; 32]>, CliError> {
-    use sha2::{Digest as _, Sha256};
+) -> Result<Option<BearerToken>, CliError> {
     let token = match (file, env) {
         (Some(_), Some(_)) => {
             return Err(CliError::usage(
@@ -142,10 +141,9 @@ fn token_digest(
         (None, Some(t)) => t.trim().to_owned(),
         (None, None) => return Ok(None),
     };
-    if token.is_empty() {
-        return Err(CliError::usage("the token is empty"));
-    }
-    Ok(Some(Sha256::digest(token.as_bytes()).into()))
+    BearerToken::new(&token)
+        .map(Some)
+        .ok_or_else(|| CliError::usage("the token is empty"))
 }
 
 /// The listen address: the flag, else `0.0.0.0:$PORT`, else `127.0.0.1:8080`.
@@ -166,12 +164,12 @@ fn listen_addr(flag: Option<SocketAddr>, port: Option<String>) -> Result<SocketA
 pub fn run(args: ServeArgs) -> CliResult {
     let _log_guard = telemetry::init_server(args.log_format);
     let addr = listen_addr(args.listen, std::env::var("PORT").ok())?;
-    let token_sha256 = token_digest(
+    let token = bearer_token(
         args.token_file.as_deref(),
         std::env::var("PATCHGATE_TOKEN").ok(),
     )?;
-    let token_required = token_sha256.is_some();
-    let settings = args.settings(token_sha256);
+    let token_required = token.is_some();
+    let settings = args.settings(token);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -270,6 +270,8 @@ pub async fn run_cpu<T: Send + 'static>(
 pub struct WriteDeadline<S> {
     inner: S,
     timeout: Duration,
+    /// What the connection's writes tell the header-read watchdog.
+    activity: Arc<super::watchdog::Activity>,
     stalled: Option<Pin<Box<Sleep>>>,
     /// Set once the write side is shut: the end of the linger, and what it has drained.
     linger: Option<(Pin<Box<Sleep>>, u64)>,
@@ -282,10 +284,11 @@ pub const LINGER: Duration = Duration::from_secs(2);
 pub const LINGER_BYTES: u64 = 16 * 1024 * 1024;
 
 impl<S> WriteDeadline<S> {
-    pub fn new(inner: S, timeout: Duration) -> Self {
+    pub fn new(inner: S, timeout: Duration, activity: Arc<super::watchdog::Activity>) -> Self {
         Self {
             inner,
             timeout,
+            activity,
             stalled: None,
             linger: None,
         }
@@ -311,10 +314,14 @@ impl<S: AsyncWrite + Unpin> WriteDeadline<S> {
     ) -> Poll<io::Result<T>> {
         match op(Pin::new(&mut self.inner), cx) {
             Poll::Ready(r) => {
-                self.stalled = None;
+                if self.stalled.take().is_some() {
+                    self.activity.set_write_stalled(false);
+                }
+                self.activity.wrote();
                 Poll::Ready(r)
             }
             Poll::Pending => {
+                self.activity.set_write_stalled(true);
                 let timeout = self.timeout;
                 let sleep = self
                     .stalled
@@ -363,6 +370,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for WriteDeadline<S> {
         if this.linger.is_none() {
             std::task::ready!(this.deadline(cx, AsyncWrite::poll_shutdown))?;
             this.linger = Some((Box::pin(tokio::time::sleep(LINGER)), 0));
+            // Closing, for at most the linger: not an idle connection to cut off.
+            this.activity.set_write_stalled(true);
         }
         let mut scratch = [0u8; 8192];
         loop {

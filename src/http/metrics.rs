@@ -1,7 +1,7 @@
 //! Prometheus metrics: requests and latency by route and status, decisions by endpoint and
 //! outcome, requests in flight.
 
-use std::sync::OnceLock;
+use std::sync::{OnceLock, PoisonError, RwLock};
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::encoding::text::encode;
@@ -46,7 +46,12 @@ pub struct Metrics {
     request_handles: Box<[OnceLock<Counter>]>,
     /// Resolved histograms, by route.
     latency_handles: Box<[OnceLock<Histogram>]>,
+    /// Resolved decision counters, by the addresses of their (static) label strings.
+    decision_handles: RwLock<Vec<(&'static str, &'static str, Counter)>>,
 }
+
+/// Most decision counters resolved by label address; past it, each is looked up by label.
+const MAX_DECISION_HANDLES: usize = 64;
 
 const METHODS: [&str; 2] = ["GET", "POST"];
 const STATUSES: [u16; 16] = [
@@ -106,6 +111,7 @@ impl Metrics {
                 .map(|_| OnceLock::new())
                 .collect(),
             latency_handles: (0..routes.len()).map(|_| OnceLock::new()).collect(),
+            decision_handles: RwLock::new(Vec::new()),
         }
     }
 
@@ -157,10 +163,34 @@ impl Metrics {
         }
     }
 
+    /// Counts one decision. The labels are static strings, so a counter once resolved is found
+    /// again by their addresses: a short scan under a read lock, not a hashed lookup.
     pub fn record_decision(&self, endpoint: &'static str, outcome: &'static str) {
-        self.decisions
+        // Address and length: one literal may be stored inside another.
+        let same = |(e, o, _): &&(&'static str, &'static str, Counter)| {
+            std::ptr::eq(*e, endpoint) && std::ptr::eq(*o, outcome)
+        };
+        let handles = self
+            .decision_handles
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, _, counter)) = handles.iter().find(same) {
+            counter.inc();
+            return;
+        }
+        drop(handles);
+        let counter = self
+            .decisions
             .get_or_create(&DecisionLabels { endpoint, outcome })
-            .inc();
+            .clone();
+        counter.inc();
+        let mut handles = self
+            .decision_handles
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        if handles.len() < MAX_DECISION_HANDLES && handles.iter().find(same).is_none() {
+            handles.push((endpoint, outcome, counter));
+        }
     }
 
     /// The registry in OpenMetrics text format.

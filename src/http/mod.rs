@@ -17,6 +17,7 @@ mod page;
 mod quorum;
 mod route;
 pub mod seal;
+pub mod watchdog;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -47,9 +48,8 @@ pub struct Settings {
     pub seal_decompressed_limit: u64,
     /// Largest report, review or manifest body (`/seal` manifests and JSON), in bytes.
     pub report_body_limit: usize,
-    /// The SHA-256 of the bearer token every decision endpoint requires; `None`: no auth.
-    /// Only the digest is kept, and compared in constant time.
-    pub token_sha256: Option<[u8; 32]>,
+    /// The bearer token every decision endpoint requires; `None`: no auth.
+    pub token: Option<BearerToken>,
     /// Requests handled at once; past it, answered 503 with `Retry-After` at once.
     pub max_concurrency: usize,
     /// Longest a client may take to send a request's headers (slowloris guard).
@@ -82,6 +82,44 @@ pub struct Settings {
     pub max_body_bytes: usize,
 }
 
+/// The bearer token the decision endpoints require. It never shows: its `Debug` says only that
+/// there is one, and [`BearerToken::matches`] takes the same time whatever the token holds.
+#[derive(Clone)]
+pub struct BearerToken(Arc<[u8]>);
+
+impl BearerToken {
+    /// The token, surrounding whitespace trimmed; `None` when nothing is left.
+    pub fn new(token: &str) -> Option<Self> {
+        let token = token.trim();
+        (!token.is_empty()).then(|| Self(Arc::from(token.as_bytes())))
+    }
+
+    /// Whether `given` is the token. The time taken depends only on `given`'s length (which
+    /// the client chose): every byte of `given` is compared with the token's bytes taken in
+    /// turn, without an exit at the first difference or a branch on the token's length, and
+    /// the lengths are compared in the same fold. (A hash of both sides does the same at
+    /// ten times the cost.)
+    pub fn matches(&self, given: &[u8]) -> bool {
+        let expected: &[u8] = &self.0;
+        let n = expected.len();
+        let mut diff = u8::from(given.len() != n);
+        let mut j = 0usize;
+        for &g in given {
+            diff |= g ^ expected.get(j).copied().unwrap_or(0);
+            j += 1;
+            // Back to the token's first byte after its last, without a branch.
+            j &= usize::from(j != n).wrapping_neg();
+        }
+        diff == 0
+    }
+}
+
+impl std::fmt::Debug for BearerToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BearerToken(..)")
+    }
+}
+
 impl Default for Settings {
     fn default() -> Self {
         Self {
@@ -91,7 +129,7 @@ impl Default for Settings {
             seal_archive_limit: 1024 * 1024 * 1024,
             seal_decompressed_limit: 4 * 1024 * 1024 * 1024,
             report_body_limit: 64 * 1024 * 1024,
-            token_sha256: None,
+            token: None,
             max_concurrency: 512,
             header_read_timeout: Duration::from_secs(10),
             drain_timeout: Duration::from_secs(25),
@@ -331,23 +369,24 @@ impl AppState {
 /// Serves `app` on `listener` until `shutdown` resolves, then drains: `/readyz` turns 503, the
 /// listener closes, in-flight requests finish (up to the drain timeout), and it returns.
 ///
-/// Connections are served by hyper directly, with a timer, so the header read timeout holds
-/// (`axum::serve` installs no timer, and hyper's `header_read_timeout` needs one): a client
-/// that trickles its headers is cut off while the others are served. HTTP/1.1 only.
+/// Connections are served by hyper directly, each watched by the server's [`watchdog`] so the
+/// header read timeout holds (a client that trickles its headers, or idles on a keep-alive
+/// connection, is cut off while the others are served). HTTP/1.1 only.
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::rt::TokioIo;
     use tower::ServiceExt;
 
     let app = app(state.clone());
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
-    http.timer(TokioTimer::new())
-        .header_read_timeout(state.settings().header_read_timeout)
-        .keep_alive(true);
+    // No hyper timer: the watchdog keeps the header read deadline, per connection.
+    http.header_read_timeout(None).keep_alive(true);
+    let watchdog = watchdog::Watchdog::new(state.settings().header_read_timeout);
+    let sweeps = tokio::spawn(Arc::clone(&watchdog).run());
     // After the signal: `/readyz` turns 503 at once, accepting goes on for the drain delay.
     let drain_state = state.clone();
     let delay = state.settings().drain_delay;
@@ -373,19 +412,36 @@ pub async fn serve(
         };
         let _ = stream.set_nodelay(true);
         let app = app.clone();
+        let (activity, registration) = watchdog.open();
+        let id = registration.id();
+        let seen = Arc::clone(&activity);
         let service =
             hyper::service::service_fn(move |req: axum::http::Request<hyper::body::Incoming>| {
-                app.clone().oneshot(req.map(axum::body::Body::new))
+                let handling = seen.handling();
+                let answer = app.clone().oneshot(req.map(axum::body::Body::new));
+                async move {
+                    let res = answer.await;
+                    drop(handling);
+                    res
+                }
             });
         let io = TokioIo::new(budget::WriteDeadline::new(
             stream,
             state.settings().write_timeout,
+            Arc::clone(&activity),
         ));
         let conn = graceful.watch(http.serve_connection(io, service));
-        tokio::spawn(async move {
+        let task = tokio::spawn(async move {
+            let _registration = registration;
             // A client that goes away or times out is not the server's error.
             let _ = conn.await;
         });
+        watchdog.watch(
+            id,
+            activity,
+            task.abort_handle(),
+            tokio::time::Instant::now(),
+        );
     }
     drop(listener);
     tracing::info!("listener closed; finishing in-flight requests");
@@ -395,5 +451,43 @@ pub async fn serve(
             tracing::warn!(timeout = ?state.settings().drain_timeout, "drain timed out; exiting with requests still in flight");
         }
     }
+    sweeps.abort();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BearerToken;
+
+    #[test]
+    fn the_token_matches_itself_only() {
+        let token = BearerToken::new("  s3cret-token \n").expect("a token");
+        assert!(token.matches(b"s3cret-token"));
+        let refused: [&[u8]; 9] = [
+            b"",
+            b"s",
+            b"s3cret-toke",
+            b"s3cret-tokenn",
+            b"s3cret-tokens3cret-token",
+            b"S3cret-token",
+            b"s3cret-tokeN",
+            b"s3cret\0token",
+            b"  s3cret-token \n",
+        ];
+        for given in refused {
+            assert!(
+                !token.matches(given),
+                "{:?}",
+                String::from_utf8_lossy(given)
+            );
+        }
+        // A difference at any one position is seen.
+        for at in 0..12 {
+            let mut given = b"s3cret-token".to_vec();
+            given[at] ^= 1;
+            assert!(!token.matches(&given), "difference at {at}");
+        }
+        assert!(BearerToken::new(" \t\n").is_none());
+        assert_eq!(format!("{token:?}"), "BearerToken(..)");
+    }
 }

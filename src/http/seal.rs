@@ -341,16 +341,13 @@ fn seal_answer(
     let decision_id = new_decision_id();
     let seal_hex = decision.sealed.seal.to_hex();
     with_request_id(|request_id| {
-        tracing::info!(
-            target: crate::telemetry::DECISION_TARGET,
-            endpoint = "seal",
+        crate::telemetry::log_seal_decision(
             request_id,
-            decision_id = decision_id.as_str(),
-            seal = seal_hex.as_str(),
-            files = decision.sealed.files,
+            &decision_id,
+            &seal_hex,
+            decision.sealed.files,
             outcome,
             exit_code,
-            message = "decision",
         );
     });
     state.metrics().record_decision("seal", outcome);

@@ -51,16 +51,9 @@ where
         mut writer: Writer<'_>,
         event: &Event<'_>,
     ) -> fmt::Result {
-        LINE.with(|cell| {
-            let Ok(mut line) = cell.try_borrow_mut() else {
-                // Re-entered (a log line while formatting one): format into a fresh buffer.
-                let mut line = String::with_capacity(512);
-                format_line(&mut line, ctx, event);
-                return writer.write_str(&line);
-            };
-            line.clear();
-            format_line(&mut line, ctx, event);
-            writer.write_str(&line)
+        with_line(|line| {
+            format_line(line, ctx, event);
+            writer.write_str(line)
         })
     }
 }
@@ -70,18 +63,66 @@ thread_local! {
     static LINE: std::cell::RefCell<String> = std::cell::RefCell::new(String::with_capacity(512));
 }
 
+/// Runs `f` with this thread's empty line buffer (a fresh one if it is in use: a line logged
+/// while formatting one).
+pub fn with_line<T>(f: impl FnOnce(&mut String) -> T) -> T {
+    LINE.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut line) => {
+            line.clear();
+            f(&mut line)
+        }
+        Err(_) => f(&mut String::with_capacity(512)),
+    })
+}
+
+/// One decision line, exactly as [`JsonLines`] writes an `info` event with these fields
+/// under `target` and `message = "decision"`.
+pub fn decision_line(line: &mut String, target: &str, fields: &[(&str, super::Field<'_>)]) {
+    push_head(line, "INFO", target);
+    for (name, value) in fields {
+        match *value {
+            super::Field::Str(v) => {
+                line.push(',');
+                push_key(line, name);
+                push_json_str(line, v);
+            }
+            super::Field::U64(v) => {
+                line.push(',');
+                push_key(line, name);
+                push_u64(line, v);
+            }
+            super::Field::Bool(v) => {
+                line.push(',');
+                push_key(line, name);
+                line.push_str(if v { "true" } else { "false" });
+            }
+            super::Field::Absent => {}
+        }
+    }
+    line.push_str(",\"message\":\"decision\"}\n");
+}
+
+/// `{"timestamp":"…","level":"…","target":"…"`: the start of every line.
+fn push_head(line: &mut String, level: &str, target: &str) {
+    line.push_str("{\"timestamp\":\"");
+    push_rfc3339_micros(line, std::time::SystemTime::now());
+    line.push_str("\",\"level\":\"");
+    line.push_str(level);
+    line.push_str("\",\"target\":");
+    push_json_str(line, target);
+}
+
 fn format_line<S, N>(line: &mut String, ctx: &FmtContext<'_, S, N>, event: &Event<'_>)
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
     N: for<'a> FormatFields<'a> + 'static,
 {
     {
-        line.push_str("{\"timestamp\":\"");
-        push_rfc3339_micros(line, std::time::SystemTime::now());
-        line.push_str("\",\"level\":\"");
-        line.push_str(event.metadata().level().as_str());
-        line.push_str("\",\"target\":");
-        push_json_str(line, event.metadata().target());
+        push_head(
+            line,
+            event.metadata().level().as_str(),
+            event.metadata().target(),
+        );
         let mut visitor = FieldWriter {
             out: line,
             first: false,
@@ -262,6 +303,69 @@ mod tests {
             assert_eq!(v["target"], "patchgate::decision");
             assert_eq!(v["level"], "INFO");
             assert_eq!(v["message"], "decision");
+        }
+    }
+
+    /// Drops the timestamp, the one part of two lines written at different times that differs.
+    fn without_timestamp(line: &str) -> String {
+        let start = line.find("\"level\"").unwrap_or(0);
+        line.get(start..).unwrap_or("").to_owned()
+    }
+
+    /// The decision line written without a tracing event is byte for byte the line the
+    /// subscriber writes for the same event (but for the time), whatever the values hold.
+    #[test]
+    fn decision_lines_are_the_lines_of_the_same_event() {
+        use crate::telemetry::Field;
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .fmt_fields(JsonFields)
+            .event_format(JsonLines)
+            .finish();
+        let dispatch = tracing::Dispatch::new(subscriber);
+        let awkward = [
+            "pr-1841",
+            "a \"quoted\" id\\",
+            "new\nline\ttab \u{0}nul \u{1f}",
+            "non-ASCII: é 日本 🦀 \u{2028}",
+            "",
+        ];
+        for (i, value) in awkward.iter().enumerate() {
+            let seal = i % 2 == 0;
+            let absent: Option<&str> = None;
+            tracing::dispatcher::with_default(&dispatch, || {
+                tracing::info!(
+                    target: "patchgate::decision",
+                    endpoint = "route",
+                    patch_id = *value,
+                    attribution = absent,
+                    exit_code = i as u64,
+                    seal_match = seal,
+                    message = "decision",
+                );
+            });
+            let mut direct = String::new();
+            decision_line(
+                &mut direct,
+                "patchgate::decision",
+                &[
+                    ("endpoint", Field::Str("route")),
+                    ("patch_id", Field::Str(value)),
+                    ("attribution", Field::from(absent)),
+                    ("exit_code", Field::U64(i as u64)),
+                    ("seal_match", Field::Bool(seal)),
+                ],
+            );
+            let bytes = std::mem::take(&mut *captured.0.lock().unwrap_or_else(|e| e.into_inner()));
+            let event = String::from_utf8(bytes).unwrap_or_default();
+            assert_eq!(without_timestamp(&direct), without_timestamp(&event));
+            let v: serde_json::Value =
+                serde_json::from_str(&direct).unwrap_or_else(|e| panic!("{e}: {direct}"));
+            assert_eq!(v["patch_id"], *value);
+            assert!(v.get("attribution").is_none(), "{direct}");
+            assert!(direct.ends_with("}\n") && direct.matches('\n').count() == 1);
         }
     }
 

@@ -1,17 +1,26 @@
 //! Logging: structured JSON lines by default (the decision log is read back by machines),
 //! human-readable text when asked. The decision log is one `info` event per decision under
 //! the target `patchgate::decision`.
+//!
+//! A decision line is on every request's path, so in JSON mode it does not go through a
+//! tracing event: its fields are a fixed list, written straight into the line (one string
+//! escape check each) and handed to the same [`BatchWriter`] the subscriber writes to, after
+//! the same level filter (`RUST_LOG`). The line is exactly what the subscriber's JSON format
+//! writes for an event. In text mode, and with no server subscriber installed, it is an
+//! ordinary tracing event.
 
 mod batch;
 mod json;
 
 pub use batch::{BatchWriter, FlushGuard};
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use clap::ValueEnum;
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::MakeWriter as _;
 
 use crate::core::answer::RouteOutcome;
 use crate::core::checks::{ChecksOutcome, ChecksRequest};
@@ -39,12 +48,18 @@ pub fn init_server(format: LogFormat) -> FlushGuard {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(writer);
+        .with_writer(writer.clone());
     let result = match format {
-        LogFormat::Json => builder
-            .fmt_fields(json::JsonFields)
-            .event_format(json::JsonLines)
-            .try_init(),
+        LogFormat::Json => {
+            let result = builder
+                .fmt_fields(json::JsonFields)
+                .event_format(json::JsonLines)
+                .try_init();
+            if result.is_ok() {
+                let _ = DECISION_LINES.set(writer);
+            }
+            result
+        }
         LogFormat::Text => builder
             .with_ansi(std::io::stdout().is_terminal())
             .try_init(),
@@ -52,6 +67,82 @@ pub fn init_server(format: LogFormat) -> FlushGuard {
     // A second init (several servers in one test process) keeps the first subscriber.
     let _ = result;
     guard
+}
+
+/// Where decision lines go as JSON, bypassing the tracing event: the server subscriber's own
+/// writer, set when that subscriber is installed in JSON mode.
+static DECISION_LINES: OnceLock<BatchWriter> = OnceLock::new();
+
+/// The value of one decision-log field. An absent one is left out of the line (as a tracing
+/// event leaves out a `None`).
+#[derive(Debug, Clone, Copy)]
+pub enum Field<'a> {
+    Str(&'a str),
+    U64(u64),
+    Bool(bool),
+    Absent,
+}
+
+impl<'a> From<&'a str> for Field<'a> {
+    fn from(v: &'a str) -> Self {
+        Field::Str(v)
+    }
+}
+
+impl<'a> From<Option<&'a str>> for Field<'a> {
+    fn from(v: Option<&'a str>) -> Self {
+        v.map_or(Field::Absent, Field::Str)
+    }
+}
+
+impl From<u64> for Field<'_> {
+    fn from(v: u64) -> Self {
+        Field::U64(v)
+    }
+}
+
+impl From<u8> for Field<'_> {
+    fn from(v: u8) -> Self {
+        Field::U64(u64::from(v))
+    }
+}
+
+impl From<bool> for Field<'_> {
+    fn from(v: bool) -> Self {
+        Field::Bool(v)
+    }
+}
+
+/// The fields of a decision line, for a text-mode event: `name=value ...`.
+struct TextFields<'a>(&'a [(&'static str, Field<'a>)]);
+
+impl std::fmt::Display for TextFields<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (name, value) in self.0 {
+            match value {
+                Field::Str(v) => write!(f, " {name}={v:?}")?,
+                Field::U64(v) => write!(f, " {name}={v}")?,
+                Field::Bool(v) => write!(f, " {name}={v}")?,
+                Field::Absent => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Writes one decision line (when `patchgate::decision` is on at `info`).
+fn log_decision(fields: &[(&'static str, Field<'_>)]) {
+    if !tracing::enabled!(target: DECISION_TARGET, tracing::Level::INFO) {
+        return;
+    }
+    match DECISION_LINES.get() {
+        Some(writer) => json::with_line(|line| {
+            json::decision_line(line, DECISION_TARGET, fields);
+            // A log that cannot be written has nowhere to report that; the server goes on.
+            let _ = writer.make_writer().write_all(line.as_bytes());
+        }),
+        None => tracing::info!(target: DECISION_TARGET, "decision{}", TextFields(fields)),
+    }
 }
 
 /// Writes one router decision to the decision log.
@@ -62,21 +153,28 @@ pub fn log_route_decision(
     outcome: &RouteOutcome,
 ) {
     let d = &outcome.decision;
-    tracing::info!(
-        target: DECISION_TARGET,
-        endpoint,
-        request_id,
-        decision_id,
-        patch_id = outcome.patch_id.as_deref(),
-        property_check = outcome.verdicts.property_check.as_str(),
-        fixture_check = outcome.verdicts.fixture_check.as_str(),
-        flaky_freeze = outcome.verdicts.flaky_freeze.as_str(),
-        disposition = d.disposition.as_str(),
-        attribution = d.attribution.as_str(),
-        rule = d.rule.as_str(),
-        exit_code = d.exit_code(),
-        message = "decision",
-    );
+    log_decision(&[
+        ("endpoint", endpoint.into()),
+        ("request_id", request_id.into()),
+        ("decision_id", decision_id.into()),
+        ("patch_id", outcome.patch_id.as_deref().into()),
+        (
+            "property_check",
+            outcome.verdicts.property_check.as_str().into(),
+        ),
+        (
+            "fixture_check",
+            outcome.verdicts.fixture_check.as_str().into(),
+        ),
+        (
+            "flaky_freeze",
+            outcome.verdicts.flaky_freeze.as_str().into(),
+        ),
+        ("disposition", d.disposition.as_str().into()),
+        ("attribution", d.attribution.as_str().into()),
+        ("rule", d.rule.as_str().into()),
+        ("exit_code", d.exit_code().into()),
+    ]);
 }
 
 /// Writes one quorum decision to the decision log.
@@ -87,24 +185,22 @@ pub fn log_quorum_decision(
     decision: &QuorumDecision,
 ) {
     let count = |v: Vote| decision.properties.iter().filter(|p| p.vote == v).count() as u64;
-    tracing::info!(
-        target: DECISION_TARGET,
-        endpoint = "quorum",
-        request_id,
-        decision_id,
-        patch_id = request.patch_id.as_deref(),
-        outcome = decision.outcome.as_str(),
-        reason = decision.reason.as_str(),
-        rule = u64::from(decision.rule),
-        exit_code = decision.outcome.exit_code(),
-        votes_yes = count(Vote::Yes),
-        votes_no = count(Vote::No),
-        excluded = count(Vote::Excluded),
-        debt_counted = decision.debt.counted,
-        debt_cap = decision.debt.cap,
-        seal_match = decision.facts.seal_matches,
-        message = "decision",
-    );
+    log_decision(&[
+        ("endpoint", "quorum".into()),
+        ("request_id", request_id.into()),
+        ("decision_id", decision_id.into()),
+        ("patch_id", request.patch_id.as_deref().into()),
+        ("outcome", decision.outcome.as_str().into()),
+        ("reason", decision.reason.as_str().into()),
+        ("rule", u64::from(decision.rule).into()),
+        ("exit_code", decision.outcome.exit_code().into()),
+        ("votes_yes", count(Vote::Yes).into()),
+        ("votes_no", count(Vote::No).into()),
+        ("excluded", count(Vote::Excluded).into()),
+        ("debt_counted", decision.debt.counted.into()),
+        ("debt_cap", decision.debt.cap.into()),
+        ("seal_match", decision.facts.seal_matches.into()),
+    ]);
 }
 
 /// Writes one patch-gate decision to the decision log. A decision the router made also
@@ -118,23 +214,24 @@ pub fn log_gate_decision(
     let verdict = |f: fn(&crate::core::route::Verdicts) -> crate::core::route::Verdict| {
         decision.evidence.as_ref().map(|v| f(v).as_str())
     };
-    tracing::info!(
-        target: DECISION_TARGET,
-        endpoint = "gate",
-        request_id,
-        decision_id,
-        patch_id = request.patch_id.as_deref(),
-        rule = <&str>::from(decision.rule),
-        disposition = decision.disposition.as_str(),
-        reason = decision.reason.as_str(),
-        attribution = decision.evidence.map(|_| decision.reason.as_str()),
-        property_check = verdict(|v| v.property_check),
-        fixture_check = verdict(|v| v.fixture_check),
-        flaky_freeze = verdict(|v| v.flaky_freeze),
-        exit_code = decision.exit_code(),
-        changed_files = request.changed_files.len() as u64,
-        message = "decision",
-    );
+    log_decision(&[
+        ("endpoint", "gate".into()),
+        ("request_id", request_id.into()),
+        ("decision_id", decision_id.into()),
+        ("patch_id", request.patch_id.as_deref().into()),
+        ("rule", <&str>::from(decision.rule).into()),
+        ("disposition", decision.disposition.as_str().into()),
+        ("reason", decision.reason.as_str().into()),
+        (
+            "attribution",
+            decision.evidence.map(|_| decision.reason.as_str()).into(),
+        ),
+        ("property_check", verdict(|v| v.property_check).into()),
+        ("fixture_check", verdict(|v| v.fixture_check).into()),
+        ("flaky_freeze", verdict(|v| v.flaky_freeze).into()),
+        ("exit_code", decision.exit_code().into()),
+        ("changed_files", (request.changed_files.len() as u64).into()),
+    ]);
 }
 
 /// Writes one `/route/checks` decision to the decision log. A routed one carries the verdicts
@@ -149,21 +246,42 @@ pub fn log_checks_decision(
     let verdict = |f: fn(&crate::core::route::Verdicts) -> crate::core::route::Verdict| {
         outcome.verdicts.as_ref().map(|v| f(v).as_str())
     };
-    tracing::info!(
-        target: DECISION_TARGET,
-        endpoint = "route/checks",
-        request_id,
-        decision_id,
-        patch_id = request.patch_id.as_deref(),
-        head_sha = request.head_sha.as_str(),
-        property_check = verdict(|v| v.property_check),
-        fixture_check = verdict(|v| v.fixture_check),
-        flaky_freeze = verdict(|v| v.flaky_freeze),
-        disposition = outcome.disposition().as_str(),
-        attribution = outcome.decision.map(|d| d.attribution.as_str()),
-        rule = outcome.decision.map(|d| d.rule.as_str()),
-        exit_code = outcome.exit_code(),
-        pending = outcome.pending.len() as u64,
-        message = "decision",
-    );
+    log_decision(&[
+        ("endpoint", "route/checks".into()),
+        ("request_id", request_id.into()),
+        ("decision_id", decision_id.into()),
+        ("patch_id", request.patch_id.as_deref().into()),
+        ("head_sha", request.head_sha.as_str().into()),
+        ("property_check", verdict(|v| v.property_check).into()),
+        ("fixture_check", verdict(|v| v.fixture_check).into()),
+        ("flaky_freeze", verdict(|v| v.flaky_freeze).into()),
+        ("disposition", outcome.disposition().as_str().into()),
+        (
+            "attribution",
+            outcome.decision.map(|d| d.attribution.as_str()).into(),
+        ),
+        ("rule", outcome.decision.map(|d| d.rule.as_str()).into()),
+        ("exit_code", outcome.exit_code().into()),
+        ("pending", (outcome.pending.len() as u64).into()),
+    ]);
+}
+
+/// Writes one seal decision to the decision log.
+pub fn log_seal_decision(
+    request_id: &str,
+    decision_id: &str,
+    seal: &str,
+    files: u64,
+    outcome: &str,
+    exit_code: u8,
+) {
+    log_decision(&[
+        ("endpoint", "seal".into()),
+        ("request_id", request_id.into()),
+        ("decision_id", decision_id.into()),
+        ("seal", seal.into()),
+        ("files", files.into()),
+        ("outcome", outcome.into()),
+        ("exit_code", exit_code.into()),
+    ]);
 }
