@@ -3,6 +3,7 @@
 
     python3 scripts/bench_http.py load          # wrk, 32 connections, alternating runs
     python3 scripts/bench_http.py instructions  # valgrind callgrind, user-space instructions per request
+    python3 scripts/bench_http.py profile       # the same, split by layer (callgrind_annotate)
 
 `load` reports medians of alternating runs (throughput, p99, peak RSS) and the ratios
 patchgate / bare. Wall-clock figures on a shared 2-core machine swing by +-20% between
@@ -199,9 +200,78 @@ def instructions(args):
           f" (auth {'on' if args.auth else 'off'})")
 
 
+# The layers of a `/route` request, each the inclusive cost of the one function that does it
+# (the functions are not inlined into their callers: each is called from one place per
+# request). The rest is hyper, axum's routing and tokio, which the bare handler pays too.
+LAYERS = [
+    ("request id: accepted or a new UUIDv7", "patchgate::http::layers::request_id"),
+    ("auth: the bearer token", "patchgate::http::layers::authorized"),
+    ("body: limit, deadline, memory budget, concurrency permit, content type",
+     "<patchgate::http::extract::JsonBytes as axum_core::extract::FromRequest<patchgate::http::AppState>>::from_request::{{closure}}"),
+    ("strict parse and validation of the evidence", "patchgate::core::evidence::parse_route_bytes"),
+    ("decision id (UUIDv7)", "patchgate::ids::new_decision_id"),
+    ("decision log: the line formatted and handed to the writer thread",
+     "patchgate::telemetry::log_route_decision"),
+    ("decision metric", "patchgate::http::metrics::Metrics::record_decision"),
+    ("answer: JSON written by hand", "patchgate::core::answer::RouteAnswer::to_json"),
+    ("observe: latency and request metrics, security headers, request id echoed",
+     "patchgate::http::layers::finish"),
+]
+# Layers with no function of their own: the sum of the self costs of the functions named so.
+SELF_LAYERS = [
+    ("header-read deadline: timers armed per request (tokio time driver, sleeps)",
+     re.compile(r"tokio::runtime::time::|tokio::time::sleep|TokioSleep|TokioTimer|patchgate::http::watchdog")),
+]
+
+
+def annotate(path, inclusive):
+    out = subprocess.run(["callgrind_annotate", f"--inclusive={'yes' if inclusive else 'no'}",
+                          "--threshold=100", "--show-percs=no", path],
+                         capture_output=True, text=True, check=True).stdout
+    costs = {}
+    for line in out.splitlines():
+        m = re.match(r"\s*([\d,]+)\s+(?:\?\?\?|\S+?):(.*?)(?: \[[^\]]*\])?$", line)
+        if m:
+            name = re.sub(r"'\d+$", "", m.group(2).strip())
+            costs[name] = max(costs.get(name, 0), int(m.group(1).replace(",", "")))
+    return costs
+
+
+def profile(args):
+    small, f1 = callgrind_run("patchgate", args.n1, args.port, args.auth, keep=True)
+    large, f2 = callgrind_run("patchgate", args.n2, args.port, args.auth, keep=True)
+    bare_small, _ = callgrind_run("bare", args.n1, args.port, args.auth)
+    bare_large, _ = callgrind_run("bare", args.n2, args.port, args.auth)
+    try:
+        n = args.n2 - args.n1
+        total = (large - small) / n
+        bare = (bare_large - bare_small) / n
+        incl = [annotate(f1, True), annotate(f2, True)]
+        own = [annotate(f1, False), annotate(f2, False)]
+    finally:
+        os.unlink(f1)
+        os.unlink(f2)
+    rows = []
+    for label, name in LAYERS:
+        rows.append((label, (incl[1].get(name, 0) - incl[0].get(name, 0)) / n))
+    for label, pattern in SELF_LAYERS:
+        cost = sum(own[1].get(k, 0) - own[0].get(k, 0) for k in own[1] if pattern.search(k))
+        rows.append((label, cost / n))
+    listed = sum(c for _, c in rows)
+    print(f"| layer | instructions per request | share of patchgate's extra |")
+    print(f"|---|---:|---:|")
+    extra = total - bare
+    for label, cost in rows:
+        print(f"| {label} | {cost:,.0f} | {cost / extra:.0%} |")
+    print(f"| hyper, axum routing, tokio and the rest | {total - listed:,.0f} | |")
+    print(f"| **patchgate, whole request** | **{total:,.0f}** | |")
+    print(f"| bare handler, whole request | {bare:,.0f} | |")
+    print(f"| ratio | **{total / bare:.2f}x** (auth {'on' if args.auth else 'off'}) | |")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", choices=["load", "instructions"])
+    p.add_argument("what", choices=["load", "instructions", "profile"])
     p.add_argument("--port", type=int, default=18191)
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--seconds", type=int, default=10)
@@ -214,7 +284,7 @@ def main():
     args = p.parse_args()
     if not args.no_build:
         build()
-    {"load": load, "instructions": instructions}[args.what](args)
+    {"load": load, "instructions": instructions, "profile": profile}[args.what](args)
 
 
 if __name__ == "__main__":

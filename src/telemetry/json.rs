@@ -76,27 +76,29 @@ pub fn with_line<T>(f: impl FnOnce(&mut String) -> T) -> T {
 }
 
 /// One decision line, exactly as [`JsonLines`] writes an `info` event with these fields
-/// under `target` and `message = "decision"`.
+/// under `target` and `message = "decision"`. Each key is written as given (`,"name":`).
 pub fn decision_line(line: &mut String, target: &str, fields: &[(&str, super::Field<'_>)]) {
+    use super::Field;
     push_head(line, "INFO", target);
-    for (name, value) in fields {
+    for (key, value) in fields {
         match *value {
-            super::Field::Str(v) => {
-                line.push(',');
-                push_key(line, name);
-                push_json_str(line, v);
+            Field::Absent => continue,
+            _ => line.push_str(key),
+        }
+        match *value {
+            Field::Str(v) => push_json_str(line, v),
+            Field::Plain(v) => {
+                debug_assert!(
+                    !crate::core::json_out::needs_escape(v.as_bytes()),
+                    "{key} {v:?}"
+                );
+                line.push('"');
+                line.push_str(v);
+                line.push('"');
             }
-            super::Field::U64(v) => {
-                line.push(',');
-                push_key(line, name);
-                push_u64(line, v);
-            }
-            super::Field::Bool(v) => {
-                line.push(',');
-                push_key(line, name);
-                line.push_str(if v { "true" } else { "false" });
-            }
-            super::Field::Absent => {}
+            Field::U64(v) => push_u64(line, v),
+            Field::Bool(v) => line.push_str(if v { "true" } else { "false" }),
+            Field::Absent => {}
         }
     }
     line.push_str(",\"message\":\"decision\"}\n");
@@ -198,10 +200,46 @@ impl Visit for FieldWriter<'_> {
     }
 }
 
+thread_local! {
+    /// The date and time to the second of the last line this thread wrote, formatted: lines
+    /// come many a second, and only the microseconds differ between them.
+    static SECOND: std::cell::Cell<(u64, [u8; 20])> =
+        const { std::cell::Cell::new((u64::MAX, [0; 20])) };
+}
+
 /// Appends `t` as RFC 3339 UTC with microseconds: `2026-11-29T14:29:03.561559Z`.
 pub fn push_rfc3339_micros(out: &mut String, t: std::time::SystemTime) {
     let since = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     let secs = since.as_secs();
+    let head = match SECOND.try_with(std::cell::Cell::get) {
+        Ok((cached, head)) if cached == secs => head,
+        _ => {
+            let head = format_second(secs);
+            let _ = SECOND.try_with(|c| c.set((secs, head)));
+            head
+        }
+    };
+    let mut buf = [0u8; 27];
+    if let Some((h, rest)) = buf.split_first_chunk_mut::<20>() {
+        *h = head;
+        put_digits(rest, 6, u64::from(since.subsec_micros()));
+        if let Some(z) = rest.get_mut(6) {
+            *z = b'Z';
+        }
+    }
+    out.push_str(std::str::from_utf8(&buf).unwrap_or("1970-01-01T00:00:00.000000Z"));
+}
+
+/// Writes `v` as `width` decimal digits (zero-padded) at the start of `buf`.
+fn put_digits(buf: &mut [u8], width: usize, mut v: u64) {
+    for d in buf.iter_mut().take(width).rev() {
+        *d = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.` for a second since the epoch, in UTC.
+fn format_second(secs: u64) -> [u8; 20] {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
     // Howard Hinnant's days-to-civil algorithm.
@@ -215,23 +253,20 @@ pub fn push_rfc3339_micros(out: &mut String, t: std::time::SystemTime) {
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
     // Digits by hand: core::fmt's padding machinery cost more than the rest of the line.
-    let mut buf = *b"0000-00-00T00:00:00.000000Z";
-    let mut put = |at: usize, width: usize, mut v: u64| {
-        for i in (at..at + width).rev() {
-            if let Some(d) = buf.get_mut(i) {
-                *d = b'0' + (v % 10) as u8;
-            }
-            v /= 10;
+    let mut buf = *b"0000-00-00T00:00:00.";
+    for (at, width, v) in [
+        (0, 4, year.clamp(0, 9999) as u64),
+        (5, 2, month as u64),
+        (8, 2, day as u64),
+        (11, 2, rem / 3600),
+        (14, 2, rem % 3600 / 60),
+        (17, 2, rem % 60),
+    ] {
+        if let Some(field) = buf.get_mut(at..) {
+            put_digits(field, width, v);
         }
-    };
-    put(0, 4, year.clamp(0, 9999) as u64);
-    put(5, 2, month as u64);
-    put(8, 2, day as u64);
-    put(11, 2, rem / 3600);
-    put(14, 2, rem % 3600 / 60);
-    put(17, 2, rem % 60);
-    put(20, 6, u64::from(since.subsec_micros()));
-    out.push_str(std::str::from_utf8(&buf).unwrap_or("1970-01-01T00:00:00.000000Z"));
+    }
+    buf
 }
 
 #[cfg(test)]
@@ -351,11 +386,11 @@ mod tests {
                 &mut direct,
                 "patchgate::decision",
                 &[
-                    ("endpoint", Field::Str("route")),
-                    ("patch_id", Field::Str(value)),
-                    ("attribution", Field::from(absent)),
-                    ("exit_code", Field::U64(i as u64)),
-                    ("seal_match", Field::Bool(seal)),
+                    (",\"endpoint\":", Field::Plain("route")),
+                    (",\"patch_id\":", Field::Str(value)),
+                    (",\"attribution\":", Field::from(absent)),
+                    (",\"exit_code\":", Field::U64(i as u64)),
+                    (",\"seal_match\":", Field::Bool(seal)),
                 ],
             );
             let bytes = std::mem::take(&mut *captured.0.lock().unwrap_or_else(|e| e.into_inner()));
@@ -374,8 +409,12 @@ mod tests {
         use std::time::{Duration, UNIX_EPOCH};
         let cases = [
             (0, 0, "1970-01-01T00:00:00.000000Z"),
+            (0, 999_999, "1970-01-01T00:00:00.999999Z"),
+            (1, 0, "1970-01-01T00:00:01.000000Z"),
             (951_782_400, 5, "2000-02-29T00:00:00.000005Z"),
             (1_796_049_743, 561_559, "2026-11-30T14:42:23.561559Z"),
+            (1_796_049_743, 7, "2026-11-30T14:42:23.000007Z"),
+            (951_782_400, 6, "2000-02-29T00:00:00.000006Z"),
             (4_107_542_399, 999_999, "2100-02-28T23:59:59.999999Z"),
         ];
         for (secs, micros, want) in cases {

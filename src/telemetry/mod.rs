@@ -77,7 +77,11 @@ static DECISION_LINES: OnceLock<BatchWriter> = OnceLock::new();
 /// event leaves out a `None`).
 #[derive(Debug, Clone, Copy)]
 pub enum Field<'a> {
+    /// A string from outside (a client's id): escaped as JSON needs.
     Str(&'a str),
+    /// A string of ours that needs no escaping (a rule name, a verdict, an id we made):
+    /// copied as it is.
+    Plain(&'a str),
     U64(u64),
     Bool(bool),
     Absent,
@@ -113,14 +117,27 @@ impl From<bool> for Field<'_> {
     }
 }
 
+/// A decision-log field's key as it is written into the JSON line: `,"name":`.
+macro_rules! key {
+    ($name:literal) => {
+        concat!(",\"", $name, "\":")
+    };
+}
+
+/// The name in a [`key!`].
+fn key_name(key: &str) -> &str {
+    key.get(2..key.len().saturating_sub(2)).unwrap_or(key)
+}
+
 /// The fields of a decision line, for a text-mode event: `name=value ...`.
 struct TextFields<'a>(&'a [(&'static str, Field<'a>)]);
 
 impl std::fmt::Display for TextFields<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for (name, value) in self.0 {
+        for (key, value) in self.0 {
+            let name = key_name(key);
             match value {
-                Field::Str(v) => write!(f, " {name}={v:?}")?,
+                Field::Str(v) | Field::Plain(v) => write!(f, " {name}={v:?}")?,
                 Field::U64(v) => write!(f, " {name}={v}")?,
                 Field::Bool(v) => write!(f, " {name}={v}")?,
                 Field::Absent => {}
@@ -130,7 +147,8 @@ impl std::fmt::Display for TextFields<'_> {
     }
 }
 
-/// Writes one decision line (when `patchgate::decision` is on at `info`).
+/// Writes one decision line (when `patchgate::decision` is on at `info`). Each key is a
+/// [`key!`].
 fn log_decision(fields: &[(&'static str, Field<'_>)]) {
     if !tracing::enabled!(target: DECISION_TARGET, tracing::Level::INFO) {
         return;
@@ -147,33 +165,31 @@ fn log_decision(fields: &[(&'static str, Field<'_>)]) {
 
 /// Writes one router decision to the decision log.
 pub fn log_route_decision(
-    endpoint: &str,
+    endpoint: &'static str,
     request_id: &str,
     decision_id: &str,
     outcome: &RouteOutcome,
 ) {
     let d = &outcome.decision;
+    let v = &outcome.verdicts;
     log_decision(&[
-        ("endpoint", endpoint.into()),
-        ("request_id", request_id.into()),
-        ("decision_id", decision_id.into()),
-        ("patch_id", outcome.patch_id.as_deref().into()),
+        (key!("endpoint"), Field::Plain(endpoint)),
+        (key!("request_id"), Field::Str(request_id)),
+        (key!("decision_id"), Field::Plain(decision_id)),
+        (key!("patch_id"), outcome.patch_id.as_deref().into()),
         (
-            "property_check",
-            outcome.verdicts.property_check.as_str().into(),
+            key!("property_check"),
+            Field::Plain(v.property_check.as_str()),
         ),
         (
-            "fixture_check",
-            outcome.verdicts.fixture_check.as_str().into(),
+            key!("fixture_check"),
+            Field::Plain(v.fixture_check.as_str()),
         ),
-        (
-            "flaky_freeze",
-            outcome.verdicts.flaky_freeze.as_str().into(),
-        ),
-        ("disposition", d.disposition.as_str().into()),
-        ("attribution", d.attribution.as_str().into()),
-        ("rule", d.rule.as_str().into()),
-        ("exit_code", d.exit_code().into()),
+        (key!("flaky_freeze"), Field::Plain(v.flaky_freeze.as_str())),
+        (key!("disposition"), Field::Plain(d.disposition.as_str())),
+        (key!("attribution"), Field::Plain(d.attribution.as_str())),
+        (key!("rule"), Field::Plain(d.rule.as_str())),
+        (key!("exit_code"), d.exit_code().into()),
     ]);
 }
 
@@ -186,21 +202,29 @@ pub fn log_quorum_decision(
 ) {
     let count = |v: Vote| decision.properties.iter().filter(|p| p.vote == v).count() as u64;
     log_decision(&[
-        ("endpoint", "quorum".into()),
-        ("request_id", request_id.into()),
-        ("decision_id", decision_id.into()),
-        ("patch_id", request.patch_id.as_deref().into()),
-        ("outcome", decision.outcome.as_str().into()),
-        ("reason", decision.reason.as_str().into()),
-        ("rule", u64::from(decision.rule).into()),
-        ("exit_code", decision.outcome.exit_code().into()),
-        ("votes_yes", count(Vote::Yes).into()),
-        ("votes_no", count(Vote::No).into()),
-        ("excluded", count(Vote::Excluded).into()),
-        ("debt_counted", decision.debt.counted.into()),
-        ("debt_cap", decision.debt.cap.into()),
-        ("seal_match", decision.facts.seal_matches.into()),
+        (key!("endpoint"), Field::Plain("quorum")),
+        (key!("request_id"), Field::Str(request_id)),
+        (key!("decision_id"), Field::Plain(decision_id)),
+        (key!("patch_id"), request.patch_id.as_deref().into()),
+        (key!("outcome"), Field::Plain(decision.outcome.as_str())),
+        (key!("reason"), Field::Plain(decision.reason.as_str())),
+        (key!("rule"), u64::from(decision.rule).into()),
+        (key!("exit_code"), decision.outcome.exit_code().into()),
+        (key!("votes_yes"), count(Vote::Yes).into()),
+        (key!("votes_no"), count(Vote::No).into()),
+        (key!("excluded"), count(Vote::Excluded).into()),
+        (key!("debt_counted"), decision.debt.counted.into()),
+        (key!("debt_cap"), decision.debt.cap.into()),
+        (key!("seal_match"), decision.facts.seal_matches.into()),
     ]);
+}
+
+/// A verdict of a decision the router made, or absent.
+fn verdict_field(
+    verdicts: Option<&crate::core::route::Verdicts>,
+    pick: fn(&crate::core::route::Verdicts) -> crate::core::route::Verdict,
+) -> Field<'static> {
+    verdicts.map_or(Field::Absent, |v| Field::Plain(pick(v).as_str()))
 }
 
 /// Writes one patch-gate decision to the decision log. A decision the router made also
@@ -211,26 +235,39 @@ pub fn log_gate_decision(
     request: &GateRequest,
     decision: &GateDecision,
 ) {
-    let verdict = |f: fn(&crate::core::route::Verdicts) -> crate::core::route::Verdict| {
-        decision.evidence.as_ref().map(|v| f(v).as_str())
-    };
+    let verdicts = decision.evidence.as_ref();
     log_decision(&[
-        ("endpoint", "gate".into()),
-        ("request_id", request_id.into()),
-        ("decision_id", decision_id.into()),
-        ("patch_id", request.patch_id.as_deref().into()),
-        ("rule", <&str>::from(decision.rule).into()),
-        ("disposition", decision.disposition.as_str().into()),
-        ("reason", decision.reason.as_str().into()),
+        (key!("endpoint"), Field::Plain("gate")),
+        (key!("request_id"), Field::Str(request_id)),
+        (key!("decision_id"), Field::Plain(decision_id)),
+        (key!("patch_id"), request.patch_id.as_deref().into()),
+        (key!("rule"), Field::Plain(<&str>::from(decision.rule))),
         (
-            "attribution",
-            decision.evidence.map(|_| decision.reason.as_str()).into(),
+            key!("disposition"),
+            Field::Plain(decision.disposition.as_str()),
         ),
-        ("property_check", verdict(|v| v.property_check).into()),
-        ("fixture_check", verdict(|v| v.fixture_check).into()),
-        ("flaky_freeze", verdict(|v| v.flaky_freeze).into()),
-        ("exit_code", decision.exit_code().into()),
-        ("changed_files", (request.changed_files.len() as u64).into()),
+        (key!("reason"), Field::Plain(decision.reason.as_str())),
+        (
+            key!("attribution"),
+            verdicts.map_or(Field::Absent, |_| Field::Plain(decision.reason.as_str())),
+        ),
+        (
+            key!("property_check"),
+            verdict_field(verdicts, |v| v.property_check),
+        ),
+        (
+            key!("fixture_check"),
+            verdict_field(verdicts, |v| v.fixture_check),
+        ),
+        (
+            key!("flaky_freeze"),
+            verdict_field(verdicts, |v| v.flaky_freeze),
+        ),
+        (key!("exit_code"), decision.exit_code().into()),
+        (
+            key!("changed_files"),
+            (request.changed_files.len() as u64).into(),
+        ),
     ]);
 }
 
@@ -243,26 +280,39 @@ pub fn log_checks_decision(
     request: &ChecksRequest,
     outcome: &ChecksOutcome,
 ) {
-    let verdict = |f: fn(&crate::core::route::Verdicts) -> crate::core::route::Verdict| {
-        outcome.verdicts.as_ref().map(|v| f(v).as_str())
+    let verdicts = outcome.verdicts.as_ref();
+    let decided = |f: fn(&crate::core::route::Decision) -> &'static str| {
+        outcome
+            .decision
+            .map_or(Field::Absent, |d| Field::Plain(f(&d)))
     };
     log_decision(&[
-        ("endpoint", "route/checks".into()),
-        ("request_id", request_id.into()),
-        ("decision_id", decision_id.into()),
-        ("patch_id", request.patch_id.as_deref().into()),
-        ("head_sha", request.head_sha.as_str().into()),
-        ("property_check", verdict(|v| v.property_check).into()),
-        ("fixture_check", verdict(|v| v.fixture_check).into()),
-        ("flaky_freeze", verdict(|v| v.flaky_freeze).into()),
-        ("disposition", outcome.disposition().as_str().into()),
+        (key!("endpoint"), Field::Plain("route/checks")),
+        (key!("request_id"), Field::Str(request_id)),
+        (key!("decision_id"), Field::Plain(decision_id)),
+        (key!("patch_id"), request.patch_id.as_deref().into()),
+        // Checked to be hex when the request was read; escaped all the same (it is the client's).
+        (key!("head_sha"), Field::Str(request.head_sha.as_str())),
         (
-            "attribution",
-            outcome.decision.map(|d| d.attribution.as_str()).into(),
+            key!("property_check"),
+            verdict_field(verdicts, |v| v.property_check),
         ),
-        ("rule", outcome.decision.map(|d| d.rule.as_str()).into()),
-        ("exit_code", outcome.exit_code().into()),
-        ("pending", (outcome.pending.len() as u64).into()),
+        (
+            key!("fixture_check"),
+            verdict_field(verdicts, |v| v.fixture_check),
+        ),
+        (
+            key!("flaky_freeze"),
+            verdict_field(verdicts, |v| v.flaky_freeze),
+        ),
+        (
+            key!("disposition"),
+            Field::Plain(outcome.disposition().as_str()),
+        ),
+        (key!("attribution"), decided(|d| d.attribution.as_str())),
+        (key!("rule"), decided(|d| d.rule.as_str())),
+        (key!("exit_code"), outcome.exit_code().into()),
+        (key!("pending"), (outcome.pending.len() as u64).into()),
     ]);
 }
 
@@ -272,16 +322,16 @@ pub fn log_seal_decision(
     decision_id: &str,
     seal: &str,
     files: u64,
-    outcome: &str,
+    outcome: &'static str,
     exit_code: u8,
 ) {
     log_decision(&[
-        ("endpoint", "seal".into()),
-        ("request_id", request_id.into()),
-        ("decision_id", decision_id.into()),
-        ("seal", seal.into()),
-        ("files", files.into()),
-        ("outcome", outcome.into()),
-        ("exit_code", exit_code.into()),
+        (key!("endpoint"), Field::Plain("seal")),
+        (key!("request_id"), Field::Str(request_id)),
+        (key!("decision_id"), Field::Plain(decision_id)),
+        (key!("seal"), Field::Plain(seal)),
+        (key!("files"), files.into()),
+        (key!("outcome"), Field::Plain(outcome)),
+        (key!("exit_code"), exit_code.into()),
     ]);
 }
