@@ -7,8 +7,7 @@ use std::fs;
 use std::io::{self, Read};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use sha2::{Digest as _, Sha256};
 
@@ -26,9 +25,6 @@ pub struct Tree {
     /// Symlinks, directories, devices and the like, which do not count.
     pub non_regular: u64,
 }
-
-/// A file's digest and size, or why it could not be read.
-type Hashed = io::Result<(Digest, u64)>;
 
 /// Hashes everything `reader` yields.
 pub fn hash_reader(reader: impl Read) -> io::Result<(Digest, u64)> {
@@ -61,64 +57,267 @@ fn hash_with(mut reader: impl Read, buf: &mut [u8]) -> io::Result<(Digest, u64)>
 
 /// Walks `root` as `find ROOT -type f` does: symlinks are not followed (the root included),
 /// only regular files count. `display` is the path prefix the entries carry (the root as
-/// `find` would print it, normalised). Files are hashed on `threads` threads, each streaming
-/// its file through a 64 KiB buffer, so memory stays bounded whatever the tree holds.
+/// `find` would print it, normalised).
+///
+/// The walk and the hashing are one job shared by `threads` threads: a thread reads a
+/// directory (`getdents`), queues its subdirectories and its files in batches, and hashes
+/// batches as it takes them, so both cores work from the first directory on and a directory
+/// of many files is shared too. Files are opened relative to their directory (`openat` of one
+/// name, not a path resolved from the root), never through a link (`O_NOFOLLOW`), and streamed
+/// through one 64 KiB buffer per thread, so memory stays bounded whatever the tree holds.
 pub fn read_dir_tree(root: &Path, display: &[u8], threads: usize) -> io::Result<Tree> {
-    let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
-    let mut non_regular = 0u64;
-    // As `find ROOT` walks: no link followed, the root included (`follow_root_links(false)`).
-    let walk = walkdir::WalkDir::new(root)
-        .follow_links(false)
-        .follow_root_links(false);
-    for entry in walk {
-        let entry = entry.map_err(io::Error::from)?;
-        if !entry.file_type().is_file() {
-            // Directories (the root included), symlinks, devices: they do not count.
-            non_regular += 1;
-            continue;
+    use rustix::fs::{AtFlags, FileType, statat};
+    let with_path =
+        |e: io::Error, path: &Path| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    // The root as `find ROOT` sees it: not followed when it is a link.
+    let kind = statat(rustix::fs::CWD, root, AtFlags::SYMLINK_NOFOLLOW)
+        .map(|st| FileType::from_raw_mode(st.st_mode))
+        .map_err(|e| with_path(e.into(), root))?;
+    match kind {
+        FileType::Directory => {}
+        FileType::RegularFile => {
+            let (sha256, size) = fs::File::open(root)
+                .and_then(hash_reader)
+                .map_err(|e| with_path(e, root))?;
+            let path = display.to_vec();
+            let bytes = if is_seal_file(&path) { 0 } else { size };
+            return Ok(Tree {
+                entries: vec![Entry { path, sha256 }],
+                bytes,
+                non_regular: 0,
+            });
         }
-        let mut shown = display.to_vec();
-        if let Ok(rel) = entry.path().strip_prefix(root)
-            && !rel.as_os_str().is_empty()
-        {
-            shown.push(b'/');
-            shown.extend_from_slice(rel.as_os_str().as_bytes());
+        _ => {
+            return Ok(Tree {
+                non_regular: 1,
+                ..Tree::default()
+            });
         }
-        files.push((entry.into_path(), shown));
     }
-
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Hashed>>> = Mutex::new((0..files.len()).map(|_| None).collect());
+    let walk = Walk {
+        threads: threads.max(1),
+        queue: Mutex::new(WalkQueue {
+            jobs: vec![Job::Dir {
+                path: root.to_path_buf(),
+                shown: display.to_vec(),
+            }],
+            busy: 0,
+            failed: None,
+        }),
+        wake: std::sync::Condvar::new(),
+    };
+    let mut tree = Tree::default();
+    let merged = Mutex::new(&mut tree);
     std::thread::scope(|scope| {
-        for _ in 0..threads.max(1).min(files.len().max(1)) {
+        for _ in 0..threads.max(1) {
             scope.spawn(|| {
-                let mut buf = vec![0u8; HASH_BUFFER];
-                // Results are kept per thread and merged once: no lock per file.
-                let mut done: Vec<(usize, Hashed)> = Vec::new();
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((path, _)) = files.get(i) else { break };
-                    done.push((i, fs::File::open(path).and_then(|f| hash_with(f, &mut buf))));
-                }
-                if let Ok(mut all) = results.lock() {
-                    for (i, r) in done {
-                        if let Some(slot) = all.get_mut(i) {
-                            *slot = Some(r);
-                        }
-                    }
-                }
+                let done = walk.work();
+                let mut tree = merged.lock().unwrap_or_else(PoisonError::into_inner);
+                tree.entries.extend(done.entries);
+                tree.bytes += done.bytes;
+                tree.non_regular += done.non_regular;
             });
         }
     });
-    let results = results.into_inner().unwrap_or_else(|e| e.into_inner());
-    let mut tree = Tree {
-        non_regular,
-        ..Tree::default()
+    if let Some(e) = walk
+        .queue
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner)
+        .failed
+    {
+        return Err(e);
+    }
+    Ok(tree)
+}
+
+/// Files of one directory are hashed in batches of at most this many: small enough that the
+/// threads share a directory of many files, large enough that the queue is not the work. A
+/// directory of few files is split finer (down to one file a batch), so that a few large
+/// files are hashed side by side.
+const FILE_BATCH: usize = 64;
+
+/// The batch size for a directory of `files` files read by `threads` threads: about four
+/// batches per thread, within 1..=[`FILE_BATCH`].
+fn batch_size(files: usize, threads: usize) -> usize {
+    (files / (threads.max(1) * 4)).clamp(1, FILE_BATCH)
+}
+
+/// A piece of the walk.
+enum Job {
+    /// A directory to read.
+    Dir { path: PathBuf, shown: Vec<u8> },
+    /// Files of a directory to hash: the directory (open), its path as shown, their names.
+    Files {
+        dir: Arc<(rustix::fd::OwnedFd, PathBuf, Vec<u8>)>,
+        names: Vec<std::ffi::CString>,
+    },
+}
+
+struct WalkQueue {
+    jobs: Vec<Job>,
+    /// Threads working on a job (which may queue more).
+    busy: usize,
+    /// The first error: the walk stops at it.
+    failed: Option<io::Error>,
+}
+
+struct Walk {
+    threads: usize,
+    queue: Mutex<WalkQueue>,
+    wake: std::sync::Condvar,
+}
+
+impl Walk {
+    /// Takes jobs until none is left and no thread can queue more; what this thread read.
+    fn work(&self) -> Tree {
+        let mut mine = Tree::default();
+        let mut buf = vec![0u8; HASH_BUFFER];
+        let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if queue.failed.is_some() {
+                queue.jobs.clear();
+            }
+            let Some(job) = queue.jobs.pop() else {
+                if queue.busy == 0 {
+                    self.wake.notify_all();
+                    return mine;
+                }
+                queue = self
+                    .wake
+                    .wait(queue)
+                    .unwrap_or_else(PoisonError::into_inner);
+                continue;
+            };
+            queue.busy += 1;
+            drop(queue);
+            let mut more = Vec::new();
+            let result = match job {
+                Job::Dir { path, shown } => {
+                    read_one_dir(path, shown, self.threads, &mut mine, &mut more)
+                }
+                Job::Files { dir, names } => hash_files(&dir, &names, &mut buf, &mut mine),
+            };
+            queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+            queue.busy -= 1;
+            if let Err(e) = result {
+                queue.failed.get_or_insert(e);
+            }
+            let queued = !more.is_empty();
+            queue.jobs.append(&mut more);
+            if queued || queue.busy == 0 {
+                self.wake.notify_all();
+            }
+        }
+    }
+}
+
+/// `dir/name` as shown: `shown` and the name's bytes.
+fn shown_child(shown: &[u8], name: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(shown.len() + 1 + name.len());
+    out.extend_from_slice(shown);
+    out.push(b'/');
+    out.extend_from_slice(name);
+    out
+}
+
+/// Reads one directory: its subdirectories and files become jobs (the files last, so they are
+/// taken first and the open directory is not held long); everything else is counted.
+fn read_one_dir(
+    path: PathBuf,
+    shown: Vec<u8>,
+    threads: usize,
+    tree: &mut Tree,
+    jobs: &mut Vec<Job>,
+) -> io::Result<()> {
+    use rustix::fs::{AtFlags, FileType, Mode, OFlags, openat, statat};
+    let with_path = |e: rustix::io::Errno, path: &Path| {
+        let e = io::Error::from(e);
+        io::Error::new(e.kind(), format!("{}: {e}", path.display()))
     };
-    for ((path, shown), result) in files.into_iter().zip(results) {
-        let (sha256, size) = result
-            .unwrap_or_else(|| Err(io::Error::other("not hashed")))
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    // The directory itself counts as `find` lists it (not a regular file).
+    tree.non_regular += 1;
+    let fd = rustix::fs::open(
+        &path,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| with_path(e, &path))?;
+    let mut dir = rustix::fs::Dir::new(fd).map_err(|e| with_path(e, &path))?;
+    let mut files = Vec::new();
+    while let Some(entry) = dir.read() {
+        let entry = entry.map_err(|e| with_path(e, &path))?;
+        let name = entry.file_name();
+        let bytes = name.to_bytes();
+        if bytes == b"." || bytes == b".." {
+            continue;
+        }
+        let kind = match entry.file_type() {
+            FileType::Unknown => {
+                // A filesystem that does not say: ask, without following a link.
+                let fd = dir.fd().map_err(|e| with_path(e, &path))?;
+                statat(fd, name, AtFlags::SYMLINK_NOFOLLOW)
+                    .map(|st| FileType::from_raw_mode(st.st_mode))
+                    .map_err(|e| with_path(e, &path.join(std::ffi::OsStr::from_bytes(bytes))))?
+            }
+            kind => kind,
+        };
+        match kind {
+            FileType::RegularFile => files.push(name.to_owned()),
+            FileType::Directory => jobs.push(Job::Dir {
+                path: path.join(std::ffi::OsStr::from_bytes(bytes)),
+                shown: shown_child(&shown, bytes),
+            }),
+            _ => tree.non_regular += 1,
+        }
+    }
+    if files.is_empty() {
+        return Ok(());
+    }
+    let fd = dir.fd().map_err(|e| with_path(e, &path))?;
+    let fd = openat(
+        fd,
+        c".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| with_path(e, &path))?;
+    drop(dir);
+    let shared = Arc::new((fd, path, shown));
+    let batch = batch_size(files.len(), threads);
+    while !files.is_empty() {
+        let rest = files.split_off(files.len().saturating_sub(batch));
+        jobs.push(Job::Files {
+            dir: Arc::clone(&shared),
+            names: rest,
+        });
+    }
+    Ok(())
+}
+
+/// Hashes some files of one directory, each opened by name relative to it.
+fn hash_files(
+    dir: &(rustix::fd::OwnedFd, PathBuf, Vec<u8>),
+    names: &[std::ffi::CString],
+    buf: &mut [u8],
+    tree: &mut Tree,
+) -> io::Result<()> {
+    use rustix::fs::{Mode, OFlags, openat};
+    let (fd, path, shown) = dir;
+    for name in names {
+        let bytes = name.to_bytes();
+        let hashed = openat(
+            fd,
+            name.as_c_str(),
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(io::Error::from)
+        .and_then(|file| hash_with(fs::File::from(file), buf));
+        let (sha256, size) = hashed.map_err(|e| {
+            let file = path.join(std::ffi::OsStr::from_bytes(bytes));
+            io::Error::new(e.kind(), format!("{}: {e}", file.display()))
+        })?;
+        let shown = shown_child(shown, bytes);
         if !is_seal_file(&shown) {
             tree.bytes += size;
         }
@@ -127,7 +326,7 @@ pub fn read_dir_tree(root: &Path, display: &[u8], threads: usize) -> io::Result<
             sha256,
         });
     }
-    Ok(tree)
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -429,4 +628,111 @@ pub fn read_tar_tree(
         return Err(e);
     }
     Ok(tree)
+}
+
+#[cfg(test)]
+mod walk_tests {
+    use super::*;
+
+    /// A tree with a wide directory (many batches), a deep chain, an empty directory,
+    /// links to a file, a directory and nowhere, and a FIFO.
+    fn awkward(root: &Path) {
+        let wide = root.join("wide");
+        fs::create_dir_all(&wide).unwrap_or_else(|e| panic!("{e}"));
+        for i in 0..(FILE_BATCH * 7 + 5) {
+            fs::write(
+                wide.join(format!("f{i:04}")),
+                format!("{i}\n").repeat(i % 40),
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        }
+        let mut deep = root.join("deep");
+        for level in 0..40 {
+            deep = deep.join(format!("d{level}"));
+        }
+        fs::create_dir_all(&deep).unwrap_or_else(|e| panic!("{e}"));
+        fs::write(deep.join("bottom"), b"at the bottom").unwrap_or_else(|e| panic!("{e}"));
+        fs::write(root.join("deep/top.seal"), b"a seal file").unwrap_or_else(|e| panic!("{e}"));
+        fs::create_dir_all(root.join("empty")).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink("wide/f0001", root.join("to-file"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink("wide", root.join("to-dir")).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink("/nonexistent", root.join("dangling"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let fifo = std::process::Command::new("mkfifo")
+            .arg(root.join("a-fifo"))
+            .status()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(fifo.success());
+    }
+
+    fn sorted(mut tree: Tree) -> (Vec<(Vec<u8>, Digest)>, u64, u64) {
+        tree.entries.sort_by(|a, b| a.path.cmp(&b.path));
+        (
+            tree.entries
+                .into_iter()
+                .map(|e| (e.path, e.sha256))
+                .collect(),
+            tree.bytes,
+            tree.non_regular,
+        )
+    }
+
+    #[test]
+    fn any_number_of_threads_reads_the_same_tree() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        awkward(dir.path());
+        let one =
+            sorted(read_dir_tree(dir.path(), b"fixtures", 1).unwrap_or_else(|e| panic!("{e}")));
+        // 453 wide files, the bottom one and the seal file.
+        assert_eq!(one.0.len(), FILE_BATCH * 7 + 5 + 2);
+        // The root, wide, deep and its 40 levels, empty; three links and a FIFO.
+        assert_eq!(one.2, 1 + 1 + 1 + 40 + 1 + 3 + 1);
+        let wide_bytes: u64 = (0..(FILE_BATCH * 7 + 5))
+            .map(|i| (format!("{i}\n").len() * (i % 40)) as u64)
+            .sum();
+        assert_eq!(
+            one.1,
+            wide_bytes + b"at the bottom".len() as u64,
+            "seal files do not count"
+        );
+        assert!(one.0.iter().any(|(p, _)| p.as_slice()
+            == b"fixtures/deep/d0/d1/d2/d3/d4/d5/d6/d7/d8/d9/d10/d11/d12/d13/d14/d15/d16/d17/d18/d19/d20/d21/d22/d23/d24/d25/d26/d27/d28/d29/d30/d31/d32/d33/d34/d35/d36/d37/d38/d39/bottom"));
+        for threads in [2, 3, 8] {
+            let many = sorted(
+                read_dir_tree(dir.path(), b"fixtures", threads).unwrap_or_else(|e| panic!("{e}")),
+            );
+            assert_eq!(many, one, "{threads} threads");
+        }
+    }
+
+    #[test]
+    fn few_files_are_split_finer_than_many() {
+        assert_eq!(batch_size(4, 2), 1, "four large files: one each");
+        assert_eq!(batch_size(1, 8), 1);
+        assert_eq!(batch_size(100, 2), 12);
+        assert_eq!(batch_size(20_000, 2), FILE_BATCH);
+    }
+
+    #[test]
+    fn roots_that_are_a_file_a_link_or_missing() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        fs::write(dir.path().join("file"), b"content").unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(dir.path(), dir.path().join("link"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let file =
+            read_dir_tree(&dir.path().join("file"), b"file", 2).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(file.entries.len(), 1);
+        assert_eq!(file.entries[0].path, b"file");
+        assert_eq!(file.bytes, 7);
+        let link =
+            read_dir_tree(&dir.path().join("link"), b"link", 2).unwrap_or_else(|e| panic!("{e}"));
+        assert!(link.entries.is_empty(), "a root link is not followed");
+        assert_eq!(link.non_regular, 1);
+        let missing = read_dir_tree(&dir.path().join("missing"), b"missing", 2)
+            .err()
+            .unwrap_or_else(|| panic!("a missing root is an error"));
+        assert_eq!(missing.kind(), io::ErrorKind::NotFound);
+        assert!(missing.to_string().contains("missing"), "{missing}");
+    }
 }

@@ -941,3 +941,27 @@ async fn long_names_within_the_caps_seal_as_their_manifest_does() {
     assert_eq!(status, 200, "{listed}");
     assert_eq!(sealed["seal"], listed["seal"]);
 }
+
+/// A wide directory (shared by the hashing threads in batches) and a deep chain seal as the
+/// pipeline does.
+#[test]
+fn wide_and_deep_trees_agree_with_the_pipeline() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for i in 0..500 {
+        write(
+            dir.path(),
+            format!("fixtures/wide/case{i:03}.json").as_bytes(),
+            format!("{{\"case\":{i}}}").repeat(i % 7).as_bytes(),
+        );
+    }
+    let mut deep = b"fixtures/deep".to_vec();
+    for level in 0..30 {
+        deep.extend_from_slice(format!("/level{level}").as_bytes());
+        write(
+            dir.path(),
+            &[deep.as_slice(), b"/here"].concat(),
+            &[level as u8; 3],
+        );
+    }
+    assert_eq!(cli_seal(dir.path(), &[]), pipeline(dir.path()));
+}

@@ -40,7 +40,20 @@ impl Digest {
     }
 
     pub fn to_hex(&self) -> String {
-        self.to_string()
+        String::from_utf8_lossy(&self.hex()).into_owned()
+    }
+
+    /// The 64 lowercase hex digits, without allocating (a manifest writes one per file).
+    pub fn hex(&self) -> [u8; 64] {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut out = [0u8; 64];
+        for (pair, b) in out.chunks_exact_mut(2).zip(self.0) {
+            if let [hi, lo] = pair {
+                *hi = DIGITS.get(usize::from(b >> 4)).copied().unwrap_or(b'0');
+                *lo = DIGITS.get(usize::from(b & 0xf)).copied().unwrap_or(b'0');
+            }
+        }
+        out
     }
 }
 
@@ -55,10 +68,7 @@ fn hex_value(b: u8) -> Option<u8> {
 
 impl fmt::Display for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for b in self.0 {
-            write!(f, "{b:02x}")?;
-        }
-        Ok(())
+        f.write_str(std::str::from_utf8(&self.hex()).unwrap_or(""))
     }
 }
 
@@ -77,6 +87,14 @@ mod tests {
         let hex = "abcfa6a9d4df344d1781bc2560b5e4cdcae08b39ed303063535e7e1e926a304a";
         let d = Digest::parse_hex(hex).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(d.to_hex(), hex);
+        assert_eq!(d.to_string(), hex);
+        // Every byte value, against the standard formatter.
+        let all = Digest(std::array::from_fn(|i| (i * 8 + 7) as u8));
+        let want: String = all.0.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(all.to_hex(), want);
+        let low = Digest(std::array::from_fn(|i| i as u8));
+        let want: String = low.0.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(low.to_hex(), want);
         assert_eq!(Digest::parse_hex(&hex.to_uppercase()), Ok(d));
         assert_eq!(Digest::parse_hex("abc"), Err(DigestError::Length(3)));
         assert_eq!(

@@ -73,7 +73,7 @@ pub fn push_line(out: &mut Vec<u8>, path: &[u8], sha256: &Digest) {
     if escape {
         out.push(b'\\');
     }
-    out.extend_from_slice(sha256.to_hex().as_bytes());
+    out.extend_from_slice(&sha256.hex());
     out.extend_from_slice(b"  ");
     if escape {
         for &b in path {
