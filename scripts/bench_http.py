@@ -48,7 +48,19 @@ def servers(port):
     return {
         "patchgate": [os.path.join(RELEASE, "patchgate"), "serve", "--listen", addr],
         "bare": [os.path.join(RELEASE, "examples", "bare"), addr],
+        # The article's router behind FastAPI/uvicorn (pip install fastapi uvicorn).
+        "fastapi": [sys.executable, "-m", "uvicorn", "--app-dir", os.path.join(ROOT, "scripts"),
+                    "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
+                    "--no-access-log", "fastapi_router:app"],
     }
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of a process and its threads so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks
 
 
 def build():
@@ -108,15 +120,16 @@ def wrk_once(port, seconds, connections, auth):
     finally:
         os.unlink(script)
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    total = int(re.search(r"(\d+) requests in", out).group(1))
     p99 = parse_duration_ms(re.search(r"99%\s+(\S+)", out).group(1))
     errors = re.search(r"Socket errors: (.*)", out)
-    return rps, p99, (errors.group(1) if errors else None)
+    return rps, p99, (errors.group(1) if errors else None), total
 
 
 def load(args):
     port = args.port
-    results = {name: {"rps": [], "p99": [], "rss": []} for name in ("patchgate", "bare")}
-    order = ["patchgate", "bare"]
+    order = ["patchgate", "bare"] + (["fastapi"] if args.fastapi else [])
+    results = {name: {"rps": [], "p99": [], "rss": [], "cpu_us": []} for name in order}
     for run in range(args.runs):
         for name in (order if run % 2 == 0 else list(reversed(order))):
             cmd = servers(port)[name]
@@ -126,7 +139,9 @@ def load(args):
             try:
                 wait_port(port)
                 wrk_once(port, 2, args.connections, args.auth)  # warm-up
-                rps, p99, errors = wrk_once(port, args.seconds, args.connections, args.auth)
+                cpu_before = cpu_seconds(proc.pid)
+                rps, p99, errors, total = wrk_once(port, args.seconds, args.connections, args.auth)
+                cpu_us = (cpu_seconds(proc.pid) - cpu_before) / total * 1e6
                 rss = peak_rss_kib(proc.pid)
             finally:
                 stop(proc)
@@ -135,15 +150,23 @@ def load(args):
             results[name]["rps"].append(rps)
             results[name]["p99"].append(p99)
             results[name]["rss"].append(rss)
-            print(f"run {run + 1} {name:9s} {rps:10.0f} req/s  p99 {p99:6.2f} ms  peak RSS {rss / 1024:5.1f} MiB",
-                  flush=True)
+            results[name]["cpu_us"].append(cpu_us)
+            print(f"run {run + 1} {name:9s} {rps:10.0f} req/s  p99 {p99:6.2f} ms  "
+                  f"server CPU {cpu_us:6.1f} us/request  peak RSS {rss / 1024:5.1f} MiB", flush=True)
     med = {n: {k: statistics.median(v) for k, v in r.items()} for n, r in results.items()}
     pg, bare = med["patchgate"], med["bare"]
     print()
-    print(f"medians of {args.runs} alternating runs, {args.connections} connections, {args.seconds}s each:")
+    print(f"medians of {args.runs} alternating runs, {args.connections} connections, {args.seconds}s each"
+          f" (auth {'on' if args.auth else 'off'}):")
     print(f"  throughput  patchgate {pg['rps']:.0f} req/s, bare {bare['rps']:.0f} req/s, ratio {pg['rps'] / bare['rps']:.2f}x")
+    print(f"  server CPU  patchgate {pg['cpu_us']:.1f} us/request, bare {bare['cpu_us']:.1f} us/request, ratio {pg['cpu_us'] / bare['cpu_us']:.2f}x")
     print(f"  p99         patchgate {pg['p99']:.2f} ms, bare {bare['p99']:.2f} ms, ratio {pg['p99'] / bare['p99']:.2f}x")
     print(f"  peak RSS    patchgate {pg['rss'] / 1024:.1f} MiB, bare {bare['rss'] / 1024:.1f} MiB")
+    if "fastapi" in med:
+        fa = med["fastapi"]
+        print(f"  FastAPI     {fa['rps']:.0f} req/s, {fa['cpu_us']:.1f} us/request, p99 {fa['p99']:.2f} ms, "
+              f"peak RSS {fa['rss'] / 1024:.1f} MiB: patchgate's throughput {pg['rps'] / fa['rps']:.1f}x, "
+              f"its CPU per request 1/{fa['cpu_us'] / pg['cpu_us']:.1f}")
 
 
 def send_requests(port, n, auth):
@@ -200,28 +223,28 @@ def instructions(args):
           f" (auth {'on' if args.auth else 'off'})")
 
 
-# The layers of a `/route` request, each the inclusive cost of the one function that does it
-# (the functions are not inlined into their callers: each is called from one place per
-# request). The rest is hyper, axum's routing and tokio, which the bare handler pays too.
+# The layers of a `/route` request, each the inclusive cost of the function that does it, less
+# the inclusive cost of the listed functions it calls that are rows of their own (none of them
+# is inlined into its caller: each is called from one place per request). The rest is hyper,
+# axum's routing and tokio, which the bare handler pays too.
 LAYERS = [
-    ("request id: accepted or a new UUIDv7", "patchgate::http::layers::request_id"),
-    ("auth: the bearer token", "patchgate::http::layers::authorized"),
+    ("request id: accepted or a new UUIDv7", "patchgate::http::layers::request_id", []),
+    ("auth: the bearer token", "patchgate::http::layers::authorized", []),
     ("body: limit, deadline, memory budget, concurrency permit, content type",
-     "<patchgate::http::extract::JsonBytes as axum_core::extract::FromRequest<patchgate::http::AppState>>::from_request::{{closure}}"),
-    ("strict parse and validation of the evidence", "patchgate::core::evidence::parse_route_bytes"),
-    ("decision id (UUIDv7)", "patchgate::ids::new_decision_id"),
+     "<patchgate::http::extract::JsonBytes as axum_core::extract::FromRequest<patchgate::http::AppState>>::from_request::{{closure}}", []),
+    ("strict parse and validation of the evidence", "patchgate::core::evidence::parse_route_bytes", []),
+    ("decision: the rules, a decision id (UUIDv7), the decision metric",
+     "patchgate::http::route::decide_and_log", ["patchgate::telemetry::log_route_decision"]),
     ("decision log: the line formatted and handed to the writer thread",
-     "patchgate::telemetry::log_route_decision"),
-    ("decision metric", "patchgate::http::metrics::Metrics::record_decision"),
-    ("answer: JSON written by hand", "patchgate::core::answer::RouteAnswer::to_json"),
+     "patchgate::telemetry::log_route_decision", []),
+    ("answer: JSON written by hand", "patchgate::core::answer::RouteAnswer::to_json", []),
     ("observe: latency and request metrics, security headers, request id echoed",
-     "patchgate::http::layers::finish"),
+     "patchgate::http::layers::finish", []),
 ]
-# Layers with no function of their own: the sum of the self costs of the functions named so.
-SELF_LAYERS = [
-    ("header-read deadline: timers armed per request (tokio time driver, sleeps)",
-     re.compile(r"tokio::runtime::time::|tokio::time::sleep|TokioSleep|TokioTimer|patchgate::http::watchdog")),
-]
+# A layer with no function of its own: the sum of the self costs of the functions named so,
+# measured in the bare handler too (tokio's time driver runs in both).
+TIMERS = ("timers: tokio's time driver and sleeps (the header-read deadline was one per request)",
+          re.compile(r"tokio::runtime::time::|tokio::time::sleep|TokioSleep|TokioTimer|patchgate::http::watchdog"))
 
 
 def annotate(path, inclusive):
@@ -238,38 +261,45 @@ def annotate(path, inclusive):
 
 
 def profile(args):
-    small, f1 = callgrind_run("patchgate", args.n1, args.port, args.auth, keep=True)
-    large, f2 = callgrind_run("patchgate", args.n2, args.port, args.auth, keep=True)
-    bare_small, _ = callgrind_run("bare", args.n1, args.port, args.auth)
-    bare_large, _ = callgrind_run("bare", args.n2, args.port, args.auth)
-    try:
-        n = args.n2 - args.n1
-        total = (large - small) / n
-        bare = (bare_large - bare_small) / n
-        incl = [annotate(f1, True), annotate(f2, True)]
-        own = [annotate(f1, False), annotate(f2, False)]
-    finally:
-        os.unlink(f1)
-        os.unlink(f2)
-    rows = []
-    for label, name in LAYERS:
-        rows.append((label, (incl[1].get(name, 0) - incl[0].get(name, 0)) / n))
-    for label, pattern in SELF_LAYERS:
-        cost = sum(own[1].get(k, 0) - own[0].get(k, 0) for k in own[1] if pattern.search(k))
-        rows.append((label, cost / n))
-    listed = sum(c for _, c in rows)
-    print(f"| layer | instructions per request | share of patchgate's extra |")
-    print(f"|---|---:|---:|")
-    extra = total - bare
-    for label, cost in rows:
-        print(f"| {label} | {cost:,.0f} | {cost / extra:.0%} |")
-    print(f"| hyper, axum routing, tokio and the rest | {total - listed:,.0f} | |")
-    print(f"| **patchgate, whole request** | **{total:,.0f}** | |")
-    print(f"| bare handler, whole request | {bare:,.0f} | |")
-    print(f"| ratio | **{total / bare:.2f}x** (auth {'on' if args.auth else 'off'}) | |")
+    n = args.n2 - args.n1
+    per_request = {}
+    for name in ("patchgate", "bare"):
+        small, f1 = callgrind_run(name, args.n1, args.port, args.auth, keep=True)
+        large, f2 = callgrind_run(name, args.n2, args.port, args.auth, keep=True)
+        try:
+            per_request[name] = ((large - small) / n,
+                                 [annotate(f1, True), annotate(f2, True)],
+                                 [annotate(f1, False), annotate(f2, False)])
+        finally:
+            os.unlink(f1)
+            os.unlink(f2)
+
+    def inclusive(name, function):
+        _, incl, _ = per_request[name]
+        return (incl[1].get(function, 0) - incl[0].get(function, 0)) / n
+
+    def own(name, pattern):
+        _, _, own = per_request[name]
+        return sum(own[1].get(k, 0) - own[0].get(k, 0) for k in own[1] if pattern.search(k)) / n
+
+    total, bare = per_request["patchgate"][0], per_request["bare"][0]
+    print("| layer | patchgate | bare handler |")
+    print("|---|---:|---:|")
+    listed = 0.0
+    for label, function, minus in LAYERS:
+        cost = inclusive("patchgate", function) - sum(inclusive("patchgate", f) for f in minus)
+        listed += cost
+        print(f"| {label} | {cost:,.0f} | |")
+    timers = own("patchgate", TIMERS[1])
+    listed += timers
+    print(f"| {TIMERS[0]} | {timers:,.0f} | {own('bare', TIMERS[1]):,.0f} |")
+    print(f"| hyper, axum routing, tokio and the rest (bare: all of it) | {total - listed:,.0f} | |")
+    print(f"| **whole request** | **{total:,.0f}** | **{bare:,.0f}** |")
+    print(f"| ratio (auth {'on' if args.auth else 'off'}) | **{total / bare:.2f}x** | 1.00x |")
 
 
 def main():
+    global RELEASE
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("what", choices=["load", "instructions", "profile"])
     p.add_argument("--port", type=int, default=18191)
@@ -279,9 +309,14 @@ def main():
     p.add_argument("--n1", type=int, default=1000)
     p.add_argument("--n2", type=int, default=3000)
     p.add_argument("--no-build", action="store_true")
+    p.add_argument("--fastapi", action="store_true",
+                   help="also load the article's router behind FastAPI/uvicorn (pip install fastapi uvicorn)")
     p.add_argument("--no-auth", dest="auth", action="store_false",
                    help="start patchgate without a bearer token (auth is on by default)")
+    p.add_argument("--release-dir", default=RELEASE,
+                   help="where the built binaries are (another checkout's target/release, to compare)")
     args = p.parse_args()
+    RELEASE = os.path.abspath(args.release_dir)
     if not args.no_build:
         build()
     {"load": load, "instructions": instructions, "profile": profile}[args.what](args)

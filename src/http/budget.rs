@@ -306,6 +306,16 @@ impl<S: AsyncRead + Unpin> AsyncRead for WriteDeadline<S> {
 }
 
 impl<S: AsyncWrite + Unpin> WriteDeadline<S> {
+    /// Tells the watchdog about bytes that reached the client's socket (only those: a flush
+    /// happens whenever the connection is polled, a trickling client's bytes included).
+    fn count(&self, written: &Poll<io::Result<usize>>) {
+        if let Poll::Ready(Ok(n)) = written
+            && *n > 0
+        {
+            self.activity.wrote();
+        }
+    }
+
     /// Polls a write-side operation under the deadline.
     fn deadline<T>(
         &mut self,
@@ -317,7 +327,6 @@ impl<S: AsyncWrite + Unpin> WriteDeadline<S> {
                 if self.stalled.take().is_some() {
                     self.activity.set_write_stalled(false);
                 }
-                self.activity.wrote();
                 Poll::Ready(r)
             }
             Poll::Pending => {
@@ -345,7 +354,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for WriteDeadline<S> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        self.get_mut().deadline(cx, |s, cx| s.poll_write(cx, buf))
+        let this = self.get_mut();
+        let written = this.deadline(cx, |s, cx| s.poll_write(cx, buf));
+        this.count(&written);
+        written
     }
 
     fn poll_write_vectored(
@@ -353,8 +365,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for WriteDeadline<S> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        self.get_mut()
-            .deadline(cx, |s, cx| s.poll_write_vectored(cx, bufs))
+        let this = self.get_mut();
+        let written = this.deadline(cx, |s, cx| s.poll_write_vectored(cx, bufs));
+        this.count(&written);
+        written
     }
 
     fn is_write_vectored(&self) -> bool {
