@@ -965,3 +965,48 @@ fn wide_and_deep_trees_agree_with_the_pipeline() {
     }
     assert_eq!(cli_seal(dir.path(), &[]), pipeline(dir.path()));
 }
+
+/// `?expected=` holds for a JSON body too: alone it is the expectation; with the body's own
+/// `expected` the two must be the same seal (the same one, in either case, is not a conflict).
+#[tokio::test]
+async fn the_query_expected_holds_for_json_bodies() {
+    let server = TestServer::start();
+    let files = serde_json::json!([{"path": "fixtures/a.json", "sha256": "ab".repeat(32)}]);
+    let (status, body) = post(
+        &server,
+        "/seal",
+        "application/json",
+        &[],
+        serde_json::to_vec(&serde_json::json!({"files": files})).expect("json"),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let seal = body["seal"].as_str().expect("a seal").to_owned();
+    let other = "0".repeat(64);
+    let cases = [
+        (Some(seal.as_str()), None, 200),
+        (Some(other.as_str()), None, 409),
+        (Some(seal.as_str()), Some(seal.to_uppercase()), 200),
+        (Some(other.as_str()), Some(other.clone()), 409),
+        (Some(seal.as_str()), Some(other.clone()), 422),
+    ];
+    for (query, in_body, want) in cases {
+        let mut doc = serde_json::json!({"files": files});
+        if let Some(e) = &in_body {
+            doc["expected"] = serde_json::json!(e);
+        }
+        let path = format!("/seal?expected={}", query.unwrap_or_default());
+        let (status, answer) = post(
+            &server,
+            &path,
+            "application/json",
+            &[],
+            serde_json::to_vec(&doc).expect("json"),
+        )
+        .await;
+        assert_eq!(status, want, "{query:?} {in_body:?}: {answer}");
+        if want == 422 {
+            assert_eq!(answer["errors"][0]["pointer"], "/expected", "{answer}");
+        }
+    }
+}

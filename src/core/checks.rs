@@ -56,6 +56,9 @@ const FIELDS: [&str; 5] = ["patch_id", "head_sha", "gates", "check_runs", "statu
 pub const MAX_LISTED_CHECKS: usize = 100;
 /// Longest check name, URL or word read from a forge document, in characters.
 const MAX_TEXT: usize = 4096;
+/// The largest id or count a forge sends: a signed 64-bit integer (GitHub's are far smaller),
+/// as the API document declares them.
+pub const MAX_FORGE_INT: u64 = i64::MAX as u64;
 
 /// One check run, as read from a list-check-runs response.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -666,7 +669,7 @@ fn parse_runs(v: &Value, e: &mut Errors) -> (Vec<CheckRun>, Option<u64>) {
     ) else {
         return Default::default();
     };
-    let total = doc.opt_uint("total_count", u64::MAX, e);
+    let total = doc.opt_uint("total_count", MAX_FORGE_INT, e);
     let runs = doc
         .required("check_runs", e)
         .and_then(|list| {
@@ -685,7 +688,7 @@ fn parse_runs(v: &Value, e: &mut Errors) -> (Vec<CheckRun>, Option<u64>) {
                     )?;
                     let id = run
                         .required("id", e)
-                        .and_then(|v| fields::uint(v, &run.pointer("id"), "id", u64::MAX, e));
+                        .and_then(|v| fields::uint(v, &run.pointer("id"), "id", MAX_FORGE_INT, e));
                     let name = run.req_string("name", MAX_TEXT, e);
                     let head_sha = run.req_string("head_sha", 64, e);
                     let status = run.req_string("status", MAX_TEXT, e);

@@ -187,8 +187,30 @@ pub fn string(
 }
 
 /// A non-negative integer no larger than `max`.
+/// The largest integer a JSON number written with a fraction part (`251.0`) holds exactly.
+const MAX_EXACT_FLOAT: f64 = 9_007_199_254_740_992.0;
+
+/// `v` as a whole number: an integer, or a number written with a zero fraction (`251.0`,
+/// which JSON Schema calls an integer too) up to 2^53, where every such number is exact.
+pub fn whole(v: &Value) -> Option<i128> {
+    if let Some(n) = v.as_u64() {
+        return Some(i128::from(n));
+    }
+    if let Some(n) = v.as_i64() {
+        return Some(i128::from(n));
+    }
+    v.as_f64()
+        .filter(|f| f.fract() == 0.0 && f.abs() <= MAX_EXACT_FLOAT)
+        .map(|f| f as i128)
+}
+
+/// `v` as a whole number from 0 to `u64::MAX`.
+pub fn whole_u64(v: &Value) -> Option<u64> {
+    whole(v).and_then(|n| u64::try_from(n).ok())
+}
+
 pub fn uint(v: &Value, at: &str, name: &str, max: u64, errors: &mut Errors) -> Option<u64> {
-    match v.as_u64() {
+    match whole_u64(v) {
         Some(n) if n <= max => Some(n),
         Some(n) => {
             errors.push(at, format!("`{name}` is {n}; at most {max} is allowed"));
@@ -258,4 +280,30 @@ pub fn paths(v: &Value, at: &str, non_empty: bool, errors: &mut Errors) -> Optio
         errors.push(at, "must list at least one path prefix");
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod whole_tests {
+    use super::*;
+
+    #[test]
+    fn whole_numbers_written_with_a_zero_fraction_are_whole() {
+        let cases: [(&str, Option<i128>); 9] = [
+            ("251", Some(251)),
+            ("251.0", Some(251)),
+            ("-3.0", Some(-3)),
+            ("1964845683437989.0", Some(1_964_845_683_437_989)),
+            ("9007199254740992.0", Some(9_007_199_254_740_992)),
+            ("1e300", None),
+            ("2.5", None),
+            ("18446744073709551615", Some(18_446_744_073_709_551_615)),
+            ("\"7\"", None),
+        ];
+        for (text, want) in cases {
+            let v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+            assert_eq!(whole(&v), want, "{text}");
+        }
+        let v: Value = serde_json::from_str("-1.0").unwrap_or(Value::Null);
+        assert_eq!(whole_u64(&v), None);
+    }
 }

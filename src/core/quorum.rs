@@ -764,7 +764,7 @@ pub fn parse_catalog(
 /// `catch_exit_codes`: a non-empty list of exit codes 1..=255 (0 is a pass, never a catch).
 pub fn parse_catch_codes(v: &Value, at: &str, e: &mut Errors) -> Vec<u8> {
     let codes = fields::array(v, at, "`catch_exit_codes`", e, |x, p, e| {
-        match x.as_u64().map(u8::try_from) {
+        match crate::core::fields::whole_u64(x).map(u8::try_from) {
             Some(Ok(code)) if code > 0 => Some(code),
             _ => {
                 e.push(
@@ -831,7 +831,7 @@ pub fn parse_results(
                 // Killed by its timeout or a signal: no exit code.
                 return Some(None);
             }
-            match x.as_u64().map(u8::try_from) {
+            match crate::core::fields::whole_u64(x).map(u8::try_from) {
                 Some(Ok(code)) => Some(Some(code)),
                 _ => {
                     e.push(

@@ -105,8 +105,7 @@ pub struct ChecksRequestDoc {
     #[schema(nullable = false, max_length = 256)]
     patch_id: Option<String>,
     /// The pull request's head commit: runs for another commit are stale.
-    #[schema(pattern = "^[0-9a-fA-F]{4,64}$")]
-    head_sha: String,
+    head_sha: super::openapi::CommitDoc,
     gates: GatesDoc,
     /// GitHub's list-check-runs response, verbatim.
     #[schema(nullable = false)]
@@ -122,18 +121,18 @@ pub struct ChecksRequestDoc {
 #[serde(deny_unknown_fields)]
 pub struct GatesDoc {
     #[schema(min_items = 1)]
-    property_check: Vec<String>,
+    property_check: Vec<super::openapi::CheckNameDoc>,
     #[schema(min_items = 1)]
-    fixture_check: Vec<String>,
+    fixture_check: Vec<super::openapi::CheckNameDoc>,
     #[schema(min_items = 1)]
-    flaky_freeze: Vec<String>,
+    flaky_freeze: Vec<super::openapi::CheckNameDoc>,
 }
 
 /// GitHub's list-check-runs response (other fields are ignored).
 #[allow(dead_code)]
 #[derive(Deserialize, ToSchema)]
 pub struct CheckRunsDoc {
-    #[schema(nullable = false, minimum = 0)]
+    #[schema(nullable = false, minimum = 0, maximum = 9223372036854775807_u64)]
     total_count: Option<u64>,
     check_runs: Vec<CheckRunDoc>,
 }
@@ -142,11 +141,15 @@ pub struct CheckRunsDoc {
 #[allow(dead_code)]
 #[derive(Deserialize, ToSchema)]
 pub struct CheckRunDoc {
-    #[schema(minimum = 0)]
+    #[schema(minimum = 0, maximum = 9223372036854775807_u64)]
     id: u64,
+    #[schema(min_length = 1, max_length = 4096)]
     name: String,
+    /// Compared with the request's `head_sha` (another commit's run is stale).
+    #[schema(min_length = 1, max_length = 64)]
     head_sha: String,
     /// `queued`, `in_progress`, `completed`...
+    #[schema(min_length = 1, max_length = 4096)]
     status: String,
     /// Set once completed: `success`, `failure`, `neutral`, `skipped`, `cancelled`...
     conclusion: Option<String>,
@@ -158,8 +161,8 @@ pub struct CheckRunDoc {
 #[derive(Deserialize, ToSchema)]
 pub struct CombinedStatusDoc {
     /// The commit the statuses are for: another than `head_sha` makes them stale.
-    #[schema(nullable = false, pattern = "^[0-9a-fA-F]{4,64}$")]
-    sha: Option<String>,
+    #[schema(nullable = false)]
+    sha: Option<super::openapi::CommitDoc>,
     statuses: Vec<StatusDoc>,
 }
 
@@ -167,8 +170,10 @@ pub struct CombinedStatusDoc {
 #[allow(dead_code)]
 #[derive(Deserialize, ToSchema)]
 pub struct StatusDoc {
+    #[schema(min_length = 1, max_length = 4096)]
     context: String,
     /// `success`, `failure`, `error` or `pending`.
+    #[schema(min_length = 1, max_length = 4096)]
     state: String,
     updated_at: Option<String>,
     target_url: Option<String>,

@@ -109,25 +109,25 @@ pub struct GateRequestDoc {
     #[schema(nullable = false, max_length = 256)]
     patch_id: Option<String>,
     /// Repo-relative paths the patch changes (renames: both paths).
-    changed_files: Vec<String>,
+    changed_files: Vec<super::openapi::RepoPathDoc>,
     /// Paths (files or directories) the patch may not edit: the base's config, catalog,
     /// ledger, expected seal, and what else the base config names.
     #[schema(nullable = false)]
-    guarded: Option<Vec<String>>,
+    guarded: Option<Vec<super::openapi::RepoPathDoc>>,
     seal: SealDoc,
     catalog: GateCatalogDoc,
     /// The base commit's freeze ledger.
     #[schema(nullable = false)]
     ledger: Option<Vec<LedgerRowDoc>>,
     /// The freeze-debt cap; the server's setting (default 5) when absent.
-    #[schema(nullable = false, minimum = 0)]
+    #[schema(nullable = false, minimum = 0, maximum = 4294967295_u64)]
     debt_cap: Option<u64>,
     /// Exit codes of each property's runs, by catalog id (as `/quorum`'s `results`).
     #[schema(nullable = false)]
     property_runs: Option<std::collections::BTreeMap<String, ResultDoc>>,
     /// The exit codes that are a catch for the property runs, 1-255; default `[1]`.
     #[schema(nullable = false, min_items = 1)]
-    catch_exit_codes: Option<Vec<u8>>,
+    catch_exit_codes: Option<Vec<super::openapi::CatchCodeDoc>>,
     /// Absent when the suite did not run.
     #[schema(nullable = false)]
     fixture_suite: Option<FixtureSuiteDoc>,
@@ -152,13 +152,13 @@ pub struct GatePropertyDoc {
     strength: crate::core::quorum::Strength,
     /// Non-empty list of path prefixes this property observes (whole segments).
     #[schema(min_items = 1)]
-    locality: Vec<String>,
+    locality: Vec<super::openapi::RepoPathDoc>,
     /// The fixture directory it reads.
     #[schema(nullable = false)]
-    fixtures: Option<String>,
+    fixtures: Option<super::openapi::RepoPathDoc>,
     /// The paths (files or directories) that implement the property: guarded like the catalog.
     #[schema(nullable = false)]
-    source: Option<Vec<String>>,
+    source: Option<Vec<super::openapi::RepoPathDoc>>,
 }
 
 /// What the fixture suite did.
@@ -168,12 +168,12 @@ pub struct GatePropertyDoc {
 pub struct FixtureSuiteDoc {
     /// 0-255, or null when the suite was killed by its timeout or a signal.
     #[schema(required = true)]
-    exit_code: Option<u8>,
+    exit_code: Option<super::openapi::ExitCodeDoc>,
     /// Ids (`classname::name`) of the failed or errored test cases, read from the suite's
     /// JUnit XML report.
     #[schema(nullable = false)]
-    failed_tests: Option<Vec<String>>,
+    failed_tests: Option<Vec<super::openapi::TestIdDoc>>,
     /// The exit codes that are a catch for the suite, 1-255; default `[1]`.
     #[schema(nullable = false, min_items = 1)]
-    catch_exit_codes: Option<Vec<u8>>,
+    catch_exit_codes: Option<Vec<super::openapi::CatchCodeDoc>>,
 }

@@ -58,7 +58,7 @@ fn plan_answer(body: &[u8]) -> Result<Json<Plan>, Problem> {
 #[utoipa::path(post, path = "/ladder/report", tag = "ladder",
     request_body(content(
         (Vec<ladder::LedgerRow> = "application/json"),
-        (String = "text/plain"),
+        (Vec<ladder::LedgerRow> = "application/x-ndjson"),
     )),
     responses(
         (status = 200, description = "The report", body = Report),
@@ -107,7 +107,7 @@ pub async fn freeze(
 /// disposition and attribution, the escalation rate, and the share escalated on
 /// `inadmissible-evidence`, with a warning at 40% or more.
 #[utoipa::path(post, path = "/review", tag = "ladder",
-    request_body(content((String = "text/plain"))),
+    request_body(content((ReviewBodyDoc = "application/x-ndjson"))),
     responses(
         (status = 200, description = "The review", body = Review),
         (status = 413, description = "Body over the limit", body = Problem, content_type = "application/problem+json"),
@@ -133,7 +133,7 @@ pub async fn review(State(state): State<AppState>, rows: Rows) -> Result<Json<Re
 #[utoipa::path(post, path = "/calibrate", tag = "ladder",
     request_body(content(
         (Vec<CalibrationRowDoc> = "application/json"),
-        (String = "text/plain"),
+        (Vec<CalibrationRowDoc> = "application/x-ndjson"),
     )),
     responses(
         (status = 200, description = "One line per attribution class, in name order", body = Vec<CalibrationClass>),
@@ -165,7 +165,7 @@ pub async fn calibrate(
 #[serde(deny_unknown_fields)]
 pub struct PlanRequestDoc {
     /// Repo-relative paths the patch changes.
-    changed_files: Vec<String>,
+    changed_files: Vec<super::openapi::RepoPathDoc>,
 }
 
 /// A flaky test's history and the evidence rule's thresholds.
@@ -178,11 +178,74 @@ pub struct FreezeRequestDoc {
     /// Whether the test caught a deliberately seeded bug.
     caught_seeded_bug: bool,
     /// Default 20; at least 2.
-    #[schema(nullable = false, minimum = 2)]
+    #[schema(nullable = false, minimum = 2, maximum = 1000000000_u64)]
     min_runs: Option<u64>,
     /// Default 0.02.
     #[schema(nullable = false, minimum = 0, maximum = 1)]
     min_flip_rate: Option<f64>,
+}
+
+/// A decision-log line as `/review` reads it: the router's decisions (`/route`, `/route/batch`,
+/// `/route/checks`, and `/gate` decisions the router made). Every other field of the line (the
+/// service writes many) is read past; lines that are not router decisions are skipped and
+/// counted.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+pub struct DecisionLineDoc {
+    #[schema(pattern = "^patchgate::decision$")]
+    target: String,
+    endpoint: ReviewedEndpointDoc,
+    disposition: crate::core::route::Disposition,
+    attribution: Attribution,
+}
+
+/// The endpoints whose decisions the router made.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+pub enum ReviewedEndpointDoc {
+    #[serde(rename = "route")]
+    Route,
+    #[serde(rename = "route/batch")]
+    RouteBatch,
+    #[serde(rename = "route/checks")]
+    RouteChecks,
+    #[serde(rename = "gate")]
+    Gate,
+}
+
+/// A decision log: at least one line must be a router decision (a log without one is a 422).
+#[allow(dead_code)]
+pub struct ReviewBodyDoc;
+
+impl utoipa::PartialSchema for ReviewBodyDoc {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::schema::ArrayBuilder::new()
+            .description(Some(
+                "The decision log, one JSON line per decision (shown here as the array of its lines); at least one line must be a router decision.",
+            ))
+            .items(utoipa::openapi::Ref::from_schema_name("DecisionLineDoc"))
+            .min_items(Some(1))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for ReviewBodyDoc {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DecisionLog")
+    }
+
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        schemas.push((
+            "DecisionLineDoc".to_owned(),
+            <DecisionLineDoc as utoipa::PartialSchema>::schema(),
+        ));
+        <DecisionLineDoc as utoipa::ToSchema>::schemas(schemas);
+    }
 }
 
 /// Where a BLOCK's eventual fix landed.
@@ -191,7 +254,7 @@ pub struct FreezeRequestDoc {
 #[serde(deny_unknown_fields)]
 pub struct CalibrationRowDoc {
     attribution: Attribution,
-    fix_files: Vec<String>,
+    fix_files: Vec<super::openapi::RepoPathDoc>,
     fix_changed: FixChangedDoc,
 }
 

@@ -18,6 +18,7 @@ use crate::core::route::{Attribution, Disposition, RuleName, Verdict, Verdicts};
 Errors are RFC 9457 problem documents."
     ),
     components(schemas(
+        RepoPathDoc, ExitCodeDoc, CatchCodeDoc, Sha256Doc, CommitDoc, CheckNameDoc, RouteBatchDoc, TestIdDoc,
         super::route::RouteRequestDoc, super::route::FrozenTestDoc, RouteAnswer, ScopedFreezeAnswer, TableRow, Verdicts,
         Verdict, Disposition, Attribution, RuleName, Problem, FieldError,
         super::route::BatchItem, super::route::BatchDecided, super::route::BatchRejected,
@@ -26,8 +27,8 @@ Errors are RFC 9457 problem documents."
         crate::core::quorum::QuorumAnswer, crate::core::quorum::PropertyReport, crate::core::quorum::Debt,
         crate::core::quorum::SealCheckAnswer, crate::core::quorum::Outcome, crate::core::quorum::Reason,
         crate::core::quorum::Vote, crate::core::quorum::RunState, crate::core::quorum::Strength,
-        super::seal::SealRequestDoc, super::seal::SealFileDoc, crate::core::seal::SealAnswer, crate::core::seal::Excluded, crate::core::seal::DriftAnswer,
-        super::ladder::PlanRequestDoc, super::ladder::FreezeRequestDoc, super::ladder::CalibrationRowDoc, super::ladder::FixChangedDoc,
+        super::seal::SealRequestDoc, super::seal::SealFileDoc, super::seal::ExpectedManifestDoc, crate::core::seal::SealAnswer, crate::core::seal::Excluded, crate::core::seal::DriftAnswer,
+        super::ladder::PlanRequestDoc, super::ladder::DecisionLineDoc, super::ladder::ReviewedEndpointDoc, super::ladder::ReviewBodyDoc, super::ladder::FreezeRequestDoc, super::ladder::CalibrationRowDoc, super::ladder::FixChangedDoc,
         crate::core::ladder::Plan, crate::core::ladder::Report, crate::core::ladder::TierReport,
         crate::core::ladder::LedgerRow, crate::core::ladder::TierVerdict, crate::core::ladder::FreezeAnswer,
         crate::core::ladder::Review, crate::core::ladder::CalibrationClass,
@@ -59,7 +60,185 @@ pub struct ApiDoc;
 pub fn document_json() -> String {
     let mut doc = super::endpoints().into_openapi();
     doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
-    let mut s = doc.to_pretty_json().unwrap_or_else(|_| "{}".to_owned());
+    let mut value = serde_json::to_value(&doc).unwrap_or_default();
+    refine(&mut value);
+    let mut s = serde_json::to_string_pretty(&value).unwrap_or_else(|_| "{}".to_owned());
     s.push('\n');
     s
 }
+
+// ---------------------------------------------------------------------------------------------
+// Values the strict parsers check, declared once for every request document that holds them
+// (utoipa's derive takes no bounds on a newtype, so these say their schema themselves).
+
+/// Declares a request value's schema, named `$name` in the document.
+macro_rules! value_schema {
+    ($(#[$doc:meta])* $ty:ident($inner:ty) as $name:literal, $build:expr) => {
+        $(#[$doc])*
+        #[allow(dead_code)]
+        #[derive(serde::Deserialize)]
+        pub struct $ty($inner);
+
+        impl utoipa::PartialSchema for $ty {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                let build: fn() -> utoipa::openapi::schema::ObjectBuilder = $build;
+                build().into()
+            }
+        }
+
+        impl utoipa::ToSchema for $ty {
+            fn name() -> std::borrow::Cow<'static, str> {
+                std::borrow::Cow::Borrowed($name)
+            }
+        }
+    };
+}
+
+use utoipa::openapi::schema::{ObjectBuilder, Type};
+
+pub use crate::core::path::RepoPathDoc;
+
+value_schema!(
+    /// A process exit code.
+    ExitCodeDoc(u8) as "ExitCode",
+    || ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .description(Some("A process exit code, 0-255."))
+        .minimum(Some(0))
+        .maximum(Some(255))
+);
+
+value_schema!(
+    /// An exit code that is a catch.
+    CatchCodeDoc(u8) as "CatchCode",
+    || ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .description(Some("An exit code that is a catch (a failure the check found), 1-255; 0 is a pass."))
+        .minimum(Some(1))
+        .maximum(Some(255))
+);
+
+value_schema!(
+    /// A SHA-256 digest.
+    Sha256Doc(String) as "Sha256Hex",
+    || ObjectBuilder::new()
+        .schema_type(Type::String)
+        .description(Some("A SHA-256 digest: 64 hex digits, either case."))
+        .pattern(Some("^[0-9a-fA-F]{64}$"))
+);
+
+value_schema!(
+    /// A git commit id.
+    CommitDoc(String) as "CommitId",
+    || ObjectBuilder::new()
+        .schema_type(Type::String)
+        .description(Some("A git commit id: 4 to 64 hex digits."))
+        .pattern(Some("^[0-9a-fA-F]{4,64}$"))
+);
+
+value_schema!(
+    /// A check's name.
+    CheckNameDoc(String) as "CheckName",
+    || ObjectBuilder::new()
+        .schema_type(Type::String)
+        .description(Some("A check's name: a check run's `name` or a status's `context`; 1 to 4096 bytes."))
+        .min_length(Some(1))
+        .max_length(Some(4096))
+);
+
+/// A `/route/batch` body: up to 10,000 values, each read as a `/route` document in its own slot
+/// (a slot that is not one is answered there with its 422, and the batch is still a 200).
+#[allow(dead_code)]
+pub struct RouteBatchDoc;
+
+impl utoipa::PartialSchema for RouteBatchDoc {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::schema::ArrayBuilder::new()
+            .description(Some(
+                "Up to 10,000 documents, each a `/route` body (`RouteRequestDoc`). Each is checked on its own: one that is not a valid document is answered in its slot with its 422 problem, and the batch is still a 200.",
+            ))
+            .items(ObjectBuilder::new().schema_type(utoipa::openapi::schema::SchemaType::AnyValue))
+            .max_items(Some(super::route::MAX_BATCH))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for RouteBatchDoc {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("RouteBatch")
+    }
+}
+
+/// What the derive cannot say, added to the generated document: fields that exclude or need
+/// each other.
+fn refine(doc: &mut serde_json::Value) {
+    use serde_json::json;
+    let Some(schemas) = doc
+        .pointer_mut("/components/schemas")
+        .and_then(serde_json::Value::as_object_mut)
+    else {
+        return;
+    };
+    if let Some(route) = schemas
+        .get_mut("RouteRequestDoc")
+        .and_then(|s| s.as_object_mut())
+    {
+        // The freeze verdict is given, or derived from `changed_files` + `frozen_tests`.
+        route.insert(
+            "not".into(),
+            json!({"required": ["flaky_freeze", "frozen_tests"]}),
+        );
+        route.insert(
+            "dependentRequired".into(),
+            json!({"changed_files": ["frozen_tests"], "frozen_tests": ["changed_files"]}),
+        );
+    }
+    if let Some(gates) = schemas
+        .get_mut("GatesDoc")
+        .and_then(|s| s.get_mut("properties"))
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        // A check listed twice in one gate is refused.
+        for list in gates.values_mut() {
+            if let Some(list) = list.as_object_mut() {
+                list.insert("uniqueItems".into(), json!(true));
+            }
+        }
+    }
+    if let Some(log) = schemas
+        .get_mut("DecisionLog")
+        .and_then(|s| s.as_object_mut())
+    {
+        // Any line may be there (the log holds other events); at least one must be a router
+        // decision.
+        log.remove("minItems");
+        log.insert("items".into(), json!({}));
+        log.insert(
+            "contains".into(),
+            json!({"$ref": "#/components/schemas/DecisionLineDoc"}),
+        );
+    }
+    if let Some(row) = schemas
+        .get_mut("LedgerRowDoc")
+        .and_then(|s| s.as_object_mut())
+    {
+        // A frozen property, or a frozen test with the code it covers.
+        row.insert(
+            "oneOf".into(),
+            json!([
+                {"required": ["property_id"], "not": {"anyOf": [{"required": ["test_id"]}, {"required": ["covers"]}]}},
+                {"required": ["test_id", "covers"], "not": {"required": ["property_id"]}}
+            ]),
+        );
+    }
+}
+
+value_schema!(
+    /// A test's id.
+    TestIdDoc(String) as "TestId",
+    || ObjectBuilder::new()
+        .schema_type(Type::String)
+        .description(Some("A test case's id (`classname::name`), 1 to 4096 characters."))
+        .min_length(Some(1))
+        .max_length(Some(4096))
+);

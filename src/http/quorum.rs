@@ -78,7 +78,7 @@ pub struct QuorumRequestDoc {
     #[schema(nullable = false, max_length = 256)]
     patch_id: Option<String>,
     /// Repo-relative paths the patch changes.
-    changed_files: Vec<String>,
+    changed_files: Vec<super::openapi::RepoPathDoc>,
     catalog: CatalogDoc,
     /// Exit codes of each property's runs, by catalog id.
     #[schema(nullable = false)]
@@ -88,13 +88,13 @@ pub struct QuorumRequestDoc {
     ledger: Option<Vec<LedgerRowDoc>>,
     seal: SealDoc,
     /// The freeze-debt cap; the server's setting (default 5) when absent.
-    #[schema(nullable = false, minimum = 0)]
+    #[schema(nullable = false, minimum = 0, maximum = 4294967295_u64)]
     debt_cap: Option<u64>,
     /// The exit codes that are a catch (a stable failure), 1-255; default `[1]` (pytest's);
     /// a Rust repository sends `[101]` (`cargo test`'s). Any other code every run shares is
     /// an `error` (the harness, not the patch).
     #[schema(nullable = false, min_items = 1)]
-    catch_exit_codes: Option<Vec<u8>>,
+    catch_exit_codes: Option<Vec<super::openapi::CatchCodeDoc>>,
 }
 
 /// The property catalog.
@@ -115,10 +115,10 @@ pub struct PropertyDoc {
     strength: crate::core::quorum::Strength,
     /// Non-empty list of path prefixes this property observes (whole segments).
     #[schema(min_items = 1)]
-    locality: Vec<String>,
+    locality: Vec<super::openapi::RepoPathDoc>,
     /// The fixture directory it reads.
     #[schema(nullable = false)]
-    fixtures: Option<String>,
+    fixtures: Option<super::openapi::RepoPathDoc>,
     /// True when this patch adds the property: it may not vote on it.
     #[schema(nullable = false)]
     introduced: Option<bool>,
@@ -132,7 +132,7 @@ pub struct ResultDoc {
     /// 2 to 10 runs: each an exit code (0-255), or null for a run killed by its timeout or a
     /// signal.
     #[schema(min_items = 2, max_items = 10)]
-    runs: Vec<Option<u8>>,
+    runs: Vec<Option<super::openapi::ExitCodeDoc>>,
 }
 
 /// A freeze-ledger row: a frozen property or a frozen test. At most one open row per property
@@ -150,19 +150,19 @@ pub struct LedgerRowDoc {
     test_id: Option<String>,
     /// With `test_id`: the path prefixes of the code the frozen test covers (non-empty).
     #[schema(nullable = false, min_items = 1)]
-    covers: Option<Vec<String>>,
+    covers: Option<Vec<super::openapi::RepoPathDoc>>,
     state: LedgerStateDoc,
     /// The fixture seal when the freeze was opened (64 hex digits).
-    #[schema(nullable = false, pattern = "^[0-9a-fA-F]{64}$")]
-    seal: Option<String>,
+    #[schema(nullable = false)]
+    seal: Option<super::openapi::Sha256Doc>,
     #[schema(nullable = false)]
     reason: Option<String>,
     /// Git commit id (4 to 64 hex digits).
-    #[schema(nullable = false, pattern = "^[0-9a-fA-F]{4,64}$")]
-    opened_against_commit: Option<String>,
-    #[schema(nullable = false, minimum = 0)]
+    #[schema(nullable = false)]
+    opened_against_commit: Option<super::openapi::CommitDoc>,
+    #[schema(nullable = false, minimum = 0, maximum = 4294967295_u64)]
     retire_by_commit_count: Option<u64>,
-    #[schema(nullable = false, minimum = 0)]
+    #[schema(nullable = false, minimum = 0, maximum = 4294967295_u64)]
     commits_since_open: Option<u64>,
     #[schema(nullable = false)]
     owner: Option<String>,
@@ -181,8 +181,6 @@ pub enum LedgerStateDoc {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SealDoc {
-    #[schema(pattern = "^[0-9a-fA-F]{64}$")]
-    actual: String,
-    #[schema(pattern = "^[0-9a-fA-F]{64}$")]
-    expected: String,
+    actual: super::openapi::Sha256Doc,
+    expected: super::openapi::Sha256Doc,
 }

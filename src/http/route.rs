@@ -163,7 +163,7 @@ pub struct BatchRejected {
     post,
     path = "/route/batch",
     tag = "router",
-    request_body(content = Vec<RouteRequestDoc>, content_type = "application/json"),
+    request_body(content = super::openapi::RouteBatchDoc, content_type = "application/json"),
     responses(
         (status = 200, description = "One slot per document, in order", body = Vec<BatchItem>),
         (status = 400, description = "Malformed JSON or empty body", body = Problem, content_type = "application/problem+json"),
@@ -270,7 +270,7 @@ pub struct RouteRequestDoc {
     flaky_freeze: Option<Verdict>,
     /// Repo-relative paths the patch changes (scoped-freeze form; needs `frozen_tests`).
     #[schema(nullable = false)]
-    changed_files: Option<Vec<String>>,
+    changed_files: Option<Vec<super::openapi::RepoPathDoc>>,
     /// Frozen tests and the code they cover (scoped-freeze form; needs `changed_files`).
     #[schema(nullable = false)]
     frozen_tests: Option<Vec<FrozenTestDoc>>,
@@ -286,5 +286,5 @@ pub struct FrozenTestDoc {
     id: String,
     /// Non-empty list of repo-relative path prefixes.
     #[schema(min_items = 1)]
-    covers: Vec<String>,
+    covers: Vec<super::openapi::RepoPathDoc>,
 }

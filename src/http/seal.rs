@@ -6,7 +6,6 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::Value;
 use tokio_util::io::{StreamReader, SyncIoBridge};
 use utoipa::ToSchema;
 
@@ -287,12 +286,6 @@ pub async fn seal(State(state): State<AppState>, req: Request) -> Result<Respons
             )
         }
         Kind::Json => {
-            if query_expected.is_some() {
-                return Err(Problem::invalid(vec![FieldError::new(
-                    "/expected",
-                    "with a JSON body, give `expected` in the body, not the query",
-                )]));
-            }
             let (bytes, share) = read_paced(&state, body, limit as usize).await?;
             _slot = Some(Slot::take(&state, share)?);
             let doc = run_cpu(&state, bytes.len(), move || {
@@ -306,7 +299,17 @@ pub async fn seal(State(state): State<AppState>, req: Request) -> Result<Respons
                     bytes: 0,
                     non_regular: 0,
                 },
-                doc.expected,
+                // The query's `expected` holds for a JSON body too; given in both places,
+                // the two must be the same seal.
+                match (doc.expected, query_expected) {
+                    (Some(body), Some(query)) if body != query => {
+                        return Err(Problem::invalid(vec![FieldError::new(
+                            "/expected",
+                            "the body's `expected` and the query's `expected` are different seals; give one",
+                        )]));
+                    }
+                    (body, query) => body.or(query),
+                },
                 doc.expected_manifest,
             )
         }
@@ -374,11 +377,20 @@ fn seal_answer(
 pub struct SealRequestDoc {
     files: Vec<SealFileDoc>,
     /// The expected seal (64 hex digits).
-    #[schema(nullable = false, pattern = "^[0-9a-fA-F]{64}$")]
-    expected: Option<String>,
+    #[schema(nullable = false)]
+    expected: Option<super::openapi::Sha256Doc>,
     /// The expected files, to name what drifted: a list like `files`, or `sha256sum` text.
-    #[schema(nullable = false, value_type = Object)]
-    expected_manifest: Option<Value>,
+    #[schema(nullable = false)]
+    expected_manifest: Option<ExpectedManifestDoc>,
+}
+
+/// The expected files: a list like `files`, or the text `sha256sum` prints.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum ExpectedManifestDoc {
+    Files(Vec<SealFileDoc>),
+    Text(String),
 }
 
 /// One file of a tree.
@@ -386,7 +398,6 @@ pub struct SealRequestDoc {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SealFileDoc {
-    path: String,
-    #[schema(pattern = "^[0-9a-fA-F]{64}$")]
-    sha256: String,
+    path: super::openapi::RepoPathDoc,
+    sha256: super::openapi::Sha256Doc,
 }

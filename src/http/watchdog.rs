@@ -193,8 +193,10 @@ impl Watchdog {
         let mut ticks = tokio::time::interval(self.tick());
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            let now = ticks.tick().await;
-            let closed = self.sweep(now);
+            ticks.tick().await;
+            // The time of the sweep, not of the tick it was due at (a late sweep that saw
+            // progress must not date it earlier than it happened).
+            let closed = self.sweep(Instant::now());
             if closed > 0 {
                 tracing::debug!(
                     closed,

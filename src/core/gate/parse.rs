@@ -92,7 +92,7 @@ fn parse_suite(v: &Value, e: &mut Errors) -> Option<FixtureSuite> {
     let suite = object(v, at, "`fixture_suite`", &SUITE_FIELDS, e)?;
     let exit_code = match suite.required("exit_code", e)? {
         Value::Null => None,
-        x => match x.as_u64().map(u8::try_from) {
+        x => match fields::whole_u64(x).map(u8::try_from) {
             Some(Ok(c)) => Some(c),
             _ => {
                 e.push(

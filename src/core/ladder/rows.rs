@@ -46,18 +46,26 @@ impl TierVerdict {
 
 /// One ledger row: a tier a patch reached.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct LedgerRow {
+    #[schema(min_length = 1, max_length = 256)]
     pub patch: String,
+    #[schema(min_length = 1, max_length = 256)]
     pub tier: String,
     pub verdict: TierVerdict,
+    #[schema(minimum = 0, maximum = 1000000000)]
     pub seconds: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
+    #[schema(nullable = false, value_type = Option<Vec<crate::core::path::RepoPathDoc>>)]
     pub files: Option<Vec<String>>,
     /// The tier command's exit code (null when it timed out or died of a signal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
 }
+
+/// The longest a tier run may have taken, in seconds (31 years): more is not a measurement,
+/// and a report's totals stay finite whatever a ledger holds.
+pub const MAX_SECONDS: f64 = 1e9;
 
 const ROW_FIELDS: [&str; 6] = ["patch", "tier", "verdict", "seconds", "files", "exit_code"];
 
@@ -69,11 +77,11 @@ pub fn parse_row(v: &Value, at: &str, e: &mut Errors) -> Option<LedgerRow> {
     let verdict = row.req_enum::<TierVerdict>("verdict", e);
     let seconds = match row.required("seconds", e) {
         Some(Value::Number(n)) => match n.as_f64() {
-            Some(s) if s.is_finite() && s >= 0.0 => Some(s),
+            Some(s) if (0.0..=MAX_SECONDS).contains(&s) => Some(s),
             _ => {
                 e.push(
                     row.pointer("seconds"),
-                    "`seconds` must be a non-negative number",
+                    "`seconds` must be a number from 0 to 1e9 (31 years)",
                 );
                 None
             }
@@ -92,7 +100,7 @@ pub fn parse_row(v: &Value, at: &str, e: &mut Errors) -> Option<LedgerRow> {
         .and_then(|f| fields::paths(f, &row.pointer("files"), false, e));
     let exit_code = match row.get("exit_code") {
         None | Some(Value::Null) => None,
-        Some(v) => match v.as_i64().and_then(|n| i32::try_from(n).ok()) {
+        Some(v) => match fields::whole(v).and_then(|n| i32::try_from(n).ok()) {
             Some(n) => Some(n),
             None => {
                 e.push(
