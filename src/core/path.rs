@@ -268,27 +268,15 @@ mod tests {
 pub const REPO_PATH_PATTERN: &str =
     r"^(?!/)(?!(?:.*/)?\.\.(?:/|$))(?=(?:.*/)?(?!\.?(?:/|$))[^/])[^\x00]+$";
 
-/// A repo-relative path as request documents declare it (the API document's `RepoPath`).
-#[allow(dead_code)]
-#[derive(serde::Deserialize)]
-pub struct RepoPathDoc(String);
-
-impl utoipa::PartialSchema for RepoPathDoc {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        utoipa::openapi::ObjectBuilder::new()
-            .schema_type(utoipa::openapi::schema::Type::String)
-            .description(Some(
-                "A repo-relative path: `/`-separated, not absolute, no `..` segment, no NUL, at least one segment that is neither empty nor `.` (`./` and empty segments are dropped); at most 4096 bytes of UTF-8 and 1024 segments.",
-            ))
-            .min_length(Some(1))
-            .max_length(Some(MAX_PATH_BYTES))
-            .pattern(Some(REPO_PATH_PATTERN))
-            .into()
-    }
-}
-
-impl utoipa::ToSchema for RepoPathDoc {
-    fn name() -> std::borrow::Cow<'static, str> {
-        std::borrow::Cow::Borrowed("RepoPath")
-    }
-}
+super::value_schema!(
+    /// A repo-relative path as request documents declare it (the API document's `RepoPath`).
+    RepoPathDoc(String) as "RepoPath",
+    || utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .description(Some(
+            "A repo-relative path: `/`-separated, not absolute, no `..` segment, no NUL, at least one segment that is neither empty nor `.` (`./` and empty segments are dropped); at most 4096 bytes of UTF-8 and 1024 segments.",
+        ))
+        .min_length(Some(1))
+        .max_length(Some(MAX_PATH_BYTES))
+        .pattern(Some(REPO_PATH_PATTERN))
+);

@@ -213,40 +213,18 @@ pub enum ReviewedEndpointDoc {
     Gate,
 }
 
-/// A decision log: at least one line must be a router decision (a log without one is a 422).
-#[allow(dead_code)]
-pub struct ReviewBodyDoc;
-
-impl utoipa::PartialSchema for ReviewBodyDoc {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        utoipa::openapi::schema::ArrayBuilder::new()
-            .description(Some(
-                "The decision log, one JSON line per decision (shown here as the array of its lines); at least one line must be a router decision.",
-            ))
-            .items(utoipa::openapi::Ref::from_schema_name("DecisionLineDoc"))
-            .min_items(Some(1))
-            .into()
-    }
-}
-
-impl utoipa::ToSchema for ReviewBodyDoc {
-    fn name() -> std::borrow::Cow<'static, str> {
-        std::borrow::Cow::Borrowed("DecisionLog")
-    }
-
-    fn schemas(
-        schemas: &mut Vec<(
-            String,
-            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
-        )>,
-    ) {
-        schemas.push((
-            "DecisionLineDoc".to_owned(),
-            <DecisionLineDoc as utoipa::PartialSchema>::schema(),
-        ));
-        <DecisionLineDoc as utoipa::ToSchema>::schemas(schemas);
-    }
-}
+crate::core::value_schema!(
+    /// A decision log: at least one line must be a router decision (a log without one is a
+    /// 422).
+    ReviewBodyDoc as "DecisionLog",
+    || utoipa::openapi::schema::ArrayBuilder::new()
+        .description(Some(
+            "The decision log, one JSON line per decision (shown here as the array of its lines); at least one line must be a router decision.",
+        ))
+        .items(utoipa::openapi::Ref::from_schema_name("DecisionLineDoc"))
+        .min_items(Some(1)),
+    uses DecisionLineDoc
+);
 
 /// Where a BLOCK's eventual fix landed.
 #[allow(dead_code)]

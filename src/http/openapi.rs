@@ -71,29 +71,7 @@ pub fn document_json() -> String {
 // Values the strict parsers check, declared once for every request document that holds them
 // (utoipa's derive takes no bounds on a newtype, so these say their schema themselves).
 
-/// Declares a request value's schema, named `$name` in the document.
-macro_rules! value_schema {
-    ($(#[$doc:meta])* $ty:ident($inner:ty) as $name:literal, $build:expr) => {
-        $(#[$doc])*
-        #[allow(dead_code)]
-        #[derive(serde::Deserialize)]
-        pub struct $ty($inner);
-
-        impl utoipa::PartialSchema for $ty {
-            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-                let build: fn() -> utoipa::openapi::schema::ObjectBuilder = $build;
-                build().into()
-            }
-        }
-
-        impl utoipa::ToSchema for $ty {
-            fn name() -> std::borrow::Cow<'static, str> {
-                std::borrow::Cow::Borrowed($name)
-            }
-        }
-    };
-}
-
+use crate::core::value_schema;
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 
 pub use crate::core::path::RepoPathDoc;
@@ -146,28 +124,18 @@ value_schema!(
         .max_length(Some(4096))
 );
 
-/// A `/route/batch` body: up to 10,000 values, each read as a `/route` document in its own slot
-/// (a slot that is not one is answered there with its 422, and the batch is still a 200).
-#[allow(dead_code)]
-pub struct RouteBatchDoc;
-
-impl utoipa::PartialSchema for RouteBatchDoc {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        utoipa::openapi::schema::ArrayBuilder::new()
-            .description(Some(
-                "Up to 10,000 documents, each a `/route` body (`RouteRequestDoc`). Each is checked on its own: one that is not a valid document is answered in its slot with its 422 problem, and the batch is still a 200.",
-            ))
-            .items(ObjectBuilder::new().schema_type(utoipa::openapi::schema::SchemaType::AnyValue))
-            .max_items(Some(super::route::MAX_BATCH))
-            .into()
-    }
-}
-
-impl utoipa::ToSchema for RouteBatchDoc {
-    fn name() -> std::borrow::Cow<'static, str> {
-        std::borrow::Cow::Borrowed("RouteBatch")
-    }
-}
+value_schema!(
+    /// A `/route/batch` body: up to 10,000 values, each read as a `/route` document in its own
+    /// slot (a slot that is not one is answered there with its 422, and the batch is still a
+    /// 200).
+    RouteBatchDoc as "RouteBatch",
+    || utoipa::openapi::schema::ArrayBuilder::new()
+        .description(Some(
+            "Up to 10,000 documents, each a `/route` body (`RouteRequestDoc`). Each is checked on its own: one that is not a valid document is answered in its slot with its 422 problem, and the batch is still a 200.",
+        ))
+        .items(ObjectBuilder::new().schema_type(utoipa::openapi::schema::SchemaType::AnyValue))
+        .max_items(Some(super::route::MAX_BATCH))
+);
 
 /// What the derive cannot say, added to the generated document: fields that exclude or need
 /// each other.
