@@ -24,6 +24,9 @@ pub enum Exit {
     Unavailable,
     /// 70: a bug in patchgate.
     Software,
+    /// 130 (128 + SIGINT): stopped by Ctrl-C (or SIGTERM/SIGHUP) after cleaning up; no
+    /// decision was made.
+    Interrupted,
 }
 
 /// The decisions and their HTTP twins, one table read both ways: only a go is 2xx. `PENDING`
@@ -64,6 +67,7 @@ impl Exit {
             Exit::DataErr => 65,
             Exit::Unavailable => 69,
             Exit::Software => 70,
+            Exit::Interrupted => 130,
         }
     }
 

@@ -570,3 +570,234 @@ fn init_writes_a_starter_that_the_gate_reads() {
         .assert()
         .code(0);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Admission (CONTRACT.md section 10) on the same repository: each mutant patch deletes one
+// invariant and changes nothing else.
+
+/// The example repository on `main` (checked out), with a branch per mutant patch.
+fn admission_repository(mutants: &[&str]) -> tempfile::TempDir {
+    let tmp = common::git_repo();
+    let dir = tmp.path();
+    copy_tree(&example("gate-python").join("repo"), dir);
+    commit(dir, "base");
+    for m in mutants {
+        git(dir, &["checkout", "-q", "-b", m, "main"]);
+        apply(
+            dir,
+            &example("gate-python")
+                .join("patches")
+                .join(format!("{m}.patch")),
+        );
+        commit(dir, m);
+    }
+    git(dir, &["checkout", "-q", "main"]);
+    tmp
+}
+
+fn admit(dir: &Path, tmpdir: &Path, args: &[&str]) -> (i32, Value, String) {
+    let out = patchgate()
+        .current_dir(dir)
+        .env("TMPDIR", tmpdir)
+        .env("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        .arg("admit")
+        .args(args)
+        .arg("--json")
+        .output()
+        .expect("run patchgate");
+    (
+        out.status.code().unwrap_or(-1),
+        serde_json::from_slice(&out.stdout).unwrap_or(Value::Null),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The checkout as it was: HEAD, a clean status, no worktree, nothing left in TMPDIR.
+fn assert_untouched(dir: &Path, tmpdir: &Path, head: &str) {
+    assert_eq!(git(dir, &["rev-parse", "HEAD"]), head, "HEAD moved");
+    assert_eq!(
+        git(dir, &["status", "--porcelain"]),
+        "",
+        "the checkout changed"
+    );
+    let worktrees = git(dir, &["worktree", "list", "--porcelain"]);
+    assert_eq!(worktrees.matches("worktree ").count(), 1, "{worktrees}");
+    assert_eq!(
+        std::fs::read_dir(tmpdir).unwrap().count(),
+        0,
+        "a worktree was left behind"
+    );
+}
+
+#[test]
+fn admission_with_real_mutants() {
+    require_python();
+    let repo = admission_repository(&[
+        "mutant-discount-bounded",
+        "mutant-slug-lowercase",
+        "mutant-currency-symbol",
+    ]);
+    let dir = repo.path();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let head = git(dir, &["rev-parse", "HEAD"]);
+    // (check, mutant, exit, outcome, reason, base state, mutant state)
+    type Case<'a> = (
+        &'a [&'a str],
+        &'a str,
+        i32,
+        &'a str,
+        &'a str,
+        &'a str,
+        &'a str,
+    );
+    let cases: [Case; 5] = [
+        // The division that keeps a discounted price within the price, deleted: the property
+        // catches it.
+        (
+            &["discount_bounded"],
+            "mutant-discount-bounded",
+            0,
+            "admitted",
+            "two-commit-proof",
+            "pass",
+            "fail",
+        ),
+        // slugify no longer lowercases, yet `slug == slug.lower()` still holds (the regex only
+        // keeps lowercase letters): the property checks a tautology of the code.
+        (
+            &["slug_is_lowercase"],
+            "mutant-slug-lowercase",
+            1,
+            "rejected",
+            "tautology",
+            "pass",
+            "pass",
+        ),
+        // Its file collects no test (pytest exit 5): the harness, not a verdict.
+        (
+            &["slug_is_stable"],
+            "mutant-slug-lowercase",
+            2,
+            "inconclusive",
+            "harness-error",
+            "error",
+            "error",
+        ),
+        // The frozen property fails on the base itself.
+        (
+            &["slug_never_empty"],
+            "mutant-slug-lowercase",
+            1,
+            "rejected",
+            "fails-on-base",
+            "fail",
+            "fail",
+        ),
+        // A test proven the same way: the seeded bug the freeze rule asks for.
+        (
+            &["--test", "tests.test_legacy::test_legacy_export"],
+            "mutant-currency-symbol",
+            0,
+            "admitted",
+            "two-commit-proof",
+            "pass",
+            "fail",
+        ),
+    ];
+    for (check, mutant, exit, outcome, reason, base_state, mutant_state) in cases {
+        let mut args = check.to_vec();
+        args.extend(["--mutant", mutant]);
+        let (code, answer, stderr) = admit(dir, tmp.path(), &args);
+        let case = format!("{check:?} vs {mutant}");
+        assert_eq!(code, exit, "{case}: {answer}\n{stderr}");
+        assert_eq!(answer["outcome"], outcome, "{case}");
+        assert_eq!(answer["reason"], reason, "{case}");
+        assert_eq!(answer["base_state"], base_state, "{case}");
+        assert_eq!(answer["mutant_state"], mutant_state, "{case}");
+        assert_eq!(
+            answer["seal"]["match"], true,
+            "{case}: the mutants leave the fixtures alone"
+        );
+        assert_untouched(dir, tmp.path(), &head);
+    }
+
+    // --write: the proof lands in the catalog row; the only change is the catalog.
+    let (code, answer, stderr) = admit(
+        dir,
+        tmp.path(),
+        &[
+            "discount_bounded",
+            "--mutant",
+            "mutant-discount-bounded",
+            "--write",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(git(dir, &["status", "--porcelain"]), "M catalog.yaml");
+    let catalog: Value =
+        serde_norway::from_str(&std::fs::read_to_string(dir.join("catalog.yaml")).unwrap())
+            .unwrap();
+    assert_eq!(catalog["properties"][0]["id"], "discount_bounded");
+    assert_eq!(catalog["properties"][0]["admitted"], answer["record"]);
+
+    // The gate with admission required, from the base: commit the record and the switch.
+    let config = std::fs::read_to_string(dir.join("patchgate.toml")).unwrap();
+    std::fs::write(
+        dir.join("patchgate.toml"),
+        config.replace("require_admission = false", "require_admission = true"),
+    )
+    .unwrap();
+    commit(dir, "require admission; discount_bounded admitted");
+    git(dir, &["checkout", "-q", "-b", "patch"]);
+    apply(dir, &example("gate-python").join("patches/good-fix.patch"));
+    commit(dir, "good-fix");
+    // discount_bounded (admitted) fills the quorum; discount_monotonic votes as weak.
+    let md = tmp.path().join("../report.md");
+    let _ = std::fs::remove_file(&md);
+    let g = gate(dir, &["--markdown-out", md.to_str().unwrap()]);
+    expect(&g, "MERGE_OK", "all-gates-held", 0);
+    let unproven: Vec<&str> = step(&g.answer, "properties")["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["unproven"] == true)
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        unproven,
+        [
+            "discount_monotonic",
+            "sort_is_ordered",
+            "sort_is_permutation",
+            "slug_is_stable",
+            "slug_never_empty",
+            "export_has_two_fields"
+        ]
+    );
+    let report = std::fs::read_to_string(&md).unwrap();
+    let _ = std::fs::remove_file(&md);
+    assert!(
+        report.contains("### Unproven strong properties"),
+        "{report}"
+    );
+    assert!(
+        report.contains("- `discount_monotonic` (in locality)"),
+        "{report}"
+    );
+
+    // Without the record, the same patch has no strong voter: an empty quorum, never a merge.
+    git(dir, &["checkout", "-q", "main"]);
+    let text = std::fs::read_to_string(dir.join("catalog.yaml")).unwrap();
+    let without: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("admitted:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(dir.join("catalog.yaml"), without).unwrap();
+    commit(dir, "the record removed");
+    git(dir, &["checkout", "-q", "patch"]);
+    git(dir, &["rebase", "-q", "main"]);
+    let g = gate(dir, &[]);
+    expect(&g, "ESCALATE", "inadmissible-evidence", 2);
+    assert_eq!(step(&g.answer, "properties")["reason"], "empty-quorum");
+}

@@ -90,6 +90,7 @@ async fn decision_endpoints_need_the_token_and_health_does_not() {
     assert_eq!(res.status().as_u16(), 200, "the scheme is case-insensitive");
     for path in [
         "/quorum",
+        "/admit",
         "/gate",
         "/route/checks",
         "/seal",
@@ -154,6 +155,7 @@ async fn every_endpoint_has_its_body_limit() {
             413,
         ),
         ("/quorum", "application/json", padded(2000), 413),
+        ("/admit", "application/json", padded(2000), 413),
         ("/gate", "application/json", padded(2000), 413),
         ("/ladder/plan", "application/json", padded(2000), 413),
         ("/freeze/eligibility", "application/json", padded(2000), 413),

@@ -2,8 +2,10 @@
 
 use std::collections::HashMap;
 
+use patchgate::core::admit::AdmissionRecord;
 use patchgate::core::digest::Digest;
 use patchgate::core::path::RepoPath;
+use patchgate::core::quorum;
 use patchgate::core::quorum::{
     Frozen, LedgerRow, LedgerState, Outcome, Property, QuorumRequest, Reason, RunState, SealCheck,
     Strength, Vote, decide,
@@ -23,8 +25,9 @@ fn property(i: usize) -> impl Strategy<Value = Property> {
         any::<bool>(),
         prop::sample::subsequence(PREFIXES.to_vec(), 1..3),
         prop::bool::weighted(0.15),
+        prop::bool::weighted(0.5),
     )
-        .prop_map(move |(strong, locality, introduced)| Property {
+        .prop_map(move |(strong, locality, introduced, admitted)| Property {
             id: IDS[i].to_owned(),
             strength: if strong {
                 Strength::Strong
@@ -35,6 +38,12 @@ fn property(i: usize) -> impl Strategy<Value = Property> {
             fixtures: None,
             introduced,
             source: Vec::new(),
+            admitted: admitted.then(|| AdmissionRecord {
+                seal: "a".repeat(64),
+                mutant: "m".into(),
+                base_runs: vec![Some(0), Some(0)],
+                mutant_runs: vec![Some(1), Some(1)],
+            }),
         })
 }
 
@@ -85,9 +94,10 @@ fn request() -> impl Strategy<Value = QuorumRequest> {
         prop::collection::vec(ledger_row(), 0..8),
         prop::bool::weighted(0.85),
         prop::option::of(0u64..8),
+        any::<bool>(),
     )
         .prop_map(
-            |(catalog, files, results, ledger, seal_matches, debt_cap)| {
+            |(catalog, files, results, ledger, seal_matches, debt_cap, require_admission)| {
                 let results: HashMap<String, Vec<Option<u8>>> = catalog
                     .iter()
                     .zip(results)
@@ -109,12 +119,39 @@ fn request() -> impl Strategy<Value = QuorumRequest> {
                         },
                     },
                     debt_cap,
+                    require_admission,
                 }
             },
         )
 }
 
 proptest! {
+    // CONTRACT.md section 10: requiring admission only takes votes away from the quorum. It
+    // never turns a decision into a promotion, changes only what unproven strong rows do, and
+    // marks exactly the strong rows without a proof.
+    #[test]
+    fn requiring_admission_never_promotes_what_was_not(req in request()) {
+        let mut off = req.clone();
+        off.require_admission = false;
+        let mut on = req.clone();
+        on.require_admission = true;
+        let (off, on) = (decide(&off, 5), decide(&on, 5));
+        if on.outcome == Outcome::Promote {
+            prop_assert_eq!(off.outcome, Outcome::Promote);
+        }
+        // The only rule it can bring into play is the empty quorum's.
+        if on.reason != off.reason {
+            prop_assert_eq!(on.reason, Reason::EmptyQuorum);
+        }
+        for (p, row) in on.properties.iter().zip(&req.catalog) {
+            prop_assert_eq!(p.unproven, row.strength == Strength::Strong && row.admitted.is_none());
+        }
+        prop_assert!(off.properties.iter().all(|p| !p.unproven));
+        // Votes themselves do not change: an unproven row still votes, as weak.
+        let votes = |d: &quorum::QuorumDecision| d.properties.iter().map(|p| p.vote).collect::<Vec<_>>();
+        prop_assert_eq!(votes(&on), votes(&off));
+    }
+
     #[test]
     fn promote_means_every_voting_strong_property_passed_on_sealed_fixtures_under_the_cap(req in request()) {
         let d = decide(&req, 5);

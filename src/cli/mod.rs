@@ -2,9 +2,11 @@
 //! the same core the server runs, or asking a server with `--server`. Exit codes are the API
 //! (see [`crate::exit::Exit`]).
 
+mod admit;
 mod error;
 mod gate;
 mod healthcheck;
+mod interrupt;
 mod ladder;
 mod output;
 mod quorum;
@@ -61,6 +63,11 @@ enum Command {
         after_help = "Exit codes: 0 written; 64 the file exists (give --force); 70 cannot write it."
     )]
     Init(gate::InitArgs),
+    /// Prove a check earns its vote: it passes on the base and fails on a mutant that deletes
+    /// its invariant, on the same sealed fixtures, each tree in its own temporary worktree
+    /// (exit 0 admitted, 1 rejected, 2 inconclusive).
+    #[command(after_help = exits!("0 admitted (two-commit-proof), 1 rejected (fails-on-base, tautology), 2 inconclusive (seal-differs, unstable-on-base, unstable-on-mutant, harness-error); 130 interrupted (the worktrees removed)"))]
+    Admit(Box<admit::AdmitArgs>),
     /// Route one evidence document through the precedence ladder (exit 0/1/2).
     #[command(after_help = exits!("0 MERGE_OK, 1 BLOCK, 2 ESCALATE; with --checks/--statuses also 75 PENDING (a check still runs)"))]
     Route(route::RouteArgs),
@@ -202,6 +209,7 @@ pub fn main() -> Exit {
         Command::Serve(args) => serve::run(args),
         Command::Gate(args) => gate::run(*args),
         Command::Init(args) => gate::init(args),
+        Command::Admit(args) => admit::run(*args),
         Command::Route(args) => route::run(args),
         Command::Quorum(args) => quorum::run(*args),
         Command::Seal(args) => seal::run(*args),

@@ -15,7 +15,7 @@ use crate::exit::Exit;
 
 #[derive(Debug, Args)]
 pub struct QuorumArgs {
-    /// The property catalog (YAML or JSON): `properties: [{id, strength, locality, fixtures?, introduced?}]`.
+    /// The property catalog (YAML or JSON): `properties: [{id, strength, locality, fixtures?, introduced?, admitted?}]`.
     #[arg(long)]
     pub catalog: PathBuf,
     /// The changed files; `--head` is also the commit ledger budgets are counted to.
@@ -48,6 +48,10 @@ pub struct QuorumArgs {
     /// repository gives 101, `cargo test`'s). Any other code every run shares is an `error`.
     #[arg(long = "catch-exit-code", value_name = "CODE")]
     pub catch_exit_codes: Vec<u8>,
+    /// A strong property votes only with its two-commit proof (`admitted` in its catalog row,
+    /// from `patchgate admit`); without one it votes as weak and is marked unproven.
+    #[arg(long)]
+    pub require_admission: bool,
     /// Echoed in the answer.
     #[arg(long)]
     pub patch_id: Option<String>,
@@ -190,6 +194,9 @@ fn build_request(args: &QuorumArgs) -> Result<Value, CliError> {
     if !args.catch_exit_codes.is_empty() {
         doc["catch_exit_codes"] = json!(args.catch_exit_codes);
     }
+    if args.require_admission {
+        doc["require_admission"] = json!(true);
+    }
     Ok(doc)
 }
 
@@ -206,7 +213,7 @@ fn print(answer: &QuorumAnswer, as_json: bool) -> Result<(), CliError> {
     );
     for p in &answer.properties {
         text.push_str(&format!(
-            "  {:<40} {:<6} {:<15} {:<8} {}\n",
+            "  {:<40} {:<6} {:<15} {:<8} {}{}\n",
             p.id,
             p.strength.as_str(),
             if p.in_locality {
@@ -216,6 +223,11 @@ fn print(answer: &QuorumAnswer, as_json: bool) -> Result<(), CliError> {
             },
             p.state.as_str(),
             p.vote.as_str(),
+            if p.unproven {
+                " (unproven: votes as weak)"
+            } else {
+                ""
+            },
         ));
     }
     let d = &answer.debt;

@@ -66,6 +66,7 @@ macro_rules! value_schema {
 }
 pub(crate) use value_schema;
 
+pub mod admit;
 pub mod answer;
 pub mod checks;
 pub mod digest;

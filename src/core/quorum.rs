@@ -12,6 +12,7 @@ use serde_json::Value;
 use strum::{IntoStaticStr, VariantArray};
 use utoipa::ToSchema;
 
+use super::admit::{AdmissionRecord, parse_record};
 use super::digest::Digest;
 use super::fields::{self, Errors, kind_of, object};
 use super::path::{PrefixTrie, RepoPath};
@@ -63,6 +64,8 @@ pub struct Property {
     /// The paths (files or directories) that implement the property; the patch gate guards
     /// them like the catalog (`/gate` only).
     pub source: Vec<RepoPath>,
+    /// Its two-commit proof (CONTRACT.md section 10), when it was admitted.
+    pub admitted: Option<AdmissionRecord>,
 }
 
 /// What one property's runs say.
@@ -187,6 +190,8 @@ pub struct QuorumRequest {
     pub seal: SealCheck,
     /// `None`: the server's (or CLI's) default.
     pub debt_cap: Option<u64>,
+    /// A strong row without an `admitted` proof votes as weak (CONTRACT.md section 10).
+    pub require_admission: bool,
 }
 
 /// How a property takes part in this patch's quorum.
@@ -228,10 +233,15 @@ impl Vote {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct PropertyReport {
     pub id: String,
+    /// The catalog's strength.
     pub strength: Strength,
     pub in_locality: bool,
     pub state: RunState,
     pub vote: Vote,
+    /// A strong row without an admission proof while admission is required: it votes as
+    /// weak (it may reject, it never fills the quorum). Present only then.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unproven: bool,
 }
 
 /// Freeze debt: distinct open properties, plus one for each open row whose budget is spent.
@@ -451,6 +461,7 @@ pub fn ballot(
     results: &HashMap<String, Vec<Option<u8>>>,
     catch_exit_codes: &[u8],
     ledger: &[LedgerRow],
+    require_admission: bool,
 ) -> Ballot {
     let trie = PrefixTrie::new(changed_files);
     // Test rows never change a vote; they count toward debt only.
@@ -470,6 +481,8 @@ pub fn ballot(
     };
     for p in catalog {
         let in_locality = trie.any_covered_by(&p.locality);
+        // Without its proof a strong row votes as weak: it may reject, never fill the quorum.
+        let unproven = require_admission && p.strength == Strength::Strong && p.admitted.is_none();
         let state = match results.get(&p.id) {
             Some(runs) => classify(runs, catch_exit_codes),
             None if in_locality => RunState::Missing,
@@ -486,7 +499,7 @@ pub fn ballot(
         } else if frozen.contains(p.id.as_str()) {
             Vote::Excluded
         } else {
-            if p.strength == Strength::Strong {
+            if p.strength == Strength::Strong && !unproven {
                 b.strong_voters += 1;
             }
             match state {
@@ -508,6 +521,7 @@ pub fn ballot(
             in_locality,
             state,
             vote,
+            unproven,
         });
     }
     b
@@ -550,6 +564,7 @@ pub fn decide(request: &QuorumRequest, default_cap: u64) -> QuorumDecision {
         &request.results,
         &request.catch_exit_codes,
         &request.ledger,
+        request.require_admission,
     );
     let facts = ballot.facts(request.seal.actual == request.seal.expected, debt);
     let (outcome, reason, rule) = first_rule(&facts, 1);
@@ -613,7 +628,7 @@ impl QuorumDecision {
 // ---------------------------------------------------------------------------------------------
 // Validation
 
-const REQUEST_FIELDS: [&str; 8] = [
+const REQUEST_FIELDS: [&str; 9] = [
     "patch_id",
     "changed_files",
     "catalog",
@@ -622,6 +637,7 @@ const REQUEST_FIELDS: [&str; 8] = [
     "seal",
     "debt_cap",
     "catch_exit_codes",
+    "require_admission",
 ];
 /// Which catalog a request carries: `/quorum`'s (rows may say `introduced`) or the patch
 /// gate's, read from the base commit (rows may name their `source`; `introduced` is refused:
@@ -635,8 +651,17 @@ pub enum CatalogKind {
 impl CatalogKind {
     fn fields(self) -> &'static [&'static str] {
         match self {
-            CatalogKind::Quorum => &["id", "strength", "locality", "fixtures", "introduced"],
-            CatalogKind::Gate => &["id", "strength", "locality", "fixtures", "source"],
+            CatalogKind::Quorum => &[
+                "id",
+                "strength",
+                "locality",
+                "fixtures",
+                "introduced",
+                "admitted",
+            ],
+            CatalogKind::Gate => &[
+                "id", "strength", "locality", "fixtures", "source", "admitted",
+            ],
         }
     }
 }
@@ -666,9 +691,14 @@ pub fn parse_request(value: &Value) -> Result<QuorumRequest, Errors> {
         .required("changed_files", &mut e)
         .and_then(|v| fields::paths(v, "/changed_files", false, &mut e))
         .unwrap_or_default();
+    // Read first: an admission record in the catalog is read with these codes.
+    let catch_exit_codes = doc
+        .get("catch_exit_codes")
+        .map(|v| parse_catch_codes(v, "/catch_exit_codes", &mut e))
+        .unwrap_or_else(|| DEFAULT_CATCH_EXIT_CODES.to_vec());
     let (catalog, ids) = doc
         .required("catalog", &mut e)
-        .map(|v| parse_catalog(v, CatalogKind::Quorum, &mut e))
+        .map(|v| parse_catalog(v, CatalogKind::Quorum, &catch_exit_codes, &mut e))
         .unwrap_or_default();
     // Every id the catalog names, even on a row that is invalid otherwise: a result for it is
     // not also reported as unknown.
@@ -685,10 +715,7 @@ pub fn parse_request(value: &Value) -> Result<QuorumRequest, Errors> {
         .required("seal", &mut e)
         .and_then(|v| parse_seal(v, &mut e));
     let debt_cap = doc.opt_uint("debt_cap", u64::from(u32::MAX), &mut e);
-    let catch_exit_codes = doc
-        .get("catch_exit_codes")
-        .map(|v| parse_catch_codes(v, "/catch_exit_codes", &mut e))
-        .unwrap_or_else(|| DEFAULT_CATCH_EXIT_CODES.to_vec());
+    let require_admission = doc.opt_bool("require_admission", &mut e).unwrap_or(false);
     match seal {
         Some(seal) if e.is_empty() => Ok(QuorumRequest {
             patch_id,
@@ -699,16 +726,19 @@ pub fn parse_request(value: &Value) -> Result<QuorumRequest, Errors> {
             ledger,
             seal,
             debt_cap,
+            require_admission,
         }),
         _ => Err(e),
     }
 }
 
 /// Validates a catalog (`{"properties": [...]}`); also gives every id it names, even on rows
-/// that are invalid otherwise.
+/// that are invalid otherwise. An `admitted` record is read with `catch`, the request's catch
+/// codes.
 pub fn parse_catalog(
     v: &Value,
     kind: CatalogKind,
+    catch: &[u8],
     e: &mut Errors,
 ) -> (Vec<Property>, HashSet<String>) {
     let Some(catalog) = object(v, "/catalog", "the catalog", &["properties"], e) else {
@@ -738,6 +768,9 @@ pub fn parse_catalog(
                 .get("source")
                 .and_then(|s| fields::paths(s, &row.pointer("source"), false, e))
                 .unwrap_or_default();
+            let admitted = row
+                .get("admitted")
+                .and_then(|a| parse_record(a, &row.pointer("admitted"), catch, e));
             let id = id?;
             if let Some(first) = seen.get(&id) {
                 e.push(
@@ -754,6 +787,7 @@ pub fn parse_catalog(
                 fixtures,
                 introduced,
                 source,
+                admitted,
             })
         },
     )
@@ -825,40 +859,43 @@ pub fn parse_results(
         let Some(runs) = obj.required("runs", e) else {
             continue;
         };
-        let runs_at = obj.pointer("runs");
-        let Some(codes) = fields::array(runs, &runs_at, "`runs`", e, |x, p, e| {
-            if x.is_null() {
-                // Killed by its timeout or a signal: no exit code.
-                return Some(None);
-            }
-            match crate::core::fields::whole_u64(x).map(u8::try_from) {
-                Some(Ok(code)) => Some(Some(code)),
-                _ => {
-                    e.push(
-                        p,
-                        format!(
-                            "{x} is not an exit code; a run is an integer from 0 to 255, or null when it was killed"
-                        ),
-                    );
-                    None
-                }
-            }
-        }) else {
-            continue;
-        };
-        let given = runs.as_array().map_or(0, Vec::len);
-        if !(2..=10).contains(&given) {
-            e.push(
-                runs_at,
-                format!("`runs` holds {given} exit codes; it must hold 2 to 10"),
-            );
-            continue;
-        }
-        if codes.len() == given {
+        if let Some(codes) = parse_runs(runs, &obj.pointer("runs"), "`runs`", e) {
             out.insert(id.clone(), codes);
         }
     }
     out
+}
+
+/// Validates one check's runs: 2 to 10, each an exit code 0..=255 or `null` (a run killed by
+/// its timeout or a signal). `None` when any is invalid (each is reported).
+pub fn parse_runs(v: &Value, at: &str, what: &str, e: &mut Errors) -> Option<Vec<Option<u8>>> {
+    let codes = fields::array(v, at, what, e, |x, p, e| {
+        if x.is_null() {
+            // Killed by its timeout or a signal: no exit code.
+            return Some(None);
+        }
+        match crate::core::fields::whole_u64(x).map(u8::try_from) {
+            Some(Ok(code)) => Some(Some(code)),
+            _ => {
+                e.push(
+                    p,
+                    format!(
+                        "{x} is not an exit code; a run is an integer from 0 to 255, or null when it was killed"
+                    ),
+                );
+                None
+            }
+        }
+    })?;
+    let given = v.as_array().map_or(0, Vec::len);
+    if !(2..=10).contains(&given) {
+        e.push(
+            at,
+            format!("{what} holds {given} exit codes; it must hold 2 to 10"),
+        );
+        return None;
+    }
+    (codes.len() == given).then_some(codes)
 }
 
 fn is_commit(s: &str) -> bool {
@@ -955,22 +992,24 @@ pub fn parse_ledger(v: &Value, e: &mut Errors) -> Vec<LedgerRow> {
 /// Validates `{"actual", "expected"}`, two 64-hex digests.
 pub fn parse_seal(v: &Value, e: &mut Errors) -> Option<SealCheck> {
     let obj = object(v, "/seal", "the seal", &["actual", "expected"], e)?;
-    let mut digest = |key: &str| {
-        let s = obj.req_string(key, 64, e)?;
-        match Digest::parse_hex(&s) {
-            Ok(d) => Some(d),
-            Err(err) => {
-                e.push(obj.pointer(key), format!("`{key}` {err}"));
-                None
-            }
-        }
-    };
-    let actual = digest("actual");
-    let expected = digest("expected");
+    let actual = parse_seal_digest(&obj, "actual", e);
+    let expected = parse_seal_digest(&obj, "expected", e);
     Some(SealCheck {
         actual: actual?,
         expected: expected?,
     })
+}
+
+/// A required 64-hex digest at `key` of `obj`.
+pub fn parse_seal_digest(obj: &fields::Obj<'_>, key: &str, e: &mut Errors) -> Option<Digest> {
+    let s = obj.req_string(key, 64, e)?;
+    match Digest::parse_hex(&s) {
+        Ok(d) => Some(d),
+        Err(err) => {
+            e.push(obj.pointer(key), format!("`{key}` {err}"));
+            None
+        }
+    }
 }
 
 #[cfg(test)]

@@ -159,6 +159,9 @@ pub struct GatePropertyDoc {
     /// The paths (files or directories) that implement the property: guarded like the catalog.
     #[schema(nullable = false)]
     source: Option<Vec<super::openapi::RepoPathDoc>>,
+    /// Its two-commit proof, as `/admit` answered it.
+    #[schema(nullable = false)]
+    admitted: Option<super::admit::AdmissionRecordDoc>,
 }
 
 /// What the fixture suite did.

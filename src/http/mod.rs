@@ -3,6 +3,7 @@
 //! [`app`] builds the whole service (routes and every layer) in one place, so the tests, the
 //! benchmark and `patchgate serve` run the same stack.
 
+mod admit;
 pub mod budget;
 mod checks;
 mod error;
@@ -286,6 +287,7 @@ pub fn endpoints() -> OpenApiRouter<AppState> {
         .routes(routes!(route::route_table))
         .routes(routes!(checks::route_checks))
         .routes(routes!(quorum::quorum))
+        .routes(routes!(admit::admit))
         .routes(routes!(gate::gate))
         .routes(routes!(gate::gate_rules))
         .routes(routes!(seal::seal))

@@ -95,6 +95,10 @@ pub struct QuorumRequestDoc {
     /// an `error` (the harness, not the patch).
     #[schema(nullable = false, min_items = 1)]
     catch_exit_codes: Option<Vec<super::openapi::CatchCodeDoc>>,
+    /// When true, a strong row without `admitted` votes as weak (it may reject, it never fills
+    /// the quorum) and is reported `unproven`. Default false.
+    #[schema(nullable = false)]
+    require_admission: Option<bool>,
 }
 
 /// The property catalog.
@@ -122,6 +126,9 @@ pub struct PropertyDoc {
     /// True when this patch adds the property: it may not vote on it.
     #[schema(nullable = false)]
     introduced: Option<bool>,
+    /// Its two-commit proof, as `/admit` answered it.
+    #[schema(nullable = false)]
+    admitted: Option<super::admit::AdmissionRecordDoc>,
 }
 
 /// One property's runs.

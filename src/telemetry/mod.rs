@@ -22,6 +22,7 @@ use clap::ValueEnum;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter as _;
 
+use crate::core::admit::{AdmitDecision, AdmitRequest};
 use crate::core::answer::RouteOutcome;
 use crate::core::checks::{ChecksOutcome, ChecksRequest};
 use crate::core::gate::{GateDecision, GateRequest};
@@ -215,6 +216,36 @@ pub fn log_quorum_decision(
         (key!("excluded"), count(Vote::Excluded).into()),
         (key!("debt_counted"), decision.debt.counted.into()),
         (key!("debt_cap"), decision.debt.cap.into()),
+        (key!("seal_match"), decision.facts.seal_matches.into()),
+    ]);
+}
+
+/// Writes one admission decision to the decision log.
+pub fn log_admit_decision(
+    request_id: &str,
+    decision_id: &str,
+    request: &AdmitRequest,
+    decision: &AdmitDecision,
+) {
+    log_decision(&[
+        (key!("endpoint"), Field::Plain("admit")),
+        (key!("request_id"), Field::Str(request_id)),
+        (key!("decision_id"), Field::Plain(decision_id)),
+        (key!("check_id"), Field::Str(&request.check_id)),
+        (key!("kind"), Field::Plain(request.kind.as_str())),
+        (key!("mutant"), Field::Str(&request.mutant)),
+        (key!("outcome"), Field::Plain(decision.outcome.as_str())),
+        (key!("reason"), Field::Plain(decision.reason.as_str())),
+        (key!("rule"), u64::from(decision.rule).into()),
+        (key!("exit_code"), decision.outcome.exit_code().into()),
+        (
+            key!("base_state"),
+            Field::Plain(decision.facts.base.as_str()),
+        ),
+        (
+            key!("mutant_state"),
+            Field::Plain(decision.facts.mutant.as_str()),
+        ),
         (key!("seal_match"), decision.facts.seal_matches.into()),
     ]);
 }

@@ -29,6 +29,10 @@ pub struct GateConfig {
     /// ledger and expected seal, which always are.
     #[serde(default)]
     pub guarded: Vec<String>,
+    /// A strong property votes only with its two-commit proof (`admitted` in the catalog,
+    /// written by `patchgate admit --write`); without one it votes as weak.
+    #[serde(default)]
+    pub require_admission: bool,
     pub properties: PropertiesConfig,
     pub suite: SuiteConfig,
 }
@@ -63,6 +67,9 @@ pub struct SuiteConfig {
     /// The JUnit XML report the suite writes (repo-relative): failed test ids are read from
     /// it, as `classname::name`.
     pub junit: Option<String>,
+    /// argv running one test (`patchgate admit --test ID`): `{id}` is the test id,
+    /// `{classname}` and `{name}` its halves.
+    pub test_command: Option<Vec<String>>,
 }
 
 fn default_fixtures() -> String {
@@ -143,6 +150,19 @@ impl GateConfig {
         }
         if !(2..=10).contains(&p.runs) {
             return Err(invalid("properties.runs", "must be 2 to 10"));
+        }
+        if let Some(t) = &self.suite.test_command
+            && (t.is_empty()
+                || !t.iter().any(|a| {
+                    ["{id}", "{classname}", "{name}"]
+                        .iter()
+                        .any(|p| a.contains(p))
+                }))
+        {
+            return Err(invalid(
+                "suite.test_command",
+                "must name a program and contain `{id}`, `{classname}` or `{name}` (the test to run)",
+            ));
         }
         if self.suite.command.is_empty() {
             return Err(invalid(
@@ -229,6 +249,14 @@ debt_cap = 5
 # More paths a patch may not edit (files or directories).
 guarded = [".github/workflows"]
 
+# Admission (off by default). When true, a strong property votes only with its two-commit
+# proof: the `admitted` record that `patchgate admit ID --mutant REF --write` adds to its
+# catalog row once the property passed on the base and failed on a commit that deletes its
+# invariant, on the same sealed fixtures. A strong property without one votes as weak (it may
+# reject a patch, it never fills the quorum) and the report lists it as unproven. Admit your
+# strong properties first, then turn this on.
+require_admission = false
+
 [properties]
 # argv, no shell; `{id}` is replaced by the property id. Each in-locality, not-frozen property
 # runs `runs` times in its own process group, in this worktree.
@@ -244,6 +272,9 @@ command = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxm
 timeout_s = 900
 catch = [1]
 junit = ".patchgate/junit.xml"
+# One test of the suite, for `patchgate admit --test ID` (the freeze rule's seeded-bug proof):
+# `{id}` is the test id (classname::name), `{classname}` and `{name}` its two halves.
+test_command = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", "-k", "{name}"]
 
 # A Rust repository instead:
 # [properties]
@@ -253,6 +284,7 @@ junit = ".patchgate/junit.xml"
 # command = ["cargo", "nextest", "run", "--profile", "ci"]   # JUnit: [profile.ci.junit] in .config/nextest.toml
 # catch = [100]      # nextest fails with 100 (cargo test: 101)
 # junit = "target/nextest/ci/junit.xml"
+# test_command = ["cargo", "nextest", "run", "--profile", "ci", "-E", "test(={name})"]
 "#;
 
 #[cfg(test)]

@@ -30,7 +30,8 @@ use crate::core::problem::Problem;
 use crate::core::quorum::{DEFAULT_DEBT_CAP, Vote};
 use crate::core::route::Verdict;
 use crate::exit::Exit;
-use config::{CONFIG_FILE, GateConfig, STARTER};
+use config::STARTER;
+pub(super) use config::{CONFIG_FILE, GateConfig};
 
 #[derive(Debug, Args)]
 pub struct GateArgs {
@@ -90,6 +91,10 @@ pub struct InitArgs {
     /// Overwrite an existing file.
     #[arg(long)]
     pub force: bool,
+    /// Start with `require_admission = true`: a strong property votes only with its
+    /// two-commit proof (`patchgate admit`). Off by default.
+    #[arg(long)]
+    pub require_admission: bool,
 }
 
 /// `patchgate init`: writes the commented starter config.
@@ -111,7 +116,12 @@ pub fn init(args: InitArgs) -> CliResult {
             CliError::software(format!("cannot write {}: {e}", args.path.display()))
         }
     })?;
-    file.write_all(STARTER.as_bytes())
+    let text = if args.require_admission {
+        STARTER.replace("require_admission = false", "require_admission = true")
+    } else {
+        STARTER.to_owned()
+    };
+    file.write_all(text.as_bytes())
         .map_err(|e| CliError::software(format!("cannot write {}: {e}", args.path.display())))?;
     output::error(&format!(
         "wrote {}: edit it, commit it to the base branch, then `patchgate gate --base <branch> --dry-run`",
@@ -121,7 +131,7 @@ pub fn init(args: InitArgs) -> CliResult {
 }
 
 /// The base commit's file at `path`, or `None` when it has none.
-fn base_file(base: &str, path: &str) -> Result<Option<Vec<u8>>, CliError> {
+pub(super) fn base_file(base: &str, path: &str) -> Result<Option<Vec<u8>>, CliError> {
     let spec = format!("{base}:{path}");
     // `cat-file -e` says whether the object exists without printing git's error for a file
     // that is simply absent.
@@ -137,7 +147,7 @@ fn base_file(base: &str, path: &str) -> Result<Option<Vec<u8>>, CliError> {
     git(&["cat-file", "blob", &spec]).map(Some)
 }
 
-fn commit_of(rev: &str) -> Result<String, CliError> {
+pub(super) fn commit_of(rev: &str) -> Result<String, CliError> {
     let out = git(&[
         "rev-parse",
         "--verify",
@@ -248,6 +258,7 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         "catalog": catalog,
         "ledger": ledger,
         "catch_exit_codes": config.properties.catch,
+        "require_admission": config.require_admission,
     });
     if let Some(cap) = config.debt_cap {
         doc["debt_cap"] = json!(cap);
@@ -299,8 +310,19 @@ fn property_verdict(answer: &GateAnswer) -> Option<Verdict> {
     })
 }
 
-fn argv_for(template: &[String], id: &str) -> Vec<String> {
-    template.iter().map(|a| a.replace("{id}", id)).collect()
+/// A command template with a check's id put in: `{id}` is the whole id; for a test id
+/// `classname::name`, `{classname}` and `{name}` are its two halves (a property id is all
+/// `{name}`).
+pub(super) fn argv_for(template: &[String], id: &str) -> Vec<String> {
+    let (classname, name) = id.rsplit_once("::").unwrap_or(("", id));
+    template
+        .iter()
+        .map(|a| {
+            a.replace("{id}", id)
+                .replace("{classname}", classname)
+                .replace("{name}", name)
+        })
+        .collect()
 }
 
 /// Runs one command as a ladder tier: its exit code (`None` when killed by its timeout or a

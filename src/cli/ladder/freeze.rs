@@ -30,9 +30,50 @@ fn read_outcomes(path: &Path) -> Result<Vec<bool>, CliError> {
         .collect()
 }
 
+/// Reads a seeded-bug proof: an admission answer for a test, admitted.
+fn read_proof(path: &Path) -> Result<(), CliError> {
+    use crate::core::admit::{AdmitAnswer, AdmitOutcome, CheckKind};
+    let bytes = read_input(&path.to_path_buf())
+        .map_err(|e| CliError::data(format!("cannot read {}: {e}", path.display())))?;
+    let proof: AdmitAnswer = serde_json::from_slice(&bytes).map_err(|e| {
+        CliError::data(format!(
+            "{} is not an admission answer (`patchgate admit --test ID --json`): {e}",
+            path.display()
+        ))
+    })?;
+    match (&proof.kind, &proof.outcome, &proof.record) {
+        (CheckKind::Test, AdmitOutcome::Admitted, Some(record)) => {
+            output::error(&format!(
+                "seeded bug caught: {} passed on the base and failed on the mutant {} (decision {})",
+                proof.check_id, record.mutant, proof.decision_id
+            ));
+            Ok(())
+        }
+        (CheckKind::Property, ..) => Err(CliError::data(format!(
+            "{} proves the property {}, not a test",
+            path.display(),
+            proof.check_id
+        ))),
+        _ => Err(CliError::data(format!(
+            "{} is not a proof: test {} was {} ({})",
+            path.display(),
+            proof.check_id,
+            proof.outcome.as_str(),
+            proof.reason.as_str()
+        ))),
+    }
+}
+
 pub fn freeze(args: FreezeArgs) -> CliResult {
     let outcomes = read_outcomes(&args.outcomes)?;
-    let mut doc = json!({"outcomes": outcomes, "caught_seeded_bug": args.caught_seeded_bug});
+    let caught = match &args.seeded_bug_proof {
+        Some(path) => {
+            read_proof(path)?;
+            true
+        }
+        None => args.caught_seeded_bug,
+    };
+    let mut doc = json!({"outcomes": outcomes, "caught_seeded_bug": caught});
     if let Some(n) = args.min_runs {
         doc["min_runs"] = json!(n);
     }

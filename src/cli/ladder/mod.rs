@@ -84,6 +84,11 @@ pub struct FreezeArgs {
     /// The test caught a deliberately seeded bug.
     #[arg(long)]
     pub caught_seeded_bug: bool,
+    /// The seeded-bug proof instead of the bare claim: what `patchgate admit --test ID
+    /// --mutant REF --json` printed when the test was admitted (it passed on the base and
+    /// failed on the mutant, same fixtures).
+    #[arg(long, conflicts_with = "caught_seeded_bug")]
+    pub seeded_bug_proof: Option<PathBuf>,
     /// Fewest outcomes before a verdict (default 20; at least 2).
     #[arg(long)]
     pub min_runs: Option<u64>,
@@ -253,7 +258,7 @@ mod run;
 
 pub use freeze::freeze;
 pub use review::{calibrate, review};
-pub use run::{describe, run_tier};
+pub use run::{describe, run_tier, run_tier_in};
 
 /// `patchgate ladder plan|run|report`.
 pub fn run_ladder(cmd: LadderCommand) -> CliResult {

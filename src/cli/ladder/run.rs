@@ -7,6 +7,17 @@ use super::*;
 /// runner it spawned outlives it. Returns the exit status (None on timeout) and the seconds.
 /// The command's stdout goes to patchgate's stderr: patchgate's stdout carries its answer only.
 pub fn run_tier(argv: &[String], timeout: Duration) -> std::io::Result<(Option<ExitStatus>, f64)> {
+    run_tier_in(argv, timeout, None)
+}
+
+/// [`run_tier`] in the directory `dir` (default: the current one). A signal caught by
+/// [`crate::cli::interrupt`] kills the group at once and ends the run with an `Interrupted`
+/// error.
+pub fn run_tier_in(
+    argv: &[String],
+    timeout: Duration,
+    dir: Option<&Path>,
+) -> std::io::Result<(Option<ExitStatus>, f64)> {
     use std::os::fd::AsFd;
     use std::os::unix::process::CommandExt;
     let (program, args) = argv
@@ -14,14 +25,36 @@ pub fn run_tier(argv: &[String], timeout: Duration) -> std::io::Result<(Option<E
         .ok_or_else(|| std::io::Error::other("empty command"))?;
     let stdout = std::io::stderr().as_fd().try_clone_to_owned()?;
     let started = Instant::now();
-    let mut child = Command::new(program)
+    let mut command = Command::new(program);
+    command
         .args(args)
         .stdin(std::process::Stdio::null())
         .stdout(stdout)
-        .process_group(0)
-        .spawn()?;
+        .process_group(0);
+    if let Some(dir) = dir {
+        command.current_dir(dir);
+    }
+    let mut child = command.spawn()?;
     let pgid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
-    let status = wait_timeout::ChildExt::wait_timeout(&mut child, timeout)?;
+    // Waited for in slices, so a caught Ctrl-C is seen within one.
+    let slice = Duration::from_millis(100);
+    let status = loop {
+        let left = timeout.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            break None;
+        }
+        if let Some(status) = wait_timeout::ChildExt::wait_timeout(&mut child, left.min(slice))? {
+            break Some(status);
+        }
+        if crate::cli::interrupt::requested() {
+            let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
+            let _ = child.wait();
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Interrupted,
+                "interrupted",
+            ));
+        }
+    };
     // Whatever the leader did, nothing of its group outlives the tier.
     let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
     if status.is_none() {

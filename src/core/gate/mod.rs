@@ -60,6 +60,8 @@ pub struct GateRequest {
     pub catch_exit_codes: Vec<u8>,
     /// `None`: the suite did not run.
     pub fixture_suite: Option<FixtureSuite>,
+    /// A strong row without an `admitted` proof votes as weak (CONTRACT.md section 10).
+    pub require_admission: bool,
 }
 
 /// What the merge bot does with the patch: the router's three, and the queue stop.
@@ -652,6 +654,7 @@ fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Vec<Step>) {
         &request.property_runs,
         &request.catch_exit_codes,
         &request.ledger,
+        request.require_admission,
     );
     let property_check = if scope_hit {
         steps.push(Step::Properties {

@@ -13,7 +13,7 @@ use crate::core::quorum::{
 };
 
 /// The fields of a `/gate` body.
-pub const GATE_FIELDS: [&str; 10] = [
+pub const GATE_FIELDS: [&str; 11] = [
     "patch_id",
     "changed_files",
     "guarded",
@@ -24,6 +24,7 @@ pub const GATE_FIELDS: [&str; 10] = [
     "property_runs",
     "catch_exit_codes",
     "fixture_suite",
+    "require_admission",
 ];
 const SUITE_FIELDS: [&str; 3] = ["exit_code", "failed_tests", "catch_exit_codes"];
 /// Longest failed-test id kept (a parametrised test's id can be long; one longer than a ledger
@@ -48,9 +49,14 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
     let seal = doc
         .required("seal", &mut e)
         .and_then(|v| parse_seal(v, &mut e));
+    // Read first: an admission record in the catalog is read with these codes.
+    let catch_exit_codes = doc
+        .get("catch_exit_codes")
+        .map(|v| parse_catch_codes(v, "/catch_exit_codes", &mut e))
+        .unwrap_or_else(|| DEFAULT_CATCH_EXIT_CODES.to_vec());
     let (catalog, ids) = doc
         .required("catalog", &mut e)
-        .map(|v| parse_catalog(v, CatalogKind::Gate, &mut e))
+        .map(|v| parse_catalog(v, CatalogKind::Gate, &catch_exit_codes, &mut e))
         .unwrap_or_default();
     let known: HashSet<&str> = ids.iter().map(String::as_str).collect();
     let ledger = doc
@@ -62,10 +68,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
         .get("property_runs")
         .map(|v| parse_results(v, "/property_runs", &known, &mut e))
         .unwrap_or_default();
-    let catch_exit_codes = doc
-        .get("catch_exit_codes")
-        .map(|v| parse_catch_codes(v, "/catch_exit_codes", &mut e))
-        .unwrap_or_else(|| DEFAULT_CATCH_EXIT_CODES.to_vec());
+    let require_admission = doc.opt_bool("require_admission", &mut e).unwrap_or(false);
     let fixture_suite = doc
         .get("fixture_suite")
         .and_then(|v| parse_suite(v, &mut e));
@@ -82,6 +85,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             property_runs,
             catch_exit_codes,
             fixture_suite,
+            require_admission,
         }),
         _ => Err(e),
     }

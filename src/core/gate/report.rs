@@ -192,7 +192,11 @@ fn step_detail(out: &mut String, step: &Step) {
                         out,
                         "| {} | {} | `{}` | **{}** |",
                         code(&p.id),
-                        p.strength.as_str(),
+                        if p.unproven {
+                            "strong, *unproven*"
+                        } else {
+                            p.strength.as_str()
+                        },
                         p.state.as_str(),
                         p.vote.as_str()
                     );
@@ -209,6 +213,22 @@ fn step_detail(out: &mut String, step: &Step) {
                 }
             }
             let _ = writeln!(out, "\n{others} other properties are not in locality.\n");
+            let unproven: Vec<_> = properties.iter().filter(|p| p.unproven).collect();
+            if !unproven.is_empty() {
+                out.push_str("### Unproven strong properties\n\n");
+                out.push_str("Admission is required, and these strong properties have no two-commit proof (`admitted` in the catalog): each votes as weak, so it may reject a patch but never fills the quorum. Prove one with `patchgate admit ID --mutant REF --write` (a commit that deletes its invariant), then commit the catalog.\n\n");
+                list(
+                    out,
+                    unproven.iter().map(|p| {
+                        if p.in_locality {
+                            format!("{} (in locality)", code(&p.id))
+                        } else {
+                            code(&p.id)
+                        }
+                    }),
+                );
+                out.push('\n');
+            }
         }
         Step::Fixtures {
             failed_tests,

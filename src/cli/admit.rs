@@ -1,0 +1,593 @@
+//! `patchgate admit`: the two-commit proof, run for real (CONTRACT.md section 10).
+//!
+//! The check's command (from the base commit's `patchgate.toml`) runs N times on the base tree
+//! and N times on the mutant, each tree checked out in its own temporary `git worktree`: the
+//! checkout the user stands in is never touched, and the worktrees are removed on every way
+//! out (a guard, and Ctrl-C caught so the guard runs). Both fixtures trees are sealed; the core
+//! (or a server, `--server`) decides.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use clap::{ArgGroup, Args};
+use serde_json::{Value, json};
+
+use super::error::{CliError, CliResult};
+use super::gate::{CONFIG_FILE, GateConfig, argv_for, base_file, commit_of};
+use super::ladder::{describe, run_tier_in};
+use super::quorum::parse_document;
+use super::{RemoteArgs, git, interrupt, output, remote};
+use crate::core::admit::{AdmissionRecord, AdmitAnswer, AdmitOutcome, decide, parse_request};
+use crate::core::path::{PrefixTrie, RepoPath};
+use crate::core::problem::Problem;
+use crate::exit::Exit;
+
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("check").required(true).args(["id", "test"])))]
+pub struct AdmitArgs {
+    /// The catalog property to prove (its id in the base commit's catalog).
+    pub id: Option<String>,
+    /// Prove a test of the fixture suite instead (`classname::name`), run with the config's
+    /// `[suite] test_command`. Its answer (`--json`) is the seeded-bug proof `patchgate freeze
+    /// --seeded-bug-proof` reads.
+    #[arg(long)]
+    pub test: Option<String>,
+    /// The mutant: a commit that deletes the invariant and changes nothing else.
+    #[arg(long)]
+    pub mutant: String,
+    /// The unmodified tree; the config and the catalog are read from it.
+    #[arg(long, default_value = "HEAD")]
+    pub base: String,
+    /// The config file's path in the base commit.
+    #[arg(long, default_value = CONFIG_FILE)]
+    pub config: String,
+    /// Run as if started in this directory (inside the repository).
+    #[arg(short = 'C', long = "directory")]
+    pub directory: Option<PathBuf>,
+    /// Runs on each tree, 2 to 10 (default: the config's `[properties] runs`).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(2..=10))]
+    pub runs: Option<u8>,
+    /// On admission, write the record into this checkout's catalog file as the row's
+    /// `admitted` (a change to review and commit; `patchgate gate` never writes it).
+    #[arg(long, conflicts_with = "test")]
+    pub write: bool,
+    /// Print the full answer as JSON instead of the one line.
+    #[arg(long)]
+    pub json: bool,
+    /// Write the facts gathered (the `POST /admit` body) here, to audit or replay them.
+    #[arg(long)]
+    pub facts_out: Option<PathBuf>,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+/// The temporary worktrees of one admission, removed when dropped: on success, on any error,
+/// and after a caught Ctrl-C.
+struct Worktrees {
+    root: PathBuf,
+    trees: Vec<PathBuf>,
+}
+
+impl Worktrees {
+    fn new() -> Result<Self, CliError> {
+        let base = std::env::temp_dir();
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let root = base.join(format!("patchgate-admit-{}-{stamp}", std::process::id()));
+        std::fs::create_dir(&root).map_err(|e| {
+            CliError::software(format!(
+                "cannot make a temporary directory {}: {e}",
+                root.display()
+            ))
+        })?;
+        Ok(Worktrees {
+            root,
+            trees: Vec::new(),
+        })
+    }
+
+    /// Checks `commit` out (detached) in a new worktree named `name`.
+    fn add(&mut self, name: &str, commit: &str) -> Result<PathBuf, CliError> {
+        let path = self.root.join(name);
+        // Listed before it is made, so a half-made worktree is removed too.
+        self.trees.push(path.clone());
+        let target = path.to_string_lossy().into_owned();
+        git(&["worktree", "add", "--detach", "--quiet", &target, commit])?;
+        interrupt::check()?;
+        Ok(path)
+    }
+}
+
+impl Drop for Worktrees {
+    fn drop(&mut self) {
+        let quiet = |args: &[&str]| {
+            let _ = Command::new("git")
+                .args(args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        };
+        for tree in &self.trees {
+            quiet(&[
+                "worktree",
+                "remove",
+                "--force",
+                "--force",
+                &tree.to_string_lossy(),
+            ]);
+        }
+        let _ = std::fs::remove_dir_all(&self.root);
+        quiet(&["worktree", "prune"]);
+    }
+}
+
+/// What is being proven, and how to run it.
+struct Check {
+    id: String,
+    kind: &'static str,
+    command: Vec<String>,
+    timeout_s: f64,
+    catch: Vec<u8>,
+    /// Paths the mutant may not edit: the gate's guarded inputs, and the property's source.
+    guarded: Vec<String>,
+}
+
+pub fn run(args: AdmitArgs) -> CliResult {
+    interrupt::catch()?;
+    if let Some(dir) = &args.directory {
+        std::env::set_current_dir(dir)
+            .map_err(|e| CliError::usage(format!("cannot change to {}: {e}", dir.display())))?;
+    }
+    let top = git(&["rev-parse", "--show-toplevel"])
+        .map_err(|_| CliError::usage("not inside a git repository (or give -C REPO)"))?;
+    let top = PathBuf::from(String::from_utf8_lossy(&top).trim());
+    std::env::set_current_dir(&top)
+        .map_err(|e| CliError::usage(format!("cannot change to {}: {e}", top.display())))?;
+
+    let base = commit_of(&args.base)?;
+    let mutant = commit_of(&args.mutant)?;
+    if base == mutant {
+        return Err(CliError::usage(format!(
+            "--mutant {} is the base commit itself: a mutant deletes the invariant",
+            args.mutant
+        )));
+    }
+    let text = base_file(&base, &args.config)?.ok_or_else(|| {
+        CliError::data(format!(
+            "the base commit {} has no {}: run `patchgate init`, then commit it",
+            args.base, args.config
+        ))
+    })?;
+    let text = String::from_utf8(text)
+        .map_err(|_| CliError::data(format!("{} is not UTF-8", args.config)))?;
+    let config = GateConfig::parse(&text, &format!("{}:{}", args.base, args.config))
+        .map_err(CliError::data)?;
+    let check = check_of(&args, &config, &base)?;
+    refuse_guarded_edits(&check, &base, &mutant)?;
+    let runs = args.runs.unwrap_or(config.properties.runs);
+
+    // The proof, in two throw-away worktrees.
+    let (seals, base_runs, mutant_runs) = {
+        let mut trees = Worktrees::new()?;
+        let base_tree = trees.add("base", &base)?;
+        let mutant_tree = trees.add("mutant", &mutant)?;
+        let base_seal = seal_of(&base_tree, &config.fixtures, "base")?;
+        let mutant_seal = seal_of(&mutant_tree, &config.fixtures, "mutant")?;
+        let base_runs = run_side(&check, "base", &base_tree, runs)?;
+        let mutant_runs = run_side(&check, "mutant", &mutant_tree, runs)?;
+        ((base_seal, mutant_seal), base_runs, mutant_runs)
+    };
+    interrupt::check()?;
+
+    let doc = json!({
+        "check_id": check.id,
+        "kind": check.kind,
+        "seal": {"base": seals.0, "mutant": seals.1},
+        "base_runs": base_runs,
+        "mutant_runs": mutant_runs,
+        "catch_exit_codes": check.catch,
+        "mutant": mutant,
+    });
+    if let Some(path) = &args.facts_out {
+        let text = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
+        std::fs::write(path, text)
+            .map_err(|e| CliError::software(format!("cannot write {}: {e}", path.display())))?;
+    }
+    let answer = match &args.remote.server {
+        Some(server) => {
+            let body = serde_json::to_vec(&doc).unwrap_or_default();
+            let reply = remote::post(&args.remote, server, "/admit", "application/json", body)?;
+            remote::decision::<AdmitAnswer>(&reply, |a| a.exit_code)?.0
+        }
+        None => {
+            let request = parse_request(&doc).map_err(|errors| {
+                CliError::problem(
+                    Exit::Software,
+                    "the gathered admission facts are invalid:",
+                    &Problem::invalid(errors),
+                )
+            })?;
+            decide(&request).answer(&request, crate::ids::new_decision_id())
+        }
+    };
+    if args.write {
+        match (&answer.outcome, &answer.record) {
+            (AdmitOutcome::Admitted, Some(record)) => {
+                write_record(Path::new(&config.catalog), &check.id, record)?;
+                output::error(&format!(
+                    "wrote the proof into {} as `admitted` of {}: review the change and commit it",
+                    config.catalog, check.id
+                ));
+            }
+            _ => output::error(&format!(
+                "not admitted: nothing written to {}",
+                config.catalog
+            )),
+        }
+    }
+    if args.json {
+        output::stdout(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&answer).unwrap_or_default()
+        ))?;
+    } else {
+        output::stdout(&format!(
+            "{} reason={} {}={} base={} mutant={}\n",
+            answer.outcome.as_str(),
+            answer.reason.as_str(),
+            answer.kind.as_str(),
+            answer.check_id,
+            answer.base_state.as_str(),
+            answer.mutant_state.as_str()
+        ))?;
+    }
+    Ok(Exit::from_decision(answer.exit_code).unwrap_or(Exit::Software))
+}
+
+/// The check named on the command line, with its command from the config.
+fn check_of(args: &AdmitArgs, config: &GateConfig, base: &str) -> Result<Check, CliError> {
+    let mut guarded = config.guarded(&args.config);
+    if let Some(test) = &args.test {
+        let command = config.suite.test_command.clone().ok_or_else(|| {
+            CliError::data(format!(
+                "{} has no `[suite] test_command`: add the command that runs one test (`{{id}}`, `{{classname}}`, `{{name}}`) to prove a test",
+                args.config
+            ))
+        })?;
+        return Ok(Check {
+            id: test.clone(),
+            kind: "test",
+            command,
+            timeout_s: config.suite.timeout_s,
+            catch: config.suite.catch.clone(),
+            guarded,
+        });
+    }
+    let id = args.id.clone().unwrap_or_default();
+    let bytes = base_file(base, &config.catalog)?.ok_or_else(|| {
+        CliError::data(format!(
+            "the base commit {} has no catalog {}",
+            args.base, config.catalog
+        ))
+    })?;
+    let catalog = parse_document(
+        &bytes,
+        &format!("{}:{}", args.base, config.catalog),
+        "catalog",
+    )?;
+    let row = catalog
+        .get("properties")
+        .and_then(Value::as_array)
+        .and_then(|rows| rows.iter().find(|r| r.get("id").and_then(Value::as_str) == Some(&id)))
+        .ok_or_else(|| {
+            CliError::data(format!(
+                "the base commit's catalog {} has no property {id:?}: add its row (and commit it) first",
+                config.catalog
+            ))
+        })?;
+    if let Some(sources) = row.get("source").and_then(Value::as_array) {
+        guarded.extend(sources.iter().filter_map(Value::as_str).map(str::to_owned));
+    }
+    Ok(Check {
+        id,
+        kind: "property",
+        command: config.properties.command.clone(),
+        timeout_s: config.properties.timeout_s,
+        catch: config.properties.catch.clone(),
+        guarded,
+    })
+}
+
+/// A mutant changes the code, never the check or the gate's rules: a proof that ran a different
+/// check on each tree would prove nothing. (Fixtures are the seal's business: rule 1.)
+fn refuse_guarded_edits(check: &Check, base: &str, mutant: &str) -> Result<(), CliError> {
+    let out = git(&["diff", "-z", "--name-only", "--no-renames", base, mutant])?;
+    let guarded: Vec<RepoPath> = check
+        .guarded
+        .iter()
+        .filter_map(|g| RepoPath::parse(g).ok())
+        .collect();
+    let trie = PrefixTrie::new(&guarded);
+    let hits: Vec<String> = out
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .filter_map(|p| RepoPath::parse(&String::from_utf8_lossy(p)).ok())
+        .filter(|p| trie.prefix_of(p).is_some())
+        .map(|p| p.as_str().to_owned())
+        .collect();
+    if hits.is_empty() {
+        return Ok(());
+    }
+    Err(CliError::data(format!(
+        "the mutant edits {}, which the proof must not change (the check's own source or the gate's config): a mutant deletes the invariant in the code and changes nothing else",
+        hits.join(", ")
+    )))
+}
+
+/// The fixtures seal of one tree, as the coreutils pipeline computes it.
+fn seal_of(tree: &Path, fixtures: &str, side: &str) -> Result<String, CliError> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let read = crate::tree::read_dir_tree(&tree.join(fixtures), fixtures.as_bytes(), threads)
+        .map_err(|e| {
+            CliError::data(format!(
+                "cannot seal the {side} tree's fixtures directory {fixtures}: {e}"
+            ))
+        })?;
+    interrupt::check()?;
+    Ok(crate::core::seal::seal(&read.entries).seal.to_hex())
+}
+
+/// Runs the check `runs` times in `tree`: each run's exit code, or `None` when it was killed
+/// by its timeout or a signal, or could not start (a broken harness).
+fn run_side(check: &Check, side: &str, tree: &Path, runs: u8) -> Result<Vec<Option<u8>>, CliError> {
+    let argv = argv_for(&check.command, &check.id);
+    let mut codes = Vec::with_capacity(usize::from(runs));
+    for n in 1..=runs {
+        let label = format!("admit {} {side} run {n}/{runs}", check.id);
+        match run_tier_in(&argv, Duration::from_secs_f64(check.timeout_s), Some(tree)) {
+            Ok((status, seconds)) => {
+                output::error(&format!(
+                    "{label}: {} ({seconds:.1} s)",
+                    describe(status, check.timeout_s)
+                ));
+                codes.push(
+                    status
+                        .and_then(|s| s.code())
+                        .and_then(|c| u8::try_from(c).ok()),
+                );
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => interrupt::check()?,
+            Err(e) => {
+                output::error(&format!(
+                    "{label}: cannot start {:?}: {e} (a broken harness)",
+                    argv.first().map(String::as_str).unwrap_or_default()
+                ));
+                codes.push(None);
+            }
+        }
+        interrupt::check()?;
+    }
+    Ok(codes)
+}
+
+/// Writes `record` into the catalog file at `path` as the `admitted` of row `id`: a JSON
+/// catalog is rewritten (pretty-printed, keys in name order), a YAML catalog edited as text
+/// (comments and layout kept). Either way the result is read back and must equal the catalog with just
+/// that field set, or nothing is written.
+fn write_record(path: &Path, id: &str, record: &AdmissionRecord) -> Result<(), CliError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::data(format!("cannot read the catalog {name}: {e}")))?;
+    let before = parse_document(text.as_bytes(), &name, "catalog")?;
+    let record_value = serde_json::to_value(record).unwrap_or_default();
+    let mut expected = before.clone();
+    let row = expected
+        .get_mut("properties")
+        .and_then(Value::as_array_mut)
+        .and_then(|rows| {
+            rows.iter_mut()
+                .find(|r| r.get("id").and_then(Value::as_str) == Some(id))
+        })
+        .and_then(Value::as_object_mut)
+        .ok_or_else(|| {
+            CliError::data(format!(
+                "this checkout's catalog {name} has no property {id:?}; add `admitted: {}` to its row by hand",
+                record_value
+            ))
+        })?;
+    row.insert("admitted".to_owned(), record_value.clone());
+    let looks_json = name.ends_with(".json") || text.trim_start().starts_with('{');
+    let new_text = if looks_json {
+        serde_json::to_string_pretty(&expected).unwrap_or_default() + "\n"
+    } else {
+        yaml_with_record(&text, id, &record_flow(record)).ok_or_else(|| {
+            CliError::data(format!(
+                "cannot find the row of {id:?} in {name} to edit; add `admitted: {}` to it by hand",
+                record_value
+            ))
+        })?
+    };
+    let after = parse_document(new_text.as_bytes(), &name, "catalog")?;
+    if after != expected {
+        return Err(CliError::software(format!(
+            "editing {name} would change more than the `admitted` of {id:?}; nothing written: add `admitted: {}` to its row by hand",
+            record_value
+        )));
+    }
+    std::fs::write(path, new_text)
+        .map_err(|e| CliError::software(format!("cannot write the catalog {name}: {e}")))
+}
+
+/// The record on one line, in the contract's field order, with a space after every `:` and
+/// `,`: JSON that is also YAML flow style.
+fn record_flow(record: &AdmissionRecord) -> String {
+    let runs = |runs: &[Option<u8>]| {
+        let items: Vec<String> = runs
+            .iter()
+            .map(|r| r.map_or_else(|| "null".to_owned(), |c| c.to_string()))
+            .collect();
+        format!("[{}]", items.join(", "))
+    };
+    format!(
+        "{{\"seal\": {}, \"mutant\": {}, \"base_runs\": {}, \"mutant_runs\": {}}}",
+        Value::from(record.seal.as_str()),
+        Value::from(record.mutant.as_str()),
+        runs(&record.base_runs),
+        runs(&record.mutant_runs)
+    )
+}
+
+/// The YAML catalog `text` with `admitted: <flow>` set in the row whose `id` is `id` (an
+/// existing `admitted` replaced); `None` when the row cannot be found by its lines.
+fn yaml_with_record(text: &str, id: &str, flow: &str) -> Option<String> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let indent = |l: &str| l.len() - l.trim_start_matches(' ').len();
+    let content = |l: &str| {
+        let t = l.trim();
+        !t.is_empty() && !t.starts_with('#')
+    };
+    let scalar = |v: &str| {
+        let v = v.split(" #").next().unwrap_or(v).trim();
+        v.trim_matches('"').trim_matches('\'').to_owned()
+    };
+    // The `id:` key of the row: `- id: X` (the key sits two columns right of the dash) or
+    // `id: X` inside the row.
+    let (id_line, key_col) = lines.iter().enumerate().find_map(|(i, l)| {
+        let t = l.trim_start_matches(' ');
+        let (col, rest) = match t.strip_prefix("- ") {
+            Some(rest) => (
+                indent(l) + 2 + (rest.len() - rest.trim_start().len()),
+                rest.trim_start(),
+            ),
+            None => (indent(l), t),
+        };
+        let value = rest.strip_prefix("id:")?;
+        (scalar(value) == id).then_some((i, col))
+    })?;
+    // The row starts at the dash at or above the id line, and ends before the next content
+    // line left of its keys.
+    let start = (0..=id_line).rev().find(|&i| {
+        lines.get(i).is_some_and(|l| {
+            l.trim_start_matches(' ').starts_with("- ") && indent(l) + 2 <= key_col
+        })
+    })?;
+    let end = (start + 1..lines.len())
+        .find(|&i| {
+            lines
+                .get(i)
+                .is_some_and(|l| content(l) && indent(l) < key_col)
+        })
+        .unwrap_or(lines.len());
+    let row_keys = |i: usize| -> Option<&str> {
+        let l = lines.get(i)?;
+        if i == start {
+            let t = l.trim_start_matches(' ').strip_prefix("- ")?;
+            Some(t.trim_start())
+        } else if indent(l) == key_col {
+            Some(l.trim_start_matches(' '))
+        } else {
+            None
+        }
+    };
+    let new_line = format!("{}admitted: {flow}\n", " ".repeat(key_col));
+    let mut out: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
+    if let Some(at) =
+        (start..end).find(|&i| row_keys(i).is_some_and(|k| k.starts_with("admitted:")))
+    {
+        // Replace it, and its continuation lines (deeper than the row's keys).
+        if at == start {
+            return None;
+        }
+        let stop = (at + 1..end)
+            .find(|&i| {
+                lines
+                    .get(i)
+                    .is_none_or(|l| !content(l) || indent(l) <= key_col)
+            })
+            .unwrap_or(end);
+        out.splice(at..stop, [new_line]);
+    } else {
+        // After the row's last content line, so trailing comments and blank lines stay put.
+        let last = (start..end)
+            .rev()
+            .find(|&i| lines.get(i).is_some_and(|l| content(l)))?;
+        if let Some(l) = out.get_mut(last)
+            && !l.ends_with('\n')
+        {
+            l.push('\n');
+        }
+        out.insert(last + 1, new_line);
+    }
+    Some(out.concat())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CATALOG: &str = "# the catalog\nproperties:\n  - id: a\n    strength: strong\n    locality: [x]   # a comment\n\n  - strength: weak\n    id: \"b\"\n    locality:\n      - y\n    admitted: {\"seal\": \"old\"}\n  # trailing comment of b\n  - id: c\n    strength: strong\n    locality: [z]";
+
+    #[test]
+    fn a_yaml_row_gets_its_record_and_nothing_else_changes() {
+        let a = yaml_with_record(CATALOG, "a", "{\"k\": 1}").unwrap();
+        assert!(
+            a.contains(
+                "    locality: [x]   # a comment\n    admitted: {\"k\": 1}\n\n  - strength: weak"
+            ),
+            "{a}"
+        );
+        // An existing record is replaced, the row's other keys and comments kept.
+        let b = yaml_with_record(CATALOG, "b", "{\"k\": 2}").unwrap();
+        assert!(
+            b.contains("      - y\n    admitted: {\"k\": 2}\n  # trailing comment of b\n"),
+            "{b}"
+        );
+        assert!(!b.contains("old"), "{b}");
+        // The last row, with no final newline.
+        let c = yaml_with_record(CATALOG, "c", "{\"k\": 3}").unwrap();
+        assert!(
+            c.ends_with("    locality: [z]\n    admitted: {\"k\": 3}\n"),
+            "{c}"
+        );
+        assert_eq!(yaml_with_record(CATALOG, "d", "{}"), None);
+        // Each edit reads back as the catalog with just that field set.
+        for (id, text) in [("a", &a), ("b", &b), ("c", &c)] {
+            let before = parse_document(CATALOG.as_bytes(), "c.yaml", "catalog").unwrap();
+            let after = parse_document(text.as_bytes(), "c.yaml", "catalog").unwrap();
+            let rows = |v: &Value| v["properties"].as_array().unwrap().clone();
+            for (x, y) in rows(&before).iter().zip(rows(&after).iter()) {
+                let mut x = x.clone();
+                if x["id"] == id {
+                    x["admitted"] = serde_json::from_str(&format!(
+                        "{{\"k\": {}}}",
+                        1 + ["a", "b", "c"].iter().position(|i| *i == id).unwrap()
+                    ))
+                    .unwrap();
+                }
+                assert_eq!(&x, y, "{id}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_record_line_is_json_and_yaml_flow_style() {
+        let record = AdmissionRecord {
+            seal: "ab".into(),
+            mutant: "m\"1".into(),
+            base_runs: vec![Some(0), None],
+            mutant_runs: vec![Some(1), Some(1)],
+        };
+        let line = record_flow(&record);
+        assert_eq!(
+            line,
+            r#"{"seal": "ab", "mutant": "m\"1", "base_runs": [0, null], "mutant_runs": [1, 1]}"#
+        );
+        let want = serde_json::to_value(&record).unwrap();
+        assert_eq!(serde_json::from_str::<Value>(&line).unwrap(), want);
+        let yaml: Value = serde_norway::from_str(&line).unwrap();
+        assert_eq!(yaml, want);
+    }
+}

@@ -1,0 +1,519 @@
+//! Admission (CONTRACT.md section 10): a check earns its vote with a two-commit proof. It must
+//! fail on a patch that deletes its invariant (the mutant) and pass on the unmodified tree (the
+//! base), both on the same sealed fixtures. A check that still passes with its invariant deleted
+//! is a tautology and stays out of the catalog.
+//!
+//! The six rules are data ([`RULES`]), first match wins, like the router's and the quorum's.
+//! Runs are classified with section 2's model ([`quorum::classify`]): only a catch is a
+//! failure.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use strum::{IntoStaticStr, VariantArray};
+use utoipa::ToSchema;
+
+use super::digest::Digest;
+use super::fields::{Errors, MAX_ID_CHARS, object};
+use super::quorum::{
+    self, DEFAULT_CATCH_EXIT_CODES, RunState, parse_catch_codes, parse_runs, parse_seal_digest,
+};
+
+/// What is being admitted: a catalog property, or a test of the fixture suite (whose proof is
+/// the freeze rule's "caught a seeded bug").
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum CheckKind {
+    Property,
+    Test,
+}
+
+impl CheckKind {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum AdmitOutcome {
+    /// The proof holds: the check may vote.
+    Admitted,
+    /// The check is wrong: it fails on the base, or passes with its invariant deleted.
+    Rejected,
+    /// No proof either way: a human must look (different fixtures, unstable runs, a broken
+    /// harness).
+    Inconclusive,
+}
+
+impl AdmitOutcome {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    /// 0 admitted; 1 rejected; 2 inconclusive.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            AdmitOutcome::Admitted => 0,
+            AdmitOutcome::Rejected => 1,
+            AdmitOutcome::Inconclusive => 2,
+        }
+    }
+}
+
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum AdmitReason {
+    /// The two trees' fixtures differ: the proof must hold on the same fixtures.
+    SealDiffers,
+    /// The check fails on the unmodified tree.
+    FailsOnBase,
+    /// The base runs disagree.
+    UnstableOnBase,
+    /// Every run of one side ended the same way but not with a pass or a catch (pytest's 5,
+    /// "no tests collected"), or every run was killed.
+    HarnessError,
+    /// It passes with the invariant deleted.
+    Tautology,
+    /// The mutant runs disagree.
+    UnstableOnMutant,
+    /// Passes on the base, fails on the mutant, same fixtures.
+    TwoCommitProof,
+}
+
+impl AdmitReason {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+/// What the rules read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AdmitFacts {
+    pub seal_matches: bool,
+    pub base: RunState,
+    pub mutant: RunState,
+}
+
+/// One admission rule.
+#[derive(Debug, Clone, Copy)]
+pub struct AdmitRule {
+    /// The row of the contract's table (rules 3 and 5 have two rows each).
+    pub number: u8,
+    pub when: fn(&AdmitFacts) -> bool,
+    pub outcome: AdmitOutcome,
+    pub reason: AdmitReason,
+}
+
+/// The admission table (CONTRACT.md section 10). Ordered, first match wins.
+pub const RULES: [AdmitRule; 8] = [
+    AdmitRule {
+        number: 1,
+        when: |f| !f.seal_matches,
+        outcome: AdmitOutcome::Inconclusive,
+        reason: AdmitReason::SealDiffers,
+    },
+    AdmitRule {
+        number: 2,
+        when: |f| f.base == RunState::Fail,
+        outcome: AdmitOutcome::Rejected,
+        reason: AdmitReason::FailsOnBase,
+    },
+    AdmitRule {
+        number: 3,
+        when: |f| f.base == RunState::Flake,
+        outcome: AdmitOutcome::Inconclusive,
+        reason: AdmitReason::UnstableOnBase,
+    },
+    AdmitRule {
+        number: 3,
+        when: |f| f.base == RunState::Error,
+        outcome: AdmitOutcome::Inconclusive,
+        reason: AdmitReason::HarnessError,
+    },
+    AdmitRule {
+        number: 4,
+        when: |f| f.mutant == RunState::Pass,
+        outcome: AdmitOutcome::Rejected,
+        reason: AdmitReason::Tautology,
+    },
+    AdmitRule {
+        number: 5,
+        when: |f| f.mutant == RunState::Flake,
+        outcome: AdmitOutcome::Inconclusive,
+        reason: AdmitReason::UnstableOnMutant,
+    },
+    AdmitRule {
+        number: 5,
+        when: |f| f.mutant == RunState::Error,
+        outcome: AdmitOutcome::Inconclusive,
+        reason: AdmitReason::HarnessError,
+    },
+    AdmitRule {
+        number: 6,
+        when: |f| f.base == RunState::Pass && f.mutant == RunState::Fail,
+        outcome: AdmitOutcome::Admitted,
+        reason: AdmitReason::TwoCommitProof,
+    },
+];
+
+/// The first rule that matches: (outcome, reason, rule). Rule 6 matches whatever rules 1-5
+/// leave (runs are never empty); were it ever not to, this fails closed as inconclusive.
+pub fn first_rule(facts: &AdmitFacts) -> (AdmitOutcome, AdmitReason, u8) {
+    RULES.iter().find(|r| (r.when)(facts)).map_or(
+        (AdmitOutcome::Inconclusive, AdmitReason::HarnessError, 6),
+        |r| (r.outcome, r.reason, r.number),
+    )
+}
+
+/// The fixtures seal of each tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TreeSeals {
+    pub base: Digest,
+    pub mutant: Digest,
+}
+
+/// A validated `/admit` request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdmitRequest {
+    pub check_id: String,
+    pub kind: CheckKind,
+    pub seal: TreeSeals,
+    pub base_runs: Vec<Option<u8>>,
+    pub mutant_runs: Vec<Option<u8>>,
+    pub catch_exit_codes: Vec<u8>,
+    /// The mutant's commit id, or a label for it.
+    pub mutant: String,
+}
+
+/// What admission writes into the catalog row as `admitted`: the proof, so a reader can see
+/// what the check was proven against.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AdmissionRecord {
+    /// The fixtures seal both trees had (64 hex digits).
+    pub seal: String,
+    /// The mutant's commit id or label.
+    pub mutant: String,
+    pub base_runs: Vec<Option<u8>>,
+    pub mutant_runs: Vec<Option<u8>>,
+}
+
+/// The decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdmitDecision {
+    pub facts: AdmitFacts,
+    pub outcome: AdmitOutcome,
+    pub reason: AdmitReason,
+    pub rule: u8,
+}
+
+/// Decides. Pure and deterministic.
+pub fn decide(request: &AdmitRequest) -> AdmitDecision {
+    let facts = AdmitFacts {
+        seal_matches: request.seal.base == request.seal.mutant,
+        base: quorum::classify(&request.base_runs, &request.catch_exit_codes),
+        mutant: quorum::classify(&request.mutant_runs, &request.catch_exit_codes),
+    };
+    let (outcome, reason, rule) = first_rule(&facts);
+    AdmitDecision {
+        facts,
+        outcome,
+        reason,
+        rule,
+    }
+}
+
+/// The two seals as answered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct TreeSealsAnswer {
+    pub base: String,
+    pub mutant: String,
+    #[serde(rename = "match")]
+    pub matches: bool,
+}
+
+/// The `/admit` answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct AdmitAnswer {
+    pub check_id: String,
+    pub kind: CheckKind,
+    /// The mutant's commit id or label, as sent.
+    pub mutant: String,
+    pub outcome: AdmitOutcome,
+    pub reason: AdmitReason,
+    /// The row of the admission table that matched (1-6).
+    pub rule: u8,
+    /// 0 admitted; 1 rejected; 2 inconclusive.
+    pub exit_code: u8,
+    pub decision_id: String,
+    /// The base runs, classified with section 2's model.
+    pub base_state: RunState,
+    /// The mutant runs, classified the same way.
+    pub mutant_state: RunState,
+    pub seal: TreeSealsAnswer,
+    /// On admission only: the object to commit into the catalog row as `admitted`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<AdmissionRecord>,
+}
+
+impl AdmitDecision {
+    pub fn answer(&self, request: &AdmitRequest, decision_id: String) -> AdmitAnswer {
+        let record = (self.outcome == AdmitOutcome::Admitted).then(|| AdmissionRecord {
+            seal: request.seal.base.to_hex(),
+            mutant: request.mutant.clone(),
+            base_runs: request.base_runs.clone(),
+            mutant_runs: request.mutant_runs.clone(),
+        });
+        AdmitAnswer {
+            check_id: request.check_id.clone(),
+            kind: request.kind,
+            mutant: request.mutant.clone(),
+            outcome: self.outcome,
+            reason: self.reason,
+            rule: self.rule,
+            exit_code: self.outcome.exit_code(),
+            decision_id,
+            base_state: self.facts.base,
+            mutant_state: self.facts.mutant,
+            seal: TreeSealsAnswer {
+                base: request.seal.base.to_hex(),
+                mutant: request.seal.mutant.to_hex(),
+                matches: self.facts.seal_matches,
+            },
+            record,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation
+
+const REQUEST_FIELDS: [&str; 7] = [
+    "check_id",
+    "kind",
+    "seal",
+    "base_runs",
+    "mutant_runs",
+    "catch_exit_codes",
+    "mutant",
+];
+const RECORD_FIELDS: [&str; 4] = ["seal", "mutant", "base_runs", "mutant_runs"];
+
+/// Validates a `/admit` document, reporting every invalid field.
+pub fn parse_request(value: &Value) -> Result<AdmitRequest, Errors> {
+    let mut e = Errors::default();
+    let Some(doc) = object(value, "", "the admission request", &REQUEST_FIELDS, &mut e) else {
+        return Err(e);
+    };
+    let check_id = doc.req_string("check_id", MAX_ID_CHARS, &mut e);
+    let kind = doc.req_enum::<CheckKind>("kind", &mut e);
+    let seal = doc.required("seal", &mut e).and_then(|v| {
+        let seal = object(v, "/seal", "the seal", &["base", "mutant"], &mut e)?;
+        let base = parse_seal_digest(&seal, "base", &mut e);
+        let mutant = parse_seal_digest(&seal, "mutant", &mut e);
+        Some(TreeSeals {
+            base: base?,
+            mutant: mutant?,
+        })
+    });
+    let mut runs = |key: &str| {
+        doc.required(key, &mut e)
+            .and_then(|v| parse_runs(v, &doc.pointer(key), &format!("`{key}`"), &mut e))
+    };
+    let base_runs = runs("base_runs");
+    let mutant_runs = runs("mutant_runs");
+    let catch_exit_codes = doc
+        .get("catch_exit_codes")
+        .map(|v| parse_catch_codes(v, "/catch_exit_codes", &mut e))
+        .unwrap_or_else(|| DEFAULT_CATCH_EXIT_CODES.to_vec());
+    let mutant = doc.req_string("mutant", MAX_ID_CHARS, &mut e);
+    match (check_id, kind, seal, base_runs, mutant_runs, mutant) {
+        (
+            Some(check_id),
+            Some(kind),
+            Some(seal),
+            Some(base_runs),
+            Some(mutant_runs),
+            Some(mutant),
+        ) if e.is_empty() => Ok(AdmitRequest {
+            check_id,
+            kind,
+            seal,
+            base_runs,
+            mutant_runs,
+            catch_exit_codes,
+            mutant,
+        }),
+        _ => Err(e),
+    }
+}
+
+/// Validates a catalog row's `admitted` record at `at`: its shape, and that it is a proof (its
+/// runs, read with `catch`, pass on the base and fail on the mutant). A record that proves
+/// nothing is refused rather than trusted: nothing given is silently reinterpreted.
+pub fn parse_record(v: &Value, at: &str, catch: &[u8], e: &mut Errors) -> Option<AdmissionRecord> {
+    let row = object(v, at, "an admission record", &RECORD_FIELDS, e)?;
+    let seal = parse_seal_digest(&row, "seal", e);
+    let mutant = row.req_string("mutant", MAX_ID_CHARS, e);
+    let base_runs = row
+        .required("base_runs", e)
+        .and_then(|r| parse_runs(r, &row.pointer("base_runs"), "`base_runs`", e));
+    let mutant_runs = row
+        .required("mutant_runs", e)
+        .and_then(|r| parse_runs(r, &row.pointer("mutant_runs"), "`mutant_runs`", e));
+    let (seal, mutant, base_runs, mutant_runs) = (seal?, mutant?, base_runs?, mutant_runs?);
+    let facts = AdmitFacts {
+        seal_matches: true,
+        base: quorum::classify(&base_runs, catch),
+        mutant: quorum::classify(&mutant_runs, catch),
+    };
+    let (outcome, reason, _) = first_rule(&facts);
+    if outcome != AdmitOutcome::Admitted {
+        e.push(
+            at,
+            format!(
+                "this record is not a two-commit proof: its runs are {} on the base and {} on the mutant ({}); run `patchgate admit` again",
+                facts.base.as_str(),
+                facts.mutant.as_str(),
+                reason.as_str()
+            ),
+        );
+        return None;
+    }
+    Some(AdmissionRecord {
+        seal: seal.to_hex(),
+        mutant,
+        base_runs,
+        mutant_runs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// CONTRACT.md section 10's table, by hand: (base runs, mutant runs, same seal) → outcome,
+    /// reason, rule, exit.
+    #[test]
+    fn the_table_by_hand() {
+        use AdmitOutcome::*;
+        use AdmitReason::*;
+        type Row<'a> = (
+            &'a [Option<u8>],
+            &'a [Option<u8>],
+            bool,
+            AdmitOutcome,
+            AdmitReason,
+            u8,
+            u8,
+        );
+        let (p, f, flake, five, killed) = (
+            &[Some(0), Some(0)][..],
+            &[Some(1), Some(1)][..],
+            &[Some(0), Some(1)][..],
+            &[Some(5), Some(5)][..],
+            &[None, None][..],
+        );
+        let rows: [Row; 12] = [
+            // 1: different fixtures beat everything, even a perfect proof.
+            (p, f, false, Inconclusive, SealDiffers, 1, 2),
+            (f, p, false, Inconclusive, SealDiffers, 1, 2),
+            // 2: fails on the base, whatever the mutant did.
+            (f, f, true, Rejected, FailsOnBase, 2, 1),
+            (f, p, true, Rejected, FailsOnBase, 2, 1),
+            // 3.
+            (flake, f, true, Inconclusive, UnstableOnBase, 3, 2),
+            (five, f, true, Inconclusive, HarnessError, 3, 2),
+            (killed, p, true, Inconclusive, HarnessError, 3, 2),
+            // 4: the invariant deleted and it still passes.
+            (p, p, true, Rejected, Tautology, 4, 1),
+            // 5.
+            (p, flake, true, Inconclusive, UnstableOnMutant, 5, 2),
+            (p, five, true, Inconclusive, HarnessError, 5, 2),
+            (p, killed, true, Inconclusive, HarnessError, 5, 2),
+            // 6.
+            (p, f, true, Admitted, TwoCommitProof, 6, 0),
+        ];
+        let a = Digest::parse_hex(&"a".repeat(64)).unwrap();
+        let b = Digest::parse_hex(&"b".repeat(64)).unwrap();
+        for (base, mutant, same, outcome, reason, rule, exit) in rows {
+            let request = AdmitRequest {
+                check_id: "order".into(),
+                kind: CheckKind::Property,
+                seal: TreeSeals {
+                    base: a,
+                    mutant: if same { a } else { b },
+                },
+                base_runs: base.to_vec(),
+                mutant_runs: mutant.to_vec(),
+                catch_exit_codes: vec![1],
+                mutant: "deadbeef".into(),
+            };
+            let d = decide(&request);
+            let case = format!("{base:?} / {mutant:?} same seal {same}");
+            assert_eq!(
+                (d.outcome, d.reason, d.rule),
+                (outcome, reason, rule),
+                "{case}"
+            );
+            let answer = d.answer(&request, "id".into());
+            assert_eq!(answer.exit_code, exit, "{case}");
+            assert_eq!(answer.record.is_some(), outcome == Admitted, "{case}");
+        }
+    }
+
+    #[test]
+    fn a_record_that_proves_nothing_is_refused() {
+        let seal = "c".repeat(64);
+        let ok = serde_json::json!({"seal": seal, "mutant": "m1", "base_runs": [0, 0], "mutant_runs": [101, 101]});
+        let mut e = Errors::default();
+        assert!(parse_record(&ok, "/a", &[101], &mut e).is_some(), "{e:?}");
+        // Read with pytest's catch code, 101 is not a catch: the record proves nothing.
+        let mut e = Errors::default();
+        assert!(parse_record(&ok, "/a", &[1], &mut e).is_none());
+        assert!(format!("{e:?}").contains("harness-error"), "{e:?}");
+        let tautology = serde_json::json!({"seal": seal, "mutant": "m1", "base_runs": [0, 0], "mutant_runs": [0, 0]});
+        let mut e = Errors::default();
+        assert!(parse_record(&tautology, "/a", &[1], &mut e).is_none());
+        assert!(format!("{e:?}").contains("tautology"), "{e:?}");
+    }
+}

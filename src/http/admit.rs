@@ -1,0 +1,120 @@
+//! `POST /admit`: a thin handler over the core's admission rules.
+
+use axum::extract::State;
+use axum::response::Response;
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::AppState;
+use super::budget::run_cpu;
+use super::extract::JsonBytes;
+use super::layers::with_request_id;
+use super::route::json_response;
+use super::status_for_exit;
+use crate::core::admit::{AdmitAnswer, decide, parse_request};
+use crate::core::json::parse_json;
+use crate::core::problem::Problem;
+use crate::ids::new_decision_id;
+use crate::telemetry::log_admit_decision;
+
+/// Decide whether a check earns its vote: a two-commit proof on the same sealed fixtures.
+///
+/// Rules, first match wins: the two trees' fixture seals differ → inconclusive `seal-differs`
+/// (424); the base runs fail → rejected `fails-on-base` (409); the base runs are a flake or an
+/// error → inconclusive `unstable-on-base` / `harness-error` (424); the mutant runs pass →
+/// rejected `tautology` (409: it passes with its invariant deleted); the mutant runs are a
+/// flake or an error → inconclusive `unstable-on-mutant` / `harness-error` (424); otherwise
+/// admitted `two-commit-proof` (200), with the `record` to commit into the catalog row as
+/// `admitted`. Runs are classified as in `/quorum`: only a catch is a failure.
+#[utoipa::path(
+    post,
+    path = "/admit",
+    tag = "admission",
+    request_body(content = AdmitRequestDoc, content_type = "application/json"),
+    responses(
+        (status = 200, description = "admitted (exit 0): `record` is the proof to commit", body = AdmitAnswer),
+        (status = 409, description = "rejected (exit 1): fails-on-base or tautology", body = AdmitAnswer),
+        (status = 424, description = "inconclusive (exit 2): seal-differs, unstable-on-base, unstable-on-mutant or harness-error", body = AdmitAnswer),
+        (status = 400, description = "Malformed JSON or empty body", body = Problem, content_type = "application/problem+json"),
+        (status = 408, description = "The body did not arrive in time", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over the limit", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Well-formed but invalid; `errors` names each field", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn admit(
+    State(state): State<AppState>,
+    JsonBytes(body, _slot): JsonBytes,
+) -> Result<Response, Problem> {
+    let worker = state.clone();
+    run_cpu(&state, body.len(), move || admit_answer(&worker, &body)).await?
+}
+
+fn admit_answer(state: &AppState, body: &[u8]) -> Result<Response, Problem> {
+    let value = parse_json(body)?;
+    let request = parse_request(&value).map_err(Problem::invalid)?;
+    let decision = decide(&request);
+    let decision_id = new_decision_id();
+    with_request_id(|request_id| log_admit_decision(request_id, &decision_id, &request, &decision));
+    state
+        .metrics()
+        .record_decision("admit", decision.outcome.as_str());
+    let status = status_for_exit(decision.outcome.exit_code());
+    let answer: AdmitAnswer = decision.answer(&request, decision_id);
+    Ok(json_response(status, &answer))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The request document, for the OpenAPI document (what the strict parser in core accepts)
+
+/// The admission request. Unknown fields are refused (422).
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AdmitRequestDoc {
+    /// The catalog property's id, or the test's (`classname::name`).
+    #[schema(min_length = 1, max_length = 256)]
+    check_id: String,
+    kind: crate::core::admit::CheckKind,
+    seal: TreeSealsDoc,
+    /// The check's runs on the unmodified tree: 2 to 10, each an exit code (0-255) or null for
+    /// a run killed by its timeout or a signal.
+    #[schema(min_items = 2, max_items = 10)]
+    base_runs: Vec<Option<super::openapi::ExitCodeDoc>>,
+    /// Its runs on the mutant (the invariant deleted, nothing else changed), the same way.
+    #[schema(min_items = 2, max_items = 10)]
+    mutant_runs: Vec<Option<super::openapi::ExitCodeDoc>>,
+    /// The exit codes that are a catch, 1-255; default `[1]` (pytest's).
+    #[schema(nullable = false, min_items = 1)]
+    catch_exit_codes: Option<Vec<super::openapi::CatchCodeDoc>>,
+    /// The mutant's commit id, or a label for it.
+    #[schema(min_length = 1, max_length = 256)]
+    mutant: String,
+}
+
+/// The fixtures seal of each tree (64 hex digits each).
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TreeSealsDoc {
+    base: super::openapi::Sha256Doc,
+    mutant: super::openapi::Sha256Doc,
+}
+
+/// A catalog row's `admitted`: the record `/admit` answered on admission. It must be a proof
+/// (base runs all 0, mutant runs all a catch, read with the request's `catch_exit_codes`), or
+/// the request is refused (422).
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AdmissionRecordDoc {
+    /// The fixtures seal both trees had.
+    seal: super::openapi::Sha256Doc,
+    /// The mutant's commit id or label.
+    #[schema(min_length = 1, max_length = 256)]
+    mutant: String,
+    #[schema(min_items = 2, max_items = 10)]
+    base_runs: Vec<Option<super::openapi::ExitCodeDoc>>,
+    #[schema(min_items = 2, max_items = 10)]
+    mutant_runs: Vec<Option<super::openapi::ExitCodeDoc>>,
+}
