@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{TestServer, git, patchgate, post, post_json};
+use common::{TestServer, assert_untouched, git, patchgate, post, post_json};
 use serde_json::{Value, json};
 
 const SEAL_A: &str = "1111111111111111111111111111111111111111111111111111111111111111";
@@ -447,6 +447,17 @@ async fn the_gate_with_admission_required_and_not() {
             .find(|s| s["step"] == "properties")
             .unwrap();
         assert_eq!(step["reason"], quorum, "{case}");
+        // The step says how many voters had no proof.
+        let summary = step["summary"].as_str().unwrap();
+        let said = match (require, admitted) {
+            (false, _) => None,
+            (true, false) => Some("2 strong properties without an admission proof voted as weak"),
+            (true, true) => Some("1 strong property without an admission proof voted as weak"),
+        };
+        match said {
+            Some(s) => assert!(summary.ends_with(s), "{case}: {summary}"),
+            None => assert!(!summary.contains("admission"), "{case}: {summary}"),
+        }
         let marked: Vec<&str> = step["properties"]
             .as_array()
             .unwrap()
@@ -615,20 +626,6 @@ fn admit(dir: &Path, tmpdir: &Path, args: &[&str]) -> Admitted {
         stdout,
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
-}
-
-/// The checkout is as it was: HEAD, a clean status, one worktree, nothing left in TMPDIR.
-fn assert_untouched(dir: &Path, tmpdir: &Path, head: &str) {
-    assert_eq!(git(dir, &["rev-parse", "HEAD"]), head, "HEAD moved");
-    assert_eq!(
-        git(dir, &["status", "--porcelain"]),
-        "",
-        "the checkout changed"
-    );
-    let worktrees = git(dir, &["worktree", "list", "--porcelain"]);
-    assert_eq!(worktrees.matches("worktree ").count(), 1, "{worktrees}");
-    let left: Vec<_> = std::fs::read_dir(tmpdir).unwrap().collect();
-    assert!(left.is_empty(), "left in TMPDIR: {left:?}");
 }
 
 #[test]

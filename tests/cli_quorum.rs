@@ -340,3 +340,52 @@ fn catch_exit_codes_from_the_command_line() {
         String::from_utf8_lossy(&out)
     );
 }
+
+#[test]
+fn require_admission_from_the_command_line() {
+    // CONTRACT.md section 10: without its `admitted` proof a strong row votes as weak.
+    let server = TestServer::start();
+    let url = format!("http://{}", server.addr);
+    let repo = repo(&["store/counters/mod.rs"]);
+    repo.write("ledger.json", &json!([]));
+    repo.write(
+        "results.json",
+        &json!({"counter.monotonic_under_replay": {"runs": [0, 0]}}),
+    );
+    let line = |extra: &[&str], code: i32| {
+        let out = repo
+            .quorum(extra)
+            .assert()
+            .code(code)
+            .get_output()
+            .stdout
+            .clone();
+        String::from_utf8_lossy(&out).into_owned()
+    };
+    assert!(line(&[], 0).starts_with("promote reason=quorum-held\n"));
+    for remote in [&[][..], &["--server", url.as_str()][..]] {
+        let mut args = vec!["--require-admission"];
+        args.extend(remote);
+        let text = line(&args, 1);
+        assert!(text.starts_with("reject reason=empty-quorum\n"), "{text}");
+        let row = text
+            .lines()
+            .find(|l| l.contains("counter.monotonic_under_replay"))
+            .unwrap();
+        assert!(row.ends_with("yes (unproven: votes as weak)"), "{row}");
+    }
+    // Admitted (a record committed into the row), it fills the quorum again.
+    let admitted = CATALOG.replace(
+        "    fixtures: fixtures/replays/\n",
+        "    fixtures: fixtures/replays/\n    admitted: {\"seal\": \"abcfa6a9d4df344d1781bc2560b5e4cdcae08b39ed303063535e7e1e926a304a\", \"mutant\": \"c0ffee\", \"base_runs\": [0, 0], \"mutant_runs\": [1, 1]}\n",
+    );
+    std::fs::write(repo.dir.path().join("catalog.yaml"), admitted).unwrap();
+    let text = line(&["--require-admission"], 0);
+    assert!(text.starts_with("promote reason=quorum-held\n"), "{text}");
+    let unproven: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("unproven"))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(unproven, ["resp.no_secret_fields"], "{text}");
+}

@@ -10,7 +10,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{TestServer, git, patchgate};
+use common::{TestServer, assert_untouched, git, patchgate};
 use serde_json::Value;
 
 fn example(name: &str) -> PathBuf {
@@ -569,6 +569,19 @@ fn init_writes_a_starter_that_the_gate_reads() {
         .args(["init", "--force"])
         .assert()
         .code(0);
+    // Admission is off by default, explained where it is set; --require-admission turns it on.
+    assert!(text.contains("\nrequire_admission = false\n"), "{text}");
+    assert!(text.contains("# Admission (off by default)"), "{text}");
+    patchgate()
+        .current_dir(dir.path())
+        .args(["init", "--force", "--require-admission"])
+        .assert()
+        .code(0);
+    let on = std::fs::read_to_string(dir.path().join("patchgate.toml")).unwrap();
+    assert_eq!(
+        on,
+        text.replace("require_admission = false", "require_admission = true")
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -610,23 +623,6 @@ fn admit(dir: &Path, tmpdir: &Path, args: &[&str]) -> (i32, Value, String) {
         serde_json::from_slice(&out.stdout).unwrap_or(Value::Null),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
-}
-
-/// The checkout as it was: HEAD, a clean status, no worktree, nothing left in TMPDIR.
-fn assert_untouched(dir: &Path, tmpdir: &Path, head: &str) {
-    assert_eq!(git(dir, &["rev-parse", "HEAD"]), head, "HEAD moved");
-    assert_eq!(
-        git(dir, &["status", "--porcelain"]),
-        "",
-        "the checkout changed"
-    );
-    let worktrees = git(dir, &["worktree", "list", "--porcelain"]);
-    assert_eq!(worktrees.matches("worktree ").count(), 1, "{worktrees}");
-    assert_eq!(
-        std::fs::read_dir(tmpdir).unwrap().count(),
-        0,
-        "a worktree was left behind"
-    );
 }
 
 #[test]
@@ -751,6 +747,17 @@ fn admission_with_real_mutants() {
     git(dir, &["checkout", "-q", "-b", "patch"]);
     apply(dir, &example("gate-python").join("patches/good-fix.patch"));
     commit(dir, "good-fix");
+    // The plan says who would vote as weak.
+    let plan = patchgate()
+        .current_dir(dir)
+        .args(["gate", "--base", "main", "--dry-run"])
+        .output()
+        .unwrap();
+    let plan = String::from_utf8_lossy(&plan.stdout);
+    assert!(
+        plan.contains("admission is required: 1 in locality without a proof would vote as weak: discount_monotonic"),
+        "{plan}"
+    );
     // discount_bounded (admitted) fills the quorum; discount_monotonic votes as weak.
     let md = tmp.path().join("../report.md");
     let _ = std::fs::remove_file(&md);

@@ -14,7 +14,7 @@ use clap::{ArgGroup, Args};
 use serde_json::{Value, json};
 
 use super::error::{CliError, CliResult};
-use super::gate::{CONFIG_FILE, GateConfig, argv_for, base_file, commit_of};
+use super::gate::{CONFIG_FILE, GateConfig, argv_for, base_file, commit_of, enter_repository};
 use super::ladder::{describe, run_tier_in};
 use super::quorum::parse_document;
 use super::{RemoteArgs, git, interrupt, output, remote};
@@ -94,7 +94,17 @@ impl Worktrees {
         // Listed before it is made, so a half-made worktree is removed too.
         self.trees.push(path.clone());
         let target = path.to_string_lossy().into_owned();
-        git(&["worktree", "add", "--detach", "--quiet", &target, commit])?;
+        // The repository's hooks do not run for a throw-away checkout.
+        git(&[
+            "-c",
+            "core.hooksPath=/dev/null",
+            "worktree",
+            "add",
+            "--detach",
+            "--quiet",
+            &target,
+            commit,
+        ])?;
         interrupt::check()?;
         Ok(path)
     }
@@ -137,15 +147,7 @@ struct Check {
 
 pub fn run(args: AdmitArgs) -> CliResult {
     interrupt::catch()?;
-    if let Some(dir) = &args.directory {
-        std::env::set_current_dir(dir)
-            .map_err(|e| CliError::usage(format!("cannot change to {}: {e}", dir.display())))?;
-    }
-    let top = git(&["rev-parse", "--show-toplevel"])
-        .map_err(|_| CliError::usage("not inside a git repository (or give -C REPO)"))?;
-    let top = PathBuf::from(String::from_utf8_lossy(&top).trim());
-    std::env::set_current_dir(&top)
-        .map_err(|e| CliError::usage(format!("cannot change to {}: {e}", top.display())))?;
+    enter_repository(args.directory.as_deref())?;
 
     let base = commit_of(&args.base)?;
     let mutant = commit_of(&args.mutant)?;

@@ -79,6 +79,21 @@ pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
+/// After `patchgate admit`: the checkout is as it was (HEAD, a clean status, no worktree but
+/// itself) and nothing is left in the `TMPDIR` it was given.
+pub fn assert_untouched(dir: &std::path::Path, tmpdir: &std::path::Path, head: &str) {
+    assert_eq!(git(dir, &["rev-parse", "HEAD"]), head, "HEAD moved");
+    assert_eq!(
+        git(dir, &["status", "--porcelain"]),
+        "",
+        "the checkout changed"
+    );
+    let worktrees = git(dir, &["worktree", "list", "--porcelain"]);
+    assert_eq!(worktrees.matches("worktree ").count(), 1, "{worktrees}");
+    let left: Vec<_> = std::fs::read_dir(tmpdir).expect("tmpdir").collect();
+    assert!(left.is_empty(), "left in TMPDIR: {left:?}");
+}
+
 /// A new git repository in a temporary directory, with a committer configured.
 pub fn git_repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -295,6 +295,8 @@ mod tests {
     fn the_starter_is_a_valid_config() {
         let c = GateConfig::parse(STARTER, "patchgate.toml").unwrap();
         assert_eq!(c.properties.runs, 2);
+        assert!(!c.require_admission, "admission is off by default");
+        assert!(c.suite.test_command.is_some());
         assert_eq!(
             c.guarded("patchgate.toml"),
             [
@@ -315,6 +317,9 @@ mod tests {
         let typo = STARTER.replace("debt_cap = 5", "debt_cpa = 5");
         let e = GateConfig::parse(&typo, "patchgate.toml").unwrap_err();
         assert!(e.contains("debt_cpa") && !e.contains('\n'), "{e}");
+        let bare = STARTER.replace("\"tests\", \"-k\", \"{name}\"]", "\"tests\"]");
+        let e = GateConfig::parse(&bare, "patchgate.toml").unwrap_err();
+        assert!(e.contains("`suite.test_command`"), "{e}");
         let abs = STARTER.replace("fixtures = \"fixtures\"", "fixtures = \"/etc\"");
         let e = GateConfig::parse(&abs, "patchgate.toml").unwrap_err();
         assert!(e.contains("`fixtures`"), "{e}");

@@ -130,6 +130,20 @@ pub fn init(args: InitArgs) -> CliResult {
     Ok(Exit::Go)
 }
 
+/// Changes to `directory` (`-C`), then to the top of the git repository it is in: the
+/// config's paths are repository-relative.
+pub(super) fn enter_repository(directory: Option<&Path>) -> Result<(), CliError> {
+    if let Some(dir) = directory {
+        std::env::set_current_dir(dir)
+            .map_err(|e| CliError::usage(format!("cannot change to {}: {e}", dir.display())))?;
+    }
+    let top = git(&["rev-parse", "--show-toplevel"])
+        .map_err(|_| CliError::usage("not inside a git repository (or give -C REPO)"))?;
+    let top = PathBuf::from(String::from_utf8_lossy(&top).trim());
+    std::env::set_current_dir(&top)
+        .map_err(|e| CliError::usage(format!("cannot change to {}: {e}", top.display())))
+}
+
 /// The base commit's file at `path`, or `None` when it has none.
 pub(super) fn base_file(base: &str, path: &str) -> Result<Option<Vec<u8>>, CliError> {
     let spec = format!("{base}:{path}");
@@ -168,15 +182,7 @@ struct Gathered {
 }
 
 fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
-    if let Some(dir) = &args.directory {
-        std::env::set_current_dir(dir)
-            .map_err(|e| CliError::usage(format!("cannot change to {}: {e}", dir.display())))?;
-    }
-    let top = git(&["rev-parse", "--show-toplevel"])
-        .map_err(|_| CliError::usage("not inside a git repository (or give -C REPO)"))?;
-    let top = PathBuf::from(String::from_utf8_lossy(&top).trim());
-    std::env::set_current_dir(&top)
-        .map_err(|e| CliError::usage(format!("cannot change to {}: {e}", top.display())))?;
+    enter_repository(args.directory.as_deref())?;
 
     let base_ref = args.base.as_deref().unwrap_or("HEAD");
     let base = commit_of(base_ref)?;
@@ -656,6 +662,26 @@ fn dry_run(args: &GateArgs, g: &Gathered, first: &GateAnswer) -> CliResult {
             "  {T1}: skipped (scope hit)\n  {T2}: would run {}\n",
             g.config.suite.command.join(" ")
         )),
+    }
+    if g.config.require_admission {
+        let unproven: Vec<&str> = first
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Properties { properties, .. } => Some(properties),
+                _ => None,
+            })
+            .flatten()
+            .filter(|p| p.unproven && p.in_locality)
+            .map(|p| p.id.as_str())
+            .collect();
+        if !unproven.is_empty() {
+            out.push_str(&format!(
+                "  admission is required: {} in locality without a proof would vote as weak: {}\n",
+                unproven.len(),
+                unproven.join(", ")
+            ));
+        }
     }
     output::stdout(&out)?;
     Ok(Exit::Go)

@@ -677,6 +677,11 @@ fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Vec<Step>) {
             (_, Reason::MissingResults) => (Verdict::Missing, TierVerdict::Error),
             _ => (Verdict::Unknown, TierVerdict::Error),
         };
+        let unproven = ballot
+            .properties
+            .iter()
+            .filter(|p| p.unproven && matches!(p.vote, quorum::Vote::Yes | quorum::Vote::No))
+            .count();
         steps.push(Step::Properties {
             ran: true,
             verdict,
@@ -686,9 +691,17 @@ fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Vec<Step>) {
             quorum_rule: Some(number),
             properties: ballot.properties,
             summary: format!(
-                "quorum {} ({}): property_check is {verdict}",
+                "quorum {} ({}): property_check is {verdict}{}",
                 outcome.as_str(),
-                reason.as_str()
+                reason.as_str(),
+                if unproven == 0 {
+                    String::new()
+                } else {
+                    format!(
+                        "; {} without an admission proof voted as weak",
+                        plural(unproven, "strong property", "strong properties")
+                    )
+                }
             ),
         });
         verdict
