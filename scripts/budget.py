@@ -393,6 +393,15 @@ def attacks(binary):
             b'{"changed_files":[' + b"0," * n + b"0]}", {413, 422})
         row(server, "4 MiB of invalid changed files", "/ladder/plan", j,
             b'{"changed_files":[' + b"0," * n + b"0]}", {413, 422})
+        row(server, "4 MiB of invalid base runs", "/admit", j,
+            b'{"base_runs":[' + b"9," * (n * 2 // 3) + b'9]}', {413, 422})
+        rec = {"seal": "1" * 64, "mutant": "m", "base_runs": [0, 0], "mutant_runs": [0, 0]}
+        doc = {"changed_files": ["a"], "seal": {"actual": "1" * 64, "expected": "1" * 64},
+               "require_admission": True,
+               "catalog": {"properties": [{"id": f"p{i}", "strength": "strong", "locality": ["a"],
+                                           "admitted": rec} for i in range(20000)]}}
+        row(server, "20,000 catalog rows, each an admitted record that proves nothing", "/quorum", j,
+            compact(doc), {422})
         row(server, "4 MiB of invalid frozen tests", "/route", j,
             b'{"changed_files":["a"],"frozen_tests":[' + b"0," * n + b"0]}", {413, 422})
         # Archives whose headers claim more than the caps: refused before the data is read.
