@@ -14,9 +14,7 @@ use utoipa::ToSchema;
 
 use super::digest::Digest;
 use super::fields::{Errors, MAX_ID_CHARS, object};
-use super::quorum::{
-    self, DEFAULT_CATCH_EXIT_CODES, RunState, parse_catch_codes, parse_runs, parse_seal_digest,
-};
+use super::quorum::{self, RunState, parse_runs, parse_seal_digest, request_catch_codes};
 
 /// What is being admitted: a catalog property, or a test of the fixture suite (whose proof is
 /// the freeze rule's "caught a seeded bug").
@@ -361,10 +359,7 @@ pub fn parse_request(value: &Value) -> Result<AdmitRequest, Errors> {
     };
     let base_runs = runs("base_runs");
     let mutant_runs = runs("mutant_runs");
-    let catch_exit_codes = doc
-        .get("catch_exit_codes")
-        .map(|v| parse_catch_codes(v, "/catch_exit_codes", &mut e))
-        .unwrap_or_else(|| DEFAULT_CATCH_EXIT_CODES.to_vec());
+    let catch_exit_codes = request_catch_codes(&doc, &mut e);
     let mutant = doc.req_string("mutant", MAX_ID_CHARS, &mut e);
     match (check_id, kind, seal, base_runs, mutant_runs, mutant) {
         (
@@ -401,6 +396,10 @@ pub fn parse_record(v: &Value, at: &str, catch: &[u8], e: &mut Errors) -> Option
         .required("mutant_runs", e)
         .and_then(|r| parse_runs(r, &row.pointer("mutant_runs"), "`mutant_runs`", e));
     let (seal, mutant, base_runs, mutant_runs) = (seal?, mutant?, base_runs?, mutant_runs?);
+    if catch.is_empty() {
+        // The request's catch codes are invalid (reported there): no proof can be read.
+        return None;
+    }
     let facts = AdmitFacts {
         seal_matches: true,
         base: quorum::classify(&base_runs, catch),
@@ -511,6 +510,10 @@ mod tests {
         let mut e = Errors::default();
         assert!(parse_record(&ok, "/a", &[1], &mut e).is_none());
         assert!(format!("{e:?}").contains("harness-error"), "{e:?}");
+        // Invalid catch codes are reported where they stand, not once more per record.
+        let mut e = Errors::default();
+        assert!(parse_record(&ok, "/a", &[], &mut e).is_none());
+        assert!(e.is_empty(), "{e:?}");
         let tautology = serde_json::json!({"seal": seal, "mutant": "m1", "base_runs": [0, 0], "mutant_runs": [0, 0]});
         let mut e = Errors::default();
         assert!(parse_record(&tautology, "/a", &[1], &mut e).is_none());

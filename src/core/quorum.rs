@@ -692,10 +692,7 @@ pub fn parse_request(value: &Value) -> Result<QuorumRequest, Errors> {
         .and_then(|v| fields::paths(v, "/changed_files", false, &mut e))
         .unwrap_or_default();
     // Read first: an admission record in the catalog is read with these codes.
-    let catch_exit_codes = doc
-        .get("catch_exit_codes")
-        .map(|v| parse_catch_codes(v, "/catch_exit_codes", &mut e))
-        .unwrap_or_else(|| DEFAULT_CATCH_EXIT_CODES.to_vec());
+    let catch_exit_codes = request_catch_codes(&doc, &mut e);
     let (catalog, ids) = doc
         .required("catalog", &mut e)
         .map(|v| parse_catalog(v, CatalogKind::Quorum, &catch_exit_codes, &mut e))
@@ -793,6 +790,13 @@ pub fn parse_catalog(
     )
     .unwrap_or_default();
     (props, seen.into_keys().collect())
+}
+
+/// A request's top-level `catch_exit_codes`, or the default (pytest's `[1]`).
+pub fn request_catch_codes(doc: &fields::Obj<'_>, e: &mut Errors) -> Vec<u8> {
+    doc.get("catch_exit_codes")
+        .map(|v| parse_catch_codes(v, "/catch_exit_codes", e))
+        .unwrap_or_else(|| DEFAULT_CATCH_EXIT_CODES.to_vec())
 }
 
 /// `catch_exit_codes`: a non-empty list of exit codes 1..=255 (0 is a pass, never a catch).

@@ -9,7 +9,7 @@ use super::{FixtureSuite, GateRequest};
 use crate::core::fields::{self, Errors, MAX_ID_CHARS, object};
 use crate::core::quorum::{
     CatalogKind, DEFAULT_CATCH_EXIT_CODES, parse_catalog, parse_catch_codes, parse_ledger,
-    parse_results, parse_seal,
+    parse_results, parse_seal, request_catch_codes,
 };
 
 /// The fields of a `/gate` body.
@@ -50,10 +50,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
         .required("seal", &mut e)
         .and_then(|v| parse_seal(v, &mut e));
     // Read first: an admission record in the catalog is read with these codes.
-    let catch_exit_codes = doc
-        .get("catch_exit_codes")
-        .map(|v| parse_catch_codes(v, "/catch_exit_codes", &mut e))
-        .unwrap_or_else(|| DEFAULT_CATCH_EXIT_CODES.to_vec());
+    let catch_exit_codes = request_catch_codes(&doc, &mut e);
     let (catalog, ids) = doc
         .required("catalog", &mut e)
         .map(|v| parse_catalog(v, CatalogKind::Gate, &catch_exit_codes, &mut e))
