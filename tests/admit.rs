@@ -937,7 +937,7 @@ fn a_test_is_admitted_the_same_way_and_its_proof_feeds_freeze() {
     let without = freeze(&[]);
     assert_eq!(without.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&without.stdout).contains("no sensitivity evidence"));
-    let with = freeze(&["--seeded-bug-proof", proof.to_str().unwrap()]);
+    let with = freeze(&["--caught-seeded-bug", proof.to_str().unwrap()]);
     assert_eq!(
         with.status.code(),
         Some(0),
@@ -948,7 +948,7 @@ fn a_test_is_admitted_the_same_way_and_its_proof_feeds_freeze() {
     // A rejected test, or a property's proof, is no seeded-bug proof.
     let taut = admit(dir, tmp.path(), &["tautology", "--mutant", "mutant"]);
     std::fs::write(&proof, &taut.stdout).unwrap();
-    let refused = freeze(&["--seeded-bug-proof", proof.to_str().unwrap()]);
+    let refused = freeze(&["--caught-seeded-bug", proof.to_str().unwrap()]);
     assert_eq!(refused.status.code(), Some(65));
     let _ = std::fs::remove_file(proof);
     let _ = std::fs::remove_file(outcomes);

@@ -30,7 +30,7 @@ pub struct AdmitArgs {
     pub id: Option<String>,
     /// Prove a test of the fixture suite instead (`classname::name`), run with the config's
     /// `[suite] test_command`. Its answer (`--json`) is the seeded-bug proof `patchgate freeze
-    /// --seeded-bug-proof` reads.
+    /// --caught-seeded-bug PROOF` reads.
     #[arg(long)]
     pub test: Option<String>,
     /// The mutant: a commit that deletes the invariant and changes nothing else.

@@ -66,12 +66,14 @@ fn read_proof(path: &Path) -> Result<(), CliError> {
 
 pub fn freeze(args: FreezeArgs) -> CliResult {
     let outcomes = read_outcomes(&args.outcomes)?;
-    let caught = match &args.seeded_bug_proof {
-        Some(path) => {
-            read_proof(path)?;
+    // `--caught-seeded-bug` alone is the claim; with a file, the proof of it.
+    let caught = match &args.caught_seeded_bug {
+        Some(Some(proof)) => {
+            read_proof(proof)?;
             true
         }
-        None => args.caught_seeded_bug,
+        Some(None) => true,
+        None => false,
     };
     let mut doc = json!({"outcomes": outcomes, "caught_seeded_bug": caught});
     if let Some(n) = args.min_runs {

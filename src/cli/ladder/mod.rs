@@ -81,14 +81,11 @@ pub struct FreezeArgs {
     /// The test's outcomes, oldest first: a JSON array of booleans, or one `true`/`false` a line.
     #[arg(long)]
     pub outcomes: PathBuf,
-    /// The test caught a deliberately seeded bug.
-    #[arg(long)]
-    pub caught_seeded_bug: bool,
-    /// The seeded-bug proof instead of the bare claim: what `patchgate admit --test ID
-    /// --mutant REF --json` printed when the test was admitted (it passed on the base and
-    /// failed on the mutant, same fixtures).
-    #[arg(long, conflicts_with = "caught_seeded_bug")]
-    pub seeded_bug_proof: Option<PathBuf>,
+    /// The test caught a deliberately seeded bug. Give its proof to back the claim: the
+    /// answer `patchgate admit --test ID --mutant REF --json` printed when it admitted the test
+    /// (it passed on the base and failed on the mutant, same fixtures).
+    #[arg(long, value_name = "PROOF", num_args = 0..=1)]
+    pub caught_seeded_bug: Option<Option<PathBuf>>,
     /// Fewest outcomes before a verdict (default 20; at least 2).
     #[arg(long)]
     pub min_runs: Option<u64>,
