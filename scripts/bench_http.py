@@ -35,8 +35,13 @@ BODY = json.dumps({"patch_id": "pr-1841", "property_check": "fail",
                    "fixture_check": "pass", "flaky_freeze": "unknown"}, separators=(",", ":"))
 
 
+# What `patchgate serve` sets for itself by re-executing (src/cli/serve.rs): given here, so it
+# does not re-execute (out from under valgrind), and the bare handler runs with it too.
+MALLOC_TUNING = {"MALLOC_ARENA_MAX": "2", "MALLOC_MMAP_THRESHOLD_": "131072"}
+
+
 def server_env(name, auth, extra=None):
-    env = dict(os.environ, **(extra or {}))
+    env = dict(os.environ, **MALLOC_TUNING, **(extra or {}))
     env.pop("PATCHGATE_TOKEN", None)
     if auth and name == "patchgate":
         env["PATCHGATE_TOKEN"] = TOKEN

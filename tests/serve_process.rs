@@ -284,3 +284,57 @@ fn healthcheck_is_0_against_a_live_server_and_1_against_a_dead_port() {
         .assert()
         .code(1);
 }
+
+/// The environment of a running process, as `NAME=value` strings.
+fn environ(pid: u32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .expect("environ")
+        .split(|b| *b == 0)
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+        .collect()
+}
+
+/// Serves until the listening line, then the process's environment; the process is killed.
+fn serving_environment(set: &[(&str, &str)]) -> Vec<String> {
+    let mut cmd = Command::new(binary());
+    cmd.args(["serve", "--listen", "127.0.0.1:0"])
+        .env_remove("MALLOC_ARENA_MAX")
+        .env_remove("MALLOC_MMAP_THRESHOLD_")
+        .env_remove("PORT")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    for (k, v) in set {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("spawn");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("the listening line");
+    assert!(line.contains("listening"), "{line}");
+    // Same PID: the re-executed server is the process that was started.
+    let env = environ(child.id());
+    let _ = child.kill();
+    let _ = child.wait();
+    env
+}
+
+#[test]
+fn the_server_runs_with_glibc_malloc_bounded_unless_the_operator_says_otherwise() {
+    if !cfg!(target_env = "gnu") {
+        return;
+    }
+    let env = serving_environment(&[]);
+    assert!(env.contains(&"MALLOC_ARENA_MAX=2".to_owned()), "{env:?}");
+    assert!(
+        env.contains(&"MALLOC_MMAP_THRESHOLD_=131072".to_owned()),
+        "{env:?}"
+    );
+    // An operator's own setting stands, and nothing is added to it.
+    let env = serving_environment(&[("MALLOC_ARENA_MAX", "4")]);
+    assert!(env.contains(&"MALLOC_ARENA_MAX=4".to_owned()), "{env:?}");
+    assert!(
+        !env.iter().any(|v| v.starts_with("MALLOC_MMAP_THRESHOLD_")),
+        "{env:?}"
+    );
+}
