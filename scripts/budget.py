@@ -375,6 +375,12 @@ def attacks(binary):
         row(server, f"{len(keys)} distinct unknown keys", "/route", j, compact(keys), {422})
         # Rows endpoints.
         row(server, "64 MiB of `x\\n`", "/review", nd, b"x\n" * (32 * MIB), {422})
+        # Lines the review skips: not objects, objects too short to be a decision, and objects
+        # just long enough, each holding 48 values (read for their syntax, held nowhere).
+        row(server, "64 MiB of `{\\n`", "/review", nd, b"{\n" * (32 * MIB), {422})
+        row(server, "64 MiB of `{}\\n`", "/review", nd, b"{}\n" * (64 * MIB // 3), {422})
+        line = b'{"a":[' + b"0," * 47 + b"0]}\n"
+        row(server, "64 MiB of 104-byte objects of 48 numbers", "/review", nd, line * (64 * MIB // len(line)), {422})
         row(server, "1 MiB of `{}\\n` lines", "/ladder/report", nd, b"{}\n" * (MIB // 3), {422})
         row(server, "64 MiB of `{}\\n` lines", "/ladder/report", nd, b"{}\n" * (64 * MIB // 3), {422})
         row(server, "a JSON array of 64 MiB of `{}`", "/ladder/report", j,

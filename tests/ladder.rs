@@ -399,6 +399,27 @@ async fn the_review_counts_and_warns_at_forty_percent() {
     assert!(problem.to_string().contains("3 lines skipped"), "{problem}");
 }
 
+/// The decision log's lines are read for what they say, however they are written: the shortest
+/// line a decision can have (the contract's four fields, compact, shortest words), a decision
+/// with escapes and spaces, and one spread over a line with leading blanks all count; a line
+/// one byte short of the shortest is no decision.
+#[tokio::test]
+async fn the_review_reads_every_spelling_of_a_decision() {
+    let server = TestServer::start();
+    let shortest = r#"{"target":"patchgate::decision","endpoint":"gate","disposition":"BLOCK","attribution":"evidence-gap"}"#;
+    let escaped = r#"{ "target" : "patchgate::decision", "endpoint": "route\/checks", "disposition": "ESCALATE", "attribution": "evidence-gap" }"#;
+    let body = format!(
+        "{shortest}\n{escaped}\n \t{shortest}\r\n{}\n\n",
+        shortest.replace("BLOCK", "BLOC")
+    );
+    let (status, review) = post(&server, "/review", "application/x-ndjson", body).await;
+    assert_eq!(status, 200, "{review}");
+    assert_eq!(review["decisions"], 3, "{review}");
+    assert_eq!(review["skipped_lines"], 1, "{review}");
+    assert_eq!(review["by_disposition"]["BLOCK"], 2, "{review}");
+    assert_eq!(review["by_disposition"]["ESCALATE"], 1, "{review}");
+}
+
 #[tokio::test]
 async fn calibration_shares_by_attribution_class() {
     let server = TestServer::start();

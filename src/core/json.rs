@@ -1,5 +1,6 @@
 //! The one strict JSON reader: every body, NDJSON line, and JSON or YAML file the CLI reads
-//! goes through it. Two rules beyond JSON's own: a key given twice in one object is refused,
+//! goes through it (the service's own log lines, read back for a review, through
+//! [`read_log_line`]). Two rules beyond JSON's own: a key given twice in one object is refused,
 //! never resolved (parsers disagree on which copy wins, and a merge gate must not pick one
 //! silently), and a document holds at most [`MAX_JSON_VALUES`] values, so its tree stays within
 //! a bounded size. Bad syntax is a 400; a refused rule is a 422 (by the error's kind, never
@@ -49,6 +50,14 @@ pub fn problem_of(e: serde_json::Error) -> Problem {
             e.column()
         ))
     }
+}
+
+/// Reads one line of a log this service wrote (read back, not a request) into `T`, a struct of
+/// the few fields its reader looks at: any other field is read for its syntax only and held
+/// nowhere, so a long line costs its parse and no tree; a field `T` names given twice is
+/// refused. `None`: the line is not such a document (other events, start-up lines).
+pub fn read_log_line<'de, T: Deserialize<'de>>(line: &'de [u8]) -> Option<T> {
+    serde_json::from_slice(line).ok()
 }
 
 /// Most JSON values (every number, string, array, object and literal counts one) in one

@@ -1,5 +1,7 @@
 //! Reviewing the router: its decision log, and where the fixes for its attributions landed.
 
+use std::borrow::Cow;
+
 use super::*;
 
 // ---------------------------------------------------------------------------------------------
@@ -25,6 +27,42 @@ pub struct Review {
     pub warning: Option<String>,
 }
 
+/// The decision-log endpoints whose lines are router decisions.
+const ROUTER_ENDPOINTS: [&str; 4] = ["route", "route/batch", "route/checks", "gate"];
+
+/// What the review reads of a decision-log line; any other field is skipped unread.
+#[derive(Deserialize)]
+struct LogLine<'a> {
+    #[serde(borrow, default)]
+    target: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    endpoint: Option<Cow<'a, str>>,
+    #[serde(default)]
+    disposition: Option<Disposition>,
+    #[serde(default)]
+    attribution: Option<Attribution>,
+}
+
+/// The fewest bytes a router decision's line can have: an object with the four fields read,
+/// each at its shortest value, written compactly. Escapes, spaces and other fields only
+/// lengthen a line, so a shorter line cannot be a decision.
+fn shortest_decision_line() -> usize {
+    fn shortest<'a>(words: impl Iterator<Item = &'a str>) -> usize {
+        words.map(str::len).min().unwrap_or(0)
+    }
+    let value = |key: &str, len: usize| key.len() + len + 6; // "key":"value" and a separator
+    1 + value("target", crate::core::DECISION_TARGET.len())
+        + value("endpoint", shortest(ROUTER_ENDPOINTS.into_iter()))
+        + value(
+            "disposition",
+            shortest(Disposition::VARIANTS.iter().map(|d| d.as_str())),
+        )
+        + value(
+            "attribution",
+            shortest(Attribution::VARIANTS.iter().map(|a| a.as_str())),
+        )
+}
+
 /// Reviews decision-log lines (NDJSON as the service writes them): lines that are not router
 /// decisions — other events, other endpoints' decisions, lines that are not JSON — are counted
 /// and skipped, so the service's own log file can be read as it is. An input with no router
@@ -40,35 +78,30 @@ pub fn review(body: &[u8]) -> Result<Review, Errors> {
         warning: None,
     };
     let mut inadmissible = 0u64;
+    let shortest = shortest_decision_line();
     for line in body.split(|b| *b == b'\n') {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let Ok(v) = crate::core::json::strict_value(line) else {
-            r.skipped_lines += 1;
+        // Skipped unread: a line that is not an object, or too short to be a decision (a log's
+        // start-up lines, or 64 MiB of junk, cost no parse each).
+        let Some(start) = line.iter().position(|b| !matches!(b, b' ' | b'\t' | b'\r')) else {
             continue;
         };
-        let is_route = v.get("target").and_then(Value::as_str)
-            == Some(crate::core::DECISION_TARGET)
-            && matches!(
-                v.get("endpoint").and_then(Value::as_str),
-                Some("route" | "route/batch" | "route/checks" | "gate")
-            );
+        if line.get(start) != Some(&b'{') || line.len() - start < shortest {
+            r.skipped_lines += 1;
+            continue;
+        }
         // Only the router's own words count: a line with other words is not one of its
         // decisions (and the answer's tables stay as small as the router's vocabulary).
-        let (Some(d), Some(a)) = (
-            v.get("disposition")
-                .and_then(|d| Disposition::deserialize(d).ok()),
-            v.get("attribution")
-                .and_then(|a| Attribution::deserialize(a).ok()),
-        ) else {
+        let decision = crate::core::json::read_log_line::<LogLine>(line).and_then(|l| {
+            let is_route = l.target.as_deref() == Some(crate::core::DECISION_TARGET)
+                && l.endpoint.is_some_and(|e| ROUTER_ENDPOINTS.contains(&&*e));
+            is_route
+                .then_some(l.disposition.zip(l.attribution))
+                .flatten()
+        });
+        let Some((d, a)) = decision else {
             r.skipped_lines += 1;
             continue;
         };
-        if !is_route {
-            r.skipped_lines += 1;
-            continue;
-        }
         r.decisions += 1;
         *r.by_disposition.entry(d.as_str().to_owned()).or_default() += 1;
         *r.by_attribution.entry(a.as_str().to_owned()).or_default() += 1;
