@@ -553,6 +553,22 @@ async fn every_contract_row_over_a_real_socket() {
     }
 }
 
+/// The same rows through the pure core alone (no socket, no process): the decision is the
+/// core's, the edges only carry it.
+#[test]
+fn every_contract_row_in_the_core() {
+    use patchgate::core::decision::{Decision, Defaults};
+    use patchgate::core::gate::GateDecision;
+    for row in rows() {
+        let body = serde_json::to_vec(&row.1).unwrap();
+        let request = GateDecision::parse(&body).unwrap_or_else(|p| panic!("{}: {p:?}", row.0));
+        let decision = GateDecision::decide(&request, &Defaults::default());
+        let answer = serde_json::to_value(decision.answer(&request, "d-1".into())).unwrap();
+        let status = common::status_of_exit(decision.exit_code());
+        check(row.0, status, &answer, &row);
+    }
+}
+
 #[test]
 fn every_contract_row_through_the_cli() {
     let dir = tempfile::tempdir().unwrap();

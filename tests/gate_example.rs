@@ -80,9 +80,20 @@ fn coreutils_seal(dir: &Path) -> String {
 /// branch `patch` (and `patches/<patch>.base.patch`, if any, committed to `main` first),
 /// checked out.
 fn repository(example_name: &str, patch: &str, after: impl FnOnce(&Path)) -> tempfile::TempDir {
+    repository_with(example_name, patch, |_| {}, after)
+}
+
+/// [`repository`], with `base_edit` applied to the example before the base commit.
+fn repository_with(
+    example_name: &str,
+    patch: &str,
+    base_edit: impl FnOnce(&Path),
+    after: impl FnOnce(&Path),
+) -> tempfile::TempDir {
     let tmp = common::git_repo();
     let dir = tmp.path();
     copy_tree(&example(example_name).join("repo"), dir);
+    base_edit(dir);
     commit(dir, "base");
     let patches = example(example_name).join("patches");
     let base_patch = patches.join(format!("{patch}.base.patch"));
@@ -807,4 +818,77 @@ fn admission_with_real_mutants() {
     let g = gate(dir, &[]);
     expect(&g, "ESCALATE", "inadmissible-evidence", 2);
     assert_eq!(step(&g.answer, "properties")["reason"], "empty-quorum");
+}
+
+/// Issue 23, bug 1: with `--server`, the server's settings decide what runs. The base config
+/// names no debt cap and the base ledger holds six counted freezes: a server started with a
+/// cap of 10 lets the patch through to its properties and suite. (Before, the runner planned
+/// with its own cap of 5, ran nothing, and the server answered ESCALATE evidence-gap with
+/// `property_check: missing`.)
+#[test]
+fn with_a_server_its_debt_cap_decides_what_runs() {
+    require_python();
+    let server = TestServer::start_with(patchgate::http::Settings {
+        debt_cap: 10,
+        ..patchgate::http::Settings::default()
+    });
+    let no_cap = |dir: &Path| {
+        let config = dir.join("patchgate.toml");
+        let text = std::fs::read_to_string(&config).expect("config");
+        assert!(
+            text.contains("\ndebt_cap = 5\n"),
+            "the example names its cap"
+        );
+        std::fs::write(&config, text.replace("\ndebt_cap = 5\n", "\n")).expect("write");
+    };
+    let repo = repository_with("gate-python", "debt-over-cap", no_cap, |_| {});
+    let remote = gate(repo.path(), &["--server", &server.url("")]);
+    let debt = step(&remote.answer, "debt");
+    assert_eq!(
+        (&debt["counted"], &debt["cap"]),
+        (&Value::from(6), &Value::from(10))
+    );
+    let t1 = step(&remote.answer, "properties");
+    assert_eq!(t1["ran"], true, "stderr:\n{}", remote.stderr);
+    assert_ne!(t1["verdict"], "missing", "{}", remote.answer);
+    assert_ne!(remote.answer["reason"], "evidence-gap", "{}", remote.answer);
+    assert_eq!(tiers(&remote)[0].0, "t1-properties", "{}", remote.stderr);
+    // The same repository gated locally stops the queue (the CLI's default cap is 5) and runs
+    // nothing.
+    let local = gate(repo.path(), &[]);
+    expect(&local, "STOP_QUEUE", "debt-over-cap", 3);
+    assert!(local.ledger.is_empty());
+}
+
+/// Issue 23, bug 2: the ladder-ledger rows carry the verdicts of the answer. A suite that
+/// exits 0 while its JUnit report lists a failure is an error (ESCALATE); its t2 row says
+/// `error` too (before, the runner classified the exit code again and wrote `pass`).
+#[test]
+fn the_ledger_rows_say_what_the_answer_says() {
+    require_python();
+    let exits_zero = |dir: &Path| {
+        let config = dir.join("patchgate.toml");
+        let text = std::fs::read_to_string(&config).expect("config");
+        let suite = r#"command = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml=.patchgate/junit.xml", "tests"]"#;
+        assert!(text.contains(suite), "the example's suite command");
+        let swallowed = r#"command = ["sh", "-c", "python3 -m pytest -q -p no:cacheprovider --junitxml=.patchgate/junit.xml tests; exit 0"]"#;
+        std::fs::write(&config, text.replace(suite, swallowed)).expect("write");
+    };
+    let repo = repository_with("gate-python", "broken-case", exits_zero, |_| {});
+    let g = gate(repo.path(), &[]);
+    let t2 = step(&g.answer, "fixtures");
+    assert_eq!(
+        (&t2["exit_code"], &t2["tier"]),
+        (&Value::from(0), &Value::from("error")),
+        "{}",
+        g.answer
+    );
+    expect(&g, "ESCALATE", "inadmissible-evidence", 2);
+    assert_eq!(
+        tiers(&g),
+        [
+            ("t1-properties".into(), "pass".into()),
+            ("t2-fixtures".into(), "error".into())
+        ]
+    );
 }

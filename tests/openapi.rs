@@ -40,5 +40,5 @@ async fn the_server_serves_the_same_document() {
     documented.sort();
     served.sort();
     assert_eq!(documented, served);
-    assert_eq!(served.len(), 22, "{served:?}");
+    assert_eq!(served.len(), 23, "{served:?}");
 }

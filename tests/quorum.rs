@@ -5,7 +5,8 @@
 mod common;
 
 use common::{TestServer, status_of_exit};
-use patchgate::core::quorum::{DEFAULT_DEBT_CAP, decide, parse_request};
+use patchgate::core::freeze_ledger::DEFAULT_DEBT_CAP;
+use patchgate::core::quorum::{decide, parse_request};
 use serde_json::{Value, json};
 
 const SEAL_A: &str = "1111111111111111111111111111111111111111111111111111111111111111";
@@ -876,7 +877,7 @@ fn a_long_catch_list_is_a_set() {
     );
     doc["catch_exit_codes"] = json!(vec![101u8; 1_000_000]);
     let request = parse_request(&doc).unwrap_or_else(|e| panic!("{e:?}"));
-    assert_eq!(request.catch_exit_codes, vec![101]);
+    assert_eq!(request.catch_exit_codes.as_slice(), &[101]);
     assert_eq!(
         decide(&request, DEFAULT_DEBT_CAP).reason.as_str(),
         "stable-failure"

@@ -3,13 +3,14 @@
 use std::collections::HashMap;
 
 use patchgate::core::admit::AdmissionRecord;
+use patchgate::core::catalog::{Property, Strength};
 use patchgate::core::digest::Digest;
+use patchgate::core::freeze_ledger::{FreezeRow, Frozen, LedgerState};
 use patchgate::core::path::RepoPath;
 use patchgate::core::quorum;
-use patchgate::core::quorum::{
-    Frozen, LedgerRow, LedgerState, Outcome, Property, QuorumRequest, Reason, RunState, SealCheck,
-    Strength, Vote, decide,
-};
+use patchgate::core::quorum::{Outcome, QuorumRequest, Reason, Vote, decide};
+use patchgate::core::runs::{CatchCodes, RunState};
+use patchgate::core::seal::SealCheck;
 use proptest::prelude::*;
 
 const IDS: [&str; 6] = ["p0", "p1", "p2", "p3", "p4", "p5"];
@@ -54,14 +55,14 @@ fn runs() -> impl Strategy<Value = Vec<Option<u8>>> {
     ]
 }
 
-fn ledger_row() -> impl Strategy<Value = LedgerRow> {
+fn ledger_row() -> impl Strategy<Value = FreezeRow> {
     (
         prop::sample::select(IDS.to_vec()),
         any::<bool>(),
         prop::option::of(0u64..40),
         prop::option::of(0u64..40),
     )
-        .prop_map(|(id, open, since, budget)| LedgerRow {
+        .prop_map(|(id, open, since, budget)| FreezeRow {
             frozen: Frozen::Property(id.to_owned()),
             state: if open {
                 LedgerState::Open
@@ -78,7 +79,7 @@ fn ledger_row() -> impl Strategy<Value = LedgerRow> {
 }
 
 /// Keeps at most one open row per property, as validation requires.
-fn one_open_per_property(rows: Vec<LedgerRow>) -> Vec<LedgerRow> {
+fn one_open_per_property(rows: Vec<FreezeRow>) -> Vec<FreezeRow> {
     let mut seen = std::collections::HashSet::new();
     rows.into_iter()
         .filter(|r| r.state == LedgerState::Closed || seen.insert(r.frozen.clone()))
@@ -108,7 +109,7 @@ fn request() -> impl Strategy<Value = QuorumRequest> {
                     changed_files: files.into_iter().map(path).collect(),
                     catalog,
                     results,
-                    catch_exit_codes: vec![1],
+                    catch_exit_codes: CatchCodes::default(),
                     ledger: one_open_per_property(ledger),
                     seal: SealCheck {
                         actual: Digest([1; 32]),
@@ -205,7 +206,7 @@ proptest! {
         };
         prop_assume!(!req.ledger.iter().any(|r| r.state == LedgerState::Open && r.property_id() == Some(target.as_str())));
         let mut frozen = req.clone();
-        frozen.ledger.push(LedgerRow {
+        frozen.ledger.push(FreezeRow {
             frozen: Frozen::Property(target),
             state: LedgerState::Open,
             seal: None,

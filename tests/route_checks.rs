@@ -6,6 +6,7 @@
 mod common;
 
 use common::{TestServer, patchgate};
+use patchgate::core::checks::ChecksOutcome;
 use serde_json::{Value, json};
 
 const HEAD: &str = "ce587453ced02b1526dfb4cb910479d431683101";
@@ -545,6 +546,25 @@ async fn every_row_over_a_real_socket() {
     }
 }
 
+/// The same rows through the pure core alone: the decision, its status and `Retry-After` are
+/// the core's.
+#[test]
+fn every_row_in_the_core() {
+    use patchgate::core::decision::{Decision, Defaults};
+    for row in rows() {
+        let body = serde_json::to_vec(&row.1).unwrap();
+        let request = ChecksOutcome::parse(&body).unwrap_or_else(|p| panic!("{}: {p:?}", row.0));
+        let outcome = ChecksOutcome::decide(&request, &Defaults::default());
+        let answer = serde_json::to_value(outcome.answer(&request, "d-1".into())).unwrap();
+        let status = match outcome.exit_code() {
+            75 => 425,
+            code => common::status_of_exit(code),
+        };
+        let retry = outcome.retry_after().map(|s| s.to_string());
+        check(&row, status, &answer, retry.as_deref());
+    }
+}
+
 /// Writes a row's documents as the files a merge bot would have fetched.
 fn files(dir: &std::path::Path, row: &Row) -> Vec<String> {
     let mut args = vec![];
@@ -1007,6 +1027,21 @@ async fn long_lists_are_capped_and_counted() {
     assert_eq!(answer["pending"].as_array().unwrap().len(), 100);
     assert_eq!(answer["pending"][0], "shard 0");
     assert_eq!(answer["pending_total"], 150);
+    // Issue 23, bug 4: the decision log counts what the answer counts (it said
+    // `"pending":100`, the listed names, before).
+    use patchgate::core::decision::{Decision, Defaults, Field};
+    let bytes = serde_json::to_vec(&body).unwrap();
+    let request = ChecksOutcome::parse(&bytes).unwrap();
+    let outcome = ChecksOutcome::decide(&request, &Defaults::default());
+    let fields = outcome.log_fields(&request);
+    let logged = |name: &str| {
+        fields
+            .iter()
+            .find(|(key, _)| *key == format!(",\"{name}\":"))
+            .map(|(_, v)| *v)
+    };
+    assert_eq!(logged("pending_total"), Some(Field::U64(150)));
+    assert_eq!(logged("pending"), None);
     let gate = &answer["gates"]["fixture_check"];
     assert_eq!(gate["checks"].as_array().unwrap().len(), 100);
     assert_eq!(gate["unlisted"], 50);

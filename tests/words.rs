@@ -2,11 +2,13 @@
 //! serde), and this checks both agree on every variant, and that the words are the contract's
 //! (written here by hand from CONTRACT.md).
 
+use patchgate::core::catalog::Strength;
 use patchgate::core::checks::{CheckVerdict, ChecksDisposition};
 use patchgate::core::gate::{GateDisposition, GateReason, GateRuleName};
 use patchgate::core::ladder::TierVerdict;
-use patchgate::core::quorum::{Outcome, Reason, RunState, Strength, Vote};
+use patchgate::core::quorum::{Outcome, Reason, Vote};
 use patchgate::core::route::{Attribution, Disposition, RuleName, Verdict};
+use patchgate::core::runs::RunState;
 use serde::Serialize;
 use strum::VariantArray;
 

@@ -13,14 +13,15 @@ use std::time::Duration;
 use clap::{ArgGroup, Args};
 use serde_json::{Value, json};
 
+use super::documents::parse_document;
 use super::error::{CliError, CliResult};
-use super::gate::{CONFIG_FILE, GateConfig, argv_for, base_file, commit_of, enter_repository};
-use super::ladder::{describe, run_tier_in};
-use super::quorum::parse_document;
-use super::{RemoteArgs, git, interrupt, output, remote};
-use crate::core::admit::{AdmissionRecord, AdmitAnswer, AdmitOutcome, decide, parse_request};
+use super::gate::{CONFIG_FILE, GateConfig};
+use super::git::{base_file, commit_of, enter_repository, git};
+use super::runner::{argv_for, run_check};
+use super::{RemoteArgs, interrupt, output, remote};
+use crate::core::admit::{AdmissionRecord, AdmitDecision, AdmitOutcome};
 use crate::core::path::{PrefixTrie, RepoPath};
-use crate::core::problem::Problem;
+use crate::core::runs::{CatchCodes, RunOutcome};
 use crate::exit::Exit;
 
 #[derive(Debug, Args)]
@@ -139,8 +140,8 @@ struct Check {
     id: String,
     kind: &'static str,
     command: Vec<String>,
-    timeout_s: f64,
-    catch: Vec<u8>,
+    timeout: Duration,
+    catch: CatchCodes,
     /// Paths the mutant may not edit: the gate's guarded inputs, and the property's source.
     guarded: Vec<String>,
 }
@@ -198,23 +199,14 @@ pub fn run(args: AdmitArgs) -> CliResult {
         std::fs::write(path, text)
             .map_err(|e| CliError::software(format!("cannot write {}: {e}", path.display())))?;
     }
-    let answer = match &args.remote.server {
-        Some(server) => {
-            let body = serde_json::to_vec(&doc).unwrap_or_default();
-            let reply = remote::post(&args.remote, server, "/admit", "application/json", body)?;
-            remote::decision::<AdmitAnswer>(&reply, |a| a.exit_code)?.0
-        }
-        None => {
-            let request = parse_request(&doc).map_err(|errors| {
-                CliError::problem(
-                    Exit::Software,
-                    "the gathered admission facts are invalid:",
-                    &Problem::invalid(errors),
-                )
-            })?;
-            decide(&request).answer(&request, crate::ids::new_decision_id())
-        }
-    };
+    let body = serde_json::to_vec(&doc).unwrap_or_default();
+    let answer = remote::decide::<AdmitDecision>(&args.remote, body, |problem| {
+        CliError::problem(
+            Exit::Software,
+            "the gathered admission facts are invalid:",
+            &problem,
+        )
+    })?;
     if args.write {
         match (&answer.outcome, &answer.record) {
             (AdmitOutcome::Admitted, Some(record)) => {
@@ -230,23 +222,7 @@ pub fn run(args: AdmitArgs) -> CliResult {
             )),
         }
     }
-    if args.json {
-        output::stdout(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&answer).unwrap_or_default()
-        ))?;
-    } else {
-        output::stdout(&format!(
-            "{} reason={} {}={} base={} mutant={}\n",
-            answer.outcome.as_str(),
-            answer.reason.as_str(),
-            answer.kind.as_str(),
-            answer.check_id,
-            answer.base_state.as_str(),
-            answer.mutant_state.as_str()
-        ))?;
-    }
-    Ok(Exit::from_decision(answer.exit_code).unwrap_or(Exit::Software))
+    remote::print::<AdmitDecision>(&answer, args.json)
 }
 
 /// The check named on the command line, with its command from the config.
@@ -263,7 +239,7 @@ fn check_of(args: &AdmitArgs, config: &GateConfig, base: &str) -> Result<Check, 
             id: test.clone(),
             kind: "test",
             command,
-            timeout_s: config.suite.timeout_s,
+            timeout: config.suite.timeout(),
             catch: config.suite.catch.clone(),
             guarded,
         });
@@ -297,7 +273,7 @@ fn check_of(args: &AdmitArgs, config: &GateConfig, base: &str) -> Result<Check, 
         id,
         kind: "property",
         command: config.properties.command.clone(),
-        timeout_s: config.properties.timeout_s,
+        timeout: config.properties.timeout(),
         catch: config.properties.catch.clone(),
         guarded,
     })
@@ -344,32 +320,13 @@ fn seal_of(tree: &Path, fixtures: &str, side: &str) -> Result<String, CliError> 
 
 /// Runs the check `runs` times in `tree`: each run's exit code, or `None` when it was killed
 /// by its timeout or a signal, or could not start (a broken harness).
-fn run_side(check: &Check, side: &str, tree: &Path, runs: u8) -> Result<Vec<Option<u8>>, CliError> {
+fn run_side(check: &Check, side: &str, tree: &Path, runs: u8) -> Result<Vec<RunOutcome>, CliError> {
     let argv = argv_for(&check.command, &check.id);
     let mut codes = Vec::with_capacity(usize::from(runs));
     for n in 1..=runs {
         let label = format!("admit {} {side} run {n}/{runs}", check.id);
-        match run_tier_in(&argv, Duration::from_secs_f64(check.timeout_s), Some(tree)) {
-            Ok((status, seconds)) => {
-                output::error(&format!(
-                    "{label}: {} ({seconds:.1} s)",
-                    describe(status, check.timeout_s)
-                ));
-                codes.push(
-                    status
-                        .and_then(|s| s.code())
-                        .and_then(|c| u8::try_from(c).ok()),
-                );
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => interrupt::check()?,
-            Err(e) => {
-                output::error(&format!(
-                    "{label}: cannot start {:?}: {e} (a broken harness)",
-                    argv.first().map(String::as_str).unwrap_or_default()
-                ));
-                codes.push(None);
-            }
-        }
+        let (run, _) = run_check(&label, &argv, check.timeout, Some(tree))?;
+        codes.push(run);
         interrupt::check()?;
     }
     Ok(codes)

@@ -3,8 +3,10 @@
 //! (see [`crate::exit::Exit`]).
 
 mod admit;
+mod documents;
 mod error;
 mod gate;
+mod git;
 mod healthcheck;
 mod interrupt;
 mod ladder;
@@ -12,6 +14,7 @@ mod output;
 mod quorum;
 mod remote;
 mod route;
+mod runner;
 mod seal;
 mod serve;
 
@@ -141,7 +144,7 @@ impl ChangedFilesArgs {
                 .collect());
         }
         match (&self.base, &self.head) {
-            (Some(base), Some(head)) => git_changed(base, head),
+            (Some(base), Some(head)) => git::git_changed(base, head),
             _ => Err(CliError::usage(
                 "give the changed files: --changed-files FILE, or --base REF --head REF",
             )),
@@ -222,52 +225,6 @@ pub fn main() -> Exit {
             output::stdout(&crate::http::openapi::document_json()).map(|()| Exit::Go)
         }
     })
-}
-
-/// Runs git and returns its stdout, or its stderr as the error (65: what was asked of git
-/// came from the input).
-pub fn git(args: &[&str]) -> Result<Vec<u8>, CliError> {
-    let out = std::process::Command::new("git")
-        .args(args)
-        .output()
-        .map_err(|e| CliError::data(format!("cannot run git: {e}")))?;
-    if !out.status.success() {
-        return Err(CliError::data(format!(
-            "git {} failed: {}",
-            args.join(" "),
-            git_said(&String::from_utf8_lossy(&out.stderr))
-        )));
-    }
-    Ok(out.stdout)
-}
-
-/// What git said, in one line: its first `fatal:` or `error:` line (git follows a bad
-/// revision with its whole usage text), else its first line.
-fn git_said(stderr: &str) -> String {
-    let lines = || stderr.lines().map(str::trim).filter(|l| !l.is_empty());
-    lines()
-        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
-        .or_else(|| lines().next())
-        .unwrap_or("(no message)")
-        .to_owned()
-}
-
-/// The files `git diff --name-only BASE...HEAD` names (NUL-separated, so any name survives).
-/// Rename detection is off, so a rename counts both paths: a patch cannot move a guarded or
-/// test file out of sight.
-pub fn git_changed(base: &str, head: &str) -> Result<Vec<String>, CliError> {
-    let out = git(&[
-        "diff",
-        "-z",
-        "--name-only",
-        "--no-renames",
-        &format!("{base}...{head}"),
-    ])?;
-    Ok(out
-        .split(|b| *b == 0)
-        .filter(|p| !p.is_empty())
-        .map(|p| String::from_utf8_lossy(p).into_owned())
-        .collect())
 }
 
 /// A current-thread runtime for the client side of the CLI.

@@ -7,10 +7,12 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde_json::{Map, Value, json};
 
+use super::documents::{parse_document, read_seal_file};
 use super::error::{CliError, CliResult};
-use super::{ChangedFilesArgs, RemoteArgs, git, output, read_input, remote};
-use crate::core::digest::Digest;
-use crate::core::quorum::{DEFAULT_DEBT_CAP, QuorumAnswer, decide, parse_request};
+use super::git::fill_commit_counts;
+use super::{ChangedFilesArgs, RemoteArgs, output, read_input, remote};
+use crate::core::decision::Decision;
+use crate::core::quorum::{QuorumAnswer, QuorumDecision};
 use crate::exit::Exit;
 
 #[derive(Debug, Args)]
@@ -68,10 +70,7 @@ fn data(msg: impl Into<String>) -> CliError {
 
 pub fn run(args: QuorumArgs) -> CliResult {
     let request = build_request(&args)?;
-    match &args.remote.server {
-        Some(server) => remote_quorum(server, &args, &request),
-        None => local_quorum(&args, &request),
-    }
+    decide(&args, &request)
 }
 
 /// Reads a JSON or YAML document (JSON when the file says so by name or first character).
@@ -79,88 +78,6 @@ fn read_document(path: &Path, what: &str) -> Result<Value, CliError> {
     let bytes = read_input(&path.to_path_buf())
         .map_err(|e| data(format!("cannot read the {what} {}: {e}", path.display())))?;
     parse_document(&bytes, &path.display().to_string(), what)
-}
-
-/// Parses a JSON or YAML document named `name` (JSON when the name or the first character
-/// says so), strictly: a key given twice is refused, never resolved.
-pub fn parse_document(bytes: &[u8], name: &str, what: &str) -> Result<Value, CliError> {
-    let text =
-        std::str::from_utf8(bytes).map_err(|_| data(format!("the {what} {name} is not UTF-8")))?;
-    let looks_json = name.ends_with(".json") || text.trim_start().starts_with(['{', '[']);
-    if looks_json {
-        crate::core::json::strict_value(text.as_bytes())
-            .map_err(|e| data(format!("the {what} {name} is not valid JSON: {e}")))
-    } else {
-        crate::core::json::strict_from(serde_norway::Deserializer::from_str(text))
-            .map_err(|e| data(format!("the {what} {name} is not valid YAML: {e}")))
-    }
-}
-
-/// Reads a seal file: `HEX  -` (what `sha256sum` prints for stdin), or a bare digest.
-pub fn read_seal_file(path: &Path) -> Result<Digest, CliError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| data(format!("cannot read the seal file {}: {e}", path.display())))?;
-    parse_seal_text(&text, &path.display().to_string())
-}
-
-/// Parses a seal file's text (`HEX  -`, or a bare digest) named `name`.
-pub fn parse_seal_text(text: &str, name: &str) -> Result<Digest, CliError> {
-    let first = text.lines().next().unwrap_or("").trim();
-    let hex = first
-        .strip_suffix("  -")
-        .or_else(|| first.strip_suffix(" -"))
-        .unwrap_or(first)
-        .trim();
-    Digest::parse_hex(hex).map_err(|e| {
-        data(format!(
-            "the seal file {name} does not hold `HEX  -`: the digest {e}"
-        ))
-    })
-}
-
-/// Fills `commits_since_open` for open rows that name `opened_against_commit` and lack it,
-/// counting commits with git from that commit to the head (inside a repository only).
-pub fn fill_commit_counts(ledger: &mut Value, head: &str) -> Result<(), CliError> {
-    let Some(rows) = ledger.as_array_mut() else {
-        return Ok(());
-    };
-    let needs_git = rows
-        .iter()
-        .any(|r| r.get("opened_against_commit").is_some() && r.get("commits_since_open").is_none());
-    if !needs_git || git(&["rev-parse", "--git-dir"]).is_err() {
-        return Ok(());
-    }
-    for (i, row) in rows.iter_mut().enumerate() {
-        let Some(obj) = row.as_object_mut() else {
-            continue;
-        };
-        if obj.contains_key("commits_since_open") {
-            continue;
-        }
-        let Some(commit) = obj
-            .get("opened_against_commit")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-        else {
-            continue;
-        };
-        if !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
-            // Left for validation to refuse with its pointer.
-            continue;
-        }
-        let out = git(&["rev-list", "--count", &format!("{commit}..{head}")]).map_err(|e| {
-            data(format!(
-                "ledger row {i}: cannot count commits since {commit}: {}",
-                e.message
-            ))
-        })?;
-        let n: u64 = String::from_utf8_lossy(&out)
-            .trim()
-            .parse()
-            .map_err(|_| data(format!("ledger row {i}: git gave no commit count")))?;
-        obj.insert("commits_since_open".into(), json!(n));
-    }
-    Ok(())
 }
 
 fn build_request(args: &QuorumArgs) -> Result<Value, CliError> {
@@ -200,17 +117,9 @@ fn build_request(args: &QuorumArgs) -> Result<Value, CliError> {
     Ok(doc)
 }
 
-fn print(answer: &QuorumAnswer, as_json: bool) -> Result<(), CliError> {
-    if as_json {
-        let s = serde_json::to_string_pretty(answer)
-            .map_err(|e| CliError::software(format!("cannot print the answer: {e}")))?;
-        return output::stdout(&(s + "\n"));
-    }
-    let mut text = format!(
-        "{} reason={}\n",
-        answer.outcome.as_str(),
-        answer.reason.as_str()
-    );
+/// The one line, then a row per property and the debt.
+fn print(answer: &QuorumAnswer) -> Result<(), CliError> {
+    let mut text = <QuorumDecision as Decision>::line(answer);
     for p in &answer.properties {
         text.push_str(&format!(
             "  {:<40} {:<6} {:<15} {:<8} {}{}\n",
@@ -238,24 +147,18 @@ fn print(answer: &QuorumAnswer, as_json: bool) -> Result<(), CliError> {
     output::stdout(&text)
 }
 
-fn local_quorum(args: &QuorumArgs, doc: &Value) -> CliResult {
-    let request = parse_request(doc).map_err(|errors| {
+fn decide(args: &QuorumArgs, doc: &Value) -> CliResult {
+    let body = serde_json::to_vec(doc).unwrap_or_default();
+    let answer = remote::decide::<QuorumDecision>(&args.remote, body, |problem| {
         CliError::problem(
             Exit::DataErr,
             "the quorum request built from these files is invalid:",
-            &crate::core::problem::Problem::invalid(errors),
+            &problem,
         )
     })?;
-    let decision = decide(&request, DEFAULT_DEBT_CAP);
-    let answer = decision.answer(&request, crate::ids::new_decision_id());
-    print(&answer, args.json)?;
+    if args.json {
+        return remote::print::<QuorumDecision>(&answer, true);
+    }
+    print(&answer)?;
     Ok(Exit::from_decision(answer.exit_code).unwrap_or(Exit::Software))
-}
-
-fn remote_quorum(server: &str, args: &QuorumArgs, doc: &Value) -> CliResult {
-    let body = serde_json::to_vec(doc).unwrap_or_default();
-    let reply = remote::post(&args.remote, server, "/quorum", "application/json", body)?;
-    let (answer, exit) = remote::decision::<QuorumAnswer>(&reply, |a| a.exit_code)?;
-    print(&answer, args.json)?;
-    Ok(exit)
 }

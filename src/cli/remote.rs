@@ -6,6 +6,7 @@ use serde::de::DeserializeOwned;
 use super::error::CliError;
 use super::{RemoteArgs, client_runtime, output};
 use crate::client::{Client, Reply};
+use crate::core::decision::{Decision, Defaults, decide_body};
 use crate::core::problem::Problem;
 use crate::exit::Exit;
 
@@ -79,4 +80,36 @@ pub fn failure(reply: &Reply) -> CliError {
             "unexpected answer from the server ({s}), not read as a decision: {detail}"
         )),
     }
+}
+
+/// Decides `body` as `D`: with the server when `--server` is given (its status held against
+/// its body), else with this process's core and its defaults. A body the local core refuses
+/// is turned into the command's error by `refused`.
+pub fn decide<D: Decision>(
+    args: &RemoteArgs,
+    body: Vec<u8>,
+    refused: impl FnOnce(Problem) -> CliError,
+) -> Result<D::Answer, CliError> {
+    match &args.server {
+        Some(server) => {
+            let path = format!("/{}", D::ENDPOINT);
+            let reply = post(args, server, &path, "application/json", body)?;
+            Ok(decision::<D::Answer>(&reply, D::answer_exit_code)?.0)
+        }
+        None => decide_body::<D>(&body, &Defaults::default(), crate::ids::new_decision_id())
+            .map_err(refused),
+    }
+}
+
+/// Prints an answer of `D`: the whole answer as JSON, or its one line. Gives the answer's exit
+/// code.
+pub fn print<D: Decision>(answer: &D::Answer, json: bool) -> Result<Exit, CliError> {
+    if json {
+        let s = serde_json::to_string_pretty(answer)
+            .map_err(|e| CliError::software(format!("cannot print the answer: {e}")))?;
+        output::stdout(&(s + "\n"))?;
+    } else {
+        output::stdout(&D::line(answer))?;
+    }
+    Ok(Exit::from_decision(D::answer_exit_code(answer)).unwrap_or(Exit::Software))
 }

@@ -6,12 +6,9 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::error::{CliError, CliResult};
-use super::{RemoteArgs, output, read_input, remote};
-use crate::core::answer::{RouteAnswer, decide_route};
-use crate::core::checks::{ChecksAnswer, SHAPE, decide_checks, parse_checks_request};
-use crate::core::evidence::parse_route_bytes;
-use crate::core::json::parse_projected;
-use crate::core::problem::Problem;
+use super::{RemoteArgs, read_input, remote};
+use crate::core::answer::RouteOutcome;
+use crate::core::checks::ChecksOutcome;
 use crate::exit::Exit;
 
 #[derive(Debug, Args)]
@@ -52,49 +49,14 @@ pub fn run(args: RouteArgs) -> CliResult {
         return checks(&args);
     };
     let body = read(file)?;
-    match &args.remote.server {
-        Some(server) => remote_route(server, &args, body),
-        None => local_route(&args, file, &body),
-    }
-}
-
-fn local_route(args: &RouteArgs, file: &std::path::Path, body: &[u8]) -> CliResult {
-    let request = parse_route_bytes(body).map_err(|problem| {
+    let answer = remote::decide::<RouteOutcome>(&args.remote, body, |problem| {
         CliError::problem(
             Exit::DataErr,
             format!("invalid evidence in {}: {}", file.display(), problem.detail),
             &problem,
         )
     })?;
-    let outcome = decide_route(&request);
-    let exit = Exit::from_decision(outcome.decision.exit_code()).unwrap_or(Exit::Software);
-    if args.json {
-        print_json(&outcome.answer(crate::ids::new_decision_id()))?;
-    } else {
-        output::stdout(&outcome.decision.line())?;
-    }
-    Ok(exit)
-}
-
-fn print_json(answer: &RouteAnswer) -> Result<(), CliError> {
-    let s = serde_json::to_string_pretty(answer)
-        .map_err(|e| CliError::software(format!("cannot print the answer: {e}")))?;
-    output::stdout(&(s + "\n"))
-}
-
-fn remote_route(server: &str, args: &RouteArgs, body: Vec<u8>) -> CliResult {
-    let reply = remote::post(&args.remote, server, "/route", "application/json", body)?;
-    let (answer, exit) = remote::decision::<RouteAnswer>(&reply, |a| a.exit_code)?;
-    if args.json {
-        print_json(&answer)?;
-    } else {
-        output::stdout(&format!(
-            "{} attribution={}\n",
-            answer.disposition.as_str(),
-            answer.attribution.as_str()
-        ))?;
-    }
-    Ok(exit)
+    remote::print::<RouteOutcome>(&answer, args.json)
 }
 
 /// The `/route/checks` body: the gates and the forge's two documents, spliced in as they are
@@ -143,39 +105,15 @@ fn checks_body(args: &RouteArgs) -> Result<Vec<u8>, CliError> {
 
 fn checks(args: &RouteArgs) -> CliResult {
     let body = checks_body(args)?;
-    let answer = match &args.remote.server {
-        Some(server) => {
-            let reply = remote::post(
-                &args.remote,
-                server,
-                "/route/checks",
-                "application/json",
-                body,
-            )?;
-            remote::decision::<ChecksAnswer>(&reply, |a| a.exit_code)?.0
-        }
-        None => {
-            let refused = |problem: Problem| {
-                CliError::problem(
-                    Exit::DataErr,
-                    format!(
-                        "invalid check results (--checks/--statuses/--gates): {}",
-                        problem.detail
-                    ),
-                    &problem,
-                )
-            };
-            let value = parse_projected(&body, &SHAPE).map_err(refused)?;
-            let request = parse_checks_request(&value).map_err(|e| refused(Problem::invalid(e)))?;
-            decide_checks(&request).answer(&request, crate::ids::new_decision_id())
-        }
-    };
-    if args.json {
-        let s = serde_json::to_string_pretty(&answer)
-            .map_err(|e| CliError::software(format!("cannot print the answer: {e}")))?;
-        output::stdout(&(s + "\n"))?;
-    } else {
-        output::stdout(&answer.line())?;
-    }
-    Ok(Exit::from_decision(answer.exit_code).unwrap_or(Exit::Software))
+    let answer = remote::decide::<ChecksOutcome>(&args.remote, body, |problem| {
+        CliError::problem(
+            Exit::DataErr,
+            format!(
+                "invalid check results (--checks/--statuses/--gates): {}",
+                problem.detail
+            ),
+            &problem,
+        )
+    })?;
+    remote::print::<ChecksOutcome>(&answer, args.json)
 }

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use tokio_util::io::SyncIoBridge;
 
+use super::documents::read_seal_file;
 use super::error::{CliError, CliResult};
-use super::quorum::read_seal_file;
 use super::{RemoteArgs, client_runtime, output, remote};
 use crate::client::Client;
 use crate::core::seal::SealAnswer;

@@ -161,45 +161,53 @@ fn listen_addr(flag: Option<SocketAddr>, port: Option<String>) -> Result<SocketA
     }
 }
 
-/// The glibc malloc settings the server runs with, unless the operator set either.
-pub const MALLOC_TUNING: [(&str, &str); 2] = [
-    ("MALLOC_ARENA_MAX", "2"),
-    ("MALLOC_MMAP_THRESHOLD_", "131072"),
-];
+/// The glibc malloc settings the server runs with: each unless the operator set its
+/// environment variable (which glibc then reads itself).
+pub const MALLOC_TUNING: [(&str, i32); 2] =
+    [("MALLOC_ARENA_MAX", 2), ("MALLOC_MMAP_THRESHOLD_", 131_072)];
 
-/// Re-executes this process once with [`MALLOC_TUNING`] in its environment (glibc reads it only
-/// at start-up). With its defaults, glibc keeps the memory of freed large buffers in per-thread
-/// arenas and raises its mmap threshold after each large free, so the server's peak under many
-/// large bodies at once swung from 168 to 287 MiB with 96 MiB of bodies allowed (over a
-/// 256 MiB host). With two arenas and a fixed 128 KiB threshold every large buffer is mapped
-/// and unmapped as it comes and goes: 120 to 138 MiB in the same runs (`scripts/budget.py`).
-/// Same PID, same arguments; an operator's own setting of either variable is left alone; if
-/// the re-execution fails the server runs untuned.
-fn run_with_bounded_malloc() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        use std::os::unix::process::CommandExt;
-        if MALLOC_TUNING
-            .iter()
-            .any(|(name, _)| std::env::var_os(name).is_some())
-        {
-            return;
+/// Bounds glibc's malloc in this process, before the runtime starts a thread: two arenas and a
+/// fixed 128 KiB mmap threshold. With glibc's defaults, freed large buffers stay in
+/// per-thread arenas and the mmap threshold climbs after each large free, so the server's
+/// peak under many large bodies at once swung from 168 to 287 MiB with 96 MiB of bodies
+/// allowed (over a 256 MiB host); bounded, every large buffer is mapped and unmapped as it
+/// comes and goes (`scripts/budget.py`). `mallopt(3)` does what the environment variables do,
+/// in-process: the server stays the process that was started (valgrind and debuggers see
+/// it), and an operator who sets one variable keeps the other setting. Says, for the
+/// listening line, where each setting came from.
+fn bound_malloc() -> String {
+    let mut said = Vec::with_capacity(MALLOC_TUNING.len());
+    for (name, value) in MALLOC_TUNING {
+        if let Some(given) = std::env::var_os(name) {
+            said.push(format!("{name}={} (environment)", given.to_string_lossy()));
+            continue;
         }
-        let Ok(exe) = std::env::current_exe() else {
-            return;
-        };
-        let err = std::process::Command::new(exe)
-            .args(std::env::args_os().skip(1))
-            .envs(MALLOC_TUNING)
-            .exec();
-        super::output::error(&format!(
-            "cannot re-execute with malloc tuned ({err}); serving with glibc's defaults"
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        {
+            let param = match name {
+                "MALLOC_ARENA_MAX" => libc::M_ARENA_MAX,
+                _ => libc::M_MMAP_THRESHOLD,
+            };
+            // SAFETY: mallopt(3) only sets one of the allocator's tuning parameters; it is
+            // called before this process starts a second thread, and its argument is a
+            // constant glibc documents for that parameter.
+            let ok = unsafe { libc::mallopt(param, value) } == 1;
+            said.push(if ok {
+                format!("{name}={value} (mallopt)")
+            } else {
+                format!("{name}: mallopt refused {value}, glibc's default kept")
+            });
+        }
+        #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+        said.push(format!(
+            "{name}: not glibc, the allocator's default kept ({value} not set)"
         ));
     }
+    said.join(", ")
 }
 
 pub fn run(args: ServeArgs) -> CliResult {
-    run_with_bounded_malloc();
+    let malloc = bound_malloc();
     let _log_guard = telemetry::init_server(args.log_format);
     let addr = listen_addr(args.listen, std::env::var("PORT").ok())?;
     let token = bearer_token(
@@ -220,7 +228,7 @@ pub fn run(args: ServeArgs) -> CliResult {
             .local_addr()
             .map(|a| a.to_string())
             .unwrap_or_default();
-        tracing::info!(addr = %local, version = env!("CARGO_PKG_VERSION"), auth = token_required, "listening");
+        tracing::info!(addr = %local, version = env!("CARGO_PKG_VERSION"), auth = token_required, malloc = %malloc, "listening");
         match http::serve(listener, AppState::new(settings), shutdown_signal()).await {
             Ok(()) => {
                 tracing::info!("drained; exiting");

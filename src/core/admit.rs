@@ -4,7 +4,7 @@
 //! is a tautology and stays out of the catalog.
 //!
 //! The six rules are data ([`RULES`]), first match wins, like the router's and the quorum's.
-//! Runs are classified with section 2's model ([`quorum::classify`]): only a catch is a
+//! Runs are classified with section 2's model ([`runs::classify`]): only a catch is a
 //! failure.
 
 use serde::{Deserialize, Serialize};
@@ -14,7 +14,8 @@ use utoipa::ToSchema;
 
 use super::digest::Digest;
 use super::fields::{Errors, MAX_ID_CHARS, object};
-use super::quorum::{self, RunState, parse_runs, parse_seal_digest, request_catch_codes};
+use super::runs::{self, CatchCodes, RunOutcome, RunState, parse_runs, request_catch_codes};
+use super::seal::parse_seal_digest;
 
 /// What is being admitted: a catalog property, or a test of the fixture suite (whose proof is
 /// the freeze rule's "caught a seeded bug").
@@ -215,9 +216,9 @@ pub struct AdmitRequest {
     pub check_id: String,
     pub kind: CheckKind,
     pub seal: TreeSeals,
-    pub base_runs: Vec<Option<u8>>,
-    pub mutant_runs: Vec<Option<u8>>,
-    pub catch_exit_codes: Vec<u8>,
+    pub base_runs: Vec<RunOutcome>,
+    pub mutant_runs: Vec<RunOutcome>,
+    pub catch_exit_codes: CatchCodes,
     /// The mutant's commit id, or a label for it.
     pub mutant: String,
 }
@@ -231,8 +232,8 @@ pub struct AdmissionRecord {
     pub seal: String,
     /// The mutant's commit id or label.
     pub mutant: String,
-    pub base_runs: Vec<Option<u8>>,
-    pub mutant_runs: Vec<Option<u8>>,
+    pub base_runs: Vec<RunOutcome>,
+    pub mutant_runs: Vec<RunOutcome>,
 }
 
 /// The decision.
@@ -248,8 +249,8 @@ pub struct AdmitDecision {
 pub fn decide(request: &AdmitRequest) -> AdmitDecision {
     let facts = AdmitFacts {
         seal_matches: request.seal.base == request.seal.mutant,
-        base: quorum::classify(&request.base_runs, &request.catch_exit_codes),
-        mutant: quorum::classify(&request.mutant_runs, &request.catch_exit_codes),
+        base: runs::classify(&request.base_runs, &request.catch_exit_codes),
+        mutant: runs::classify(&request.mutant_runs, &request.catch_exit_codes),
     };
     let (outcome, reason, rule) = first_rule(&facts);
     AdmitDecision {
@@ -322,6 +323,70 @@ impl AdmitDecision {
     }
 }
 
+impl super::decision::Decision for AdmitDecision {
+    const ENDPOINT: &'static str = "admit";
+    type Request = AdmitRequest;
+    type Answer = AdmitAnswer;
+
+    fn parse(body: &[u8]) -> Result<AdmitRequest, super::problem::Problem> {
+        parse_request(&super::json::parse_json(body)?).map_err(super::problem::Problem::invalid)
+    }
+
+    fn decide(request: &AdmitRequest, _: &super::decision::Defaults) -> Self {
+        decide(request)
+    }
+
+    fn exit_code(&self) -> u8 {
+        self.outcome.exit_code()
+    }
+
+    fn label(&self) -> &'static str {
+        self.outcome.as_str()
+    }
+
+    fn log_fields<'a>(&'a self, request: &'a AdmitRequest) -> super::decision::LogFields<'a> {
+        use super::decision::{Field, log_key};
+        vec![
+            (log_key!("check_id"), Field::Str(&request.check_id)),
+            (log_key!("kind"), Field::Plain(request.kind.as_str())),
+            (log_key!("mutant"), Field::Str(&request.mutant)),
+            (log_key!("outcome"), Field::Plain(self.outcome.as_str())),
+            (log_key!("reason"), Field::Plain(self.reason.as_str())),
+            (log_key!("rule"), u64::from(self.rule).into()),
+            (log_key!("exit_code"), self.outcome.exit_code().into()),
+            (
+                log_key!("base_state"),
+                Field::Plain(self.facts.base.as_str()),
+            ),
+            (
+                log_key!("mutant_state"),
+                Field::Plain(self.facts.mutant.as_str()),
+            ),
+            (log_key!("seal_match"), self.facts.seal_matches.into()),
+        ]
+    }
+
+    fn answer(&self, request: &AdmitRequest, decision_id: String) -> AdmitAnswer {
+        AdmitDecision::answer(self, request, decision_id)
+    }
+
+    fn answer_exit_code(answer: &AdmitAnswer) -> u8 {
+        answer.exit_code
+    }
+
+    fn line(answer: &AdmitAnswer) -> String {
+        format!(
+            "{} reason={} {}={} base={} mutant={}\n",
+            answer.outcome.as_str(),
+            answer.reason.as_str(),
+            answer.kind.as_str(),
+            answer.check_id,
+            answer.base_state.as_str(),
+            answer.mutant_state.as_str()
+        )
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Validation
 
@@ -361,7 +426,15 @@ pub fn parse_request(value: &Value) -> Result<AdmitRequest, Errors> {
     let mutant_runs = runs("mutant_runs");
     let catch_exit_codes = request_catch_codes(&doc, &mut e);
     let mutant = doc.req_string("mutant", MAX_ID_CHARS, &mut e);
-    match (check_id, kind, seal, base_runs, mutant_runs, mutant) {
+    match (
+        check_id,
+        kind,
+        seal,
+        base_runs,
+        mutant_runs,
+        mutant,
+        catch_exit_codes,
+    ) {
         (
             Some(check_id),
             Some(kind),
@@ -369,6 +442,7 @@ pub fn parse_request(value: &Value) -> Result<AdmitRequest, Errors> {
             Some(base_runs),
             Some(mutant_runs),
             Some(mutant),
+            Some(catch_exit_codes),
         ) if e.is_empty() => Ok(AdmitRequest {
             check_id,
             kind,
@@ -385,7 +459,12 @@ pub fn parse_request(value: &Value) -> Result<AdmitRequest, Errors> {
 /// Validates a catalog row's `admitted` record at `at`: its shape, and that it is a proof (its
 /// runs, read with `catch`, pass on the base and fail on the mutant). A record that proves
 /// nothing is refused rather than trusted: nothing given is silently reinterpreted.
-pub fn parse_record(v: &Value, at: &str, catch: &[u8], e: &mut Errors) -> Option<AdmissionRecord> {
+pub fn parse_record(
+    v: &Value,
+    at: &str,
+    catch: Option<&CatchCodes>,
+    e: &mut Errors,
+) -> Option<AdmissionRecord> {
     let row = object(v, at, "an admission record", &RECORD_FIELDS, e)?;
     let seal = parse_seal_digest(&row, "seal", e);
     let mutant = row.req_string("mutant", MAX_ID_CHARS, e);
@@ -396,14 +475,12 @@ pub fn parse_record(v: &Value, at: &str, catch: &[u8], e: &mut Errors) -> Option
         .required("mutant_runs", e)
         .and_then(|r| parse_runs(r, &row.pointer("mutant_runs"), "`mutant_runs`", e));
     let (seal, mutant, base_runs, mutant_runs) = (seal?, mutant?, base_runs?, mutant_runs?);
-    if catch.is_empty() {
-        // The request's catch codes are invalid (reported there): no proof can be read.
-        return None;
-    }
+    // The request's catch codes are invalid (reported there): no proof can be read.
+    let catch = catch?;
     let facts = AdmitFacts {
         seal_matches: true,
-        base: quorum::classify(&base_runs, catch),
-        mutant: quorum::classify(&mutant_runs, catch),
+        base: runs::classify(&base_runs, catch),
+        mutant: runs::classify(&mutant_runs, catch),
     };
     let (outcome, reason, _) = first_rule(&facts);
     if outcome != AdmitOutcome::Admitted {
@@ -428,6 +505,10 @@ pub fn parse_record(v: &Value, at: &str, catch: &[u8], e: &mut Errors) -> Option
 
 #[cfg(test)]
 mod tests {
+    fn codes(c: &[u8]) -> CatchCodes {
+        CatchCodes::new(c.iter().copied()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
     use super::*;
 
     /// CONTRACT.md section 10's table, by hand: (base runs, mutant runs, same seal) → outcome,
@@ -484,7 +565,7 @@ mod tests {
                 },
                 base_runs: base.to_vec(),
                 mutant_runs: mutant.to_vec(),
-                catch_exit_codes: vec![1],
+                catch_exit_codes: CatchCodes::default(),
                 mutant: "deadbeef".into(),
             };
             let d = decide(&request);
@@ -505,18 +586,21 @@ mod tests {
         let seal = "c".repeat(64);
         let ok = serde_json::json!({"seal": seal, "mutant": "m1", "base_runs": [0, 0], "mutant_runs": [101, 101]});
         let mut e = Errors::default();
-        assert!(parse_record(&ok, "/a", &[101], &mut e).is_some(), "{e:?}");
+        assert!(
+            parse_record(&ok, "/a", Some(&codes(&[101])), &mut e).is_some(),
+            "{e:?}"
+        );
         // Read with pytest's catch code, 101 is not a catch: the record proves nothing.
         let mut e = Errors::default();
-        assert!(parse_record(&ok, "/a", &[1], &mut e).is_none());
+        assert!(parse_record(&ok, "/a", Some(&codes(&[1])), &mut e).is_none());
         assert!(format!("{e:?}").contains("harness-error"), "{e:?}");
         // Invalid catch codes are reported where they stand, not once more per record.
         let mut e = Errors::default();
-        assert!(parse_record(&ok, "/a", &[], &mut e).is_none());
+        assert!(parse_record(&ok, "/a", None, &mut e).is_none());
         assert!(e.is_empty(), "{e:?}");
         let tautology = serde_json::json!({"seal": seal, "mutant": "m1", "base_runs": [0, 0], "mutant_runs": [0, 0]});
         let mut e = Errors::default();
-        assert!(parse_record(&tautology, "/a", &[1], &mut e).is_none());
+        assert!(parse_record(&tautology, "/a", Some(&codes(&[1])), &mut e).is_none());
         assert!(format!("{e:?}").contains("tautology"), "{e:?}");
     }
 }

@@ -169,3 +169,75 @@ pub fn route_table() -> Vec<TableRow> {
         })
         .collect()
 }
+
+impl super::decision::Decision for RouteOutcome {
+    const ENDPOINT: &'static str = "route";
+    type Request = RouteRequest;
+    type Answer = RouteAnswer;
+
+    fn parse(body: &[u8]) -> Result<RouteRequest, super::problem::Problem> {
+        super::evidence::parse_route_bytes(body)
+    }
+
+    fn decide(request: &RouteRequest, _: &super::decision::Defaults) -> Self {
+        decide_route(request)
+    }
+
+    fn exit_code(&self) -> u8 {
+        self.decision.exit_code()
+    }
+
+    fn label(&self) -> &'static str {
+        self.decision.disposition.as_str()
+    }
+
+    fn log_fields<'a>(&'a self, _: &'a RouteRequest) -> super::decision::LogFields<'a> {
+        use super::decision::{Field, log_key};
+        let (d, v) = (&self.decision, &self.verdicts);
+        vec![
+            (log_key!("patch_id"), self.patch_id.as_deref().into()),
+            (
+                log_key!("property_check"),
+                Field::Plain(v.property_check.as_str()),
+            ),
+            (
+                log_key!("fixture_check"),
+                Field::Plain(v.fixture_check.as_str()),
+            ),
+            (
+                log_key!("flaky_freeze"),
+                Field::Plain(v.flaky_freeze.as_str()),
+            ),
+            (
+                log_key!("disposition"),
+                Field::Plain(d.disposition.as_str()),
+            ),
+            (
+                log_key!("attribution"),
+                Field::Plain(d.attribution.as_str()),
+            ),
+            (log_key!("rule"), Field::Plain(d.rule.as_str())),
+            (log_key!("exit_code"), d.exit_code().into()),
+        ]
+    }
+
+    fn answer(&self, _: &RouteRequest, decision_id: String) -> RouteAnswer {
+        RouteOutcome::answer(self, decision_id)
+    }
+
+    fn answer_exit_code(answer: &RouteAnswer) -> u8 {
+        answer.exit_code
+    }
+
+    fn line(answer: &RouteAnswer) -> String {
+        format!(
+            "{} attribution={}\n",
+            answer.disposition.as_str(),
+            answer.attribution.as_str()
+        )
+    }
+
+    fn json(answer: &RouteAnswer) -> Vec<u8> {
+        answer.to_json().into_bytes()
+    }
+}

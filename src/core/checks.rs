@@ -258,6 +258,9 @@ pub struct ChecksOutcome {
     pub ignored: Ignored,
 }
 
+/// How long a merge bot is asked to wait before asking again while checks run, in seconds.
+pub const PENDING_RETRY_AFTER_S: u32 = 30;
+
 /// The exit code of PENDING (sysexits' EX_TEMPFAIL).
 pub const PENDING_EXIT: u8 = 75;
 
@@ -333,6 +336,78 @@ impl ChecksAnswer {
                 self.pending_total
             ),
         }
+    }
+}
+
+impl super::decision::Decision for ChecksOutcome {
+    const ENDPOINT: &'static str = "route/checks";
+    type Request = ChecksRequest;
+    type Answer = ChecksAnswer;
+
+    /// A forge's documents are large: only the fields the router reads are kept ([`SHAPE`]).
+    fn parse(body: &[u8]) -> Result<ChecksRequest, super::problem::Problem> {
+        parse_checks_request(&super::json::parse_projected(body, &SHAPE)?)
+            .map_err(super::problem::Problem::invalid)
+    }
+
+    fn decide(request: &ChecksRequest, _: &super::decision::Defaults) -> Self {
+        decide_checks(request)
+    }
+
+    fn exit_code(&self) -> u8 {
+        ChecksOutcome::exit_code(self)
+    }
+
+    fn label(&self) -> &'static str {
+        self.disposition().as_str()
+    }
+
+    /// A routed decision carries the verdicts and the attribution (so `/review` counts it with
+    /// `/route`'s); a PENDING one says how many checks still run.
+    fn log_fields<'a>(&'a self, request: &'a ChecksRequest) -> super::decision::LogFields<'a> {
+        use super::decision::{Field, log_key};
+        let verdict = |pick: fn(&Verdicts) -> route::Verdict| {
+            self.verdicts
+                .as_ref()
+                .map_or(Field::Absent, |v| Field::Plain(pick(v).as_str()))
+        };
+        let decided = |f: fn(&Decision) -> &'static str| {
+            self.decision.map_or(Field::Absent, |d| Field::Plain(f(&d)))
+        };
+        vec![
+            (log_key!("patch_id"), request.patch_id.as_deref().into()),
+            // Checked to be hex when the request was read; escaped all the same (it is the
+            // client's).
+            (log_key!("head_sha"), Field::Str(request.head_sha.as_str())),
+            (log_key!("property_check"), verdict(|v| v.property_check)),
+            (log_key!("fixture_check"), verdict(|v| v.fixture_check)),
+            (log_key!("flaky_freeze"), verdict(|v| v.flaky_freeze)),
+            (
+                log_key!("disposition"),
+                Field::Plain(self.disposition().as_str()),
+            ),
+            (log_key!("attribution"), decided(|d| d.attribution.as_str())),
+            (log_key!("rule"), decided(|d| d.rule.as_str())),
+            (log_key!("exit_code"), ChecksOutcome::exit_code(self).into()),
+            // The answer's own count: how many checks still run (not how many it lists).
+            (log_key!("pending_total"), self.pending_total.into()),
+        ]
+    }
+
+    fn answer(&self, request: &ChecksRequest, decision_id: String) -> ChecksAnswer {
+        ChecksOutcome::answer(self, request, decision_id)
+    }
+
+    fn answer_exit_code(answer: &ChecksAnswer) -> u8 {
+        answer.exit_code
+    }
+
+    fn line(answer: &ChecksAnswer) -> String {
+        answer.line()
+    }
+
+    fn retry_after(&self) -> Option<u32> {
+        self.decision.is_none().then_some(PENDING_RETRY_AFTER_S)
     }
 }
 

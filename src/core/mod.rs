@@ -68,10 +68,13 @@ pub(crate) use value_schema;
 
 pub mod admit;
 pub mod answer;
+pub mod catalog;
 pub mod checks;
+pub mod decision;
 pub mod digest;
 pub mod evidence;
 pub mod fields;
+pub mod freeze_ledger;
 pub mod gate;
 pub mod json;
 pub mod json_out;
@@ -80,6 +83,7 @@ pub mod path;
 pub mod problem;
 pub mod quorum;
 pub mod route;
+pub mod runs;
 pub mod seal;
 
 /// The tracing target of decision-log lines (what `/review` reads back).

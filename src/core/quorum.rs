@@ -12,168 +12,12 @@ use serde_json::Value;
 use strum::{IntoStaticStr, VariantArray};
 use utoipa::ToSchema;
 
-use super::admit::{AdmissionRecord, parse_record};
-use super::digest::Digest;
-use super::fields::{self, Errors, kind_of, object};
+use super::catalog::{CatalogKind, Property, Strength, parse_catalog};
+use super::fields::{self, Errors, MAX_ID_CHARS, object};
+use super::freeze_ledger::{Debt, FreezeRow, LedgerState, debt, parse_ledger};
 use super::path::{PrefixTrie, RepoPath};
-use super::problem::{pointer_key, quoted};
-
-pub use super::fields::MAX_ID_CHARS;
-/// The server's default debt cap.
-pub const DEFAULT_DEBT_CAP: u64 = 5;
-
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "lowercase")]
-#[strum(serialize_all = "lowercase")]
-pub enum Strength {
-    /// Checks an invariant the patch can actually break; only these fill the quorum.
-    Strong,
-    /// Checks structure; may reject, never fills a quorum.
-    Weak,
-}
-
-impl Strength {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
-/// A catalog row.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Property {
-    pub id: String,
-    pub strength: Strength,
-    /// Path prefixes this property observes (whole segments).
-    pub locality: Vec<RepoPath>,
-    /// The fixture directory it may read.
-    pub fixtures: Option<RepoPath>,
-    /// Added by this very patch: it may not vote on it.
-    pub introduced: bool,
-    /// The paths (files or directories) that implement the property; the patch gate guards
-    /// them like the catalog (`/gate` only).
-    pub source: Vec<RepoPath>,
-    /// Its two-commit proof (CONTRACT.md section 10), when it was admitted.
-    pub admitted: Option<AdmissionRecord>,
-}
-
-/// What one property's runs say.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
-pub enum RunState {
-    /// All runs exited 0.
-    Pass,
-    /// Every run was a catch (an exit code in `catch_exit_codes`): a stable failure.
-    Fail,
-    /// Every run ended the same way but not with a pass or a catch (pytest's 2–5, a crash
-    /// code), or every run was killed: the harness is broken, not the patch.
-    Error,
-    /// The runs disagree: the failure did not reproduce.
-    Flake,
-    /// In locality, but no result was given.
-    Missing,
-    /// Not in locality and no result was given.
-    NotRun,
-}
-
-impl RunState {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
-/// The catch codes when a request names none: pytest's (a failed test exits 1).
-pub const DEFAULT_CATCH_EXIT_CODES: [u8; 1] = [1];
-
-/// Classifies one property's runs (an exit code, or `None` for a run killed by its timeout or
-/// a signal), with the ladder's verdict model: only a catch is a failure. Every run 0 → pass;
-/// every run a catch → fail; every run the same otherwise (pytest's 2–5, a crash code) or
-/// every run killed → error; anything else → flake; no runs → missing.
-pub fn classify(runs: &[Option<u8>], catch: &[u8]) -> RunState {
-    let is_catch = |r: &Option<u8>| r.is_some_and(|c| catch.contains(&c));
-    match runs.split_first() {
-        None => RunState::Missing,
-        Some(_) if runs.iter().all(|r| *r == Some(0)) => RunState::Pass,
-        Some(_) if runs.iter().all(is_catch) => RunState::Fail,
-        Some((first, rest)) if rest.iter().all(|r| r == first) => RunState::Error,
-        Some(_) => RunState::Flake,
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, IntoStaticStr, VariantArray)]
-#[strum(serialize_all = "lowercase")]
-pub enum LedgerState {
-    Open,
-    Closed,
-}
-
-/// What a ledger row freezes: a property of the catalog, or a test of the fixture suite (with
-/// the path prefixes of the code it covers, as in scoped freeze).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Frozen {
-    Property(String),
-    Test { id: String, covers: Vec<RepoPath> },
-}
-
-/// A freeze-ledger row.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LedgerRow {
-    pub frozen: Frozen,
-    pub state: LedgerState,
-    pub seal: Option<Digest>,
-    pub reason: Option<String>,
-    pub opened_against_commit: Option<String>,
-    pub retire_by_commit_count: Option<u64>,
-    pub commits_since_open: Option<u64>,
-    pub owner: Option<String>,
-}
-
-impl LedgerRow {
-    /// The frozen property, for a property row.
-    pub fn property_id(&self) -> Option<&str> {
-        match &self.frozen {
-            Frozen::Property(id) => Some(id),
-            Frozen::Test { .. } => None,
-        }
-    }
-
-    /// An open row whose commit budget is spent counts once more toward debt.
-    pub fn budget_spent(&self) -> bool {
-        self.state == LedgerState::Open
-            && matches!((self.commits_since_open, self.retire_by_commit_count), (Some(n), Some(budget)) if n >= budget)
-    }
-}
-
-/// The fixture seal computed now, and the one committed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SealCheck {
-    pub actual: Digest,
-    pub expected: Digest,
-}
+use super::runs::{CatchCodes, RunOutcome, RunState, classify, parse_results, request_catch_codes};
+use super::seal::{SealCheck, SealCheckAnswer, parse_seal};
 
 /// A validated `/quorum` request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -183,10 +27,10 @@ pub struct QuorumRequest {
     pub catalog: Vec<Property>,
     /// Runs by property id (ids are known catalog ids): an exit code, or `None` for a run
     /// killed by its timeout or a signal.
-    pub results: HashMap<String, Vec<Option<u8>>>,
+    pub results: HashMap<String, Vec<RunOutcome>>,
     /// The exit codes that are a catch (a stable failure); never 0.
-    pub catch_exit_codes: Vec<u8>,
-    pub ledger: Vec<LedgerRow>,
+    pub catch_exit_codes: CatchCodes,
+    pub ledger: Vec<FreezeRow>,
     pub seal: SealCheck,
     /// `None`: the server's (or CLI's) default.
     pub debt_cap: Option<u64>,
@@ -242,19 +86,6 @@ pub struct PropertyReport {
     /// weak (it may reject, it never fills the quorum). Present only then.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unproven: bool,
-}
-
-/// Freeze debt: distinct open properties, plus one for each open row whose budget is spent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub struct Debt {
-    /// Distinct properties with an open ledger row.
-    pub open: u64,
-    /// Open rows whose commit budget is spent.
-    pub spent: u64,
-    /// `open + spent`: what is held against the cap.
-    pub counted: u64,
-    /// The queue stops when `counted` exceeds this.
-    pub cap: u64,
 }
 
 #[derive(
@@ -423,24 +254,6 @@ pub struct QuorumDecision {
     pub rule: u8,
 }
 
-/// Computes debt from the ledger.
-pub fn debt(ledger: &[LedgerRow], cap: u64) -> Debt {
-    // Distinct frozen properties and tests (a property and a test may share an id).
-    let open: HashSet<&Frozen> = ledger
-        .iter()
-        .filter(|r| r.state == LedgerState::Open)
-        .map(|r| &r.frozen)
-        .collect();
-    let spent = ledger.iter().filter(|r| r.budget_spent()).count() as u64;
-    let open = open.len() as u64;
-    Debt {
-        open,
-        spent,
-        counted: open + spent,
-        cap,
-    }
-}
-
 /// How the catalog votes on one patch: every property's report, and what the outcome rules
 /// read from them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -458,9 +271,9 @@ pub struct Ballot {
 pub fn ballot(
     changed_files: &[RepoPath],
     catalog: &[Property],
-    results: &HashMap<String, Vec<Option<u8>>>,
-    catch_exit_codes: &[u8],
-    ledger: &[LedgerRow],
+    results: &HashMap<String, Vec<RunOutcome>>,
+    catch_exit_codes: &CatchCodes,
+    ledger: &[FreezeRow],
     require_admission: bool,
 ) -> Ballot {
     let trie = PrefixTrie::new(changed_files);
@@ -468,7 +281,7 @@ pub fn ballot(
     let frozen: HashSet<&str> = ledger
         .iter()
         .filter(|r| r.state == LedgerState::Open)
-        .filter_map(LedgerRow::property_id)
+        .filter_map(FreezeRow::property_id)
         .collect();
     let mut b = Ballot {
         properties: Vec::with_capacity(catalog.len()),
@@ -578,15 +391,6 @@ pub fn decide(request: &QuorumRequest, default_cap: u64) -> QuorumDecision {
     }
 }
 
-/// The seal check as answered.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub struct SealCheckAnswer {
-    pub actual: String,
-    pub expected: String,
-    #[serde(rename = "match")]
-    pub matches: bool,
-}
-
 /// The `/quorum` answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct QuorumAnswer {
@@ -639,46 +443,6 @@ const REQUEST_FIELDS: [&str; 9] = [
     "catch_exit_codes",
     "require_admission",
 ];
-/// Which catalog a request carries: `/quorum`'s (rows may say `introduced`) or the patch
-/// gate's, read from the base commit (rows may name their `source`; `introduced` is refused:
-/// a patch that changes the catalog is caught by the guard instead).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CatalogKind {
-    Quorum,
-    Gate,
-}
-
-impl CatalogKind {
-    fn fields(self) -> &'static [&'static str] {
-        match self {
-            CatalogKind::Quorum => &[
-                "id",
-                "strength",
-                "locality",
-                "fixtures",
-                "introduced",
-                "admitted",
-            ],
-            CatalogKind::Gate => &[
-                "id", "strength", "locality", "fixtures", "source", "admitted",
-            ],
-        }
-    }
-}
-const LEDGER_FIELDS: [&str; 10] = [
-    "property_id",
-    "test_id",
-    "covers",
-    "state",
-    "seal",
-    "reason",
-    "opened_against_commit",
-    "retire_by_commit_count",
-    "commits_since_open",
-    "owner",
-];
-/// Longest free-text field (reason, owner), in characters.
-const MAX_TEXT_CHARS: usize = 4096;
 
 /// Validates a `/quorum` document, reporting every invalid field.
 pub fn parse_request(value: &Value) -> Result<QuorumRequest, Errors> {
@@ -695,7 +459,7 @@ pub fn parse_request(value: &Value) -> Result<QuorumRequest, Errors> {
     let catch_exit_codes = request_catch_codes(&doc, &mut e);
     let (catalog, ids) = doc
         .required("catalog", &mut e)
-        .map(|v| parse_catalog(v, CatalogKind::Quorum, &catch_exit_codes, &mut e))
+        .map(|v| parse_catalog(v, CatalogKind::Quorum, catch_exit_codes.as_ref(), &mut e))
         .unwrap_or_default();
     // Every id the catalog names, even on a row that is invalid otherwise: a result for it is
     // not also reported as unknown.
@@ -713,8 +477,8 @@ pub fn parse_request(value: &Value) -> Result<QuorumRequest, Errors> {
         .and_then(|v| parse_seal(v, &mut e));
     let debt_cap = doc.opt_uint("debt_cap", u64::from(u32::MAX), &mut e);
     let require_admission = doc.opt_bool("require_admission", &mut e).unwrap_or(false);
-    match seal {
-        Some(seal) if e.is_empty() => Ok(QuorumRequest {
+    match (seal, catch_exit_codes) {
+        (Some(seal), Some(catch_exit_codes)) if e.is_empty() => Ok(QuorumRequest {
             patch_id,
             changed_files,
             catalog,
@@ -729,329 +493,58 @@ pub fn parse_request(value: &Value) -> Result<QuorumRequest, Errors> {
     }
 }
 
-/// Validates a catalog (`{"properties": [...]}`); also gives every id it names, even on rows
-/// that are invalid otherwise. An `admitted` record is read with `catch`, the request's catch
-/// codes.
-pub fn parse_catalog(
-    v: &Value,
-    kind: CatalogKind,
-    catch: &[u8],
-    e: &mut Errors,
-) -> (Vec<Property>, HashSet<String>) {
-    let Some(catalog) = object(v, "/catalog", "the catalog", &["properties"], e) else {
-        return Default::default();
-    };
-    let Some(props) = catalog.required("properties", e) else {
-        return Default::default();
-    };
-    let mut seen: HashMap<String, String> = HashMap::new();
-    let props = fields::array(
-        props,
-        "/catalog/properties",
-        "`properties`",
-        e,
-        |item, at, e| {
-            let row = object(item, &at, "a catalog property", kind.fields(), e)?;
-            let id = row.req_string("id", MAX_ID_CHARS, e);
-            let strength = row.req_enum::<Strength>("strength", e);
-            let locality = row
-                .required("locality", e)
-                .and_then(|l| fields::paths(l, &row.pointer("locality"), true, e));
-            let fixtures = row
-                .get("fixtures")
-                .and_then(|f| fields::path(f, &row.pointer("fixtures"), e));
-            let introduced = row.opt_bool("introduced", e).unwrap_or(false);
-            let source = row
-                .get("source")
-                .and_then(|s| fields::paths(s, &row.pointer("source"), false, e))
-                .unwrap_or_default();
-            let admitted = row
-                .get("admitted")
-                .and_then(|a| parse_record(a, &row.pointer("admitted"), catch, e));
-            let id = id?;
-            if let Some(first) = seen.get(&id) {
-                e.push(
-                    row.pointer("id"),
-                    format!("duplicate property id {:?} (first at {first})", id),
-                );
-                return None;
-            }
-            seen.insert(id.clone(), row.pointer("id"));
-            Some(Property {
-                id,
-                strength: strength?,
-                locality: locality?,
-                fixtures,
-                introduced,
-                source,
-                admitted,
-            })
-        },
-    )
-    .unwrap_or_default();
-    (props, seen.into_keys().collect())
-}
+impl super::decision::Decision for QuorumDecision {
+    const ENDPOINT: &'static str = "quorum";
+    type Request = QuorumRequest;
+    type Answer = QuorumAnswer;
 
-/// A request's top-level `catch_exit_codes`, or the default (pytest's `[1]`).
-pub fn request_catch_codes(doc: &fields::Obj<'_>, e: &mut Errors) -> Vec<u8> {
-    doc.get("catch_exit_codes")
-        .map(|v| parse_catch_codes(v, "/catch_exit_codes", e))
-        .unwrap_or_else(|| DEFAULT_CATCH_EXIT_CODES.to_vec())
-}
-
-/// `catch_exit_codes`: a non-empty list of exit codes 1..=255 (0 is a pass, never a catch).
-pub fn parse_catch_codes(v: &Value, at: &str, e: &mut Errors) -> Vec<u8> {
-    let codes = fields::array(v, at, "`catch_exit_codes`", e, |x, p, e| {
-        match crate::core::fields::whole_u64(x).map(u8::try_from) {
-            Some(Ok(code)) if code > 0 => Some(code),
-            _ => {
-                e.push(
-                    p,
-                    format!("{x} is not a catch code; a catch is an exit code from 1 to 255 (0 is a pass)"),
-                );
-                None
-            }
-        }
-    })
-    .unwrap_or_default();
-    if v.as_array().is_some_and(Vec::is_empty) {
-        e.push(
-            at,
-            "must list at least one exit code (pytest's is 1, cargo test's 101)",
-        );
+    fn parse(body: &[u8]) -> Result<QuorumRequest, super::problem::Problem> {
+        parse_request(&super::json::parse_json(body)?).map_err(super::problem::Problem::invalid)
     }
-    // A set: at most 255 codes, however long the list sent, so classifying a run stays cheap.
-    let mut codes = codes;
-    codes.sort_unstable();
-    codes.dedup();
-    codes
-}
 
-/// Validates runs by property id (`results` in `/quorum`, `property_runs` in `/gate`).
-pub fn parse_results(
-    v: &Value,
-    base: &str,
-    known: &HashSet<&str>,
-    e: &mut Errors,
-) -> HashMap<String, Vec<Option<u8>>> {
-    let Some(map) = v.as_object() else {
-        e.push(
-            base,
-            format!(
-                "`{}` must be an object of property id → {{\"runs\": [...]}}, not {}",
-                base.trim_start_matches('/'),
-                kind_of(v)
-            ),
-        );
-        return HashMap::new();
-    };
-    let mut out = HashMap::new();
-    for (id, result) in map {
-        if e.is_full() {
-            break;
-        }
-        let at = pointer_key(base, id);
-        if !known.contains(id.as_str()) {
-            e.push(
-                at.clone(),
-                format!("a result for {id:?}, which is not in the catalog"),
-            );
-        }
-        let Some(obj) = object(result, &at, "a result", &["runs"], e) else {
-            continue;
-        };
-        let Some(runs) = obj.required("runs", e) else {
-            continue;
-        };
-        if let Some(codes) = parse_runs(runs, &obj.pointer("runs"), "`runs`", e) {
-            out.insert(id.clone(), codes);
-        }
+    fn decide(request: &QuorumRequest, defaults: &super::decision::Defaults) -> Self {
+        decide(request, defaults.debt_cap)
     }
-    out
-}
 
-/// Validates one check's runs: 2 to 10, each an exit code 0..=255 or `null` (a run killed by
-/// its timeout or a signal). `None` when any is invalid (each is reported).
-pub fn parse_runs(v: &Value, at: &str, what: &str, e: &mut Errors) -> Option<Vec<Option<u8>>> {
-    let codes = fields::array(v, at, what, e, |x, p, e| {
-        if x.is_null() {
-            // Killed by its timeout or a signal: no exit code.
-            return Some(None);
-        }
-        match crate::core::fields::whole_u64(x).map(u8::try_from) {
-            Some(Ok(code)) => Some(Some(code)),
-            _ => {
-                e.push(
-                    p,
-                    format!(
-                        "{x} is not an exit code; a run is an integer from 0 to 255, or null when it was killed"
-                    ),
-                );
-                None
-            }
-        }
-    })?;
-    let given = v.as_array().map_or(0, Vec::len);
-    if !(2..=10).contains(&given) {
-        e.push(
-            at,
-            format!("{what} holds {given} exit codes; it must hold 2 to 10"),
-        );
-        return None;
+    fn exit_code(&self) -> u8 {
+        self.outcome.exit_code()
     }
-    (codes.len() == given).then_some(codes)
-}
 
-fn is_commit(s: &str) -> bool {
-    (4..=64).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
-/// Validates a freeze ledger (at most one open row per property, and per test).
-pub fn parse_ledger(v: &Value, e: &mut Errors) -> Vec<LedgerRow> {
-    let mut open_at: HashMap<Frozen, String> = HashMap::new();
-    fields::array(v, "/ledger", "`ledger`", e, |item, at, e| {
-        let row = object(item, &at, "a ledger row", &LEDGER_FIELDS, e)?;
-        // Exactly one of `property_id` (a frozen property) or `test_id` (a frozen test, which
-        // then needs `covers`).
-        let frozen = match (row.get("property_id"), row.get("test_id")) {
-            (Some(_), None) => {
-                if row.get("covers").is_some() {
-                    e.push(
-                        row.pointer("covers"),
-                        "`covers` belongs to a test row (`test_id`), not to a property row",
-                    );
-                }
-                row.req_string("property_id", MAX_ID_CHARS, e)
-                    .map(Frozen::Property)
-            }
-            (None, Some(_)) => {
-                let id = row.req_string("test_id", MAX_ID_CHARS, e);
-                let covers = row.required("covers", e).and_then(|c| {
-                    fields::paths(c, &row.pointer("covers"), true, e)
-                });
-                match (id, covers) {
-                    (Some(id), Some(covers)) => Some(Frozen::Test { id, covers }),
-                    _ => None,
-                }
-            }
-            (Some(_), Some(_)) => {
-                e.push(
-                    at.clone(),
-                    "a ledger row freezes a property (`property_id`) or a test (`test_id`), not both",
-                );
-                None
-            }
-            (None, None) => {
-                e.push(
-                    row.pointer("property_id"),
-                    "`property_id` (a frozen property) or `test_id` (a frozen test) is required",
-                );
-                None
-            }
-        };
-        let state = row.req_enum::<LedgerState>("state", e);
-        let seal = row.opt_string("seal", 64, e).and_then(|s| match Digest::parse_hex(&s) {
-            Ok(d) => Some(d),
-            Err(err) => {
-                e.push(row.pointer("seal"), format!("`seal` {err}"));
-                None
-            }
-        });
-        let reason = row.opt_string("reason", MAX_TEXT_CHARS, e);
-        let opened_against_commit = row.opt_string("opened_against_commit", 64, e);
-        if let Some(c) = &opened_against_commit
-            && !is_commit(c)
-        {
-            e.push(row.pointer("opened_against_commit"), "`opened_against_commit` must be a git commit id (4 to 64 hex digits)");
-        }
-        let retire_by_commit_count = row.opt_uint("retire_by_commit_count", u64::from(u32::MAX), e);
-        let commits_since_open = row.opt_uint("commits_since_open", u64::from(u32::MAX), e);
-        let owner = row.opt_string("owner", MAX_TEXT_CHARS, e);
-        let (frozen, state) = (frozen?, state?);
-        if state == LedgerState::Open {
-            if let Some(first) = open_at.get(&frozen) {
-                let (what, id) = match &frozen {
-                    Frozen::Property(id) => ("a property", id),
-                    Frozen::Test { id, .. } => ("a test", id),
-                };
-                e.push(at.clone(), format!("a second open row for {} (the first is {first}); {what} is frozen once", quoted(id)));
-                return None;
-            }
-            open_at.insert(frozen.clone(), at.clone());
-        }
-        Some(LedgerRow {
-            frozen,
-            state,
-            seal,
-            reason,
-            opened_against_commit,
-            retire_by_commit_count,
-            commits_since_open,
-            owner,
-        })
-    })
-    .unwrap_or_default()
-}
-
-/// Validates `{"actual", "expected"}`, two 64-hex digests.
-pub fn parse_seal(v: &Value, e: &mut Errors) -> Option<SealCheck> {
-    let obj = object(v, "/seal", "the seal", &["actual", "expected"], e)?;
-    let actual = parse_seal_digest(&obj, "actual", e);
-    let expected = parse_seal_digest(&obj, "expected", e);
-    Some(SealCheck {
-        actual: actual?,
-        expected: expected?,
-    })
-}
-
-/// A required 64-hex digest at `key` of `obj`.
-pub fn parse_seal_digest(obj: &fields::Obj<'_>, key: &str, e: &mut Errors) -> Option<Digest> {
-    let s = obj.req_string(key, 64, e)?;
-    match Digest::parse_hex(&s) {
-        Ok(d) => Some(d),
-        Err(err) => {
-            e.push(obj.pointer(key), format!("`{key}` {err}"));
-            None
-        }
+    fn label(&self) -> &'static str {
+        self.outcome.as_str()
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+    fn log_fields<'a>(&'a self, request: &'a QuorumRequest) -> super::decision::LogFields<'a> {
+        use super::decision::{Field, log_key};
+        let count = |v: Vote| self.properties.iter().filter(|p| p.vote == v).count() as u64;
+        vec![
+            (log_key!("patch_id"), request.patch_id.as_deref().into()),
+            (log_key!("outcome"), Field::Plain(self.outcome.as_str())),
+            (log_key!("reason"), Field::Plain(self.reason.as_str())),
+            (log_key!("rule"), u64::from(self.rule).into()),
+            (log_key!("exit_code"), self.outcome.exit_code().into()),
+            (log_key!("votes_yes"), count(Vote::Yes).into()),
+            (log_key!("votes_no"), count(Vote::No).into()),
+            (log_key!("excluded"), count(Vote::Excluded).into()),
+            (log_key!("debt_counted"), self.debt.counted.into()),
+            (log_key!("debt_cap"), self.debt.cap.into()),
+            (log_key!("seal_match"), self.facts.seal_matches.into()),
+        ]
+    }
 
-    #[test]
-    fn classification_follows_the_contract() {
-        // CONTRACT.md section 2, by hand: `None` is a run killed by its timeout or a signal.
-        let pytest = [1u8];
-        let cargo = [101u8];
-        type Case<'a> = (&'a [Option<u8>], &'a [u8], RunState);
-        let cases: [Case; 14] = [
-            (&[Some(0), Some(0)], &pytest, RunState::Pass),
-            (&[Some(0); 10], &pytest, RunState::Pass),
-            (&[Some(1), Some(1)], &pytest, RunState::Fail),
-            (&[Some(101), Some(101)], &cargo, RunState::Fail),
-            // A Rust repository's failing `cargo test` read with pytest's codes: not a catch.
-            (&[Some(101), Some(101)], &pytest, RunState::Error),
-            // pytest exit 5, "no tests collected": the harness, never a rejection.
-            (&[Some(5), Some(5), Some(5)], &pytest, RunState::Error),
-            (&[Some(3), Some(3)], &pytest, RunState::Error),
-            (&[None, None], &pytest, RunState::Error),
-            (&[Some(0), Some(1)], &pytest, RunState::Flake),
-            (&[Some(1), Some(0)], &pytest, RunState::Flake),
-            (&[Some(1), Some(2)], &pytest, RunState::Flake),
-            (&[Some(0), None], &pytest, RunState::Flake),
-            (&[Some(0), Some(0), Some(1)], &pytest, RunState::Flake),
-            (&[], &pytest, RunState::Missing),
-        ];
-        for (runs, catch, want) in cases {
-            assert_eq!(
-                classify(runs, catch),
-                want,
-                "{runs:?} with catches {catch:?}"
-            );
-        }
-        // Two different catch codes are still every run a catch.
-        assert_eq!(classify(&[Some(1), Some(2)], &[1, 2]), RunState::Fail);
+    fn answer(&self, request: &QuorumRequest, decision_id: String) -> QuorumAnswer {
+        QuorumDecision::answer(self, request, decision_id)
+    }
+
+    fn answer_exit_code(answer: &QuorumAnswer) -> u8 {
+        answer.exit_code
+    }
+
+    fn line(answer: &QuorumAnswer) -> String {
+        format!(
+            "{} reason={}\n",
+            answer.outcome.as_str(),
+            answer.reason.as_str()
+        )
     }
 }

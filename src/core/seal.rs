@@ -309,6 +309,48 @@ impl Drift {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The seal check of a decision request: the seal computed now against the one committed
+
+/// The fixture seal computed now, and the one committed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SealCheck {
+    pub actual: Digest,
+    pub expected: Digest,
+}
+
+/// The seal check as answered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct SealCheckAnswer {
+    pub actual: String,
+    pub expected: String,
+    #[serde(rename = "match")]
+    pub matches: bool,
+}
+
+/// Validates `{"actual", "expected"}`, two 64-hex digests.
+pub fn parse_seal(v: &Value, e: &mut Errors) -> Option<SealCheck> {
+    let obj = object(v, "/seal", "the seal", &["actual", "expected"], e)?;
+    let actual = parse_seal_digest(&obj, "actual", e);
+    let expected = parse_seal_digest(&obj, "expected", e);
+    Some(SealCheck {
+        actual: actual?,
+        expected: expected?,
+    })
+}
+
+/// A required 64-hex digest at `key` of `obj`.
+pub fn parse_seal_digest(obj: &fields::Obj<'_>, key: &str, e: &mut Errors) -> Option<Digest> {
+    let s = obj.req_string(key, 64, e)?;
+    match Digest::parse_hex(&s) {
+        Ok(d) => Some(d),
+        Err(err) => {
+            e.push(obj.pointer(key), format!("`{key}` {err}"));
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,17 +5,13 @@ use axum::response::Response;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+use axum::http::HeaderMap;
+
 use super::AppState;
-use super::budget::run_cpu;
+use super::decide::decide;
 use super::extract::JsonBytes;
-use super::layers::with_request_id;
-use super::route::json_response;
-use super::status_for_exit;
-use crate::core::admit::{AdmitAnswer, decide, parse_request};
-use crate::core::json::parse_json;
+use crate::core::admit::{AdmitAnswer, AdmitDecision};
 use crate::core::problem::Problem;
-use crate::ids::new_decision_id;
-use crate::telemetry::log_admit_decision;
 
 /// Decide whether a check earns its vote: a two-commit proof on the same sealed fixtures.
 ///
@@ -44,24 +40,10 @@ use crate::telemetry::log_admit_decision;
 )]
 pub async fn admit(
     State(state): State<AppState>,
+    headers: HeaderMap,
     JsonBytes(body, _slot): JsonBytes,
 ) -> Result<Response, Problem> {
-    let worker = state.clone();
-    run_cpu(&state, body.len(), move || admit_answer(&worker, &body)).await?
-}
-
-fn admit_answer(state: &AppState, body: &[u8]) -> Result<Response, Problem> {
-    let value = parse_json(body)?;
-    let request = parse_request(&value).map_err(Problem::invalid)?;
-    let decision = decide(&request);
-    let decision_id = new_decision_id();
-    with_request_id(|request_id| log_admit_decision(request_id, &decision_id, &request, &decision));
-    state
-        .metrics()
-        .record_decision("admit", decision.outcome.as_str());
-    let status = status_for_exit(decision.outcome.exit_code());
-    let answer: AdmitAnswer = decision.answer(&request, decision_id);
-    Ok(json_response(status, &answer))
+    decide::<AdmitDecision>(state, &headers, body).await
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,25 +1,16 @@
 //! `POST /route/checks`: a thin handler over the core's reading of a forge's checks.
 
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, header};
+use axum::http::HeaderMap;
 use axum::response::Response;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::AppState;
-use super::budget::run_cpu;
-use super::extract::{Answer, JsonBytes, negotiate};
-use super::layers::with_request_id;
-use super::route::{TEXT_PLAIN, json_response, text_response};
-use super::status_for_exit;
-use crate::core::checks::{ChecksAnswer, SHAPE, decide_checks, parse_checks_request};
-use crate::core::json::parse_projected;
+use super::decide::decide;
+use super::extract::JsonBytes;
+use crate::core::checks::{ChecksAnswer, ChecksOutcome};
 use crate::core::problem::Problem;
-use crate::ids::new_decision_id;
-use crate::telemetry::log_checks_decision;
-
-/// How long a merge bot is asked to wait before asking again while checks run, in seconds.
-pub const PENDING_RETRY_AFTER_S: u32 = 30;
 
 /// Route a forge's check results: GitHub's list-check-runs and combined-status responses,
 /// verbatim, and which checks make up each gate.
@@ -59,36 +50,7 @@ pub async fn route_checks(
     headers: HeaderMap,
     JsonBytes(body, _slot): JsonBytes,
 ) -> Result<Response, Problem> {
-    let answer = negotiate(&headers);
-    let worker = state.clone();
-    run_cpu(&state, body.len(), move || {
-        checks_answer(&worker, &body, answer)
-    })
-    .await?
-}
-
-fn checks_answer(state: &AppState, body: &[u8], media: Answer) -> Result<Response, Problem> {
-    let value = parse_projected(body, &SHAPE)?;
-    let request = parse_checks_request(&value).map_err(Problem::invalid)?;
-    let outcome = decide_checks(&request);
-    let decision_id = new_decision_id();
-    with_request_id(|request_id| log_checks_decision(request_id, &decision_id, &request, &outcome));
-    state
-        .metrics()
-        .record_decision("route/checks", outcome.disposition().as_str());
-    let status = status_for_exit(outcome.exit_code());
-    let answer = outcome.answer(&request, decision_id);
-    let mut res = match media {
-        Answer::Text => text_response(status, answer.line(), TEXT_PLAIN),
-        Answer::Json | Answer::Markdown => json_response(status, &answer),
-    };
-    if outcome.decision.is_none() {
-        res.headers_mut().insert(
-            header::RETRY_AFTER,
-            HeaderValue::from(PENDING_RETRY_AFTER_S),
-        );
-    }
-    Ok(res)
+    decide::<ChecksOutcome>(state, &headers, body).await
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -9,18 +9,15 @@ use utoipa::ToSchema;
 
 use super::AppState;
 use super::budget::run_cpu;
-use super::extract::{Answer, JsonBytes, negotiate_among};
-use super::layers::with_request_id;
+use super::decide::decide;
+use super::extract::JsonBytes;
 use super::quorum::{LedgerRowDoc, ResultDoc, SealDoc};
-use super::route::{TEXT_MARKDOWN, TEXT_PLAIN, json_response, text_response};
-use super::status_for_exit;
+use super::route::json_response;
 use crate::core::gate::{
-    GateAnswer, GateRuleRow, decide_gate, markdown, parse_gate_request, rule_rows, text_line,
+    GateAnswer, GateDecision, GateNext, GateRuleRow, next_step, parse_gate_request, rule_rows,
 };
 use crate::core::json::parse_json;
 use crate::core::problem::Problem;
-use crate::ids::new_decision_id;
-use crate::telemetry::log_gate_decision;
 
 /// Decide one patch from the facts its gate gathered.
 ///
@@ -58,30 +55,44 @@ pub async fn gate(
     headers: HeaderMap,
     JsonBytes(body, _slot): JsonBytes,
 ) -> Result<Response, Problem> {
-    let answer = negotiate_among(&headers, &[Answer::Json, Answer::Text, Answer::Markdown]);
-    let worker = state.clone();
-    run_cpu(&state, body.len(), move || {
-        gate_answer(&worker, &body, answer)
-    })
-    .await?
+    decide::<GateDecision>(state, &headers, body).await
 }
 
-fn gate_answer(state: &AppState, body: &[u8], media: Answer) -> Result<Response, Problem> {
-    let value = parse_json(body)?;
-    let request = parse_gate_request(&value).map_err(Problem::invalid)?;
-    let decision = decide_gate(&request, state.settings().debt_cap);
-    let decision_id = new_decision_id();
-    with_request_id(|request_id| log_gate_decision(request_id, &decision_id, &request, &decision));
-    state
-        .metrics()
-        .record_decision("gate", decision.disposition.as_str());
-    let status = status_for_exit(decision.exit_code());
-    let answer: GateAnswer = decision.answer(&request, decision_id);
-    Ok(match media {
-        Answer::Json => json_response(status, &answer),
-        Answer::Text => text_response(status, text_line(&answer), TEXT_PLAIN),
-        Answer::Markdown => text_response(status, markdown(&answer), TEXT_MARKDOWN),
+/// Plan the patch gate's next step from the facts gathered so far (the same body as
+/// `POST /gate`, with `property_runs` and `fixture_suite` left out until they are run).
+///
+/// `next` is `runs` (run `property_ids`, each the configured number of times, and send them
+/// as `property_runs`), `suite` (run the fixture suite and send it as `fixture_suite`) or
+/// `decide` (send everything to `POST /gate`). `disposition`, `rule`, `reason` and `steps`
+/// are what the gate would answer on these facts alone. `patchgate gate --server` asks this
+/// before each step, so the server's settings (its debt cap) decide what runs. Not a
+/// decision: always 200, no `decision_id`, nothing logged.
+#[utoipa::path(
+    post,
+    path = "/gate/next",
+    tag = "gate",
+    request_body(content = GateRequestDoc, content_type = "application/json"),
+    responses(
+        (status = 200, description = "The next step", body = GateNext),
+        (status = 400, description = "Malformed JSON or empty body", body = Problem, content_type = "application/problem+json"),
+        (status = 408, description = "The body did not arrive in time", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over the limit", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Well-formed but invalid; `errors` names each field", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn gate_next(
+    State(state): State<AppState>,
+    JsonBytes(body, _slot): JsonBytes,
+) -> Result<Response, Problem> {
+    let worker = state.clone();
+    run_cpu(&state, body.len(), move || {
+        let value = parse_json(&body)?;
+        let request = parse_gate_request(&value).map_err(Problem::invalid)?;
+        let plan = next_step(&request, worker.settings().debt_cap);
+        Ok(json_response(axum::http::StatusCode::OK, &plan))
     })
+    .await?
 }
 
 /// The gate's rules, in order (first match wins; the last hands over to the router, whose
@@ -131,6 +142,10 @@ pub struct GateRequestDoc {
     /// Absent when the suite did not run.
     #[schema(nullable = false)]
     fixture_suite: Option<FixtureSuiteDoc>,
+    /// When true, a strong row without `admitted` votes as weak (it may reject, it never fills
+    /// the quorum) and is reported `unproven`. Default false.
+    #[schema(nullable = false)]
+    require_admission: Option<bool>,
 }
 
 /// The base commit's property catalog.
@@ -149,7 +164,7 @@ pub struct GateCatalogDoc {
 pub struct GatePropertyDoc {
     #[schema(min_length = 1, max_length = 256)]
     id: String,
-    strength: crate::core::quorum::Strength,
+    strength: crate::core::catalog::Strength,
     /// Non-empty list of path prefixes this property observes (whole segments).
     #[schema(min_items = 1)]
     locality: Vec<super::openapi::RepoPathDoc>,

@@ -57,8 +57,8 @@ fn plan_answer(body: &[u8]) -> Result<Json<Plan>, Problem> {
 /// second (null for a scope tier or a zero total), with plain-language notes.
 #[utoipa::path(post, path = "/ladder/report", tag = "ladder",
     request_body(content(
-        (Vec<ladder::LedgerRow> = "application/json"),
-        (Vec<ladder::LedgerRow> = "application/x-ndjson"),
+        (Vec<ladder::TierRow> = "application/json"),
+        (Vec<ladder::TierRow> = "application/x-ndjson"),
     )),
     responses(
         (status = 200, description = "The report", body = Report),

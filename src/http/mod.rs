@@ -6,6 +6,7 @@
 mod admit;
 pub mod budget;
 mod checks;
+mod decide;
 mod error;
 mod extract;
 mod gate;
@@ -126,7 +127,7 @@ impl Default for Settings {
         Self {
             decision_body_limit: 4 * 1024 * 1024,
             request_timeout: Duration::from_secs(30),
-            debt_cap: crate::core::quorum::DEFAULT_DEBT_CAP,
+            debt_cap: crate::core::freeze_ledger::DEFAULT_DEBT_CAP,
             seal_archive_limit: 1024 * 1024 * 1024,
             seal_decompressed_limit: 4 * 1024 * 1024 * 1024,
             report_body_limit: 64 * 1024 * 1024,
@@ -276,26 +277,41 @@ pub fn body_limit(settings: &Settings, route: &str) -> u64 {
     }
 }
 
-/// Every endpoint, declared once. The router, the OpenAPI document's paths, the metric labels
-/// and the open (unauthenticated, never shed) set all come from this list: a new endpoint is
-/// one line here and its `#[utoipa::path]`. Operations tagged `operations` or `reference` are
-/// the open ones.
+/// Every endpoint, declared once: the public ones merged with the protected ones. The router,
+/// the OpenAPI document's paths and the metric labels all come from this list: a new endpoint
+/// is one line in [`public_endpoints`] or [`protected_endpoints`] and its `#[utoipa::path]`.
 pub fn endpoints() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .merge(protected_endpoints())
+        .merge(public_endpoints())
+}
+
+/// The decision endpoints: they need the token when the server has one, and are shed under
+/// load. Every endpoint is here unless it is listed as public: openness is decided by which
+/// list an endpoint is in, never by its documentation tags.
+fn protected_endpoints() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
         .routes(routes!(route::route))
         .routes(routes!(route::route_batch))
-        .routes(routes!(route::route_table))
         .routes(routes!(checks::route_checks))
         .routes(routes!(quorum::quorum))
         .routes(routes!(admit::admit))
         .routes(routes!(gate::gate))
-        .routes(routes!(gate::gate_rules))
+        .routes(routes!(gate::gate_next))
         .routes(routes!(seal::seal))
         .routes(routes!(ladder::plan))
         .routes(routes!(ladder::report))
         .routes(routes!(ladder::freeze))
         .routes(routes!(ladder::review))
         .routes(routes!(ladder::calibrate))
+}
+
+/// The endpoints open to anyone, without a token and never shed: health, readiness, metrics,
+/// the API document, the page for people, and the static decision tables it renders.
+fn public_endpoints() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(route::route_table))
+        .routes(routes!(gate::gate_rules))
         .routes(routes!(page::index))
         .routes(routes!(page::script))
         .routes(routes!(page::style))
@@ -305,11 +321,6 @@ pub fn endpoints() -> OpenApiRouter<AppState> {
         .routes(routes!(ops::metrics))
         .routes(routes!(ops::openapi))
 }
-
-/// The tags of the operations that stay open (no token, never shed): `operations` (health,
-/// readiness, metrics, the API document, the page) and `reference` (the static decision
-/// tables the page renders).
-const OPEN_TAGS: [&str; 2] = ["operations", "reference"];
 
 /// What the endpoint declaration says about each served path, read once at start-up.
 struct Routes {
@@ -321,19 +332,15 @@ struct Routes {
 
 impl Routes {
     fn from_declaration() -> Self {
-        let api = endpoints().into_openapi();
+        let public = public_endpoints().into_openapi();
         let mut labels = Vec::new();
         let mut open = Vec::new();
-        for (path, item) in &api.paths.paths {
+        for path in endpoints().into_openapi().paths.paths.keys() {
             // Leaked once per path at start-up: labels are `&'static str`, so counting a
             // request allocates nothing.
             let label: &'static str = Box::leak(path.clone().into_boxed_str());
             labels.push(label);
-            let tags = [&item.get, &item.post]
-                .into_iter()
-                .flatten()
-                .flat_map(|op| op.tags.iter().flatten());
-            if tags.into_iter().any(|t| OPEN_TAGS.contains(&t.as_str())) {
+            if public.paths.paths.contains_key(path) {
                 open.push(label);
             }
         }
@@ -460,6 +467,35 @@ pub async fn serve(
 #[cfg(test)]
 mod tests {
     use super::BearerToken;
+
+    /// The open paths, written by hand: everything else needs the token.
+    #[test]
+    fn only_the_public_list_is_open() {
+        let state = super::AppState::new(super::Settings::default());
+        let mut open: Vec<&str> = state
+            .route_labels()
+            .iter()
+            .copied()
+            .filter(|r| state.is_open(r))
+            .collect();
+        open.sort_unstable();
+        assert_eq!(
+            open,
+            [
+                "/",
+                "/gate/rules",
+                "/healthz",
+                "/icon.svg",
+                "/metrics",
+                "/openapi.json",
+                "/page.css",
+                "/page.js",
+                "/readyz",
+                "/route/table",
+            ]
+        );
+        assert!(state.route_labels().len() > open.len());
+    }
 
     #[test]
     fn the_token_matches_itself_only() {

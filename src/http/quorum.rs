@@ -5,17 +5,13 @@ use axum::response::Response;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+use axum::http::HeaderMap;
+
 use super::AppState;
-use super::budget::run_cpu;
+use super::decide::decide;
 use super::extract::JsonBytes;
-use super::layers::with_request_id;
-use super::route::json_response;
-use super::status_for_exit;
-use crate::core::json::parse_json;
 use crate::core::problem::Problem;
-use crate::core::quorum::{QuorumAnswer, decide, parse_request};
-use crate::ids::new_decision_id;
-use crate::telemetry::log_quorum_decision;
+use crate::core::quorum::{QuorumAnswer, QuorumDecision};
 
 /// Decide whether a patch's strong-property quorum holds on sealed fixtures.
 ///
@@ -42,28 +38,10 @@ use crate::telemetry::log_quorum_decision;
 )]
 pub async fn quorum(
     State(state): State<AppState>,
+    headers: HeaderMap,
     JsonBytes(body, _slot): JsonBytes,
 ) -> Result<Response, Problem> {
-    let worker = state.clone();
-    run_cpu(&state, body.len(), move || quorum_answer(&worker, &body)).await?
-}
-
-fn quorum_answer(state: &AppState, body: &[u8]) -> Result<Response, Problem> {
-    let value = parse_json(body)?;
-    let request = parse_request(&value).map_err(Problem::invalid)?;
-    let decision = decide(&request, state.settings().debt_cap);
-    let decision_id = new_decision_id();
-    with_request_id(|request_id| {
-        log_quorum_decision(request_id, &decision_id, &request, &decision)
-    });
-    state
-        .metrics()
-        .record_decision("quorum", decision.outcome.as_str());
-    let status = status_for_exit(decision.outcome.exit_code());
-    Ok(json_response(
-        status,
-        &decision.answer(&request, decision_id),
-    ))
+    decide::<QuorumDecision>(state, &headers, body).await
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -116,7 +94,7 @@ pub struct CatalogDoc {
 pub struct PropertyDoc {
     #[schema(min_length = 1, max_length = 256)]
     id: String,
-    strength: crate::core::quorum::Strength,
+    strength: crate::core::catalog::Strength,
     /// Non-empty list of path prefixes this property observes (whole segments).
     #[schema(min_items = 1)]
     locality: Vec<super::openapi::RepoPathDoc>,

@@ -9,33 +9,31 @@ use utoipa::ToSchema;
 
 use super::AppState;
 use super::budget::run_cpu;
-use super::extract::{Answer, JsonBytes, negotiate};
+use super::decide::decide;
+use super::extract::JsonBytes;
 use super::layers::with_request_id;
 use super::status_for_exit;
-use crate::core::answer::{
-    RouteAnswer, RouteOutcome, TableRow, decide_route, route_table as table_rows,
-};
-use crate::core::evidence::{BatchDoc, RouteRequest, parse_route_bytes, validate};
+use crate::core::answer::{RouteAnswer, RouteOutcome, TableRow, route_table as table_rows};
+use crate::core::decision::{Decision, Defaults};
+use crate::core::evidence::{BatchDoc, RouteRequest, validate};
 use crate::core::json::parse_json_as;
 use crate::core::problem::{FieldError, MAX_ERRORS, Problem};
 use crate::core::route::Verdict;
 use crate::ids::new_decision_id;
-use crate::telemetry::log_route_decision;
+use crate::telemetry::log_decision_of;
 
 /// Most documents one `/route/batch` call may carry.
 pub const MAX_BATCH: usize = 10_000;
 
-fn decide_and_log(
-    state: &AppState,
-    endpoint: &'static str,
-    request: &RouteRequest,
-) -> (RouteOutcome, String) {
-    let outcome = decide_route(request);
+/// One `/route/batch` document decided, logged and counted as the batch's.
+fn decide_in_batch(state: &AppState, request: &RouteRequest) -> (RouteOutcome, String) {
+    const ENDPOINT: &str = "route/batch";
+    let outcome = RouteOutcome::decide(request, &Defaults::default());
     let decision_id = new_decision_id();
-    with_request_id(|request_id| log_route_decision(endpoint, request_id, &decision_id, &outcome));
-    state
-        .metrics()
-        .record_decision(endpoint, outcome.decision.disposition.as_str());
+    with_request_id(|request_id| {
+        log_decision_of(ENDPOINT, request_id, &decision_id, request, &outcome);
+    });
+    state.metrics().record_decision(ENDPOINT, outcome.label());
     (outcome, decision_id)
 }
 
@@ -56,17 +54,6 @@ pub fn json_response<T: Serialize>(status: StatusCode, value: &T) -> Response {
             Problem::new(500, "internal", "an internal error occurred").into_response()
         }
     }
-}
-
-pub const TEXT_PLAIN: &str = "text/plain; charset=utf-8";
-pub const TEXT_MARKDOWN: &str = "text/markdown; charset=utf-8";
-
-/// A text answer (`text/plain`, `text/markdown`) with `status`.
-pub fn text_response(status: StatusCode, body: String, content_type: &'static str) -> Response {
-    let mut res = (status, body).into_response();
-    res.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    res
 }
 
 /// Decide one patch from its three gate verdicts.
@@ -96,34 +83,7 @@ pub async fn route(
     headers: HeaderMap,
     JsonBytes(body, _slot): JsonBytes,
 ) -> Result<Response, Problem> {
-    let answer = negotiate(&headers);
-    let worker = state.clone();
-    run_cpu(&state, body.len(), move || {
-        route_answer(&worker, &body, answer)
-    })
-    .await?
-}
-
-fn route_answer(state: &AppState, body: &[u8], answer: Answer) -> Result<Response, Problem> {
-    let request = parse_route_bytes(body)?;
-    let (outcome, decision_id) = decide_and_log(state, "route", &request);
-    let status = status_for_exit(outcome.decision.exit_code());
-    Ok(match answer {
-        Answer::Text => text_response(status, outcome.decision.line(), TEXT_PLAIN),
-        // `/route` offers no Markdown.
-        Answer::Json | Answer::Markdown => {
-            // Built directly: `(status, String)` would first set a text/plain type to replace.
-            let mut res = Response::new(axum::body::Body::from(
-                outcome.answer(decision_id).to_json(),
-            ));
-            *res.status_mut() = status;
-            res.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            res
-        }
-    })
+    decide::<RouteOutcome>(state, &headers, body).await
 }
 
 /// One slot of a batch answer: a decision with the status it would have had alone, or the
@@ -207,7 +167,7 @@ fn batch_answer(state: &AppState, body: &[u8]) -> Result<Response, Problem> {
         .enumerate()
         .map(|(index, doc)| match validate(doc) {
             Ok(request) => {
-                let (outcome, decision_id) = decide_and_log(state, "route/batch", &request);
+                let (outcome, decision_id) = decide_in_batch(state, &request);
                 let status = status_for_exit(outcome.decision.exit_code()).as_u16();
                 BatchItem::Decided(BatchDecided {
                     answer: outcome.answer(decision_id),

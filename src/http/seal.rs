@@ -344,13 +344,17 @@ fn seal_answer(
     let decision_id = new_decision_id();
     let seal_hex = decision.sealed.seal.to_hex();
     with_request_id(|request_id| {
-        crate::telemetry::log_seal_decision(
+        use crate::core::decision::{Field, log_key};
+        crate::telemetry::log_decision_at(
+            "seal",
             request_id,
             &decision_id,
-            &seal_hex,
-            decision.sealed.files,
-            outcome,
-            exit_code,
+            vec![
+                (log_key!("seal"), Field::Plain(&seal_hex)),
+                (log_key!("files"), decision.sealed.files.into()),
+                (log_key!("outcome"), Field::Plain(outcome)),
+                (log_key!("exit_code"), exit_code.into()),
+            ],
         );
     });
     state.metrics().record_decision("seal", outcome);

@@ -22,12 +22,6 @@ use clap::ValueEnum;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter as _;
 
-use crate::core::admit::{AdmitDecision, AdmitRequest};
-use crate::core::answer::RouteOutcome;
-use crate::core::checks::{ChecksOutcome, ChecksRequest};
-use crate::core::gate::{GateDecision, GateRequest};
-use crate::core::quorum::{QuorumDecision, QuorumRequest, Vote};
-
 /// The target of decision-log events; filter on it with `RUST_LOG=patchgate::decision=info`.
 pub const DECISION_TARGET: &str = crate::core::DECISION_TARGET;
 
@@ -74,56 +68,8 @@ pub fn init_server(format: LogFormat) -> FlushGuard {
 /// writer, set when that subscriber is installed in JSON mode.
 static DECISION_LINES: OnceLock<BatchWriter> = OnceLock::new();
 
-/// The value of one decision-log field. An absent one is left out of the line (as a tracing
-/// event leaves out a `None`).
-#[derive(Debug, Clone, Copy)]
-pub enum Field<'a> {
-    /// A string from outside (a client's id): escaped as JSON needs.
-    Str(&'a str),
-    /// A string of ours that needs no escaping (a rule name, a verdict, an id we made):
-    /// copied as it is.
-    Plain(&'a str),
-    U64(u64),
-    Bool(bool),
-    Absent,
-}
-
-impl<'a> From<&'a str> for Field<'a> {
-    fn from(v: &'a str) -> Self {
-        Field::Str(v)
-    }
-}
-
-impl<'a> From<Option<&'a str>> for Field<'a> {
-    fn from(v: Option<&'a str>) -> Self {
-        v.map_or(Field::Absent, Field::Str)
-    }
-}
-
-impl From<u64> for Field<'_> {
-    fn from(v: u64) -> Self {
-        Field::U64(v)
-    }
-}
-
-impl From<u8> for Field<'_> {
-    fn from(v: u8) -> Self {
-        Field::U64(u64::from(v))
-    }
-}
-
-impl From<bool> for Field<'_> {
-    fn from(v: bool) -> Self {
-        Field::Bool(v)
-    }
-}
-
-/// A decision-log field's key as it is written into the JSON line: `,"name":`.
-macro_rules! key {
-    ($name:literal) => {
-        concat!(",\"", $name, "\":")
-    };
-}
+pub use crate::core::decision::Field;
+use crate::core::decision::{Decision, log_key as key};
 
 /// The name in a [`key!`].
 fn key_name(key: &str) -> &str {
@@ -164,205 +110,40 @@ fn log_decision(fields: &[(&'static str, Field<'_>)]) {
     }
 }
 
-/// Writes one router decision to the decision log.
-pub fn log_route_decision(
+/// Writes one decision of `D` to the decision log, as it was made at `endpoint` (`D`'s own,
+/// or `route/batch` for a `/route` document decided in a batch).
+pub fn log_decision_of<D: Decision>(
     endpoint: &'static str,
     request_id: &str,
     decision_id: &str,
-    outcome: &RouteOutcome,
+    request: &D::Request,
+    decision: &D,
 ) {
-    let d = &outcome.decision;
-    let v = &outcome.verdicts;
-    log_decision(&[
-        (key!("endpoint"), Field::Plain(endpoint)),
-        (key!("request_id"), Field::Str(request_id)),
-        (key!("decision_id"), Field::Plain(decision_id)),
-        (key!("patch_id"), outcome.patch_id.as_deref().into()),
-        (
-            key!("property_check"),
-            Field::Plain(v.property_check.as_str()),
-        ),
-        (
-            key!("fixture_check"),
-            Field::Plain(v.fixture_check.as_str()),
-        ),
-        (key!("flaky_freeze"), Field::Plain(v.flaky_freeze.as_str())),
-        (key!("disposition"), Field::Plain(d.disposition.as_str())),
-        (key!("attribution"), Field::Plain(d.attribution.as_str())),
-        (key!("rule"), Field::Plain(d.rule.as_str())),
-        (key!("exit_code"), d.exit_code().into()),
-    ]);
+    if !tracing::enabled!(target: DECISION_TARGET, tracing::Level::INFO) {
+        return;
+    }
+    log_decision_at(
+        endpoint,
+        request_id,
+        decision_id,
+        decision.log_fields(request),
+    );
 }
 
-/// Writes one quorum decision to the decision log.
-pub fn log_quorum_decision(
-    request_id: &str,
-    decision_id: &str,
-    request: &QuorumRequest,
-    decision: &QuorumDecision,
+/// Writes one decision line: the endpoint, the request and decision ids, then `fields`.
+pub fn log_decision_at<'a>(
+    endpoint: &'static str,
+    request_id: &'a str,
+    decision_id: &'a str,
+    mut fields: Vec<(&'static str, Field<'a>)>,
 ) {
-    let count = |v: Vote| decision.properties.iter().filter(|p| p.vote == v).count() as u64;
-    log_decision(&[
-        (key!("endpoint"), Field::Plain("quorum")),
-        (key!("request_id"), Field::Str(request_id)),
-        (key!("decision_id"), Field::Plain(decision_id)),
-        (key!("patch_id"), request.patch_id.as_deref().into()),
-        (key!("outcome"), Field::Plain(decision.outcome.as_str())),
-        (key!("reason"), Field::Plain(decision.reason.as_str())),
-        (key!("rule"), u64::from(decision.rule).into()),
-        (key!("exit_code"), decision.outcome.exit_code().into()),
-        (key!("votes_yes"), count(Vote::Yes).into()),
-        (key!("votes_no"), count(Vote::No).into()),
-        (key!("excluded"), count(Vote::Excluded).into()),
-        (key!("debt_counted"), decision.debt.counted.into()),
-        (key!("debt_cap"), decision.debt.cap.into()),
-        (key!("seal_match"), decision.facts.seal_matches.into()),
-    ]);
-}
-
-/// Writes one admission decision to the decision log.
-pub fn log_admit_decision(
-    request_id: &str,
-    decision_id: &str,
-    request: &AdmitRequest,
-    decision: &AdmitDecision,
-) {
-    log_decision(&[
-        (key!("endpoint"), Field::Plain("admit")),
-        (key!("request_id"), Field::Str(request_id)),
-        (key!("decision_id"), Field::Plain(decision_id)),
-        (key!("check_id"), Field::Str(&request.check_id)),
-        (key!("kind"), Field::Plain(request.kind.as_str())),
-        (key!("mutant"), Field::Str(&request.mutant)),
-        (key!("outcome"), Field::Plain(decision.outcome.as_str())),
-        (key!("reason"), Field::Plain(decision.reason.as_str())),
-        (key!("rule"), u64::from(decision.rule).into()),
-        (key!("exit_code"), decision.outcome.exit_code().into()),
-        (
-            key!("base_state"),
-            Field::Plain(decision.facts.base.as_str()),
-        ),
-        (
-            key!("mutant_state"),
-            Field::Plain(decision.facts.mutant.as_str()),
-        ),
-        (key!("seal_match"), decision.facts.seal_matches.into()),
-    ]);
-}
-
-/// A verdict of a decision the router made, or absent.
-fn verdict_field(
-    verdicts: Option<&crate::core::route::Verdicts>,
-    pick: fn(&crate::core::route::Verdicts) -> crate::core::route::Verdict,
-) -> Field<'static> {
-    verdicts.map_or(Field::Absent, |v| Field::Plain(pick(v).as_str()))
-}
-
-/// Writes one patch-gate decision to the decision log. A decision the router made also
-/// carries its verdicts and `attribution`, so `/review` counts it with the router's own.
-pub fn log_gate_decision(
-    request_id: &str,
-    decision_id: &str,
-    request: &GateRequest,
-    decision: &GateDecision,
-) {
-    let verdicts = decision.evidence.as_ref();
-    log_decision(&[
-        (key!("endpoint"), Field::Plain("gate")),
-        (key!("request_id"), Field::Str(request_id)),
-        (key!("decision_id"), Field::Plain(decision_id)),
-        (key!("patch_id"), request.patch_id.as_deref().into()),
-        (key!("rule"), Field::Plain(<&str>::from(decision.rule))),
-        (
-            key!("disposition"),
-            Field::Plain(decision.disposition.as_str()),
-        ),
-        (key!("reason"), Field::Plain(decision.reason.as_str())),
-        (
-            key!("attribution"),
-            verdicts.map_or(Field::Absent, |_| Field::Plain(decision.reason.as_str())),
-        ),
-        (
-            key!("property_check"),
-            verdict_field(verdicts, |v| v.property_check),
-        ),
-        (
-            key!("fixture_check"),
-            verdict_field(verdicts, |v| v.fixture_check),
-        ),
-        (
-            key!("flaky_freeze"),
-            verdict_field(verdicts, |v| v.flaky_freeze),
-        ),
-        (key!("exit_code"), decision.exit_code().into()),
-        (
-            key!("changed_files"),
-            (request.changed_files.len() as u64).into(),
-        ),
-    ]);
-}
-
-/// Writes one `/route/checks` decision to the decision log. A routed one carries the verdicts
-/// and the attribution (so `/review` counts it with `/route`'s); a PENDING one says how many
-/// checks still run.
-pub fn log_checks_decision(
-    request_id: &str,
-    decision_id: &str,
-    request: &ChecksRequest,
-    outcome: &ChecksOutcome,
-) {
-    let verdicts = outcome.verdicts.as_ref();
-    let decided = |f: fn(&crate::core::route::Decision) -> &'static str| {
-        outcome
-            .decision
-            .map_or(Field::Absent, |d| Field::Plain(f(&d)))
-    };
-    log_decision(&[
-        (key!("endpoint"), Field::Plain("route/checks")),
-        (key!("request_id"), Field::Str(request_id)),
-        (key!("decision_id"), Field::Plain(decision_id)),
-        (key!("patch_id"), request.patch_id.as_deref().into()),
-        // Checked to be hex when the request was read; escaped all the same (it is the client's).
-        (key!("head_sha"), Field::Str(request.head_sha.as_str())),
-        (
-            key!("property_check"),
-            verdict_field(verdicts, |v| v.property_check),
-        ),
-        (
-            key!("fixture_check"),
-            verdict_field(verdicts, |v| v.fixture_check),
-        ),
-        (
-            key!("flaky_freeze"),
-            verdict_field(verdicts, |v| v.flaky_freeze),
-        ),
-        (
-            key!("disposition"),
-            Field::Plain(outcome.disposition().as_str()),
-        ),
-        (key!("attribution"), decided(|d| d.attribution.as_str())),
-        (key!("rule"), decided(|d| d.rule.as_str())),
-        (key!("exit_code"), outcome.exit_code().into()),
-        (key!("pending"), (outcome.pending.len() as u64).into()),
-    ]);
-}
-
-/// Writes one seal decision to the decision log.
-pub fn log_seal_decision(
-    request_id: &str,
-    decision_id: &str,
-    seal: &str,
-    files: u64,
-    outcome: &'static str,
-    exit_code: u8,
-) {
-    log_decision(&[
-        (key!("endpoint"), Field::Plain("seal")),
-        (key!("request_id"), Field::Str(request_id)),
-        (key!("decision_id"), Field::Plain(decision_id)),
-        (key!("seal"), Field::Plain(seal)),
-        (key!("files"), files.into()),
-        (key!("outcome"), Field::Plain(outcome)),
-        (key!("exit_code"), exit_code.into()),
-    ]);
+    fields.splice(
+        0..0,
+        [
+            (key!("endpoint"), Field::Plain(endpoint)),
+            (key!("request_id"), Field::Str(request_id)),
+            (key!("decision_id"), Field::Plain(decision_id)),
+        ],
+    );
+    log_decision(&fields);
 }

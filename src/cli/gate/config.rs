@@ -1,5 +1,8 @@
 //! `patchgate.toml`: the gate's configuration, always read from the base commit.
 
+use std::time::Duration;
+
+use crate::core::runs::CatchCodes;
 use serde::Deserialize;
 
 use crate::core::path::RepoPath;
@@ -50,8 +53,8 @@ pub struct PropertiesConfig {
     #[serde(default = "default_property_timeout")]
     pub timeout_s: f64,
     /// The exit codes that are a catch (default `[1]`; `cargo test`'s is 101).
-    #[serde(default = "default_catch")]
-    pub catch: Vec<u8>,
+    #[serde(default)]
+    pub catch: CatchCodes,
 }
 
 /// How the fixture suite runs.
@@ -62,8 +65,8 @@ pub struct SuiteConfig {
     pub command: Vec<String>,
     #[serde(default = "default_suite_timeout")]
     pub timeout_s: f64,
-    #[serde(default = "default_catch")]
-    pub catch: Vec<u8>,
+    #[serde(default)]
+    pub catch: CatchCodes,
     /// The JUnit XML report the suite writes (repo-relative): failed test ids are read from
     /// it, as `classname::name`.
     pub junit: Option<String>,
@@ -93,8 +96,19 @@ fn default_property_timeout() -> f64 {
 fn default_suite_timeout() -> f64 {
     900.0
 }
-fn default_catch() -> Vec<u8> {
-    vec![1]
+
+impl PropertiesConfig {
+    /// One run's timeout (checked when the config was read).
+    pub fn timeout(&self) -> Duration {
+        crate::cli::runner::timeout(self.timeout_s).unwrap_or(Duration::ZERO)
+    }
+}
+
+impl SuiteConfig {
+    /// The suite's timeout (checked when the config was read).
+    pub fn timeout(&self) -> Duration {
+        crate::cli::runner::timeout(self.timeout_s).unwrap_or(Duration::ZERO)
+    }
 }
 
 /// A config error: the key, and what is wrong with it.
@@ -174,23 +188,7 @@ impl GateConfig {
             ("properties.timeout_s", p.timeout_s),
             ("suite.timeout_s", self.suite.timeout_s),
         ] {
-            if !(t.is_finite() && t > 0.0 && t <= 86_400.0) {
-                return Err(invalid(
-                    key,
-                    "must be more than 0 and at most 86400 seconds",
-                ));
-            }
-        }
-        for (key, catch) in [
-            ("properties.catch", &p.catch),
-            ("suite.catch", &self.suite.catch),
-        ] {
-            if catch.is_empty() || catch.contains(&0) {
-                return Err(invalid(
-                    key,
-                    "lists the exit codes that are a failure: at least one, never 0",
-                ));
-            }
+            crate::cli::runner::timeout(t).map_err(|why| invalid(key, &why))?;
         }
         Ok(())
     }

@@ -12,23 +12,22 @@ mod junit;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use clap::Args;
 use serde_json::{Map, Value, json};
 
+use super::documents::{parse_document, parse_seal_text};
 use super::error::{CliError, CliResult};
-use super::ladder::{describe, run_tier};
-use super::quorum::{fill_commit_counts, parse_document, parse_seal_text};
-use super::{RemoteArgs, git, git_changed, output, remote};
+use super::git::{base_file, commit_of, enter_repository, fill_commit_counts, git, git_changed};
+use super::runner::{argv_for, run_check};
+use super::{RemoteArgs, output, remote};
+use crate::core::freeze_ledger::DEFAULT_DEBT_CAP;
 use crate::core::gate::{
-    GateAnswer, GateDisposition, GateRuleName, Step, decide_gate, markdown, parse_gate_request,
-    step_name, text_line,
+    GateAnswer, GateDecision, GateDisposition, GateNext, GateRuleName, NextStep, Step, fit_test_id,
+    markdown, next_step, parse_gate_request, step_name,
 };
 use crate::core::ladder::{SCOPE_TIER, T1, T2, TierVerdict};
 use crate::core::problem::Problem;
-use crate::core::quorum::{DEFAULT_DEBT_CAP, Vote};
-use crate::core::route::Verdict;
 use crate::exit::Exit;
 use config::STARTER;
 pub(super) use config::{CONFIG_FILE, GateConfig};
@@ -128,48 +127,6 @@ pub fn init(args: InitArgs) -> CliResult {
         args.path.display()
     ));
     Ok(Exit::Go)
-}
-
-/// Changes to `directory` (`-C`), then to the top of the git repository it is in: the
-/// config's paths are repository-relative.
-pub(super) fn enter_repository(directory: Option<&Path>) -> Result<(), CliError> {
-    if let Some(dir) = directory {
-        std::env::set_current_dir(dir)
-            .map_err(|e| CliError::usage(format!("cannot change to {}: {e}", dir.display())))?;
-    }
-    let top = git(&["rev-parse", "--show-toplevel"])
-        .map_err(|_| CliError::usage("not inside a git repository (or give -C REPO)"))?;
-    let top = PathBuf::from(String::from_utf8_lossy(&top).trim());
-    std::env::set_current_dir(&top)
-        .map_err(|e| CliError::usage(format!("cannot change to {}: {e}", top.display())))
-}
-
-/// The base commit's file at `path`, or `None` when it has none.
-pub(super) fn base_file(base: &str, path: &str) -> Result<Option<Vec<u8>>, CliError> {
-    let spec = format!("{base}:{path}");
-    // `cat-file -e` says whether the object exists without printing git's error for a file
-    // that is simply absent.
-    let exists = std::process::Command::new("git")
-        .args(["cat-file", "-e", &spec])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .map_err(|e| CliError::data(format!("cannot run git: {e}")))?
-        .success();
-    if !exists {
-        return Ok(None);
-    }
-    git(&["cat-file", "blob", &spec]).map(Some)
-}
-
-pub(super) fn commit_of(rev: &str) -> Result<String, CliError> {
-    let out = git(&[
-        "rev-parse",
-        "--verify",
-        "--quiet",
-        &format!("{rev}^{{commit}}"),
-    ])
-    .map_err(|_| CliError::usage(format!("{rev:?} is not a commit in this repository")))?;
-    Ok(String::from_utf8_lossy(&out).trim().to_owned())
 }
 
 /// What the runner knows before running anything.
@@ -280,79 +237,134 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
 /// The message of facts the runner gathered that do not validate: they came from the base.
 const GATHERED_INVALID: &str = "the gate's inputs (read from the base commit) are invalid:";
 
-/// Decides `doc` with the local core; an invalid `doc` is refused field by field (65) with
-/// `invalid` as the headline.
-fn decide_local(doc: &Value, invalid: &str) -> Result<GateAnswer, CliError> {
-    let request = parse_gate_request(doc)
-        .map_err(|errors| CliError::problem(Exit::DataErr, invalid, &Problem::invalid(errors)))?;
-    let decision = decide_gate(&request, DEFAULT_DEBT_CAP);
-    Ok(decision.answer(&request, crate::ids::new_decision_id()))
+/// The core the runner asks: this process's, or a server's (`--server`). Either way the same
+/// code decides, with the same debt cap: a remote gate runs the steps the server plans.
+struct Core<'a> {
+    remote: &'a RemoteArgs,
 }
 
-/// The properties t1 runs: in locality, voting (not frozen), from the catalog's order.
-fn properties_to_run(answer: &GateAnswer) -> Option<Vec<String>> {
-    answer.steps.iter().find_map(|s| match s {
-        Step::Properties {
-            ran: true,
-            properties,
-            ..
-        } => Some(
-            properties
-                .iter()
-                .filter(|p| p.in_locality && p.vote == Vote::No)
-                .map(|p| p.id.clone())
-                .collect(),
-        ),
-        _ => None,
-    })
-}
+impl Core<'_> {
+    /// A request validated locally; an invalid one is refused field by field (65).
+    fn parse(doc: &Value, invalid: &str) -> Result<crate::core::gate::GateRequest, CliError> {
+        parse_gate_request(doc)
+            .map_err(|errors| CliError::problem(Exit::DataErr, invalid, &Problem::invalid(errors)))
+    }
 
-fn property_verdict(answer: &GateAnswer) -> Option<Verdict> {
-    answer.steps.iter().find_map(|s| match s {
-        Step::Properties {
-            ran: true, verdict, ..
-        } => Some(*verdict),
-        _ => None,
-    })
-}
-
-/// A command template with a check's id put in: `{id}` is the whole id; for a test id
-/// `classname::name`, `{classname}` and `{name}` are its two halves (a property id is all
-/// `{name}`).
-pub(super) fn argv_for(template: &[String], id: &str) -> Vec<String> {
-    let (classname, name) = id.rsplit_once("::").unwrap_or(("", id));
-    template
-        .iter()
-        .map(|a| {
-            a.replace("{id}", id)
-                .replace("{classname}", classname)
-                .replace("{name}", name)
-        })
-        .collect()
-}
-
-/// Runs one command as a ladder tier: its exit code (`None` when killed by its timeout or a
-/// signal, or when it could not start), and the seconds it took.
-fn run_one(label: &str, argv: &[String], timeout_s: f64) -> (Option<u8>, f64) {
-    match run_tier(argv, Duration::from_secs_f64(timeout_s)) {
-        Ok((status, seconds)) => {
-            let code = status
-                .and_then(|s| s.code())
-                .and_then(|c| u8::try_from(c).ok());
-            output::error(&format!(
-                "{label}: {} ({seconds:.1} s)",
-                describe(status, timeout_s)
-            ));
-            (code, seconds)
-        }
-        Err(e) => {
-            output::error(&format!(
-                "{label}: cannot start {:?}: {e} (a broken harness)",
-                argv.first().map(String::as_str).unwrap_or_default()
-            ));
-            (None, 0.0)
+    /// What the gate needs next on the facts gathered so far.
+    fn next(&self, doc: &Value) -> Result<GateNext, CliError> {
+        match &self.remote.server {
+            Some(server) => {
+                let body = serde_json::to_vec(doc).unwrap_or_default();
+                let reply =
+                    remote::post(self.remote, server, "/gate/next", "application/json", body)?;
+                if reply.status != 200 {
+                    return Err(remote::failure(&reply));
+                }
+                serde_json::from_slice(&reply.body).map_err(|e| {
+                    CliError::unavailable(format!(
+                        "the server's /gate/next answer is not a plan: {e}"
+                    ))
+                })
+            }
+            None => Ok(next_step(
+                &Self::parse(doc, GATHERED_INVALID)?,
+                DEFAULT_DEBT_CAP,
+            )),
         }
     }
+
+    /// The decision on every fact gathered.
+    fn decide(&self, doc: &Value, invalid: &str) -> Result<GateAnswer, CliError> {
+        let body = serde_json::to_vec(doc).unwrap_or_default();
+        remote::decide::<GateDecision>(self.remote, body, |problem| {
+            CliError::problem(Exit::DataErr, invalid, &problem)
+        })
+    }
+}
+
+pub fn run(args: GateArgs) -> CliResult {
+    let core = Core {
+        remote: &args.remote,
+    };
+    if let Some(path) = &args.facts {
+        let bytes = super::read_input(path)
+            .map_err(|e| CliError::data(format!("cannot read {}: {e}", path.display())))?;
+        let doc = crate::core::json::strict_value(&bytes)
+            .map_err(|e| CliError::data(format!("{} is not valid JSON: {e}", path.display())))?;
+        return finish(&args, &core, &doc, "the facts document is invalid:").map(|(exit, _)| exit);
+    }
+    // Ctrl-C kills the running check's whole group and exits 130: no test outlives the gate.
+    super::interrupt::catch()?;
+    let g = gather(&args)?;
+    if args.dry_run {
+        return dry_run(&args, &g, &core.next(&g.doc)?);
+    }
+    let mut doc = g.doc.clone();
+    let mut seconds = Seconds::default();
+    // Each step at most once: the core asks for runs, then the suite, then a decision.
+    for round in 0..3 {
+        let plan = core.next(&doc)?;
+        if let Some(Step::Properties { ran, summary, .. }) = plan
+            .steps
+            .iter()
+            .find(|s| matches!(s, Step::Properties { .. }))
+            .filter(|_| plan.next != NextStep::Runs)
+        {
+            if *ran && doc.get("property_runs").is_some() {
+                output::error(&format!("{T1}: {summary}"));
+            } else if !*ran && round == 0 {
+                output::error(&format!(
+                    "{SCOPE_TIER}: scope hit (test-adjacent files changed): {T1} skipped"
+                ));
+            }
+        }
+        match plan.next {
+            NextStep::Runs => {
+                let p = &g.config.properties;
+                let mut runs = Map::new();
+                for id in &plan.property_ids {
+                    let argv = argv_for(&p.command, id);
+                    let mut codes = Vec::with_capacity(usize::from(p.runs));
+                    for n in 1..=p.runs {
+                        let label = format!("{T1} {id} run {n}/{}", p.runs);
+                        let (run, s) = run_check(&label, &argv, p.timeout(), None)?;
+                        seconds.t1 += s;
+                        codes.push(run);
+                    }
+                    runs.insert(id.clone(), json!({ "runs": codes }));
+                }
+                if doc.get("property_runs").is_some() {
+                    return Err(CliError::software(
+                        "the core asked for the properties twice",
+                    ));
+                }
+                doc["property_runs"] = Value::Object(runs);
+            }
+            NextStep::Suite => {
+                if doc.get("fixture_suite").is_some() {
+                    return Err(CliError::software("the core asked for the suite twice"));
+                }
+                let (suite, s) = run_suite(&g.config)?;
+                seconds.t2 = s;
+                doc["fixture_suite"] = suite;
+            }
+            NextStep::Decide => break,
+        }
+    }
+    let answer = finish(&args, &core, &doc, GATHERED_INVALID);
+    answer.and_then(|(exit, answer)| {
+        if let Some(path) = &args.ledger {
+            append_rows(path, &g.head, &g.changed, &tier_rows(&answer, seconds))?;
+        }
+        Ok(exit)
+    })
+}
+
+/// The seconds each tier's runs took, as the runner measured them.
+#[derive(Debug, Default, Clone, Copy)]
+struct Seconds {
+    t1: f64,
+    t2: f64,
 }
 
 /// A ladder-ledger row (section 4).
@@ -363,113 +375,62 @@ struct TierRow {
     exit_code: Option<u8>,
 }
 
-pub fn run(args: GateArgs) -> CliResult {
-    if let Some(path) = &args.facts {
-        let bytes = super::read_input(path)
-            .map_err(|e| CliError::data(format!("cannot read {}: {e}", path.display())))?;
-        let doc = crate::core::json::strict_value(&bytes)
-            .map_err(|e| CliError::data(format!("{} is not valid JSON: {e}", path.display())))?;
-        return finish(&args, &doc, None);
-    }
-    let g = gather(&args)?;
-    let first = decide_local(&g.doc, GATHERED_INVALID)?;
-    if args.dry_run {
-        return dry_run(&args, &g, &first);
-    }
-    let mut doc = g.doc.clone();
-    let mut rows: Vec<TierRow> = Vec::new();
-    if first.rule == GateRuleName::Route {
-        let scope_hit = first
-            .steps
-            .iter()
-            .any(|s| matches!(s, Step::Scope { scope_hits, .. } if !scope_hits.is_empty()));
-        let mut run_suite = true;
-        if let Some(ids) = properties_to_run(&first).filter(|_| !scope_hit) {
-            let p = &g.config.properties;
-            let mut runs = Map::new();
-            let mut seconds = 0.0;
-            for id in &ids {
-                let argv = argv_for(&p.command, id);
-                let mut codes = Vec::with_capacity(usize::from(p.runs));
-                for n in 1..=p.runs {
-                    let label = format!("{T1} {id} run {n}/{}", p.runs);
-                    let (code, s) = run_one(&label, &argv, p.timeout_s);
-                    seconds += s;
-                    codes.push(code);
-                }
-                runs.insert(id.clone(), json!({ "runs": codes }));
-            }
-            doc["property_runs"] = Value::Object(runs);
-            let after = decide_local(&doc, GATHERED_INVALID)?;
-            let verdict = property_verdict(&after).unwrap_or(Verdict::Unknown);
-            let tier = match verdict {
-                Verdict::Pass => TierVerdict::Pass,
-                Verdict::Fail => TierVerdict::Caught,
-                _ => TierVerdict::Error,
-            };
-            output::error(&format!(
-                "{T1}: {} ({} properties run)",
-                verdict.as_str(),
-                ids.len()
-            ));
-            rows.push(TierRow {
+/// The ladder-ledger rows of the tiers the decision reached, with the verdicts the core gave
+/// them: one row per tier that ran, so the ledger never disagrees with the answer.
+fn tier_rows(answer: &GateAnswer, seconds: Seconds) -> Vec<TierRow> {
+    answer
+        .steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Properties {
+                ran: true,
+                tier: Some(t),
+                ..
+            } => Some(TierRow {
                 tier: T1,
-                verdict: tier,
-                seconds,
+                verdict: *t,
+                seconds: seconds.t1,
                 exit_code: None,
-            });
-            // The ladder stops at the first tier that does not pass.
-            run_suite = verdict == Verdict::Pass;
-        } else if scope_hit {
-            output::error(&format!(
-                "{SCOPE_TIER}: scope hit (test-adjacent files changed): {T1} skipped"
-            ));
-        }
-        if run_suite {
-            let (suite, row) = run_suite_tier(&g.config)?;
-            doc["fixture_suite"] = suite;
-            rows.push(row);
-        }
-    }
-    if let Some(path) = &args.ledger {
-        append_rows(path, &g.head, &g.changed, &rows)?;
-    }
-    finish(&args, &doc, Some(&g))
+            }),
+            Step::Fixtures {
+                ran: true,
+                tier: Some(t),
+                exit_code,
+                ..
+            } => Some(TierRow {
+                tier: T2,
+                verdict: *t,
+                seconds: seconds.t2,
+                exit_code: *exit_code,
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Decides the facts (locally, or with `--server`), writes what was asked for, prints the
 /// answer and gives its exit code.
-fn finish(args: &GateArgs, doc: &Value, gathered: Option<&Gathered>) -> CliResult {
+fn finish(
+    args: &GateArgs,
+    core: &Core<'_>,
+    doc: &Value,
+    invalid: &str,
+) -> Result<(Exit, GateAnswer), CliError> {
     if let Some(path) = &args.facts_out {
         let text = serde_json::to_string_pretty(doc).unwrap_or_default() + "\n";
         write_file(path, &text, false)?;
     }
-    let answer = match &args.remote.server {
-        Some(server) => {
-            let body = serde_json::to_vec(doc).unwrap_or_default();
-            let reply = remote::post(&args.remote, server, "/gate", "application/json", body)?;
-            remote::decision::<GateAnswer>(&reply, |a| a.exit_code)?.0
-        }
-        None if gathered.is_some() => decide_local(doc, GATHERED_INVALID)?,
-        None => decide_local(doc, "the facts document is invalid:")?,
-    };
+    let answer = core.decide(doc, invalid)?;
     write_outputs(args, &answer)?;
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
         output::stdout(&annotation(&answer))?;
     }
-    if args.json {
-        output::stdout(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&answer).unwrap_or_default()
-        ))?;
-    } else {
-        output::stdout(&text_line(&answer))?;
-    }
-    Ok(Exit::from_decision(answer.exit_code).unwrap_or(Exit::Software))
+    let exit = remote::print::<GateDecision>(&answer, args.json)?;
+    Ok((exit, answer))
 }
 
-/// Runs the fixture suite (t2): its `fixture_suite` fact and its ledger row.
-fn run_suite_tier(config: &GateConfig) -> Result<(Value, TierRow), CliError> {
+/// Runs the fixture suite (t2): its `fixture_suite` fact and the seconds it took.
+fn run_suite(config: &GateConfig) -> Result<(Value, f64), CliError> {
     let s = &config.suite;
     // A report left from before (or committed by the patch) must never be read as this
     // run's: only a report the suite writes now counts.
@@ -484,12 +445,15 @@ fn run_suite_tier(config: &GateConfig) -> Result<(Value, TierRow), CliError> {
             }
         }
     }
-    let (code, seconds) = run_one(T2, &s.command, s.timeout_s);
+    let (code, seconds) = run_check(T2, &s.command, s.timeout(), None)?;
     let mut suite = json!({ "exit_code": code, "catch_exit_codes": s.catch });
     if let Some(j) = &s.junit {
         match std::fs::File::open(j) {
             Ok(f) => match junit::failed_tests(std::io::BufReader::new(f)) {
-                Ok(ids) => suite["failed_tests"] = json!(ids),
+                Ok(ids) => {
+                    let ids: Vec<String> = ids.into_iter().map(fit_test_id).collect();
+                    suite["failed_tests"] = json!(ids);
+                }
                 Err(e) => output::error(&format!(
                     "{T2}: the JUnit report {j} cannot be read ({e}): no failure is discarded"
                 )),
@@ -499,17 +463,7 @@ fn run_suite_tier(config: &GateConfig) -> Result<(Value, TierRow), CliError> {
             )),
         }
     }
-    let catch: Vec<i32> = s.catch.iter().map(|c| i32::from(*c)).collect();
-    let verdict = TierVerdict::of_exit(code.map(i32::from), code.is_none(), &catch);
-    Ok((
-        suite,
-        TierRow {
-            tier: T2,
-            verdict,
-            seconds,
-            exit_code: code,
-        },
-    ))
+    Ok((suite, seconds))
 }
 
 fn append_rows(
@@ -606,8 +560,8 @@ fn annotation(answer: &GateAnswer) -> String {
     )
 }
 
-/// `--dry-run`: what would run, in order, and why; nothing runs.
-fn dry_run(args: &GateArgs, g: &Gathered, first: &GateAnswer) -> CliResult {
+/// `--dry-run`: what would run, in order, and why (as the core plans it); nothing runs.
+fn dry_run(args: &GateArgs, g: &Gathered, plan: &GateNext) -> CliResult {
     let mut out = format!(
         "patchgate gate --dry-run: base {}, head {}, config {} (from the base)\n",
         args.base.as_deref().unwrap_or_default(),
@@ -615,7 +569,7 @@ fn dry_run(args: &GateArgs, g: &Gathered, first: &GateAnswer) -> CliResult {
         args.config
     );
     // The steps known before anything runs; the later ones are the plan below.
-    for step in &first.steps {
+    for step in &plan.steps {
         if matches!(
             step,
             Step::Seal { .. } | Step::Debt { .. } | Step::Guard { .. } | Step::Scope { .. }
@@ -624,47 +578,38 @@ fn dry_run(args: &GateArgs, g: &Gathered, first: &GateAnswer) -> CliResult {
             out.push_str(&format!("  {name}: {summary}\n"));
         }
     }
-    if first.rule != GateRuleName::Route {
-        out.push_str(&format!(
-            "  stops here: {} reason={} (gate rule {}); nothing would run\n",
-            first.disposition.as_str(),
-            first.reason.as_str(),
-            <&str>::from(first.rule)
-        ));
-        output::stdout(&out)?;
-        return Ok(Exit::Go);
-    }
-    let scope_hit = first
-        .steps
-        .iter()
-        .any(|s| matches!(s, Step::Scope { scope_hits, .. } if !scope_hits.is_empty()));
     let p = &g.config.properties;
-    match properties_to_run(first).filter(|_| !scope_hit) {
-        Some(ids) if ids.is_empty() => out.push_str(&format!(
+    let suite = g.config.suite.command.join(" ");
+    match plan.next {
+        NextStep::Decide if plan.rule != GateRuleName::Route => {
+            out.push_str(&format!(
+                "  stops here: {} reason={} (gate rule {}); nothing would run\n",
+                plan.disposition.as_str(),
+                plan.reason.as_str(),
+                <&str>::from(plan.rule)
+            ));
+        }
+        NextStep::Decide => out.push_str(&format!(
             "  {T1}: no voting property is in locality: the quorum would be empty (ESCALATE), and the suite would not run\n"
         )),
-        Some(ids) => {
+        NextStep::Runs => {
             out.push_str(&format!(
                 "  {T1}: would run {} properties {} times each (timeout {} s):\n",
-                ids.len(),
+                plan.property_ids.len(),
                 p.runs,
                 p.timeout_s
             ));
-            for id in &ids {
+            for id in &plan.property_ids {
                 out.push_str(&format!("    {}\n", argv_for(&p.command, id).join(" ")));
             }
-            out.push_str(&format!(
-                "  {T2}: then, if {T1} passes: {}\n",
-                g.config.suite.command.join(" ")
-            ));
+            out.push_str(&format!("  {T2}: then, if {T1} passes: {suite}\n"));
         }
-        None => out.push_str(&format!(
-            "  {T1}: skipped (scope hit)\n  {T2}: would run {}\n",
-            g.config.suite.command.join(" ")
+        NextStep::Suite => out.push_str(&format!(
+            "  {T1}: skipped (scope hit)\n  {T2}: would run {suite}\n"
         )),
     }
     if g.config.require_admission {
-        let unproven: Vec<&str> = first
+        let unproven: Vec<&str> = plan
             .steps
             .iter()
             .filter_map(|s| match s {

@@ -4,8 +4,6 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus};
-use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
 use serde::Deserialize;
@@ -13,13 +11,16 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 
 use super::error::{CliError, CliResult};
-use super::{ChangedFilesArgs, RemoteArgs, git, git_changed, output, read_input, remote};
+use super::git::{git, git_changed};
+use super::runner::{Ran, run_in, timeout};
+use super::{ChangedFilesArgs, RemoteArgs, output, read_input, remote};
 use crate::core::ladder::{
     self, CalibrationClass, FreezeAnswer, Plan, Report, Review, ScopeMarkers, TierVerdict,
 };
 use crate::core::path::RepoPath;
 use crate::core::problem::Problem;
 use crate::core::problem::quoted;
+use crate::core::runs::CatchCodes;
 use crate::exit::Exit;
 
 #[derive(Debug, Subcommand)]
@@ -135,12 +136,8 @@ pub struct TierConfig {
     #[serde(default)]
     pub skip_on_scope_hit: bool,
     /// The exit codes that are a catch (default `[1]`, pytest's; `cargo test` fails with 101).
-    #[serde(default = "default_catch")]
-    pub catch: Vec<i32>,
-}
-
-fn default_catch() -> Vec<i32> {
-    vec![1]
+    #[serde(default)]
+    pub catch: CatchCodes,
 }
 
 fn default_tiers() -> Vec<TierConfig> {
@@ -152,7 +149,7 @@ fn default_tiers() -> Vec<TierConfig> {
                 .to_vec(),
             timeout_s: 120.0,
             skip_on_scope_hit: true,
-            catch: default_catch(),
+            catch: CatchCodes::default(),
         },
         TierConfig {
             name: ladder::T2.into(),
@@ -161,7 +158,7 @@ fn default_tiers() -> Vec<TierConfig> {
                 .to_vec(),
             timeout_s: 900.0,
             skip_on_scope_hit: false,
-            catch: default_catch(),
+            catch: CatchCodes::default(),
         },
     ]
 }
@@ -188,18 +185,20 @@ fn load_config(path: Option<&Path>) -> Result<Config, CliError> {
         ))
     })?;
     for t in &config.tiers {
-        if t.catch.is_empty() || t.catch.contains(&0) {
+        if t.command.is_empty() {
             return Err(CliError::data(format!(
-                "tier {:?}: `catch` lists the exit codes that are a failure: at least one, never 0",
+                "{}: tier {:?} needs a command (an argv list)",
+                path.display(),
                 t.name
             )));
         }
-        if t.command.is_empty() || !(t.timeout_s.is_finite() && t.timeout_s > 0.0) {
-            return Err(CliError::data(format!(
-                "tier {:?} needs a command and a positive timeout_s",
+        timeout(t.timeout_s).map_err(|why| {
+            CliError::data(format!(
+                "{}: tier {:?}: `timeout_s` {why}",
+                path.display(),
                 t.name
-            )));
-        }
+            ))
+        })?;
     }
     Ok(config)
 }
@@ -255,7 +254,6 @@ mod run;
 
 pub use freeze::freeze;
 pub use review::{calibrate, review};
-pub use run::{describe, run_tier, run_tier_in};
 
 /// `patchgate ladder plan|run|report`.
 pub fn run_ladder(cmd: LadderCommand) -> CliResult {

@@ -16,16 +16,17 @@ use serde::{Deserialize, Serialize};
 use strum::{IntoStaticStr, VariantArray};
 use utoipa::ToSchema;
 
+use super::catalog::Property;
 use super::evidence::{FrozenTest, derive_freeze};
+use super::freeze_ledger::{self, Debt, FreezeRow, Frozen, LedgerState};
 use super::ladder::{ScopeMarkers, TierVerdict};
 use super::path::{PrefixTrie, RepoPath};
-use super::quorum::{
-    self, Debt, Frozen, LedgerRow, LedgerState, Outcome, Property, PropertyReport, Reason,
-    SealCheck,
-};
+use super::quorum::{self, Outcome, PropertyReport, Reason};
 use super::route::{self, Attribution, Disposition, RuleName, Verdict, Verdicts};
+use super::runs::{CatchCodes, RunOutcome};
+use super::seal::SealCheck;
 
-pub use parse::{GATE_FIELDS, parse_gate_request};
+pub use parse::{GATE_FIELDS, MAX_TEST_ID_CHARS, fit_test_id, parse_gate_request};
 pub use report::{markdown, step_name, text_line};
 
 /// What the fixture suite (the t2 tier) did, as the runner saw it.
@@ -37,7 +38,7 @@ pub struct FixtureSuite {
     /// (`classname::name`); `None` when no report was read.
     pub failed_tests: Option<Vec<String>>,
     /// The exit codes that are a catch for the suite (default `[1]`).
-    pub catch_exit_codes: Vec<u8>,
+    pub catch_exit_codes: CatchCodes,
 }
 
 /// A validated `/gate` request: the facts one patch's gate gathered.
@@ -52,12 +53,12 @@ pub struct GateRequest {
     /// The base commit's catalog (never `introduced`; rows may name their `source`).
     pub catalog: Vec<Property>,
     /// The base commit's freeze ledger.
-    pub ledger: Vec<LedgerRow>,
+    pub ledger: Vec<FreezeRow>,
     pub debt_cap: Option<u64>,
     /// Runs by property id, as `/quorum`'s `results`.
-    pub property_runs: HashMap<String, Vec<Option<u8>>>,
+    pub property_runs: HashMap<String, Vec<RunOutcome>>,
     /// Catch codes for the property runs.
-    pub catch_exit_codes: Vec<u8>,
+    pub catch_exit_codes: CatchCodes,
     /// `None`: the suite did not run.
     pub fixture_suite: Option<FixtureSuite>,
     /// A strong row without an `admitted` proof votes as weak (CONTRACT.md section 10).
@@ -188,13 +189,27 @@ impl From<Attribution> for GateReason {
     }
 }
 
-/// What the gate rules read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What the gate rules read, computed once from the request.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GateFacts {
     pub seal_matches: bool,
     pub debt: Debt,
+    /// Every property source (from the catalog), guarded like it.
+    pub sources: Vec<String>,
     /// Changed files that are, or lie under, a guarded path or a property's source.
-    pub guard_hits: usize,
+    pub guard_hits: Vec<GuardHit>,
+}
+
+impl GateFacts {
+    pub fn of(request: &GateRequest, default_cap: u64) -> Self {
+        let (sources, guard_hits) = guard_hits(request);
+        Self {
+            seal_matches: request.seal.actual == request.seal.expected,
+            debt: freeze_ledger::debt(&request.ledger, request.debt_cap.unwrap_or(default_cap)),
+            sources,
+            guard_hits,
+        }
+    }
 }
 
 /// What a gate rule concludes: a fixed disposition and reason, or the router's.
@@ -204,23 +219,28 @@ pub enum Conclusion {
     Router,
 }
 
-/// One gate rule.
+/// One gate rule: the step it records, when it matches, and what it concludes.
 #[derive(Debug, Clone, Copy)]
 pub struct GateRule {
     pub number: u8,
     pub name: GateRuleName,
     /// When it matches, in the contract's words.
     pub when: &'static str,
+    /// The step this rule records in `steps` when the pipeline reaches it (the router's rule
+    /// records the router's own steps).
+    pub step: Option<fn(&GateRequest, &GateFacts) -> Step>,
     pub matches: fn(&GateFacts) -> bool,
     pub then: Conclusion,
 }
 
-/// The gate's rules. Ordered, first match wins; the last hands over to the router.
+/// The gate's rules. Ordered, first match wins; the last hands over to the router. Each rule
+/// records its step before it is tried, so the answer's `steps` are the steps reached.
 pub const GATE_RULES: [GateRule; 4] = [
     GateRule {
         number: 1,
         name: GateRuleName::FixtureFault,
         when: "seal.actual != seal.expected",
+        step: Some(seal_step),
         matches: |f| !f.seal_matches,
         then: Conclusion::Fixed(GateDisposition::Escalate, GateReason::SealMismatch),
     },
@@ -228,6 +248,7 @@ pub const GATE_RULES: [GateRule; 4] = [
         number: 2,
         name: GateRuleName::Debt,
         when: "freeze debt > cap",
+        step: Some(debt_step),
         matches: |f| f.debt.counted > f.debt.cap,
         then: Conclusion::Fixed(GateDisposition::StopQueue, GateReason::DebtOverCap),
     },
@@ -235,13 +256,15 @@ pub const GATE_RULES: [GateRule; 4] = [
         number: 3,
         name: GateRuleName::Guard,
         when: "a changed file is, or lies under, a guarded path or a catalog row's source",
-        matches: |f| f.guard_hits > 0,
+        step: Some(guard_step),
+        matches: |f| !f.guard_hits.is_empty(),
         then: Conclusion::Fixed(GateDisposition::Escalate, GateReason::GuardedInputEdited),
     },
     GateRule {
         number: 4,
         name: GateRuleName::Route,
         when: "otherwise: the router over t0 scope, t1 properties, t2 fixture suite and the scoped freeze",
+        step: None,
         matches: |_| true,
         then: Conclusion::Router,
     },
@@ -459,7 +482,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-fn open_rows(ledger: &[LedgerRow]) -> Vec<OpenRow> {
+fn open_rows(ledger: &[FreezeRow]) -> Vec<OpenRow> {
     let mut rows: Vec<OpenRow> = ledger
         .iter()
         .filter(|r| r.state == LedgerState::Open)
@@ -513,47 +536,23 @@ fn guard_hits(request: &GateRequest) -> (Vec<String>, Vec<GuardHit>) {
     (sources, hits)
 }
 
-/// Decides. Pure and deterministic: the same facts always get the same decision.
-pub fn decide_gate(request: &GateRequest, default_cap: u64) -> GateDecision {
-    let mut steps = Vec::with_capacity(8);
-    let seal_matches = request.seal.actual == request.seal.expected;
-    steps.push(Step::Seal {
+fn seal_step(request: &GateRequest, facts: &GateFacts) -> Step {
+    Step::Seal {
         actual: request.seal.actual.to_hex(),
         expected: request.seal.expected.to_hex(),
-        matches: seal_matches,
-        summary: if seal_matches {
+        matches: facts.seal_matches,
+        summary: if facts.seal_matches {
             "the fixtures match the base commit's expected seal".to_owned()
         } else {
             "the fixtures do not match the base commit's expected seal: a fixture was edited, added or removed".to_owned()
         },
-    });
-    let debt = quorum::debt(&request.ledger, request.debt_cap.unwrap_or(default_cap));
-    let (sources, hits) = guard_hits(request);
-    let facts = GateFacts {
-        seal_matches,
-        debt,
-        guard_hits: hits.len(),
-    };
-    // The last rule always matches; were it ever not to, fail closed on the router (which
-    // itself fails closed).
-    let rule = GATE_RULES
-        .iter()
-        .find(|r| (r.matches)(&facts))
-        .unwrap_or(&GATE_RULES[3]);
-    let stop = |steps: Vec<Step>, d: GateDisposition, reason: GateReason| GateDecision {
-        disposition: d,
-        rule: rule.name,
-        reason,
-        evidence: None,
-        steps,
-    };
-    if let Conclusion::Fixed(d, why) = rule.then
-        && rule.number == 1
-    {
-        return stop(steps, d, why);
     }
+}
+
+fn debt_step(request: &GateRequest, facts: &GateFacts) -> Step {
+    let debt = facts.debt;
     let over_cap = debt.counted > debt.cap;
-    steps.push(Step::Debt {
+    Step::Debt {
         open: debt.open,
         spent: debt.spent,
         counted: debt.counted,
@@ -572,19 +571,18 @@ pub fn decide_gate(request: &GateRequest, default_cap: u64) -> GateDecision {
                 ""
             }
         ),
-    });
-    if let Conclusion::Fixed(d, why) = rule.then
-        && rule.number == 2
-    {
-        return stop(steps, d, why);
     }
-    steps.push(Step::Guard {
+}
+
+fn guard_step(request: &GateRequest, facts: &GateFacts) -> Step {
+    let hits = &facts.guard_hits;
+    Step::Guard {
         guarded: request
             .guarded
             .iter()
             .map(|g| g.as_str().to_owned())
             .collect(),
-        sources,
+        sources: facts.sources.clone(),
         summary: if hits.is_empty() {
             "the patch edits no guarded input".to_owned()
         } else {
@@ -593,11 +591,40 @@ pub fn decide_gate(request: &GateRequest, default_cap: u64) -> GateDecision {
                 plural(hits.len(), "guarded input", "guarded inputs")
             )
         },
-        hits,
-    });
-    if let Conclusion::Fixed(d, why) = rule.then {
-        return stop(steps, d, why);
+        hits: hits.clone(),
     }
+}
+
+/// Decides. Pure and deterministic: the same facts always get the same decision. The rules
+/// are tried in order, each recording its step first; the first that matches concludes.
+pub fn decide_gate(request: &GateRequest, default_cap: u64) -> GateDecision {
+    let facts = GateFacts::of(request, default_cap);
+    let mut steps = Vec::with_capacity(8);
+    for rule in &GATE_RULES {
+        if let Some(step) = rule.step {
+            steps.push(step(request, &facts));
+        }
+        if !(rule.matches)(&facts) {
+            continue;
+        }
+        return match rule.then {
+            Conclusion::Fixed(disposition, reason) => GateDecision {
+                disposition,
+                rule: rule.name,
+                reason,
+                evidence: None,
+                steps,
+            },
+            Conclusion::Router => routed(request, facts.debt, steps),
+        };
+    }
+    // The last rule always matches; were it ever not to, fail closed on the router (which
+    // itself fails closed).
+    routed(request, facts.debt, steps)
+}
+
+/// Rule 4: the router over the three derived verdicts, after the steps so far.
+fn routed(request: &GateRequest, debt: Debt, mut steps: Vec<Step>) -> GateDecision {
     let (evidence, route_steps) = route_verdicts(request, debt);
     steps.extend(route_steps);
     let decision = route::route(&evidence);
@@ -793,7 +820,7 @@ fn fixture_step(
         .iter()
         .cloned()
         .partition(|id| frozen.contains(id.as_str()));
-    let is_catch = |c: u8| suite.catch_exit_codes.contains(&c);
+    let is_catch = |c: u8| suite.catch_exit_codes.contains(c);
     let (verdict, tier, summary) = match suite.exit_code {
         Some(0) if listed.is_empty() => (
             Verdict::Pass,
@@ -848,5 +875,172 @@ fn fixture_step(
         failed_tests: failed,
         discarded,
         summary,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the runner does next
+
+/// What the gate needs next, given the facts gathered so far. The runner only executes this and
+/// reports what it saw; it never re-derives a decision (CONTRACT.md section 8.2's order: the
+/// properties, unless a scope hit; then the suite, unless t1 did not pass).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum NextStep {
+    /// Run `property_ids`, each `runs` times, and report them as `property_runs`.
+    Runs,
+    /// Run the fixture suite and report it as `fixture_suite`.
+    Suite,
+    /// Every fact the decision needs is in: decide (`POST /gate`).
+    Decide,
+}
+
+/// The `/gate/next` answer: what to run next, and what the gate would answer on the facts
+/// gathered so far (the answer to expect when `next` is `decide`). Not a decision: no
+/// `decision_id`, nothing logged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct GateNext {
+    pub next: NextStep,
+    /// With `runs`: the properties to run, in catalog order (in locality, voting, not yet
+    /// run); empty otherwise.
+    pub property_ids: Vec<String>,
+    pub disposition: GateDisposition,
+    pub rule: GateRuleName,
+    pub reason: GateReason,
+    /// The steps reached on these facts.
+    pub steps: Vec<Step>,
+}
+
+/// What the gate needs next. Pure: the runner asks this (or a server's `POST /gate/next`)
+/// before each step, so a local and a remote gate run the same steps.
+pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
+    let decision = decide_gate(request, default_cap);
+    let (next, property_ids) = if decision.rule != GateRuleName::Route {
+        (NextStep::Decide, Vec::new())
+    } else {
+        let t1 = decision.steps.iter().find_map(|s| match s {
+            Step::Properties {
+                ran,
+                verdict,
+                properties,
+                ..
+            } => Some((*ran, *verdict, properties)),
+            _ => None,
+        });
+        let unrun: Vec<String> = t1
+            .filter(|(ran, _, _)| *ran)
+            .map(|(_, _, properties)| {
+                properties
+                    .iter()
+                    .filter(|p| p.in_locality && p.vote == quorum::Vote::No)
+                    .filter(|p| !request.property_runs.contains_key(&p.id))
+                    .map(|p| p.id.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        // t1 skipped on a scope hit, or passed: the suite runs.
+        let suite_due = request.fixture_suite.is_none()
+            && t1.is_none_or(|(ran, verdict, _)| !ran || verdict == Verdict::Pass);
+        if !unrun.is_empty() {
+            (NextStep::Runs, unrun)
+        } else if suite_due {
+            (NextStep::Suite, Vec::new())
+        } else {
+            (NextStep::Decide, Vec::new())
+        }
+    };
+    GateNext {
+        next,
+        property_ids,
+        disposition: decision.disposition,
+        rule: decision.rule,
+        reason: decision.reason,
+        steps: decision.steps,
+    }
+}
+
+impl super::decision::Decision for GateDecision {
+    const ENDPOINT: &'static str = "gate";
+    const MARKDOWN: bool = true;
+    type Request = GateRequest;
+    type Answer = GateAnswer;
+
+    fn parse(body: &[u8]) -> Result<GateRequest, super::problem::Problem> {
+        parse_gate_request(&super::json::parse_json(body)?)
+            .map_err(super::problem::Problem::invalid)
+    }
+
+    fn decide(request: &GateRequest, defaults: &super::decision::Defaults) -> Self {
+        decide_gate(request, defaults.debt_cap)
+    }
+
+    fn exit_code(&self) -> u8 {
+        self.disposition.exit_code()
+    }
+
+    fn label(&self) -> &'static str {
+        self.disposition.as_str()
+    }
+
+    /// A decision the router made also carries its verdicts and `attribution`, so `/review`
+    /// counts it with the router's own.
+    fn log_fields<'a>(&'a self, request: &'a GateRequest) -> super::decision::LogFields<'a> {
+        use super::decision::{Field, log_key};
+        let verdict = |pick: fn(&Verdicts) -> Verdict| {
+            self.evidence
+                .as_ref()
+                .map_or(Field::Absent, |v| Field::Plain(pick(v).as_str()))
+        };
+        vec![
+            (log_key!("patch_id"), request.patch_id.as_deref().into()),
+            (log_key!("rule"), Field::Plain(<&str>::from(self.rule))),
+            (
+                log_key!("disposition"),
+                Field::Plain(self.disposition.as_str()),
+            ),
+            (log_key!("reason"), Field::Plain(self.reason.as_str())),
+            (
+                log_key!("attribution"),
+                self.evidence
+                    .map_or(Field::Absent, |_| Field::Plain(self.reason.as_str())),
+            ),
+            (log_key!("property_check"), verdict(|v| v.property_check)),
+            (log_key!("fixture_check"), verdict(|v| v.fixture_check)),
+            (log_key!("flaky_freeze"), verdict(|v| v.flaky_freeze)),
+            (log_key!("exit_code"), self.exit_code().into()),
+            (
+                log_key!("changed_files"),
+                (request.changed_files.len() as u64).into(),
+            ),
+        ]
+    }
+
+    fn answer(&self, request: &GateRequest, decision_id: String) -> GateAnswer {
+        GateDecision::answer(self, request, decision_id)
+    }
+
+    fn answer_exit_code(answer: &GateAnswer) -> u8 {
+        answer.exit_code
+    }
+
+    fn line(answer: &GateAnswer) -> String {
+        text_line(answer)
+    }
+
+    fn markdown(answer: &GateAnswer) -> String {
+        markdown(answer)
     }
 }

@@ -6,11 +6,11 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::{FixtureSuite, GateRequest};
+use crate::core::catalog::{CatalogKind, parse_catalog};
 use crate::core::fields::{self, Errors, MAX_ID_CHARS, object};
-use crate::core::quorum::{
-    CatalogKind, DEFAULT_CATCH_EXIT_CODES, parse_catalog, parse_catch_codes, parse_ledger,
-    parse_results, parse_seal, request_catch_codes,
-};
+use crate::core::freeze_ledger::parse_ledger;
+use crate::core::runs::{CatchCodes, parse_catch_codes, parse_results, request_catch_codes};
+use crate::core::seal::parse_seal;
 
 /// The fields of a `/gate` body.
 pub const GATE_FIELDS: [&str; 11] = [
@@ -27,9 +27,22 @@ pub const GATE_FIELDS: [&str; 11] = [
     "require_admission",
 ];
 const SUITE_FIELDS: [&str; 3] = ["exit_code", "failed_tests", "catch_exit_codes"];
-/// Longest failed-test id kept (a parametrised test's id can be long; one longer than a ledger
-/// `test_id` can hold simply never matches a frozen test).
-const MAX_TEST_ID_CHARS: usize = 4096;
+/// Longest failed-test id a request may name (a parametrised test's id can be long).
+pub const MAX_TEST_ID_CHARS: usize = 4096;
+
+/// A failed test's id as the runner reports it: a longer one than a request may hold is cut to
+/// fit and marked with `…`. It still counts as a failure, and it can never match a frozen test
+/// (a ledger `test_id` holds at most 256 characters): the runner never refuses its own report.
+pub fn fit_test_id(id: String) -> String {
+    match id.char_indices().nth(MAX_TEST_ID_CHARS - 1) {
+        Some((end, _)) if id.chars().count() > MAX_TEST_ID_CHARS => {
+            let mut cut = id[..end].to_owned();
+            cut.push('…');
+            cut
+        }
+        _ => id,
+    }
+}
 
 /// Validates a `/gate` document, reporting every invalid field.
 pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
@@ -53,7 +66,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
     let catch_exit_codes = request_catch_codes(&doc, &mut e);
     let (catalog, ids) = doc
         .required("catalog", &mut e)
-        .map(|v| parse_catalog(v, CatalogKind::Gate, &catch_exit_codes, &mut e))
+        .map(|v| parse_catalog(v, CatalogKind::Gate, catch_exit_codes.as_ref(), &mut e))
         .unwrap_or_default();
     let known: HashSet<&str> = ids.iter().map(String::as_str).collect();
     let ledger = doc
@@ -70,8 +83,8 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
         .get("fixture_suite")
         .and_then(|v| parse_suite(v, &mut e));
     let suite_ok = doc.get("fixture_suite").is_none() || fixture_suite.is_some();
-    match seal {
-        Some(seal) if e.is_empty() && suite_ok => Ok(GateRequest {
+    match (seal, catch_exit_codes) {
+        (Some(seal), Some(catch_exit_codes)) if e.is_empty() && suite_ok => Ok(GateRequest {
             patch_id,
             changed_files,
             guarded,
@@ -123,10 +136,10 @@ fn parse_suite(v: &Value, e: &mut Errors) -> Option<FixtureSuite> {
             },
         )?),
     };
-    let catch_exit_codes = suite
-        .get("catch_exit_codes")
-        .map(|c| parse_catch_codes(c, &suite.pointer("catch_exit_codes"), e))
-        .unwrap_or_else(|| DEFAULT_CATCH_EXIT_CODES.to_vec());
+    let catch_exit_codes = match suite.get("catch_exit_codes") {
+        Some(c) => parse_catch_codes(c, &suite.pointer("catch_exit_codes"), e)?,
+        None => CatchCodes::default(),
+    };
     Some(FixtureSuite {
         exit_code,
         failed_tests,

@@ -34,44 +34,23 @@ mod tests {
 
     #[test]
     fn only_a_catch_is_a_failure() {
-        let pytest = [1];
-        assert_eq!(
-            TierVerdict::of_exit(Some(0), false, &pytest),
-            TierVerdict::Pass
-        );
-        assert_eq!(
-            TierVerdict::of_exit(Some(1), false, &pytest),
-            TierVerdict::Caught
-        );
-        for code in [2, 3, 4, 5, 101, 127, -1] {
+        use crate::core::runs::CatchCodes;
+        let pytest = CatchCodes::default();
+        assert_eq!(TierVerdict::of_run(Some(0), &pytest), TierVerdict::Pass);
+        assert_eq!(TierVerdict::of_run(Some(1), &pytest), TierVerdict::Caught);
+        for code in [2, 3, 4, 5, 101, 127, 255] {
             assert_eq!(
-                TierVerdict::of_exit(Some(code), false, &pytest),
+                TierVerdict::of_run(Some(code), &pytest),
                 TierVerdict::Error,
                 "{code}"
             );
         }
-        assert_eq!(
-            TierVerdict::of_exit(None, false, &pytest),
-            TierVerdict::Error
-        );
-        assert_eq!(
-            TierVerdict::of_exit(Some(0), true, &pytest),
-            TierVerdict::Error
-        );
-        assert_eq!(
-            TierVerdict::of_exit(Some(1), true, &pytest),
-            TierVerdict::Error
-        );
+        // Killed by its timeout or a signal: no exit code, an error.
+        assert_eq!(TierVerdict::of_run(None, &pytest), TierVerdict::Error);
         // A Rust tier declares `catch = [101]`: its failing `cargo test` is a catch.
-        let cargo = [101];
-        assert_eq!(
-            TierVerdict::of_exit(Some(101), false, &cargo),
-            TierVerdict::Caught
-        );
-        assert_eq!(
-            TierVerdict::of_exit(Some(1), false, &cargo),
-            TierVerdict::Error
-        );
+        let cargo = CatchCodes::new([101]).unwrap_or_default();
+        assert_eq!(TierVerdict::of_run(Some(101), &cargo), TierVerdict::Caught);
+        assert_eq!(TierVerdict::of_run(Some(1), &cargo), TierVerdict::Error);
     }
 
     #[test]

@@ -88,7 +88,7 @@ pub struct ReportTally {
 
 impl ReportTally {
     /// Counts one row; `false` when it names a tier past [`MAX_TIERS`].
-    pub fn add(&mut self, row: &LedgerRow) -> bool {
+    pub fn add(&mut self, row: &TierRow) -> bool {
         if !self.tiers.contains_key(&row.tier) && self.tiers.len() >= MAX_TIERS {
             return false;
         }
@@ -132,7 +132,7 @@ pub fn report_of_ledger(body: &[u8], ndjson: bool) -> Result<Report, RowsError> 
     Ok(tally.finish())
 }
 
-pub fn report(rows: &[LedgerRow]) -> Report {
+pub fn report(rows: &[TierRow]) -> Report {
     let mut tally = ReportTally::default();
     for r in rows {
         tally.add(r);

@@ -2,6 +2,7 @@
 //! one row at a time and stopped at the error cap.
 
 use super::*;
+use crate::core::runs::{CatchCodes, RunOutcome};
 
 /// What one tier run says.
 #[derive(
@@ -32,13 +33,13 @@ impl TierVerdict {
         self.into()
     }
 
-    /// Only a catch is a failure: an exit code in `catch` (pytest's `[1]` by default; its 2,
-    /// 3, 4 and 5 are not; `cargo test`'s is 101). 0 passes; anything else, a timeout or a
-    /// signal is an error of the harness.
-    pub fn of_exit(code: Option<i32>, timed_out: bool, catch: &[i32]) -> Self {
-        match (timed_out, code) {
-            (false, Some(0)) => TierVerdict::Pass,
-            (false, Some(c)) if catch.contains(&c) => TierVerdict::Caught,
+    /// One run's verdict. Only a catch is a failure: an exit code in `catch` (pytest's `[1]`
+    /// by default; its 2, 3, 4 and 5 are not; `cargo test`'s is 101). 0 passes; anything
+    /// else, a timeout or a signal (no exit code) is an error of the harness.
+    pub fn of_run(run: RunOutcome, catch: &CatchCodes) -> Self {
+        match run {
+            Some(0) => TierVerdict::Pass,
+            r if catch.caught(r) => TierVerdict::Caught,
             _ => TierVerdict::Error,
         }
     }
@@ -47,7 +48,7 @@ impl TierVerdict {
 /// One ledger row: a tier a patch reached.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct LedgerRow {
+pub struct TierRow {
     #[schema(min_length = 1, max_length = 256)]
     pub patch: String,
     #[schema(min_length = 1, max_length = 256)]
@@ -70,7 +71,7 @@ pub const MAX_SECONDS: f64 = 1e9;
 const ROW_FIELDS: [&str; 6] = ["patch", "tier", "verdict", "seconds", "files", "exit_code"];
 
 /// Validates one ledger row at `at`.
-pub fn parse_row(v: &Value, at: &str, e: &mut Errors) -> Option<LedgerRow> {
+pub fn parse_row(v: &Value, at: &str, e: &mut Errors) -> Option<TierRow> {
     let row = object(v, at, "a ledger row", &ROW_FIELDS, e)?;
     let patch = row.req_string("patch", fields::MAX_ID_CHARS, e);
     let tier = row.req_string("tier", fields::MAX_ID_CHARS, e);
@@ -111,7 +112,7 @@ pub fn parse_row(v: &Value, at: &str, e: &mut Errors) -> Option<LedgerRow> {
             }
         },
     };
-    Some(LedgerRow {
+    Some(TierRow {
         patch: patch?,
         tier: tier?,
         verdict: verdict?,
@@ -139,7 +140,7 @@ impl From<RowsError> for Problem {
 
 /// Parses a ledger body: a JSON array, or NDJSON (one row a line; blank lines skipped). A
 /// malformed line is named by its number.
-pub fn parse_ledger(body: &[u8], ndjson: bool) -> Result<Vec<LedgerRow>, RowsError> {
+pub fn parse_ledger(body: &[u8], ndjson: bool) -> Result<Vec<TierRow>, RowsError> {
     parse_rows(body, ndjson, parse_row)
 }
 

@@ -1,0 +1,50 @@
+//! The documents the CLI reads from files: a JSON or YAML document (catalog, ledger, results)
+//! and a seal file, each read strictly and named in its errors.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::error::CliError;
+use crate::core::digest::Digest;
+
+fn data(msg: impl Into<String>) -> CliError {
+    CliError::data(msg)
+}
+
+/// Parses a JSON or YAML document named `name` (JSON when the name or the first character
+/// says so), strictly: a key given twice is refused, never resolved.
+pub fn parse_document(bytes: &[u8], name: &str, what: &str) -> Result<Value, CliError> {
+    let text =
+        std::str::from_utf8(bytes).map_err(|_| data(format!("the {what} {name} is not UTF-8")))?;
+    let looks_json = name.ends_with(".json") || text.trim_start().starts_with(['{', '[']);
+    if looks_json {
+        crate::core::json::strict_value(text.as_bytes())
+            .map_err(|e| data(format!("the {what} {name} is not valid JSON: {e}")))
+    } else {
+        crate::core::json::strict_from(serde_norway::Deserializer::from_str(text))
+            .map_err(|e| data(format!("the {what} {name} is not valid YAML: {e}")))
+    }
+}
+
+/// Reads a seal file: `HEX  -` (what `sha256sum` prints for stdin), or a bare digest.
+pub fn read_seal_file(path: &Path) -> Result<Digest, CliError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| data(format!("cannot read the seal file {}: {e}", path.display())))?;
+    parse_seal_text(&text, &path.display().to_string())
+}
+
+/// Parses a seal file's text (`HEX  -`, or a bare digest) named `name`.
+pub fn parse_seal_text(text: &str, name: &str) -> Result<Digest, CliError> {
+    let first = text.lines().next().unwrap_or("").trim();
+    let hex = first
+        .strip_suffix("  -")
+        .or_else(|| first.strip_suffix(" -"))
+        .unwrap_or(first)
+        .trim();
+    Digest::parse_hex(hex).map_err(|e| {
+        data(format!(
+            "the seal file {name} does not hold `HEX  -`: the digest {e}"
+        ))
+    })
+}

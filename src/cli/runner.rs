@@ -1,0 +1,160 @@
+//! The one runner that starts the code under test: each command in its own process group with
+//! its timeout, the whole group killed when it ends or times out, and a caught Ctrl-C killing
+//! it at once. The gate, the ladder and admission all run their checks through it, and read
+//! what it saw as the core's one run model ([`RunOutcome`]).
+
+use std::path::Path;
+use std::process::{Command, ExitStatus};
+use std::time::{Duration, Instant};
+
+use super::error::CliError;
+use super::{interrupt, output};
+use crate::core::runs::RunOutcome;
+use crate::exit::Exit;
+
+/// The longest a check may be given, in seconds (a day).
+pub const MAX_TIMEOUT_S: f64 = 86_400.0;
+
+/// A configured timeout as a duration, or why it is not one: more than 0 and at most
+/// [`MAX_TIMEOUT_S`] seconds (a larger one cannot be waited for, and is a typo).
+pub fn timeout(seconds: f64) -> Result<Duration, String> {
+    if seconds.is_finite() && seconds > 0.0 && seconds <= MAX_TIMEOUT_S {
+        Ok(Duration::from_secs_f64(seconds))
+    } else {
+        Err(format!(
+            "must be more than 0 and at most {MAX_TIMEOUT_S:.0} seconds, not {seconds:?}"
+        ))
+    }
+}
+
+/// A command template with a check's id put in: `{id}` is the whole id; for a test id
+/// `classname::name`, `{classname}` and `{name}` are its two halves (a property id is all
+/// `{name}`).
+pub fn argv_for(template: &[String], id: &str) -> Vec<String> {
+    let (classname, name) = id.rsplit_once("::").unwrap_or(("", id));
+    template
+        .iter()
+        .map(|a| {
+            a.replace("{id}", id)
+                .replace("{classname}", classname)
+                .replace("{name}", name)
+        })
+        .collect()
+}
+
+/// Runs `argv` in its own process group, in the directory `dir` (default: the current one);
+/// on timeout the whole group is killed, so no test runner it spawned outlives it. Returns the
+/// exit status (None on timeout) and the seconds. The command's stdout goes to patchgate's
+/// stderr: patchgate's stdout carries its answer only. A signal caught by
+/// [`crate::cli::interrupt`] kills the group at once and ends the run with an `Interrupted`
+/// error.
+pub fn run_tier_in(
+    argv: &[String],
+    timeout: Duration,
+    dir: Option<&Path>,
+) -> std::io::Result<(Option<ExitStatus>, f64)> {
+    use std::os::fd::AsFd;
+    use std::os::unix::process::CommandExt;
+    let (program, args) = argv
+        .split_first()
+        .ok_or_else(|| std::io::Error::other("empty command"))?;
+    let stdout = std::io::stderr().as_fd().try_clone_to_owned()?;
+    let started = Instant::now();
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(stdout)
+        .process_group(0);
+    if let Some(dir) = dir {
+        command.current_dir(dir);
+    }
+    let mut child = command.spawn()?;
+    let pgid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+    // Waited for in slices, so a caught Ctrl-C is seen within one.
+    let slice = Duration::from_millis(100);
+    let status = loop {
+        let left = timeout.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            break None;
+        }
+        if let Some(status) = wait_timeout::ChildExt::wait_timeout(&mut child, left.min(slice))? {
+            break Some(status);
+        }
+        if crate::cli::interrupt::requested() {
+            let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
+            let _ = child.wait();
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Interrupted,
+                "interrupted",
+            ));
+        }
+    };
+    // Whatever the leader did, nothing of its group outlives the tier.
+    let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
+    if status.is_none() {
+        let _ = child.wait();
+    }
+    Ok((status, started.elapsed().as_secs_f64()))
+}
+
+/// How a tier's command ended, for people: `exit 0`, `killed by signal 9`, or
+/// `timed out after 120 s`.
+pub fn describe(status: Option<ExitStatus>, timeout_s: f64) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match status {
+        None => format!("timed out after {timeout_s:.0} s"),
+        Some(s) => match (s.code(), s.signal()) {
+            (Some(c), _) => format!("exit {c}"),
+            (None, Some(sig)) => format!("killed by signal {sig}"),
+            (None, None) => "ended without an exit code".to_owned(),
+        },
+    }
+}
+
+/// How one check ended: its run outcome (`None` when killed by its timeout or a signal, or
+/// when it could not start), in words for people, and the seconds it took.
+pub struct Ran {
+    pub run: RunOutcome,
+    pub how: String,
+    pub seconds: f64,
+}
+
+/// Runs one check (see [`run_tier_in`]). A command that cannot start is a broken harness: a
+/// run without an exit code. A caught Ctrl-C (SIGINT, SIGTERM, SIGHUP) kills the check's group
+/// and is the error (130).
+pub fn run_in(argv: &[String], timeout: Duration, dir: Option<&Path>) -> Result<Ran, CliError> {
+    match run_tier_in(argv, timeout, dir) {
+        Ok((status, seconds)) => Ok(Ran {
+            run: status
+                .and_then(|s| s.code())
+                .and_then(|c| u8::try_from(c).ok()),
+            how: describe(status, timeout.as_secs_f64()),
+            seconds,
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+            interrupt::check()?;
+            Err(CliError::new(Exit::Interrupted, "interrupted"))
+        }
+        Err(e) => Ok(Ran {
+            run: None,
+            how: format!(
+                "cannot start {:?}: {e}, a broken harness",
+                argv.first().map(String::as_str).unwrap_or_default()
+            ),
+            seconds: 0.0,
+        }),
+    }
+}
+
+/// [`run_in`], saying on stderr how the check labelled `label` ended.
+pub fn run_check(
+    label: &str,
+    argv: &[String],
+    timeout: Duration,
+    dir: Option<&Path>,
+) -> Result<(RunOutcome, f64), CliError> {
+    let ran = run_in(argv, timeout, dir)?;
+    output::error(&format!("{label}: {} ({:.1} s)", ran.how, ran.seconds));
+    Ok((ran.run, ran.seconds))
+}

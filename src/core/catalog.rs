@@ -1,0 +1,150 @@
+//! The property catalog (CONTRACT.md sections 2, 8.1 and 10): which properties observe which
+//! paths, how strong each is, what implements it, and its admission proof.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use strum::{IntoStaticStr, VariantArray};
+use utoipa::ToSchema;
+
+use super::admit::{AdmissionRecord, parse_record};
+use super::fields::{self, Errors, MAX_ID_CHARS, object};
+use super::path::RepoPath;
+use super::runs::CatchCodes;
+
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum Strength {
+    /// Checks an invariant the patch can actually break; only these fill the quorum.
+    Strong,
+    /// Checks structure; may reject, never fills a quorum.
+    Weak,
+}
+
+impl Strength {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+/// A catalog row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Property {
+    pub id: String,
+    pub strength: Strength,
+    /// Path prefixes this property observes (whole segments).
+    pub locality: Vec<RepoPath>,
+    /// The fixture directory it may read.
+    pub fixtures: Option<RepoPath>,
+    /// Added by this very patch: it may not vote on it.
+    pub introduced: bool,
+    /// The paths (files or directories) that implement the property; the patch gate guards
+    /// them like the catalog (`/gate` only).
+    pub source: Vec<RepoPath>,
+    /// Its two-commit proof (CONTRACT.md section 10), when it was admitted.
+    pub admitted: Option<AdmissionRecord>,
+}
+
+/// Which catalog a request carries: `/quorum`'s (rows may say `introduced`) or the patch
+/// gate's, read from the base commit (rows may name their `source`; `introduced` is refused:
+/// a patch that changes the catalog is caught by the guard instead).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CatalogKind {
+    Quorum,
+    Gate,
+}
+
+impl CatalogKind {
+    fn fields(self) -> &'static [&'static str] {
+        match self {
+            CatalogKind::Quorum => &[
+                "id",
+                "strength",
+                "locality",
+                "fixtures",
+                "introduced",
+                "admitted",
+            ],
+            CatalogKind::Gate => &[
+                "id", "strength", "locality", "fixtures", "source", "admitted",
+            ],
+        }
+    }
+}
+
+/// Validates a catalog (`{"properties": [...]}`); also gives every id it names, even on rows
+/// that are invalid otherwise. An `admitted` record is read with `catch`, the request's catch
+/// codes.
+pub fn parse_catalog(
+    v: &Value,
+    kind: CatalogKind,
+    catch: Option<&CatchCodes>,
+    e: &mut Errors,
+) -> (Vec<Property>, HashSet<String>) {
+    let Some(catalog) = object(v, "/catalog", "the catalog", &["properties"], e) else {
+        return Default::default();
+    };
+    let Some(props) = catalog.required("properties", e) else {
+        return Default::default();
+    };
+    let mut seen: HashMap<String, String> = HashMap::new();
+    let props = fields::array(
+        props,
+        "/catalog/properties",
+        "`properties`",
+        e,
+        |item, at, e| {
+            let row = object(item, &at, "a catalog property", kind.fields(), e)?;
+            let id = row.req_string("id", MAX_ID_CHARS, e);
+            let strength = row.req_enum::<Strength>("strength", e);
+            let locality = row
+                .required("locality", e)
+                .and_then(|l| fields::paths(l, &row.pointer("locality"), true, e));
+            let fixtures = row
+                .get("fixtures")
+                .and_then(|f| fields::path(f, &row.pointer("fixtures"), e));
+            let introduced = row.opt_bool("introduced", e).unwrap_or(false);
+            let source = row
+                .get("source")
+                .and_then(|s| fields::paths(s, &row.pointer("source"), false, e))
+                .unwrap_or_default();
+            let admitted = row
+                .get("admitted")
+                .and_then(|a| parse_record(a, &row.pointer("admitted"), catch, e));
+            let id = id?;
+            if let Some(first) = seen.get(&id) {
+                e.push(
+                    row.pointer("id"),
+                    format!("duplicate property id {:?} (first at {first})", id),
+                );
+                return None;
+            }
+            seen.insert(id.clone(), row.pointer("id"));
+            Some(Property {
+                id,
+                strength: strength?,
+                locality: locality?,
+                fixtures,
+                introduced,
+                source,
+                admitted,
+            })
+        },
+    )
+    .unwrap_or_default();
+    (props, seen.into_keys().collect())
+}

@@ -1,0 +1,293 @@
+//! One run model (CONTRACT.md section 2): what a check's runs say, read the same way by the
+//! quorum, the patch gate, admission and the ladder. Only a catch is a failure; a run killed
+//! by its timeout or a signal has no exit code.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use strum::{IntoStaticStr, VariantArray};
+use utoipa::ToSchema;
+
+use super::fields::{self, Errors, kind_of, object};
+use super::problem::pointer_key;
+
+/// What one property's runs say.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum RunState {
+    /// All runs exited 0.
+    Pass,
+    /// Every run was a catch (an exit code in `catch_exit_codes`): a stable failure.
+    Fail,
+    /// Every run ended the same way but not with a pass or a catch (pytest's 2–5, a crash
+    /// code), or every run was killed: the harness is broken, not the patch.
+    Error,
+    /// The runs disagree: the failure did not reproduce.
+    Flake,
+    /// In locality, but no result was given.
+    Missing,
+    /// Not in locality and no result was given.
+    NotRun,
+}
+
+impl RunState {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+/// One run of a check: its exit code, or `None` when it was killed by its timeout or a signal
+/// (or could not start). Every runner reports this, and every decision reads it.
+pub type RunOutcome = Option<u8>;
+
+/// The exit codes that are a catch (a failure the check found): a non-empty set of codes from
+/// 1 to 255, checked once. 0 is a pass, never a catch.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CatchCodes(Vec<u8>);
+
+/// The catch codes when a request or config names none: pytest's (a failed test exits 1).
+pub const DEFAULT_CATCH_EXIT_CODES: [u8; 1] = [1];
+
+impl CatchCodes {
+    /// The codes as a set (sorted, each once: at most 255 however long the list given), or why
+    /// they are not catch codes.
+    pub fn new(codes: impl IntoIterator<Item = u8>) -> Result<Self, &'static str> {
+        let mut codes: Vec<u8> = codes.into_iter().collect();
+        if codes.is_empty() {
+            return Err("must list at least one exit code (pytest's is 1, cargo test's 101)");
+        }
+        if codes.contains(&0) {
+            return Err("0 is a pass, never a catch: a catch is an exit code from 1 to 255");
+        }
+        codes.sort_unstable();
+        codes.dedup();
+        Ok(Self(codes))
+    }
+
+    /// Whether `code` is a catch.
+    pub fn contains(&self, code: u8) -> bool {
+        self.0.contains(&code)
+    }
+
+    /// Whether a run was a catch (a killed run never is).
+    pub fn caught(&self, run: RunOutcome) -> bool {
+        run.is_some_and(|c| self.contains(c))
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl Default for CatchCodes {
+    fn default() -> Self {
+        Self(DEFAULT_CATCH_EXIT_CODES.to_vec())
+    }
+}
+
+impl Serialize for CatchCodes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for CatchCodes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let codes = Vec::<u8>::deserialize(d)?;
+        CatchCodes::new(codes).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Classifies one check's runs with the ladder's verdict model: only a catch is a failure.
+/// Every run 0 → pass; every run a catch → fail; every run the same otherwise (pytest's 2–5,
+/// a crash code) or every run killed → error; anything else → flake; no runs → missing.
+pub fn classify(runs: &[RunOutcome], catch: &CatchCodes) -> RunState {
+    match runs.split_first() {
+        None => RunState::Missing,
+        Some(_) if runs.iter().all(|r| *r == Some(0)) => RunState::Pass,
+        Some(_) if runs.iter().all(|r| catch.caught(*r)) => RunState::Fail,
+        Some((first, rest)) if rest.iter().all(|r| r == first) => RunState::Error,
+        Some(_) => RunState::Flake,
+    }
+}
+
+/// A request's top-level `catch_exit_codes`, or the default (pytest's `[1]`); `None` when they
+/// are invalid (reported in `e`).
+pub fn request_catch_codes(doc: &fields::Obj<'_>, e: &mut Errors) -> Option<CatchCodes> {
+    match doc.get("catch_exit_codes") {
+        Some(v) => parse_catch_codes(v, "/catch_exit_codes", e),
+        None => Some(CatchCodes::default()),
+    }
+}
+
+/// `catch_exit_codes`: a non-empty list of exit codes 1..=255 (0 is a pass, never a catch).
+pub fn parse_catch_codes(v: &Value, at: &str, e: &mut Errors) -> Option<CatchCodes> {
+    let before = e.total();
+    let codes = fields::array(
+        v,
+        at,
+        "`catch_exit_codes`",
+        e,
+        |x, p, e| match fields::whole_u64(x).map(u8::try_from) {
+            Some(Ok(code)) if code > 0 => Some(code),
+            _ => {
+                e.push(
+                    p,
+                    format!("{x} is not a catch code; a catch is an exit code from 1 to 255 (0 is a pass)"),
+                );
+                None
+            }
+        },
+    )?;
+    if e.total() != before {
+        return None;
+    }
+    CatchCodes::new(codes).map_err(|why| e.push(at, why)).ok()
+}
+
+/// Validates runs by property id (`results` in `/quorum`, `property_runs` in `/gate`).
+pub fn parse_results(
+    v: &Value,
+    base: &str,
+    known: &HashSet<&str>,
+    e: &mut Errors,
+) -> HashMap<String, Vec<RunOutcome>> {
+    let Some(map) = v.as_object() else {
+        e.push(
+            base,
+            format!(
+                "`{}` must be an object of property id → {{\"runs\": [...]}}, not {}",
+                base.trim_start_matches('/'),
+                kind_of(v)
+            ),
+        );
+        return HashMap::new();
+    };
+    let mut out = HashMap::new();
+    for (id, result) in map {
+        if e.is_full() {
+            break;
+        }
+        let at = pointer_key(base, id);
+        if !known.contains(id.as_str()) {
+            e.push(
+                at.clone(),
+                format!("a result for {id:?}, which is not in the catalog"),
+            );
+        }
+        let Some(obj) = object(result, &at, "a result", &["runs"], e) else {
+            continue;
+        };
+        let Some(runs) = obj.required("runs", e) else {
+            continue;
+        };
+        if let Some(codes) = parse_runs(runs, &obj.pointer("runs"), "`runs`", e) {
+            out.insert(id.clone(), codes);
+        }
+    }
+    out
+}
+
+/// Validates one check's runs: 2 to 10, each an exit code 0..=255 or `null` (a run killed by
+/// its timeout or a signal). `None` when any is invalid (each is reported).
+pub fn parse_runs(v: &Value, at: &str, what: &str, e: &mut Errors) -> Option<Vec<RunOutcome>> {
+    let codes = fields::array(v, at, what, e, |x, p, e| {
+        if x.is_null() {
+            // Killed by its timeout or a signal: no exit code.
+            return Some(None);
+        }
+        match crate::core::fields::whole_u64(x).map(u8::try_from) {
+            Some(Ok(code)) => Some(Some(code)),
+            _ => {
+                e.push(
+                    p,
+                    format!(
+                        "{x} is not an exit code; a run is an integer from 0 to 255, or null when it was killed"
+                    ),
+                );
+                None
+            }
+        }
+    })?;
+    let given = v.as_array().map_or(0, Vec::len);
+    if !(2..=10).contains(&given) {
+        e.push(
+            at,
+            format!("{what} holds {given} exit codes; it must hold 2 to 10"),
+        );
+        return None;
+    }
+    (codes.len() == given).then_some(codes)
+}
+
+#[cfg(test)]
+mod tests {
+    fn codes(c: &[u8]) -> CatchCodes {
+        CatchCodes::new(c.iter().copied()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn catch_codes_are_a_checked_set() {
+        assert_eq!(codes(&[101, 1, 101]).as_slice(), &[1, 101]);
+        assert!(CatchCodes::new([]).is_err());
+        assert!(CatchCodes::new([0, 1]).is_err());
+        assert_eq!(CatchCodes::default().as_slice(), &[1]);
+        assert!(!codes(&[1]).caught(None));
+        assert!(codes(&[1]).caught(Some(1)));
+        assert!(!codes(&[1]).caught(Some(0)));
+    }
+
+    use super::*;
+
+    #[test]
+    fn classification_follows_the_contract() {
+        // CONTRACT.md section 2, by hand: `None` is a run killed by its timeout or a signal.
+        let pytest = [1u8];
+        let cargo = [101u8];
+        type Case<'a> = (&'a [Option<u8>], &'a [u8], RunState);
+        let cases: [Case; 14] = [
+            (&[Some(0), Some(0)], &pytest, RunState::Pass),
+            (&[Some(0); 10], &pytest, RunState::Pass),
+            (&[Some(1), Some(1)], &pytest, RunState::Fail),
+            (&[Some(101), Some(101)], &cargo, RunState::Fail),
+            // A Rust repository's failing `cargo test` read with pytest's codes: not a catch.
+            (&[Some(101), Some(101)], &pytest, RunState::Error),
+            // pytest exit 5, "no tests collected": the harness, never a rejection.
+            (&[Some(5), Some(5), Some(5)], &pytest, RunState::Error),
+            (&[Some(3), Some(3)], &pytest, RunState::Error),
+            (&[None, None], &pytest, RunState::Error),
+            (&[Some(0), Some(1)], &pytest, RunState::Flake),
+            (&[Some(1), Some(0)], &pytest, RunState::Flake),
+            (&[Some(1), Some(2)], &pytest, RunState::Flake),
+            (&[Some(0), None], &pytest, RunState::Flake),
+            (&[Some(0), Some(0), Some(1)], &pytest, RunState::Flake),
+            (&[], &pytest, RunState::Missing),
+        ];
+        for (runs, catch, want) in cases {
+            assert_eq!(
+                classify(runs, &codes(catch)),
+                want,
+                "{runs:?} with catches {catch:?}"
+            );
+        }
+        // Two different catch codes are still every run a catch.
+        assert_eq!(
+            classify(&[Some(1), Some(2)], &codes(&[1, 2])),
+            RunState::Fail
+        );
+    }
+}

@@ -1,0 +1,263 @@
+//! The runners (`gate`, `ladder run`, `admit`) on a small repository whose checks are shell
+//! scripts, so each behaviour is scripted exactly: a suite that reports a very long test id,
+//! a config that names an impossible timeout, and Ctrl-C while a check hangs.
+
+mod common;
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::{git, patchgate};
+use serde_json::Value;
+
+const CONFIG: &str = r#"fixtures = "fixtures"
+expected_seal = "fixtures.seal.expected"
+catalog = "catalog.yaml"
+[properties]
+command = ["sh", "checks/property.sh", "{id}"]
+runs = 2
+timeout_s = 30
+[suite]
+command = ["sh", "checks/suite.sh"]
+timeout_s = 60
+junit = "report.xml"
+"#;
+
+/// The suite: what `SUITE` says (`long-id`: a JUnit report whose one failed test has a
+/// 5,000-character name, exit 1; `sleep`: hang, writing its PID to `$PID_FILE`).
+const SUITE_SH: &str = r#"case "$(cat behaviour/suite)" in
+  long-id)
+    name=$(printf 'x%.0s' $(seq 1 5000))
+    printf '<testsuite tests="1" failures="1"><testcase classname="tests.test_api" name="%s"><failure message="no"/></testcase></testsuite>' "$name" > report.xml
+    exit 1 ;;
+  sleep) echo $$ > "$PID_FILE"; sleep 60 ;;
+esac
+exit 0
+"#;
+
+fn write(dir: &Path, path: &str, text: &str) {
+    let p = dir.join(path);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// A repository on `main` whose one strong property passes, and a branch `patch` (checked
+/// out) that changes the code, with the suite behaving as `suite` says.
+fn repository(suite: &str) -> tempfile::TempDir {
+    let tmp = common::git_repo();
+    let dir = tmp.path();
+    write(dir, "patchgate.toml", CONFIG);
+    write(
+        dir,
+        "catalog.yaml",
+        "properties:\n  - id: holds\n    strength: strong\n    locality: [src]\n",
+    );
+    write(dir, "checks/property.sh", "exit 0\n");
+    write(dir, "checks/suite.sh", SUITE_SH);
+    write(dir, "fixtures/case.json", "{\"n\": 1}\n");
+    write(dir, "src/code.py", "LIMIT = 10\n");
+    write(dir, ".gitignore", "report.xml\n");
+    write(dir, "behaviour/suite", suite);
+    let seal = patchgate()
+        .current_dir(dir)
+        .args(["seal", "fixtures"])
+        .output()
+        .unwrap();
+    assert!(seal.status.success());
+    std::fs::write(dir.join("fixtures.seal.expected"), &seal.stdout).unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "base"]);
+    git(dir, &["checkout", "-q", "-b", "patch"]);
+    write(dir, "src/code.py", "LIMIT = 11\n");
+    git(dir, &["commit", "-q", "-am", "the patch"]);
+    tmp
+}
+
+/// Issue 23, bug 4: a failed test whose id is longer than a request may hold (4,096
+/// characters) still counts as a failure. Before, the gate refused its own report with exit
+/// 65, blaming the base's inputs.
+#[test]
+fn a_failed_test_with_a_very_long_id_still_counts() {
+    let repo = repository("long-id");
+    let out = patchgate()
+        .current_dir(repo.path())
+        .args(["gate", "--base", "main", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["disposition"], "BLOCK");
+    assert_eq!(answer["reason"], "concrete-behavior");
+    let fixtures = answer["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == "fixtures")
+        .unwrap();
+    let failed = fixtures["failed_tests"][0].as_str().unwrap();
+    assert_eq!(failed.chars().count(), 4096);
+    assert!(failed.starts_with("tests.test_api::xxx") && failed.ends_with('…'));
+}
+
+/// Issue 23, bug 4: `timeout_s = 1e20` in a ladder config is refused naming the key (exit
+/// 65). Before, it panicked (exit 101) converting it to a duration.
+#[test]
+fn an_impossible_ladder_timeout_is_refused_naming_the_key() {
+    let repo = repository("pass");
+    let dir = repo.path();
+    for (timeout, what) in [("1e20", "not 1e20"), ("0", "not 0.0"), ("nan", "not NaN")] {
+        write(
+            dir,
+            "ladder.toml",
+            &format!(
+                "[[tier]]\nname = \"t1-properties\"\ncommand = [\"true\"]\ntimeout_s = {timeout}\n"
+            ),
+        );
+        let out = patchgate()
+            .current_dir(dir)
+            .args([
+                "ladder",
+                "run",
+                "--base",
+                "main",
+                "--head",
+                "HEAD",
+                "--config",
+                "ladder.toml",
+                "--ledger",
+                "rows.jsonl",
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(65), "{timeout}: {stderr}");
+        assert!(
+            stderr.contains("`timeout_s` must be more than 0 and at most 86400 seconds")
+                && stderr.contains(what),
+            "{timeout}: {stderr}"
+        );
+    }
+    // The gate's config says the same of its own timeouts.
+    let config = CONFIG.replace("timeout_s = 60", "timeout_s = 1e20");
+    write(dir, "patchgate.toml", &config);
+    git(dir, &["checkout", "-q", "main"]);
+    git(dir, &["commit", "-q", "-am", "an impossible timeout"]);
+    let out = patchgate()
+        .current_dir(dir)
+        .args(["gate", "--base", "main", "--head", "main"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(65), "{stderr}");
+    assert!(
+        stderr.contains("`suite.timeout_s` must be more than 0"),
+        "{stderr}"
+    );
+}
+
+/// Whether a process is still alive (and not a zombie).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| !s.contains(") Z "))
+        .unwrap_or(false)
+}
+
+/// Starts `args` in `dir`, waits until the hanging check wrote its PID, sends `signal`, and
+/// returns the exit code, stderr, and the check's PID.
+fn interrupt(
+    dir: &Path,
+    args: &[&str],
+    signal: nix::sys::signal::Signal,
+) -> (Option<i32>, String, i32) {
+    let scratch = tempfile::tempdir().unwrap();
+    let pid_file = scratch.path().join("check.pid");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("patchgate"))
+        .current_dir(dir)
+        .env("PID_FILE", &pid_file)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while std::fs::read_to_string(&pid_file).map_or(true, |s| !s.ends_with('\n')) {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{args:?}: the check never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let check: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(alive(check));
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
+    let status = child.wait().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{args:?}: it did not stop at once"
+    );
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    (status.code(), stderr, check)
+}
+
+/// Every command that runs the code under test stops on SIGINT, SIGTERM or SIGHUP: the
+/// running check's whole process group is killed, the command exits 130 without a decision,
+/// and nothing it started is left behind. (Before, `gate` and `ladder run` died at once and
+/// left the running test behind.)
+#[test]
+fn ctrl_c_stops_every_runner_and_leaves_nothing_behind() {
+    use nix::sys::signal::Signal;
+    let repo = repository("sleep");
+    let dir = repo.path();
+    write(
+        dir,
+        "ladder.toml",
+        "[[tier]]\nname = \"t2-fixtures\"\ncommand = [\"sh\", \"checks/suite.sh\"]\ntimeout_s = 60\n",
+    );
+    let commands: [&[&str]; 2] = [
+        &["gate", "--base", "main"],
+        &[
+            "ladder",
+            "run",
+            "--base",
+            "main",
+            "--head",
+            "HEAD",
+            "--config",
+            "ladder.toml",
+            "--ledger",
+            "rows.jsonl",
+        ],
+    ];
+    for args in commands {
+        for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+            let (code, stderr, check) = interrupt(dir, args, signal);
+            assert_eq!(code, Some(130), "{args:?} {signal}: {stderr}");
+            assert!(
+                stderr.contains("interrupted"),
+                "{args:?} {signal}: {stderr}"
+            );
+            let gone = Instant::now();
+            while alive(check) {
+                assert!(
+                    gone.elapsed() < Duration::from_secs(5),
+                    "{args:?} {signal}: the check outlived the runner"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+    // Nothing was decided, so nothing was written.
+    assert!(
+        !dir.join("rows.jsonl").exists()
+            || std::fs::read_to_string(dir.join("rows.jsonl"))
+                .unwrap()
+                .is_empty()
+    );
+}
