@@ -35,8 +35,8 @@ BODY = json.dumps({"patch_id": "pr-1841", "property_check": "fail",
                    "fixture_check": "pass", "flaky_freeze": "unknown"}, separators=(",", ":"))
 
 
-# What `patchgate serve` sets for itself by re-executing (src/cli/serve.rs): given here, so it
-# does not re-execute (out from under valgrind), and the bare handler runs with it too.
+# What `patchgate serve` sets for itself with mallopt(3) (src/cli/serve.rs): given to every
+# server through the environment, so the bare handler runs with the same malloc as patchgate.
 MALLOC_TUNING = {"MALLOC_ARENA_MAX": "2", "MALLOC_MMAP_THRESHOLD_": "131072"}
 
 

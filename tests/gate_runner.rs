@@ -261,3 +261,79 @@ fn ctrl_c_stops_every_runner_and_leaves_nothing_behind() {
                 .is_empty()
     );
 }
+
+/// What Ctrl-C (SIGINT; SIGTERM and SIGHUP alike) does to each subcommand, written by hand:
+/// - `kills-the-check`: it runs the code under test; the running check's whole process group
+///   is killed, it cleans up and exits 130 (tested above for `gate` and `ladder run`, and in
+///   `tests/admit.rs` for `admit`);
+/// - `drains`: the server stops accepting, finishes what is in flight and exits 0
+///   (`tests/serve_process.rs`);
+/// - `dies`: it only reads input and decides; nothing of it outlives it and nothing is
+///   half-written, so the signal's default ends it at once (tested below on `route -` waiting
+///   for its input).
+///
+/// A new subcommand must say which it is: the table must name every subcommand of the clap
+/// tree.
+const CTRL_C: [(&str, &str); 16] = [
+    ("serve", "drains"),
+    ("gate", "kills-the-check"),
+    ("init", "dies"),
+    ("admit", "kills-the-check"),
+    ("route", "dies"),
+    ("quorum", "dies"),
+    ("seal", "dies"),
+    ("ladder", "dies"),
+    ("ladder plan", "dies"),
+    ("ladder run", "kills-the-check"),
+    ("ladder report", "dies"),
+    ("freeze", "dies"),
+    ("review", "dies"),
+    ("calibrate", "dies"),
+    ("healthcheck", "dies"),
+    ("openapi", "dies"),
+];
+
+#[test]
+fn every_subcommand_says_what_ctrl_c_does() {
+    use clap::CommandFactory;
+    let mut tree: Vec<String> = Vec::new();
+    // As declared (clap's generated `help` subcommands are not built in).
+    let cli = patchgate::cli::Cli::command();
+    for sub in cli.get_subcommands() {
+        tree.push(sub.get_name().to_owned());
+        for inner in sub.get_subcommands() {
+            tree.push(format!("{} {}", sub.get_name(), inner.get_name()));
+        }
+    }
+    let mut table: Vec<String> = CTRL_C.iter().map(|(c, _)| (*c).to_owned()).collect();
+    tree.sort();
+    table.sort();
+    assert_eq!(
+        tree, table,
+        "every subcommand, and only those, is in CTRL_C"
+    );
+
+    // `dies`: `route -` waiting for its evidence on stdin ends at SIGINT, at once.
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("patchgate"))
+        .args(["route", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "it waits for its input"
+    );
+    let started = Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(2), "{status:?}");
+}

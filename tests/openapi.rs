@@ -42,3 +42,46 @@ async fn the_server_serves_the_same_document() {
     assert_eq!(documented, served);
     assert_eq!(served.len(), 23, "{served:?}");
 }
+
+/// Each request document's fields are the strict parser's, field for field: a field the
+/// server takes is never missing from the document under `additionalProperties: false`, and a
+/// documented field is never refused. (Issue 23: `/gate` took `require_admission` while its
+/// document left it out.)
+#[test]
+fn every_request_document_lists_the_fields_its_parser_takes() {
+    use patchgate::core::catalog::CatalogKind;
+    let doc: serde_json::Value =
+        serde_json::from_str(&patchgate::http::openapi::document_json()).unwrap();
+    let table: [(&str, &[&str]); 13] = [
+        ("RouteRequestDoc", &patchgate::core::evidence::ROUTE_FIELDS),
+        ("QuorumRequestDoc", &patchgate::core::quorum::REQUEST_FIELDS),
+        ("PropertyDoc", CatalogKind::Quorum.fields()),
+        ("GatePropertyDoc", CatalogKind::Gate.fields()),
+        (
+            "LedgerRowDoc",
+            &patchgate::core::freeze_ledger::LEDGER_FIELDS,
+        ),
+        ("SealDoc", &patchgate::core::seal::SEAL_CHECK_FIELDS),
+        ("GateRequestDoc", &patchgate::core::gate::GATE_FIELDS),
+        ("FixtureSuiteDoc", &patchgate::core::gate::SUITE_FIELDS),
+        ("AdmitRequestDoc", &patchgate::core::admit::REQUEST_FIELDS),
+        ("AdmissionRecordDoc", &patchgate::core::admit::RECORD_FIELDS),
+        ("ChecksRequestDoc", &patchgate::core::checks::FIELDS),
+        ("TierRow", &patchgate::core::ladder::ROW_FIELDS),
+        ("ResultDoc", &["runs"]),
+    ];
+    for (schema, parsed) in table {
+        let s = &doc["components"]["schemas"][schema];
+        let mut documented: Vec<&str> = s["properties"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{schema} has no properties"))
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut parsed = parsed.to_vec();
+        documented.sort_unstable();
+        parsed.sort_unstable();
+        assert_eq!(documented, parsed, "{schema}");
+        assert_eq!(s["additionalProperties"], false, "{schema}");
+    }
+}

@@ -2,10 +2,12 @@
 //! serde), and this checks both agree on every variant, and that the words are the contract's
 //! (written here by hand from CONTRACT.md).
 
+use patchgate::core::admit::{AdmitOutcome, AdmitReason, CheckKind};
 use patchgate::core::catalog::Strength;
 use patchgate::core::checks::{CheckVerdict, ChecksDisposition};
-use patchgate::core::gate::{GateDisposition, GateReason, GateRuleName};
-use patchgate::core::ladder::TierVerdict;
+use patchgate::core::freeze_ledger::LedgerState;
+use patchgate::core::gate::{GateDisposition, GateReason, GateRuleName, NextStep};
+use patchgate::core::ladder::{FixChanged, TierVerdict};
 use patchgate::core::quorum::{Outcome, Reason, Vote};
 use patchgate::core::route::{Attribution, Disposition, RuleName, Verdict};
 use patchgate::core::runs::RunState;
@@ -30,6 +32,14 @@ where
         .collect()
 }
 
+/// Every variant's word, for an enum that is only ever written as a word (no serde).
+fn plain_words<T>() -> Vec<&'static str>
+where
+    T: VariantArray + Copy + Into<&'static str>,
+{
+    T::VARIANTS.iter().map(|v| (*v).into()).collect()
+}
+
 #[test]
 fn the_enums_speak_the_contracts_words() {
     assert_eq!(words::<Verdict>(), ["pass", "fail", "unknown", "missing"]);
@@ -51,22 +61,53 @@ fn the_enums_speak_the_contracts_words() {
         ["evidence-gap", "fail-absorbs", "inadmissible", "all-held"]
     );
     assert_eq!(words::<Strength>(), ["strong", "weak"]);
-    let mut outcomes = words::<Outcome>();
-    outcomes.sort_unstable();
+    // The quorum (section 2), every word of each enum exactly.
     assert_eq!(
-        outcomes,
-        ["fixture_fault", "hold", "promote", "reject", "stop_queue"]
+        words::<Outcome>(),
+        ["promote", "reject", "hold", "fixture_fault", "stop_queue"]
     );
-    let mut votes = words::<Vote>();
-    votes.sort_unstable();
     assert_eq!(
-        votes,
-        ["excluded", "introduced", "no", "not-in-locality", "yes"]
+        words::<Vote>(),
+        ["yes", "no", "excluded", "introduced", "not-in-locality"]
     );
-    for state in ["pass", "fail", "flake", "missing", "not-run"] {
-        assert!(words::<RunState>().contains(&state), "{state}");
-    }
-    assert!(words::<Reason>().contains(&"quorum-held"));
+    assert_eq!(
+        words::<RunState>(),
+        ["pass", "fail", "error", "flake", "missing", "not-run"]
+    );
+    assert_eq!(
+        words::<Reason>(),
+        [
+            "seal-mismatch",
+            "debt-over-cap",
+            "self-introduced-predicate",
+            "empty-quorum",
+            "stable-failure",
+            "split-exits",
+            "harness-error",
+            "missing-results",
+            "quorum-held"
+        ]
+    );
+    assert_eq!(plain_words::<LedgerState>(), ["open", "closed"]);
+    assert_eq!(plain_words::<FixChanged>(), ["production", "check", "both"]);
+    // Admission (section 10).
+    assert_eq!(
+        words::<AdmitOutcome>(),
+        ["admitted", "rejected", "inconclusive"]
+    );
+    assert_eq!(
+        words::<AdmitReason>(),
+        [
+            "seal-differs",
+            "fails-on-base",
+            "unstable-on-base",
+            "harness-error",
+            "tautology",
+            "unstable-on-mutant",
+            "two-commit-proof"
+        ]
+    );
+    assert_eq!(words::<CheckKind>(), ["property", "test"]);
     assert_eq!(words::<TierVerdict>(), ["pass", "caught", "error"]);
     // The patch gate (section 8.1).
     assert_eq!(
@@ -78,9 +119,23 @@ fn the_enums_speak_the_contracts_words() {
         ["fixture-fault", "debt", "guard", "route"]
     );
     let reasons = words::<GateReason>();
-    for r in ["seal-mismatch", "debt-over-cap", "guarded-input-edited"] {
-        assert!(reasons.contains(&r), "{r}");
-    }
+    assert_eq!(
+        reasons,
+        [
+            "seal-mismatch",
+            "debt-over-cap",
+            "guarded-input-edited",
+            "evidence-gap",
+            "behavior-and-invariant",
+            "concrete-behavior",
+            "invariant-or-over-specified-property",
+            "frozen-test-failure",
+            "inadmissible-evidence",
+            "all-gates-held"
+        ]
+    );
+    // What the runner does next (`POST /gate/next`).
+    assert_eq!(words::<NextStep>(), ["runs", "suite", "decide"]);
     // Forge checks (section 9).
     assert_eq!(
         words::<CheckVerdict>(),

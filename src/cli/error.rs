@@ -2,7 +2,6 @@
 //! decision, with the exit code it means and one line for stderr. It is printed in one place
 //! ([`CliError::report`]); a command's `run` turns it into its exit code.
 
-use super::output;
 use crate::core::problem::Problem;
 use crate::exit::Exit;
 
@@ -65,9 +64,9 @@ impl CliError {
 
     /// Prints the line (and the invalid fields) on stderr and gives the exit code.
     pub fn report(self) -> Exit {
-        output::error(&self.message);
+        say(&self.message);
         for line in &self.fields {
-            output::error(line);
+            say(line);
         }
         self.exit
     }
@@ -79,4 +78,10 @@ pub type CliResult = Result<Exit, CliError>;
 /// The exit code of a command's outcome, its error printed.
 pub fn finish(result: CliResult) -> Exit {
     result.unwrap_or_else(CliError::report)
+}
+
+/// Writes `patchgate: message` as one line on stderr.
+pub fn say(message: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "patchgate: {message}");
 }

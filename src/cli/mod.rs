@@ -59,7 +59,7 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Gate one patch end to end: seal, debt, guard, properties, fixture suite, router. Reads
     /// its config, catalog, ledger and expected seal from the base commit (exit 0/1/2/3).
-    #[command(after_help = exits!("0 MERGE_OK, 1 BLOCK, 2 ESCALATE, 3 STOP_QUEUE (--dry-run: 0)"))]
+    #[command(after_help = exits!("0 MERGE_OK, 1 BLOCK, 2 ESCALATE, 3 STOP_QUEUE (--dry-run: 0); 130 interrupted (the running check's process group killed, no decision)"))]
     Gate(Box<gate::GateArgs>),
     /// Write a commented starter patchgate.toml.
     #[command(

@@ -16,9 +16,9 @@ pub fn stdout(text: &str) -> Result<(), super::error::CliError> {
     }
 }
 
-pub fn error(message: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "patchgate: {message}");
-}
+/// One line on stderr, `patchgate: message` (written by the error module, which has no
+/// other dependency here).
+pub use super::error::say as error;
 
 /// An error and its sources, joined with `: `.
 pub fn chain(err: &dyn std::error::Error) -> String {

@@ -14,6 +14,7 @@ use utoipa::ToSchema;
 
 use super::digest::Digest;
 use super::fields::{Errors, MAX_ID_CHARS, object};
+use super::rules;
 use super::runs::{self, CatchCodes, RunOutcome, RunState, parse_runs, request_catch_codes};
 use super::seal::parse_seal_digest;
 
@@ -132,74 +133,59 @@ pub struct AdmitFacts {
     pub mutant: RunState,
 }
 
-/// One admission rule.
-#[derive(Debug, Clone, Copy)]
-pub struct AdmitRule {
-    /// The row of the contract's table (rules 3 and 5 have two rows each).
-    pub number: u8,
-    pub when: fn(&AdmitFacts) -> bool,
-    pub outcome: AdmitOutcome,
-    pub reason: AdmitReason,
-}
+/// One admission rule: its (outcome, reason). Rules 3 and 5 have two rows each.
+pub type AdmitRule = rules::Rule<AdmitFacts, (AdmitOutcome, AdmitReason)>;
 
 /// The admission table (CONTRACT.md section 10). Ordered, first match wins.
 pub const RULES: [AdmitRule; 8] = [
-    AdmitRule {
-        number: 1,
-        when: |f| !f.seal_matches,
-        outcome: AdmitOutcome::Inconclusive,
-        reason: AdmitReason::SealDiffers,
-    },
-    AdmitRule {
-        number: 2,
-        when: |f| f.base == RunState::Fail,
-        outcome: AdmitOutcome::Rejected,
-        reason: AdmitReason::FailsOnBase,
-    },
-    AdmitRule {
-        number: 3,
-        when: |f| f.base == RunState::Flake,
-        outcome: AdmitOutcome::Inconclusive,
-        reason: AdmitReason::UnstableOnBase,
-    },
-    AdmitRule {
-        number: 3,
-        when: |f| f.base == RunState::Error,
-        outcome: AdmitOutcome::Inconclusive,
-        reason: AdmitReason::HarnessError,
-    },
-    AdmitRule {
-        number: 4,
-        when: |f| f.mutant == RunState::Pass,
-        outcome: AdmitOutcome::Rejected,
-        reason: AdmitReason::Tautology,
-    },
-    AdmitRule {
-        number: 5,
-        when: |f| f.mutant == RunState::Flake,
-        outcome: AdmitOutcome::Inconclusive,
-        reason: AdmitReason::UnstableOnMutant,
-    },
-    AdmitRule {
-        number: 5,
-        when: |f| f.mutant == RunState::Error,
-        outcome: AdmitOutcome::Inconclusive,
-        reason: AdmitReason::HarnessError,
-    },
-    AdmitRule {
-        number: 6,
-        when: |f| f.base == RunState::Pass && f.mutant == RunState::Fail,
-        outcome: AdmitOutcome::Admitted,
-        reason: AdmitReason::TwoCommitProof,
-    },
+    rules::rule(
+        1,
+        |f| !f.seal_matches,
+        (AdmitOutcome::Inconclusive, AdmitReason::SealDiffers),
+    ),
+    rules::rule(
+        2,
+        |f| f.base == RunState::Fail,
+        (AdmitOutcome::Rejected, AdmitReason::FailsOnBase),
+    ),
+    rules::rule(
+        3,
+        |f| f.base == RunState::Flake,
+        (AdmitOutcome::Inconclusive, AdmitReason::UnstableOnBase),
+    ),
+    rules::rule(
+        3,
+        |f| f.base == RunState::Error,
+        (AdmitOutcome::Inconclusive, AdmitReason::HarnessError),
+    ),
+    rules::rule(
+        4,
+        |f| f.mutant == RunState::Pass,
+        (AdmitOutcome::Rejected, AdmitReason::Tautology),
+    ),
+    rules::rule(
+        5,
+        |f| f.mutant == RunState::Flake,
+        (AdmitOutcome::Inconclusive, AdmitReason::UnstableOnMutant),
+    ),
+    rules::rule(
+        5,
+        |f| f.mutant == RunState::Error,
+        (AdmitOutcome::Inconclusive, AdmitReason::HarnessError),
+    ),
+    rules::rule(
+        6,
+        |f| f.base == RunState::Pass && f.mutant == RunState::Fail,
+        (AdmitOutcome::Admitted, AdmitReason::TwoCommitProof),
+    ),
 ];
 
 /// The first rule that matches: (outcome, reason, rule). Rule 6 matches whatever rules 1-5
 /// leave (runs are never empty); were it ever not to, this fails closed as inconclusive.
 pub fn first_rule(facts: &AdmitFacts) -> (AdmitOutcome, AdmitReason, u8) {
-    RULES.iter().find(|r| (r.when)(facts)).map_or(
+    rules::first_match(&RULES, facts, 1).map_or(
         (AdmitOutcome::Inconclusive, AdmitReason::HarnessError, 6),
-        |r| (r.outcome, r.reason, r.number),
+        |r| (r.then.0, r.then.1, r.number),
     )
 }
 
@@ -329,7 +315,7 @@ impl super::decision::Decision for AdmitDecision {
     type Answer = AdmitAnswer;
 
     fn parse(body: &[u8]) -> Result<AdmitRequest, super::problem::Problem> {
-        parse_request(&super::json::parse_json(body)?).map_err(super::problem::Problem::invalid)
+        super::decision::json_body(body, parse_request)
     }
 
     fn decide(request: &AdmitRequest, _: &super::decision::Defaults) -> Self {
@@ -390,7 +376,8 @@ impl super::decision::Decision for AdmitDecision {
 // ---------------------------------------------------------------------------------------------
 // Validation
 
-const REQUEST_FIELDS: [&str; 7] = [
+/// The fields of a request body.
+pub const REQUEST_FIELDS: [&str; 7] = [
     "check_id",
     "kind",
     "seal",
@@ -399,7 +386,8 @@ const REQUEST_FIELDS: [&str; 7] = [
     "catch_exit_codes",
     "mutant",
 ];
-const RECORD_FIELDS: [&str; 4] = ["seal", "mutant", "base_runs", "mutant_runs"];
+/// The fields of an admission record.
+pub const RECORD_FIELDS: [&str; 4] = ["seal", "mutant", "base_runs", "mutant_runs"];
 
 /// Validates a `/admit` document, reporting every invalid field.
 pub fn parse_request(value: &Value) -> Result<AdmitRequest, Errors> {

@@ -69,7 +69,8 @@ pub enum CatalogKind {
 }
 
 impl CatalogKind {
-    fn fields(self) -> &'static [&'static str] {
+    /// The fields of one of its rows.
+    pub fn fields(self) -> &'static [&'static str] {
         match self {
             CatalogKind::Quorum => &[
                 "id",

@@ -50,7 +50,8 @@ static STATUS_SHAPE: Shape = Shape::Only(&[
     ("target_url", Shape::All),
 ]);
 
-const FIELDS: [&str; 5] = ["patch_id", "head_sha", "gates", "check_runs", "statuses"];
+/// The fields of a `/route/checks` body.
+pub const FIELDS: [&str; 5] = ["patch_id", "head_sha", "gates", "check_runs", "statuses"];
 /// Longest list of checks (or names) an answer carries; the rest are counted. A merge bot posts
 /// the answer as a comment, and one request's answer stays small whatever it sent.
 pub const MAX_LISTED_CHECKS: usize = 100;

@@ -123,6 +123,15 @@ pub trait Decision: Sized {
     }
 }
 
+/// Reads a JSON body strictly (400 when it is not JSON) and validates it with `validate`
+/// (422 naming every invalid field): the `parse` of every JSON decision.
+pub fn json_body<T>(
+    body: &[u8],
+    validate: fn(&serde_json::Value) -> Result<T, super::problem::Errors>,
+) -> Result<T, Problem> {
+    validate(&super::json::parse_json(body)?).map_err(Problem::invalid)
+}
+
 /// Parses, decides and answers in one go, as the CLI does locally (the server does the same
 /// through `http::decide`, with its own settings and a log line).
 pub fn decide_body<D: Decision>(

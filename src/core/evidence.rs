@@ -349,7 +349,8 @@ impl<'de> Deserialize<'de> for BatchDoc<'de> {
     }
 }
 
-const ROUTE_FIELDS: [&str; 6] = [
+/// The fields of a `/route` body.
+pub const ROUTE_FIELDS: [&str; 6] = [
     "patch_id",
     "property_check",
     "fixture_check",

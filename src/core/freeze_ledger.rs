@@ -91,7 +91,8 @@ pub fn debt(ledger: &[FreezeRow], cap: u64) -> Debt {
     }
 }
 
-const LEDGER_FIELDS: [&str; 10] = [
+/// The fields of a freeze-ledger row.
+pub const LEDGER_FIELDS: [&str; 10] = [
     "property_id",
     "test_id",
     "covers",

@@ -83,6 +83,7 @@ pub mod path;
 pub mod problem;
 pub mod quorum;
 pub mod route;
+pub mod rules;
 pub mod runs;
 pub mod seal;
 

@@ -16,6 +16,7 @@ use super::catalog::{CatalogKind, Property, Strength, parse_catalog};
 use super::fields::{self, Errors, MAX_ID_CHARS, object};
 use super::freeze_ledger::{Debt, FreezeRow, LedgerState, debt, parse_ledger};
 use super::path::{PrefixTrie, RepoPath};
+use super::rules;
 use super::runs::{CatchCodes, RunOutcome, RunState, classify, parse_results, request_catch_codes};
 use super::seal::{SealCheck, SealCheckAnswer, parse_seal};
 
@@ -175,72 +176,44 @@ pub struct Facts {
     pub voting_missing: bool,
 }
 
-/// One outcome rule.
-#[derive(Debug, Clone, Copy)]
-pub struct Rule {
-    /// The row number in the contract's table (rule 6 has two rows: split, then missing).
-    pub number: u8,
-    pub when: fn(&Facts) -> bool,
-    pub outcome: Outcome,
-    pub reason: Reason,
-}
+/// One outcome rule: its (outcome, reason). Rule 6 has three rows: split, error, missing.
+pub type Rule = rules::Rule<Facts, (Outcome, Reason)>;
 
 /// The outcome table. Ordered, first match wins.
 pub const RULES: [Rule; 9] = [
-    Rule {
-        number: 1,
-        when: |f| !f.seal_matches,
-        outcome: Outcome::FixtureFault,
-        reason: Reason::SealMismatch,
-    },
-    Rule {
-        number: 2,
-        when: |f| f.debt.counted > f.debt.cap,
-        outcome: Outcome::StopQueue,
-        reason: Reason::DebtOverCap,
-    },
-    Rule {
-        number: 3,
-        when: |f| f.introduced_in_locality,
-        outcome: Outcome::Reject,
-        reason: Reason::SelfIntroducedPredicate,
-    },
-    Rule {
-        number: 4,
-        when: |f| f.strong_voters == 0,
-        outcome: Outcome::Reject,
-        reason: Reason::EmptyQuorum,
-    },
-    Rule {
-        number: 5,
-        when: |f| f.voting_fail,
-        outcome: Outcome::Reject,
-        reason: Reason::StableFailure,
-    },
-    Rule {
-        number: 6,
-        when: |f| f.voting_flake,
-        outcome: Outcome::Hold,
-        reason: Reason::SplitExits,
-    },
-    Rule {
-        number: 6,
-        when: |f| f.voting_error,
-        outcome: Outcome::Hold,
-        reason: Reason::HarnessError,
-    },
-    Rule {
-        number: 6,
-        when: |f| f.voting_missing,
-        outcome: Outcome::Hold,
-        reason: Reason::MissingResults,
-    },
-    Rule {
-        number: 7,
-        when: |_| true,
-        outcome: Outcome::Promote,
-        reason: Reason::QuorumHeld,
-    },
+    rules::rule(
+        1,
+        |f| !f.seal_matches,
+        (Outcome::FixtureFault, Reason::SealMismatch),
+    ),
+    rules::rule(
+        2,
+        |f| f.debt.counted > f.debt.cap,
+        (Outcome::StopQueue, Reason::DebtOverCap),
+    ),
+    rules::rule(
+        3,
+        |f| f.introduced_in_locality,
+        (Outcome::Reject, Reason::SelfIntroducedPredicate),
+    ),
+    rules::rule(
+        4,
+        |f| f.strong_voters == 0,
+        (Outcome::Reject, Reason::EmptyQuorum),
+    ),
+    rules::rule(
+        5,
+        |f| f.voting_fail,
+        (Outcome::Reject, Reason::StableFailure),
+    ),
+    rules::rule(6, |f| f.voting_flake, (Outcome::Hold, Reason::SplitExits)),
+    rules::rule(6, |f| f.voting_error, (Outcome::Hold, Reason::HarnessError)),
+    rules::rule(
+        6,
+        |f| f.voting_missing,
+        (Outcome::Hold, Reason::MissingResults),
+    ),
+    rules::rule(7, |_| true, (Outcome::Promote, Reason::QuorumHeld)),
 ];
 
 /// The quorum's decision.
@@ -359,12 +332,9 @@ impl Ballot {
 /// The first outcome rule numbered `from` or later that matches: (outcome, reason, rule).
 /// The last rule always matches; were it ever not to, this fails closed with a hold.
 pub fn first_rule(facts: &Facts, from: u8) -> (Outcome, Reason, u8) {
-    RULES
-        .iter()
-        .filter(|r| r.number >= from)
-        .find(|r| (r.when)(facts))
+    rules::first_match(&RULES, facts, from)
         .map_or((Outcome::Hold, Reason::MissingResults, 6), |r| {
-            (r.outcome, r.reason, r.number)
+            (r.then.0, r.then.1, r.number)
         })
 }
 
@@ -432,7 +402,8 @@ impl QuorumDecision {
 // ---------------------------------------------------------------------------------------------
 // Validation
 
-const REQUEST_FIELDS: [&str; 9] = [
+/// The fields of a request body.
+pub const REQUEST_FIELDS: [&str; 9] = [
     "patch_id",
     "changed_files",
     "catalog",
@@ -444,50 +415,84 @@ const REQUEST_FIELDS: [&str; 9] = [
     "require_admission",
 ];
 
+/// What a `/quorum` body and a `/gate` body share: the patch, the catalog and its runs, the
+/// ledger, the seal and the quorum's settings.
+pub struct QuorumFields {
+    pub patch_id: Option<String>,
+    pub changed_files: Vec<RepoPath>,
+    pub catalog: Vec<Property>,
+    pub runs: HashMap<String, Vec<RunOutcome>>,
+    pub catch_exit_codes: CatchCodes,
+    pub ledger: Vec<FreezeRow>,
+    pub seal: SealCheck,
+    pub debt_cap: Option<u64>,
+    pub require_admission: bool,
+}
+
+/// Reads the [`QuorumFields`] of `doc`: its catalog as `kind`, its runs under `runs_key`
+/// (`results` in `/quorum`, `property_runs` in `/gate`). `None` when any is invalid (each is
+/// reported in `e`).
+pub fn parse_quorum_fields(
+    doc: &fields::Obj<'_>,
+    kind: CatalogKind,
+    runs_key: &str,
+    e: &mut Errors,
+) -> Option<QuorumFields> {
+    let patch_id = doc.opt_string("patch_id", MAX_ID_CHARS, e);
+    let changed_files = doc
+        .required("changed_files", e)
+        .and_then(|v| fields::paths(v, "/changed_files", false, e))
+        .unwrap_or_default();
+    // Read first: an admission record in the catalog is read with these codes.
+    let catch_exit_codes = request_catch_codes(doc, e);
+    let (catalog, ids) = doc
+        .required("catalog", e)
+        .map(|v| parse_catalog(v, kind, catch_exit_codes.as_ref(), e))
+        .unwrap_or_default();
+    // Every id the catalog names, even on a row that is invalid otherwise: a result for it is
+    // not also reported as unknown.
+    let known: HashSet<&str> = ids.iter().map(String::as_str).collect();
+    let runs = doc
+        .get(runs_key)
+        .map(|v| parse_results(v, &doc.pointer(runs_key), &known, e))
+        .unwrap_or_default();
+    let ledger = doc
+        .get("ledger")
+        .map(|v| parse_ledger(v, e))
+        .unwrap_or_default();
+    let seal = doc.required("seal", e).and_then(|v| parse_seal(v, e));
+    let debt_cap = doc.opt_uint("debt_cap", u64::from(u32::MAX), e);
+    let require_admission = doc.opt_bool("require_admission", e).unwrap_or(false);
+    Some(QuorumFields {
+        patch_id,
+        changed_files,
+        catalog,
+        runs,
+        catch_exit_codes: catch_exit_codes?,
+        ledger,
+        seal: seal?,
+        debt_cap,
+        require_admission,
+    })
+}
+
 /// Validates a `/quorum` document, reporting every invalid field.
 pub fn parse_request(value: &Value) -> Result<QuorumRequest, Errors> {
     let mut e = Errors::default();
     let Some(doc) = object(value, "", "the quorum request", &REQUEST_FIELDS, &mut e) else {
         return Err(e);
     };
-    let patch_id = doc.opt_string("patch_id", MAX_ID_CHARS, &mut e);
-    let changed_files = doc
-        .required("changed_files", &mut e)
-        .and_then(|v| fields::paths(v, "/changed_files", false, &mut e))
-        .unwrap_or_default();
-    // Read first: an admission record in the catalog is read with these codes.
-    let catch_exit_codes = request_catch_codes(&doc, &mut e);
-    let (catalog, ids) = doc
-        .required("catalog", &mut e)
-        .map(|v| parse_catalog(v, CatalogKind::Quorum, catch_exit_codes.as_ref(), &mut e))
-        .unwrap_or_default();
-    // Every id the catalog names, even on a row that is invalid otherwise: a result for it is
-    // not also reported as unknown.
-    let known: HashSet<&str> = ids.iter().map(String::as_str).collect();
-    let results = doc
-        .get("results")
-        .map(|v| parse_results(v, "/results", &known, &mut e))
-        .unwrap_or_default();
-    let ledger = doc
-        .get("ledger")
-        .map(|v| parse_ledger(v, &mut e))
-        .unwrap_or_default();
-    let seal = doc
-        .required("seal", &mut e)
-        .and_then(|v| parse_seal(v, &mut e));
-    let debt_cap = doc.opt_uint("debt_cap", u64::from(u32::MAX), &mut e);
-    let require_admission = doc.opt_bool("require_admission", &mut e).unwrap_or(false);
-    match (seal, catch_exit_codes) {
-        (Some(seal), Some(catch_exit_codes)) if e.is_empty() => Ok(QuorumRequest {
-            patch_id,
-            changed_files,
-            catalog,
-            results,
-            catch_exit_codes,
-            ledger,
-            seal,
-            debt_cap,
-            require_admission,
+    match parse_quorum_fields(&doc, CatalogKind::Quorum, "results", &mut e) {
+        Some(f) if e.is_empty() => Ok(QuorumRequest {
+            patch_id: f.patch_id,
+            changed_files: f.changed_files,
+            catalog: f.catalog,
+            results: f.runs,
+            catch_exit_codes: f.catch_exit_codes,
+            ledger: f.ledger,
+            seal: f.seal,
+            debt_cap: f.debt_cap,
+            require_admission: f.require_admission,
         }),
         _ => Err(e),
     }
@@ -499,7 +504,7 @@ impl super::decision::Decision for QuorumDecision {
     type Answer = QuorumAnswer;
 
     fn parse(body: &[u8]) -> Result<QuorumRequest, super::problem::Problem> {
-        parse_request(&super::json::parse_json(body)?).map_err(super::problem::Problem::invalid)
+        super::decision::json_body(body, parse_request)
     }
 
     fn decide(request: &QuorumRequest, defaults: &super::decision::Defaults) -> Self {

@@ -4,6 +4,7 @@
 //! four rows, first match wins, and the order is the policy. `unknown` is never a pass and never
 //! a fail; `missing` outranks `fail`; `fail` is absorbing.
 
+use super::rules;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use strum::{IntoStaticStr, VariantArray};
@@ -226,40 +227,54 @@ pub enum AttributionSource {
     OfFailures,
 }
 
-/// One row of the ladder.
+/// What a rung of the ladder concludes.
 #[derive(Debug, Clone, Copy)]
-pub struct Rule {
+pub struct Rung {
     pub name: RuleName,
-    pub when: fn(&Verdicts) -> bool,
     pub disposition: Disposition,
     pub attribution: AttributionSource,
 }
 
+/// One row of the ladder (the contract's rule number, 1-4).
+pub type Rule = rules::Rule<Verdicts, Rung>;
+
 /// The ladder. Ordered, first match wins; the order is the policy.
 pub const LADDER: [Rule; 4] = [
     Rule {
-        name: RuleName::EvidenceGap,
+        number: 1,
         when: |v| v.any(Verdict::Missing),
-        disposition: Disposition::Escalate,
-        attribution: AttributionSource::Fixed(Attribution::EvidenceGap),
+        then: Rung {
+            name: RuleName::EvidenceGap,
+            disposition: Disposition::Escalate,
+            attribution: AttributionSource::Fixed(Attribution::EvidenceGap),
+        },
     },
     Rule {
-        name: RuleName::FailAbsorbs,
+        number: 2,
         when: |v| v.any(Verdict::Fail),
-        disposition: Disposition::Block,
-        attribution: AttributionSource::OfFailures,
+        then: Rung {
+            name: RuleName::FailAbsorbs,
+            disposition: Disposition::Block,
+            attribution: AttributionSource::OfFailures,
+        },
     },
     Rule {
-        name: RuleName::Inadmissible,
+        number: 3,
         when: |v| v.any(Verdict::Unknown),
-        disposition: Disposition::Escalate,
-        attribution: AttributionSource::Fixed(Attribution::InadmissibleEvidence),
+        then: Rung {
+            name: RuleName::Inadmissible,
+            disposition: Disposition::Escalate,
+            attribution: AttributionSource::Fixed(Attribution::InadmissibleEvidence),
+        },
     },
     Rule {
-        name: RuleName::AllHeld,
+        number: 4,
         when: |v| v.all(Verdict::Pass),
-        disposition: Disposition::MergeOk,
-        attribution: AttributionSource::Fixed(Attribution::AllGatesHeld),
+        then: Rung {
+            name: RuleName::AllHeld,
+            disposition: Disposition::MergeOk,
+            attribution: AttributionSource::Fixed(Attribution::AllGatesHeld),
+        },
     },
 ];
 
@@ -302,18 +317,17 @@ impl Decision {
 /// Runs the ladder. Fails closed: were no rule to match (the table tests prove one always
 /// does), the answer would be an escalation, never a merge.
 pub fn route(v: &Verdicts) -> Decision {
-    for rule in &LADDER {
-        if (rule.when)(v) {
-            let attribution = match rule.attribution {
-                AttributionSource::Fixed(a) => a,
-                AttributionSource::OfFailures => attribute(v),
-            };
-            return Decision {
-                disposition: rule.disposition,
-                attribution,
-                rule: rule.name,
-            };
-        }
+    if let Some(rule) = rules::first_match(&LADDER, v, 1) {
+        let rung = rule.then;
+        let attribution = match rung.attribution {
+            AttributionSource::Fixed(a) => a,
+            AttributionSource::OfFailures => attribute(v),
+        };
+        return Decision {
+            disposition: rung.disposition,
+            attribution,
+            rule: rung.name,
+        };
     }
     Decision {
         disposition: Disposition::Escalate,

@@ -328,9 +328,12 @@ pub struct SealCheckAnswer {
     pub matches: bool,
 }
 
+/// The fields of a request's `seal`.
+pub const SEAL_CHECK_FIELDS: [&str; 2] = ["actual", "expected"];
+
 /// Validates `{"actual", "expected"}`, two 64-hex digests.
 pub fn parse_seal(v: &Value, e: &mut Errors) -> Option<SealCheck> {
-    let obj = object(v, "/seal", "the seal", &["actual", "expected"], e)?;
+    let obj = object(v, "/seal", "the seal", &SEAL_CHECK_FIELDS, e)?;
     let actual = parse_seal_digest(&obj, "actual", e);
     let expected = parse_seal_digest(&obj, "expected", e);
     Some(SealCheck {

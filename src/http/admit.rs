@@ -31,11 +31,7 @@ use crate::core::problem::Problem;
         (status = 200, description = "admitted (exit 0): `record` is the proof to commit", body = AdmitAnswer),
         (status = 409, description = "rejected (exit 1): fails-on-base or tautology", body = AdmitAnswer),
         (status = 424, description = "inconclusive (exit 2): seal-differs, unstable-on-base, unstable-on-mutant or harness-error", body = AdmitAnswer),
-        (status = 400, description = "Malformed JSON or empty body", body = Problem, content_type = "application/problem+json"),
-        (status = 408, description = "The body did not arrive in time", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over the limit", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Well-formed but invalid; `errors` names each field", body = Problem, content_type = "application/problem+json"),
+        super::error::DecisionProblems,
     )
 )]
 pub async fn admit(

@@ -38,11 +38,7 @@ use crate::core::problem::Problem;
         (status = 425, description = "PENDING (exit 75): a check still runs; ask again after `Retry-After` seconds",
             content((ChecksAnswer = "application/json"), (String = "text/plain")),
             headers(("Retry-After" = u32, description = "Seconds to wait before asking again"))),
-        (status = 400, description = "Malformed JSON or empty body", body = Problem, content_type = "application/problem+json"),
-        (status = 408, description = "The body did not arrive in time", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over the limit", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Well-formed but invalid; `errors` names each field", body = Problem, content_type = "application/problem+json"),
+        super::error::DecisionProblems,
     )
 )]
 pub async fn route_checks(

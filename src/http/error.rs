@@ -70,3 +70,35 @@ pub fn problem_for_bare_status(status: StatusCode) -> Problem {
         _ => Problem::new(code, "error", "the request failed"),
     }
 }
+
+/// The problem answers of every endpoint that reads a JSON decision body: 400, 408, 413, 415
+/// and 422, each an RFC 9457 document. Declared once, listed in each operation's `responses`.
+pub struct DecisionProblems;
+
+impl utoipa::IntoResponses for DecisionProblems {
+    fn responses() -> std::collections::BTreeMap<
+        String,
+        utoipa::openapi::RefOr<utoipa::openapi::response::Response>,
+    > {
+        use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+        [
+            ("400", "Malformed JSON or empty body"),
+            ("408", "The body did not arrive in time"),
+            ("413", "Body over the limit"),
+            ("415", "Not application/json"),
+            ("422", "Well-formed but invalid; `errors` names each field"),
+        ]
+        .into_iter()
+        .map(|(status, description)| {
+            let content = ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("Problem")))
+                .build();
+            let response = ResponseBuilder::new()
+                .description(description)
+                .content("application/problem+json", content)
+                .build();
+            (status.to_owned(), response.into())
+        })
+        .collect()
+    }
+}

@@ -43,11 +43,7 @@ use crate::core::problem::Problem;
             content((GateAnswer = "application/json"), (String = "text/plain"), (String = "text/markdown"))),
         (status = 424, description = "ESCALATE (exit 2): a human must look",
             content((GateAnswer = "application/json"), (String = "text/plain"), (String = "text/markdown"))),
-        (status = 400, description = "Malformed JSON or empty body", body = Problem, content_type = "application/problem+json"),
-        (status = 408, description = "The body did not arrive in time", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over the limit", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Well-formed but invalid; `errors` names each field", body = Problem, content_type = "application/problem+json"),
+        super::error::DecisionProblems,
     )
 )]
 pub async fn gate(
@@ -74,11 +70,7 @@ pub async fn gate(
     request_body(content = GateRequestDoc, content_type = "application/json"),
     responses(
         (status = 200, description = "The next step", body = GateNext),
-        (status = 400, description = "Malformed JSON or empty body", body = Problem, content_type = "application/problem+json"),
-        (status = 408, description = "The body did not arrive in time", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over the limit", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Well-formed but invalid; `errors` names each field", body = Problem, content_type = "application/problem+json"),
+        super::error::DecisionProblems,
     )
 )]
 pub async fn gate_next(

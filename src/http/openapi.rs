@@ -141,8 +141,22 @@ value_schema!(
         .max_items(Some(super::route::MAX_BATCH))
 );
 
+/// Adds to the schema of `T` (found by the type's own name, so renaming the type cannot
+/// silently skip a refinement) what its derive cannot say.
+fn refine_schema<T: utoipa::ToSchema>(
+    schemas: &mut serde_json::Map<String, serde_json::Value>,
+    refine: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>),
+) {
+    if let Some(schema) = schemas
+        .get_mut(T::name().as_ref())
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        refine(schema);
+    }
+}
+
 /// What the derive cannot say, added to the generated document: fields that exclude or need
-/// each other.
+/// each other, lists without repeats, a log that must contain a decision.
 fn refine(doc: &mut serde_json::Value) {
     use serde_json::json;
     let Some(schemas) = doc
@@ -151,10 +165,7 @@ fn refine(doc: &mut serde_json::Value) {
     else {
         return;
     };
-    if let Some(route) = schemas
-        .get_mut("RouteRequestDoc")
-        .and_then(|s| s.as_object_mut())
-    {
+    refine_schema::<super::route::RouteRequestDoc>(schemas, |route| {
         // The freeze verdict is given, or derived from `changed_files` + `frozen_tests`.
         route.insert(
             "not".into(),
@@ -164,23 +175,20 @@ fn refine(doc: &mut serde_json::Value) {
             "dependentRequired".into(),
             json!({"changed_files": ["frozen_tests"], "frozen_tests": ["changed_files"]}),
         );
-    }
-    if let Some(gates) = schemas
-        .get_mut("GatesDoc")
-        .and_then(|s| s.get_mut("properties"))
-        .and_then(serde_json::Value::as_object_mut)
-    {
+    });
+    refine_schema::<super::checks::GatesDoc>(schemas, |gates| {
         // A check listed twice in one gate is refused.
-        for list in gates.values_mut() {
-            if let Some(list) = list.as_object_mut() {
-                list.insert("uniqueItems".into(), json!(true));
-            }
+        for list in gates
+            .get_mut("properties")
+            .and_then(serde_json::Value::as_object_mut)
+            .into_iter()
+            .flat_map(|p| p.values_mut())
+            .filter_map(serde_json::Value::as_object_mut)
+        {
+            list.insert("uniqueItems".into(), json!(true));
         }
-    }
-    if let Some(log) = schemas
-        .get_mut("DecisionLog")
-        .and_then(|s| s.as_object_mut())
-    {
+    });
+    refine_schema::<super::ladder::ReviewBodyDoc>(schemas, |log| {
         // Any line may be there (the log holds other events); at least one must be a router
         // decision.
         log.remove("minItems");
@@ -189,11 +197,8 @@ fn refine(doc: &mut serde_json::Value) {
             "contains".into(),
             json!({"$ref": "#/components/schemas/DecisionLineDoc"}),
         );
-    }
-    if let Some(row) = schemas
-        .get_mut("LedgerRowDoc")
-        .and_then(|s| s.as_object_mut())
-    {
+    });
+    refine_schema::<super::quorum::LedgerRowDoc>(schemas, |row| {
         // A frozen property, or a frozen test with the code it covers.
         row.insert(
             "oneOf".into(),
@@ -202,7 +207,7 @@ fn refine(doc: &mut serde_json::Value) {
                 {"required": ["test_id", "covers"], "not": {"required": ["property_id"]}}
             ]),
         );
-    }
+    });
 }
 
 value_schema!(

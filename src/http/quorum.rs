@@ -29,11 +29,7 @@ use crate::core::quorum::{QuorumAnswer, QuorumDecision};
         (status = 409, description = "reject (exit 1): self-introduced-predicate, empty-quorum or stable-failure", body = QuorumAnswer),
         (status = 423, description = "stop_queue (exit 3): freeze debt is over the cap", body = QuorumAnswer),
         (status = 424, description = "hold or fixture_fault (exit 2): a human must look", body = QuorumAnswer),
-        (status = 400, description = "Malformed JSON or empty body", body = Problem, content_type = "application/problem+json"),
-        (status = 408, description = "The body did not arrive in time", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over the limit", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Well-formed but invalid; `errors` names each field", body = Problem, content_type = "application/problem+json"),
+        super::error::DecisionProblems,
     )
 )]
 pub async fn quorum(

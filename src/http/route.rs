@@ -72,10 +72,7 @@ pub fn json_response<T: Serialize>(status: StatusCode, value: &T) -> Response {
             content((RouteAnswer = "application/json"), (String = "text/plain"))),
         (status = 424, description = "ESCALATE (exit 2): a human must look",
             content((RouteAnswer = "application/json"), (String = "text/plain"))),
-        (status = 400, description = "Malformed JSON or empty body", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over the limit", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Well-formed but invalid; `errors` names each field", body = Problem, content_type = "application/problem+json"),
+        super::error::DecisionProblems,
     )
 )]
 pub async fn route(

@@ -48,9 +48,10 @@ pub struct GateArgs {
     /// Run as if started in this directory (inside the repository).
     #[arg(short = 'C', long = "directory")]
     pub directory: Option<PathBuf>,
-    /// Append one ladder-ledger row (JSONL) per tier reached to this file.
-    #[arg(long)]
-    pub ledger: Option<PathBuf>,
+    /// Append one ladder-ledger row (JSONL, the tier ledger of `patchgate ladder`; not the
+    /// freeze ledger) per tier reached to this file. `--ledger` is its older name.
+    #[arg(long = "tier-ledger", visible_alias = "ledger")]
+    pub tier_ledger: Option<PathBuf>,
     /// Write the evidence document (the `/route` body a merge bot can replay) here; only a
     /// decision the router made has one.
     #[arg(long)]
@@ -76,7 +77,7 @@ pub struct GateArgs {
     pub facts_out: Option<PathBuf>,
     /// Decide a facts document (a `POST /gate` body) instead of gathering one: no git, nothing
     /// run.
-    #[arg(long, conflicts_with_all = ["base", "dry_run", "ledger"])]
+    #[arg(long, conflicts_with_all = ["base", "dry_run", "tier_ledger"])]
     pub facts: Option<PathBuf>,
     #[command(flatten)]
     pub remote: RemoteArgs,
@@ -353,7 +354,7 @@ pub fn run(args: GateArgs) -> CliResult {
     }
     let answer = finish(&args, &core, &doc, GATHERED_INVALID);
     answer.and_then(|(exit, answer)| {
-        if let Some(path) = &args.ledger {
+        if let Some(path) = &args.tier_ledger {
             append_rows(path, &g.head, &g.changed, &tier_rows(&answer, seconds))?;
         }
         Ok(exit)

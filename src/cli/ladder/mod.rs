@@ -29,7 +29,7 @@ pub enum LadderCommand {
     #[command(after_help = super::exits!("0 planned"))]
     Plan(PlanArgs),
     /// Run the planned tiers, append one ledger row per tier reached (exit 0 all pass, 1 caught, 2 error).
-    #[command(after_help = super::exits!("0 every tier passed, 1 a tier caught the patch, 2 a tier errored (a broken harness or a timeout)"))]
+    #[command(after_help = super::exits!("0 every tier passed, 1 a tier caught the patch, 2 a tier errored (a broken harness or a timeout); 130 interrupted (the running tier's process group killed)"))]
     Run(RunArgs),
     /// The yield report of a ledger (a table, or --json).
     #[command(after_help = super::exits!("0 reported"))]

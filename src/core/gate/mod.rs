@@ -23,10 +23,11 @@ use super::ladder::{ScopeMarkers, TierVerdict};
 use super::path::{PrefixTrie, RepoPath};
 use super::quorum::{self, Outcome, PropertyReport, Reason};
 use super::route::{self, Attribution, Disposition, RuleName, Verdict, Verdicts};
+use super::rules;
 use super::runs::{CatchCodes, RunOutcome};
 use super::seal::SealCheck;
 
-pub use parse::{GATE_FIELDS, MAX_TEST_ID_CHARS, fit_test_id, parse_gate_request};
+pub use parse::{GATE_FIELDS, MAX_TEST_ID_CHARS, SUITE_FIELDS, fit_test_id, parse_gate_request};
 pub use report::{markdown, step_name, text_line};
 
 /// What the fixture suite (the t2 tier) did, as the runner saw it.
@@ -219,54 +220,66 @@ pub enum Conclusion {
     Router,
 }
 
-/// One gate rule: the step it records, when it matches, and what it concludes.
+/// What a gate rule records and concludes.
 #[derive(Debug, Clone, Copy)]
-pub struct GateRule {
-    pub number: u8,
+pub struct GateThen {
     pub name: GateRuleName,
     /// When it matches, in the contract's words.
-    pub when: &'static str,
+    pub says: &'static str,
     /// The step this rule records in `steps` when the pipeline reaches it (the router's rule
     /// records the router's own steps).
     pub step: Option<fn(&GateRequest, &GateFacts) -> Step>,
-    pub matches: fn(&GateFacts) -> bool,
-    pub then: Conclusion,
+    pub conclusion: Conclusion,
 }
+
+/// One gate rule.
+pub type GateRule = rules::Rule<GateFacts, GateThen>;
 
 /// The gate's rules. Ordered, first match wins; the last hands over to the router. Each rule
 /// records its step before it is tried, so the answer's `steps` are the steps reached.
 pub const GATE_RULES: [GateRule; 4] = [
     GateRule {
         number: 1,
-        name: GateRuleName::FixtureFault,
-        when: "seal.actual != seal.expected",
-        step: Some(seal_step),
-        matches: |f| !f.seal_matches,
-        then: Conclusion::Fixed(GateDisposition::Escalate, GateReason::SealMismatch),
+        when: |f| !f.seal_matches,
+        then: GateThen {
+            name: GateRuleName::FixtureFault,
+            says: "seal.actual != seal.expected",
+            step: Some(seal_step),
+            conclusion: Conclusion::Fixed(GateDisposition::Escalate, GateReason::SealMismatch),
+        },
     },
     GateRule {
         number: 2,
-        name: GateRuleName::Debt,
-        when: "freeze debt > cap",
-        step: Some(debt_step),
-        matches: |f| f.debt.counted > f.debt.cap,
-        then: Conclusion::Fixed(GateDisposition::StopQueue, GateReason::DebtOverCap),
+        when: |f| f.debt.counted > f.debt.cap,
+        then: GateThen {
+            name: GateRuleName::Debt,
+            says: "freeze debt > cap",
+            step: Some(debt_step),
+            conclusion: Conclusion::Fixed(GateDisposition::StopQueue, GateReason::DebtOverCap),
+        },
     },
     GateRule {
         number: 3,
-        name: GateRuleName::Guard,
-        when: "a changed file is, or lies under, a guarded path or a catalog row's source",
-        step: Some(guard_step),
-        matches: |f| !f.guard_hits.is_empty(),
-        then: Conclusion::Fixed(GateDisposition::Escalate, GateReason::GuardedInputEdited),
+        when: |f| !f.guard_hits.is_empty(),
+        then: GateThen {
+            name: GateRuleName::Guard,
+            says: "a changed file is, or lies under, a guarded path or a catalog row's source",
+            step: Some(guard_step),
+            conclusion: Conclusion::Fixed(
+                GateDisposition::Escalate,
+                GateReason::GuardedInputEdited,
+            ),
+        },
     },
     GateRule {
         number: 4,
-        name: GateRuleName::Route,
-        when: "otherwise: the router over t0 scope, t1 properties, t2 fixture suite and the scoped freeze",
-        step: None,
-        matches: |_| true,
-        then: Conclusion::Router,
+        when: |_| true,
+        then: GateThen {
+            name: GateRuleName::Route,
+            says: "otherwise: the router over t0 scope, t1 properties, t2 fixture suite and the scoped freeze",
+            step: None,
+            conclusion: Conclusion::Router,
+        },
     },
 ];
 
@@ -289,14 +302,14 @@ pub fn rule_rows() -> Vec<GateRuleRow> {
     GATE_RULES
         .iter()
         .map(|r| {
-            let (disposition, reason, exit_codes) = match r.then {
+            let (disposition, reason, exit_codes) = match r.then.conclusion {
                 Conclusion::Fixed(d, why) => (Some(d), Some(why), vec![d.exit_code()]),
                 Conclusion::Router => (None, None, vec![0, 1, 2]),
             };
             GateRuleRow {
                 number: r.number,
-                rule: r.name,
-                when: r.when.to_owned(),
+                rule: r.then.name,
+                when: r.then.says.to_owned(),
                 disposition,
                 reason,
                 exit_codes,
@@ -601,16 +614,16 @@ pub fn decide_gate(request: &GateRequest, default_cap: u64) -> GateDecision {
     let facts = GateFacts::of(request, default_cap);
     let mut steps = Vec::with_capacity(8);
     for rule in &GATE_RULES {
-        if let Some(step) = rule.step {
+        if let Some(step) = rule.then.step {
             steps.push(step(request, &facts));
         }
-        if !(rule.matches)(&facts) {
+        if !(rule.when)(&facts) {
             continue;
         }
-        return match rule.then {
+        return match rule.then.conclusion {
             Conclusion::Fixed(disposition, reason) => GateDecision {
                 disposition,
-                rule: rule.name,
+                rule: rule.then.name,
                 reason,
                 evidence: None,
                 steps,
@@ -979,8 +992,7 @@ impl super::decision::Decision for GateDecision {
     type Answer = GateAnswer;
 
     fn parse(body: &[u8]) -> Result<GateRequest, super::problem::Problem> {
-        parse_gate_request(&super::json::parse_json(body)?)
-            .map_err(super::problem::Problem::invalid)
+        super::decision::json_body(body, parse_gate_request)
     }
 
     fn decide(request: &GateRequest, defaults: &super::decision::Defaults) -> Self {

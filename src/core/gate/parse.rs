@@ -1,16 +1,13 @@
-//! Validation of a `/gate` body: the quorum's field readers, plus `guarded`, `property_runs`
-//! and `fixture_suite`.
-
-use std::collections::HashSet;
+//! Validation of a `/gate` body: the quorum's fields ([`parse_quorum_fields`]), plus
+//! `guarded` and `fixture_suite`.
 
 use serde_json::Value;
 
 use super::{FixtureSuite, GateRequest};
-use crate::core::catalog::{CatalogKind, parse_catalog};
-use crate::core::fields::{self, Errors, MAX_ID_CHARS, object};
-use crate::core::freeze_ledger::parse_ledger;
-use crate::core::runs::{CatchCodes, parse_catch_codes, parse_results, request_catch_codes};
-use crate::core::seal::parse_seal;
+use crate::core::catalog::CatalogKind;
+use crate::core::fields::{self, Errors, object};
+use crate::core::quorum::parse_quorum_fields;
+use crate::core::runs::{CatchCodes, parse_catch_codes};
 
 /// The fields of a `/gate` body.
 pub const GATE_FIELDS: [&str; 11] = [
@@ -26,7 +23,8 @@ pub const GATE_FIELDS: [&str; 11] = [
     "fixture_suite",
     "require_admission",
 ];
-const SUITE_FIELDS: [&str; 3] = ["exit_code", "failed_tests", "catch_exit_codes"];
+/// The fields of `fixture_suite`.
+pub const SUITE_FIELDS: [&str; 3] = ["exit_code", "failed_tests", "catch_exit_codes"];
 /// Longest failed-test id a request may name (a parametrised test's id can be long).
 pub const MAX_TEST_ID_CHARS: usize = 4096;
 
@@ -44,58 +42,35 @@ pub fn fit_test_id(id: String) -> String {
     }
 }
 
-/// Validates a `/gate` document, reporting every invalid field.
+/// Validates a `/gate` document, reporting every invalid field: the quorum's fields, plus
+/// `guarded` and `fixture_suite`.
 pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
     let mut e = Errors::default();
     let Some(doc) = object(value, "", "the gate request", &GATE_FIELDS, &mut e) else {
         return Err(e);
     };
-    let patch_id = doc.opt_string("patch_id", MAX_ID_CHARS, &mut e);
-    let changed_files = doc
-        .required("changed_files", &mut e)
-        .and_then(|v| fields::paths(v, "/changed_files", false, &mut e))
-        .unwrap_or_default();
+    let quorum = parse_quorum_fields(&doc, CatalogKind::Gate, "property_runs", &mut e);
     let guarded = doc
         .get("guarded")
         .and_then(|v| fields::paths(v, "/guarded", false, &mut e))
         .unwrap_or_default();
-    let seal = doc
-        .required("seal", &mut e)
-        .and_then(|v| parse_seal(v, &mut e));
-    // Read first: an admission record in the catalog is read with these codes.
-    let catch_exit_codes = request_catch_codes(&doc, &mut e);
-    let (catalog, ids) = doc
-        .required("catalog", &mut e)
-        .map(|v| parse_catalog(v, CatalogKind::Gate, catch_exit_codes.as_ref(), &mut e))
-        .unwrap_or_default();
-    let known: HashSet<&str> = ids.iter().map(String::as_str).collect();
-    let ledger = doc
-        .get("ledger")
-        .map(|v| parse_ledger(v, &mut e))
-        .unwrap_or_default();
-    let debt_cap = doc.opt_uint("debt_cap", u64::from(u32::MAX), &mut e);
-    let property_runs = doc
-        .get("property_runs")
-        .map(|v| parse_results(v, "/property_runs", &known, &mut e))
-        .unwrap_or_default();
-    let require_admission = doc.opt_bool("require_admission", &mut e).unwrap_or(false);
     let fixture_suite = doc
         .get("fixture_suite")
         .and_then(|v| parse_suite(v, &mut e));
     let suite_ok = doc.get("fixture_suite").is_none() || fixture_suite.is_some();
-    match (seal, catch_exit_codes) {
-        (Some(seal), Some(catch_exit_codes)) if e.is_empty() && suite_ok => Ok(GateRequest {
-            patch_id,
-            changed_files,
+    match quorum {
+        Some(q) if e.is_empty() && suite_ok => Ok(GateRequest {
+            patch_id: q.patch_id,
+            changed_files: q.changed_files,
             guarded,
-            seal,
-            catalog,
-            ledger,
-            debt_cap,
-            property_runs,
-            catch_exit_codes,
+            seal: q.seal,
+            catalog: q.catalog,
+            ledger: q.ledger,
+            debt_cap: q.debt_cap,
+            property_runs: q.runs,
+            catch_exit_codes: q.catch_exit_codes,
             fixture_suite,
-            require_admission,
+            require_admission: q.require_admission,
         }),
         _ => Err(e),
     }

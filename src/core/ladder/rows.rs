@@ -68,7 +68,8 @@ pub struct TierRow {
 /// and a report's totals stay finite whatever a ledger holds.
 pub const MAX_SECONDS: f64 = 1e9;
 
-const ROW_FIELDS: [&str; 6] = ["patch", "tier", "verdict", "seconds", "files", "exit_code"];
+/// The fields of a tier-ledger row.
+pub const ROW_FIELDS: [&str; 6] = ["patch", "tier", "verdict", "seconds", "files", "exit_code"];
 
 /// Validates one ledger row at `at`.
 pub fn parse_row(v: &Value, at: &str, e: &mut Errors) -> Option<TierRow> {

@@ -1,0 +1,111 @@
+"""No import cycle between the files of src/core, nor between those of src/cli.
+
+    python3 scripts/import_cycles.py
+
+Reads every `crate::…`, `super::…` and `self::…` path in each file (its tests left out),
+resolves it to the file of the longest module it names, and lists every strongly connected
+component of more than one file within src/core and within src/cli. Exit 1 when there is one.
+A module's `mod.rs` re-exporting its own children (`pub use parse::…`) is not counted: that is
+how a module shows its surface, not an import.
+"""
+
+import os
+import re
+import sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
+
+
+def modules():
+    found = {}
+    for directory, _, files in os.walk(ROOT):
+        for name in files:
+            if not name.endswith(".rs"):
+                continue
+            path = os.path.join(directory, name)
+            parts = os.path.relpath(path, ROOT)[:-3].split(os.sep)
+            if parts[-1] in ("mod", "lib"):
+                parts = parts[:-1]
+            found["::".join(parts)] = path
+    return found
+
+
+def resolve(mods, current, path):
+    segs = path.split("::")
+    if segs[0] == "crate":
+        base, segs = [], segs[1:]
+    elif segs[0] == "super":
+        base, segs = current[:-1], segs[1:]
+        while segs and segs[0] == "super":
+            base, segs = base[:-1], segs[1:]
+    else:  # self
+        base, segs = current[:], segs[1:]
+    for i in range(len(segs), 0, -1):
+        name = "::".join(base + segs[:i])
+        if name in mods:
+            return name
+    return None
+
+
+def edges(mods):
+    out = {m: set() for m in mods}
+    for name, path in mods.items():
+        current = name.split("::") if name else []
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        text = re.sub(r"#\[cfg\(test\)\]\s*mod tests \{.*", "", text, flags=re.S)
+        for m in re.finditer(r"\b((?:crate|super|self)(?:::[A-Za-z_][A-Za-z0-9_]*)+)", text):
+            target = resolve(mods, current, m.group(1))
+            if target and target != name:
+                out[name].add(target)
+    return out
+
+
+def components(nodes, graph):
+    index, low, stack, on, found = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in nodes:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            found.append(sorted(comp))
+
+    for v in sorted(nodes):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def main():
+    mods = modules()
+    graph = edges(mods)
+    cycles = []
+    for area in ("core", "cli"):
+        nodes = {m for m in mods if m.startswith(area + "::")}
+        cycles += [c for c in components(nodes, graph) if len(c) > 1]
+    for c in cycles:
+        print("import cycle: " + " <-> ".join(c))
+    print(f"import cycles in src/core and src/cli: {len(cycles)}")
+    return 1 if cycles else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
