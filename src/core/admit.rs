@@ -332,7 +332,7 @@ impl super::decision::Decision for AdmitDecision {
 
     fn log_fields<'a>(&'a self, request: &'a AdmitRequest) -> super::decision::LogFields<'a> {
         use super::decision::{Field, log_key};
-        vec![
+        super::decision::LogFields::of([
             (log_key!("check_id"), Field::Str(&request.check_id)),
             (log_key!("kind"), Field::Plain(request.kind.as_str())),
             (log_key!("mutant"), Field::Str(&request.mutant)),
@@ -349,7 +349,7 @@ impl super::decision::Decision for AdmitDecision {
                 Field::Plain(self.facts.mutant.as_str()),
             ),
             (log_key!("seal_match"), self.facts.seal_matches.into()),
-        ]
+        ])
     }
 
     fn answer(&self, request: &AdmitRequest, decision_id: String) -> AdmitAnswer {

@@ -194,7 +194,7 @@ impl super::decision::Decision for RouteOutcome {
     fn log_fields<'a>(&'a self, _: &'a RouteRequest) -> super::decision::LogFields<'a> {
         use super::decision::{Field, log_key};
         let (d, v) = (&self.decision, &self.verdicts);
-        vec![
+        super::decision::LogFields::of([
             (log_key!("patch_id"), self.patch_id.as_deref().into()),
             (
                 log_key!("property_check"),
@@ -218,7 +218,7 @@ impl super::decision::Decision for RouteOutcome {
             ),
             (log_key!("rule"), Field::Plain(d.rule.as_str())),
             (log_key!("exit_code"), d.exit_code().into()),
-        ]
+        ])
     }
 
     fn answer(&self, _: &RouteRequest, decision_id: String) -> RouteAnswer {

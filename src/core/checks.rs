@@ -375,7 +375,7 @@ impl super::decision::Decision for ChecksOutcome {
         let decided = |f: fn(&Decision) -> &'static str| {
             self.decision.map_or(Field::Absent, |d| Field::Plain(f(&d)))
         };
-        vec![
+        super::decision::LogFields::of([
             (log_key!("patch_id"), request.patch_id.as_deref().into()),
             // Checked to be hex when the request was read; escaped all the same (it is the
             // client's).
@@ -392,7 +392,7 @@ impl super::decision::Decision for ChecksOutcome {
             (log_key!("exit_code"), ChecksOutcome::exit_code(self).into()),
             // The answer's own count: how many checks still run (not how many it lists).
             (log_key!("pending_total"), self.pending_total.into()),
-        ]
+        ])
     }
 
     fn answer(&self, request: &ChecksRequest, decision_id: String) -> ChecksAnswer {

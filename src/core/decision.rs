@@ -65,9 +65,40 @@ impl From<bool> for Field<'_> {
     }
 }
 
-/// A decision's log fields after `endpoint`, `request_id` and `decision_id`: each key a
-/// [`log_key!`].
-pub type LogFields<'a> = Vec<(&'static str, Field<'a>)>;
+/// Most fields a decision logs (after `endpoint`, `request_id` and `decision_id`).
+pub const MAX_LOG_FIELDS: usize = 16;
+
+/// A decision's log fields after `endpoint`, `request_id` and `decision_id`, each key a
+/// [`log_key!`]. Held on the stack (a decision line is on every request's path): unused slots
+/// are [`Field::Absent`], which a line leaves out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogFields<'a>([(&'static str, Field<'a>); MAX_LOG_FIELDS]);
+
+impl<'a> LogFields<'a> {
+    /// The fields `list`, in order.
+    pub fn of<const N: usize>(list: [(&'static str, Field<'a>); N]) -> Self {
+        const { assert!(N <= MAX_LOG_FIELDS, "more log fields than MAX_LOG_FIELDS") };
+        let mut all = [("", Field::Absent); MAX_LOG_FIELDS];
+        for (slot, field) in all.iter_mut().zip(list) {
+            *slot = field;
+        }
+        Self(all)
+    }
+
+    pub fn as_slice(&self) -> &[(&'static str, Field<'a>)] {
+        &self.0
+    }
+
+    /// The value logged under `name` (`None` when absent).
+    pub fn get(&self, name: &str) -> Option<Field<'a>> {
+        self.0
+            .iter()
+            .find(|(key, v)| {
+                *v != Field::Absent && key.get(2..key.len().saturating_sub(2)) == Some(name)
+            })
+            .map(|(_, v)| *v)
+    }
+}
 
 /// What a decision may take from where it runs: the server's settings, or the CLI's defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -415,29 +415,15 @@ pub const REQUEST_FIELDS: [&str; 9] = [
     "require_admission",
 ];
 
-/// What a `/quorum` body and a `/gate` body share: the patch, the catalog and its runs, the
-/// ledger, the seal and the quorum's settings.
-pub struct QuorumFields {
-    pub patch_id: Option<String>,
-    pub changed_files: Vec<RepoPath>,
-    pub catalog: Vec<Property>,
-    pub runs: HashMap<String, Vec<RunOutcome>>,
-    pub catch_exit_codes: CatchCodes,
-    pub ledger: Vec<FreezeRow>,
-    pub seal: SealCheck,
-    pub debt_cap: Option<u64>,
-    pub require_admission: bool,
-}
-
-/// Reads the [`QuorumFields`] of `doc`: its catalog as `kind`, its runs under `runs_key`
-/// (`results` in `/quorum`, `property_runs` in `/gate`). `None` when any is invalid (each is
-/// reported in `e`).
+/// Reads what a `/quorum` body and a `/gate` body share (a `/gate` body holds a quorum
+/// request): its catalog as `kind`, its runs under `runs_key` (`results` in `/quorum`,
+/// `property_runs` in `/gate`). `None` when any is invalid (each is reported in `e`).
 pub fn parse_quorum_fields(
     doc: &fields::Obj<'_>,
     kind: CatalogKind,
     runs_key: &str,
     e: &mut Errors,
-) -> Option<QuorumFields> {
+) -> Option<QuorumRequest> {
     let patch_id = doc.opt_string("patch_id", MAX_ID_CHARS, e);
     let changed_files = doc
         .required("changed_files", e)
@@ -463,11 +449,11 @@ pub fn parse_quorum_fields(
     let seal = doc.required("seal", e).and_then(|v| parse_seal(v, e));
     let debt_cap = doc.opt_uint("debt_cap", u64::from(u32::MAX), e);
     let require_admission = doc.opt_bool("require_admission", e).unwrap_or(false);
-    Some(QuorumFields {
+    Some(QuorumRequest {
         patch_id,
         changed_files,
         catalog,
-        runs,
+        results: runs,
         catch_exit_codes: catch_exit_codes?,
         ledger,
         seal: seal?,
@@ -483,17 +469,7 @@ pub fn parse_request(value: &Value) -> Result<QuorumRequest, Errors> {
         return Err(e);
     };
     match parse_quorum_fields(&doc, CatalogKind::Quorum, "results", &mut e) {
-        Some(f) if e.is_empty() => Ok(QuorumRequest {
-            patch_id: f.patch_id,
-            changed_files: f.changed_files,
-            catalog: f.catalog,
-            results: f.runs,
-            catch_exit_codes: f.catch_exit_codes,
-            ledger: f.ledger,
-            seal: f.seal,
-            debt_cap: f.debt_cap,
-            require_admission: f.require_admission,
-        }),
+        Some(request) if e.is_empty() => Ok(request),
         _ => Err(e),
     }
 }
@@ -522,7 +498,7 @@ impl super::decision::Decision for QuorumDecision {
     fn log_fields<'a>(&'a self, request: &'a QuorumRequest) -> super::decision::LogFields<'a> {
         use super::decision::{Field, log_key};
         let count = |v: Vote| self.properties.iter().filter(|p| p.vote == v).count() as u64;
-        vec![
+        super::decision::LogFields::of([
             (log_key!("patch_id"), request.patch_id.as_deref().into()),
             (log_key!("outcome"), Field::Plain(self.outcome.as_str())),
             (log_key!("reason"), Field::Plain(self.reason.as_str())),
@@ -534,7 +510,7 @@ impl super::decision::Decision for QuorumDecision {
             (log_key!("debt_counted"), self.debt.counted.into()),
             (log_key!("debt_cap"), self.debt.cap.into()),
             (log_key!("seal_match"), self.facts.seal_matches.into()),
-        ]
+        ])
     }
 
     fn answer(&self, request: &QuorumRequest, decision_id: String) -> QuorumAnswer {

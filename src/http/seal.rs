@@ -344,17 +344,17 @@ fn seal_answer(
     let decision_id = new_decision_id();
     let seal_hex = decision.sealed.seal.to_hex();
     with_request_id(|request_id| {
-        use crate::core::decision::{Field, log_key};
+        use crate::core::decision::{Field, LogFields, log_key};
         crate::telemetry::log_decision_at(
             "seal",
             request_id,
             &decision_id,
-            vec![
+            &LogFields::of([
                 (log_key!("seal"), Field::Plain(&seal_hex)),
                 (log_key!("files"), decision.sealed.files.into()),
                 (log_key!("outcome"), Field::Plain(outcome)),
                 (log_key!("exit_code"), exit_code.into()),
-            ],
+            ]),
         );
     });
     state.metrics().record_decision("seal", outcome);

@@ -77,7 +77,11 @@ pub fn with_line<T>(f: impl FnOnce(&mut String) -> T) -> T {
 
 /// One decision line, exactly as [`JsonLines`] writes an `info` event with these fields
 /// under `target` and `message = "decision"`. Each key is written as given (`,"name":`).
-pub fn decision_line(line: &mut String, target: &str, fields: &[(&str, super::Field<'_>)]) {
+pub fn decision_line<'f, 'a: 'f>(
+    line: &mut String,
+    target: &str,
+    fields: impl IntoIterator<Item = &'f (&'static str, super::Field<'a>)>,
+) {
     use super::Field;
     push_head(line, "INFO", target);
     for (key, value) in fields {

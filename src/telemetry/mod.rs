@@ -69,7 +69,7 @@ pub fn init_server(format: LogFormat) -> FlushGuard {
 static DECISION_LINES: OnceLock<BatchWriter> = OnceLock::new();
 
 pub use crate::core::decision::Field;
-use crate::core::decision::{Decision, log_key as key};
+use crate::core::decision::{Decision, LogFields, log_key as key};
 
 /// The name in a [`key!`].
 fn key_name(key: &str) -> &str {
@@ -77,11 +77,14 @@ fn key_name(key: &str) -> &str {
 }
 
 /// The fields of a decision line, for a text-mode event: `name=value ...`.
-struct TextFields<'a>(&'a [(&'static str, Field<'a>)]);
+struct TextFields<'a>(
+    &'a [(&'static str, Field<'a>)],
+    &'a [(&'static str, Field<'a>)],
+);
 
 impl std::fmt::Display for TextFields<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for (key, value) in self.0 {
+        for (key, value) in self.0.iter().chain(self.1) {
             let name = key_name(key);
             match value {
                 Field::Str(v) | Field::Plain(v) => write!(f, " {name}={v:?}")?,
@@ -96,17 +99,17 @@ impl std::fmt::Display for TextFields<'_> {
 
 /// Writes one decision line (when `patchgate::decision` is on at `info`). Each key is a
 /// [`key!`].
-fn log_decision(fields: &[(&'static str, Field<'_>)]) {
+fn log_decision<'a>(head: &[(&'static str, Field<'a>)], fields: &[(&'static str, Field<'a>)]) {
     if !tracing::enabled!(target: DECISION_TARGET, tracing::Level::INFO) {
         return;
     }
     match DECISION_LINES.get() {
         Some(writer) => json::with_line(|line| {
-            json::decision_line(line, DECISION_TARGET, fields);
+            json::decision_line(line, DECISION_TARGET, head.iter().chain(fields));
             // A log that cannot be written has nowhere to report that; the server goes on.
             let _ = writer.make_writer().write_all(line.as_bytes());
         }),
-        None => tracing::info!(target: DECISION_TARGET, "decision{}", TextFields(fields)),
+        None => tracing::info!(target: DECISION_TARGET, "decision{}", TextFields(head, fields)),
     }
 }
 
@@ -126,7 +129,7 @@ pub fn log_decision_of<D: Decision>(
         endpoint,
         request_id,
         decision_id,
-        decision.log_fields(request),
+        &decision.log_fields(request),
     );
 }
 
@@ -135,15 +138,12 @@ pub fn log_decision_at<'a>(
     endpoint: &'static str,
     request_id: &'a str,
     decision_id: &'a str,
-    mut fields: Vec<(&'static str, Field<'a>)>,
+    fields: &LogFields<'a>,
 ) {
-    fields.splice(
-        0..0,
-        [
-            (key!("endpoint"), Field::Plain(endpoint)),
-            (key!("request_id"), Field::Str(request_id)),
-            (key!("decision_id"), Field::Plain(decision_id)),
-        ],
-    );
-    log_decision(&fields);
+    let head = [
+        (key!("endpoint"), Field::Plain(endpoint)),
+        (key!("request_id"), Field::Str(request_id)),
+        (key!("decision_id"), Field::Plain(decision_id)),
+    ];
+    log_decision(&head, fields.as_slice());
 }

@@ -1016,7 +1016,7 @@ impl super::decision::Decision for GateDecision {
                 .as_ref()
                 .map_or(Field::Absent, |v| Field::Plain(pick(v).as_str()))
         };
-        vec![
+        super::decision::LogFields::of([
             (log_key!("patch_id"), request.patch_id.as_deref().into()),
             (log_key!("rule"), Field::Plain(<&str>::from(self.rule))),
             (
@@ -1037,7 +1037,7 @@ impl super::decision::Decision for GateDecision {
                 log_key!("changed_files"),
                 (request.changed_files.len() as u64).into(),
             ),
-        ]
+        ])
     }
 
     fn answer(&self, request: &GateRequest, decision_id: String) -> GateAnswer {

@@ -67,7 +67,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             catalog: q.catalog,
             ledger: q.ledger,
             debt_cap: q.debt_cap,
-            property_runs: q.runs,
+            property_runs: q.results,
             catch_exit_codes: q.catch_exit_codes,
             fixture_suite,
             require_admission: q.require_admission,
