@@ -892,3 +892,23 @@ fn the_ledger_rows_say_what_the_answer_says() {
         ]
     );
 }
+
+/// Issue 24 (section 12.3): a patch that hides a real bug behind a root-level `pytest.py`
+/// (`python3 -m pytest` imports it before the installed pytest, and it exits 0) made every
+/// property and the suite "pass": MERGE_OK with the broken-case bug in. A root-level module is
+/// a toolchain file, so a scope hit: the property tier cannot vouch, and the gate escalates.
+#[test]
+fn a_patch_shadowing_pytest_escalates() {
+    let (_repo, g) = python("shadows-pytest");
+    expect(&g, "ESCALATE", "inadmissible-evidence", 2);
+    let scope = step(&g.answer, "scope");
+    assert!(
+        scope["scope_hits"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("pytest.py")),
+        "{}",
+        g.answer
+    );
+    assert_eq!(step(&g.answer, "properties")["ran"], false);
+}

@@ -24,14 +24,17 @@ timeout_s = 60
 junit = "report.xml"
 "#;
 
-/// The suite: what `SUITE` says (`long-id`: a JUnit report whose one failed test has a
-/// 5,000-character name, exit 1; `sleep`: hang, writing its PID to `$PID_FILE`).
+/// The suite: what `behaviour/suite` says (`long-id`: a JUnit report whose one failed test
+/// has a 5,000-character name, exit 1; `sleep`: hang, writing its PID to `$PID_FILE`; `fifo`
+/// and `zero`: the report swapped for a FIFO, or a symbolic link to `/dev/zero`, exit 1).
 const SUITE_SH: &str = r#"case "$(cat behaviour/suite)" in
   long-id)
     name=$(printf 'x%.0s' $(seq 1 5000))
     printf '<testsuite tests="1" failures="1"><testcase classname="tests.test_api" name="%s"><failure message="no"/></testcase></testsuite>' "$name" > report.xml
     exit 1 ;;
   sleep) echo $$ > "$PID_FILE"; sleep 60 ;;
+  fifo) rm -f report.xml; mkfifo report.xml; exit 1 ;;
+  zero) rm -f report.xml; ln -s /dev/zero report.xml; exit 1 ;;
 esac
 exit 0
 "#;
@@ -336,4 +339,129 @@ fn every_subcommand_says_what_ctrl_c_does() {
     assert!(started.elapsed() < Duration::from_secs(5));
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(status.signal(), Some(2), "{status:?}");
+}
+
+/// Runs `patchgate gate --base main` in `dir` with `extra`, killed after `limit`: the exit code
+/// (`None` when it had to be killed) and stderr.
+fn gate_within(dir: &Path, extra: &[&str], limit: Duration) -> (Option<i32>, String) {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("patchgate"))
+        .current_dir(dir)
+        .args(["gate", "--base", "main"])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    (code, stderr)
+}
+
+/// Issue 24 (section 12.2): the report is hostile input. A suite that swaps its JUnit report
+/// for a FIFO hung the gate for ever (opening it blocked); one that swaps it for a symbolic
+/// link to `/dev/zero` grew the gate until it aborted. Now neither is read: the suite's exit
+/// decides (BLOCK, its failure counted), within seconds.
+#[test]
+fn a_report_swapped_for_a_fifo_or_a_link_to_dev_zero_is_not_read() {
+    for (behaviour, said) in [("fifo", "a FIFO"), ("zero", "a symbolic link")] {
+        let repo = repository(behaviour);
+        let (code, stderr) = gate_within(repo.path(), &[], Duration::from_secs(30));
+        assert_eq!(code, Some(1), "{behaviour}: {stderr}");
+        assert!(
+            stderr.contains("no JUnit report read at report.xml (it is") && stderr.contains(said),
+            "{behaviour}: {stderr}"
+        );
+    }
+}
+
+/// Issue 24 (section 12.2): every output is written without following a link the patch
+/// committed. A patch that commits `answer.json -> ../victim` and `logs -> ..` (a directory
+/// link out of the checkout) made `--json-out answer.json` and `--tier-ledger logs/victim`
+/// truncate and append to a file outside the worktree. Now both are refused (65) and the
+/// file outside is untouched.
+#[test]
+fn outputs_never_follow_a_link_the_patch_committed() {
+    let outer = tempfile::tempdir().unwrap();
+    let repo = repository("pass");
+    let dir = repo.path();
+    let victim = dir.parent().unwrap().join(format!(
+        "victim-{}",
+        dir.file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::write(&victim, "precious\n").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.join("answer.json")).unwrap();
+    std::os::unix::fs::symlink(dir.parent().unwrap(), dir.join("logs")).unwrap();
+    git(dir, &["add", "answer.json", "logs"]);
+    git(dir, &["commit", "-q", "-m", "links"]);
+    let victim_name = victim.file_name().unwrap().to_string_lossy().into_owned();
+    let ledger = format!("logs/{victim_name}");
+    for extra in [
+        vec!["--json-out", "answer.json"],
+        vec!["--tier-ledger", ledger.as_str()],
+        vec!["--markdown-out", ledger.as_str()],
+    ] {
+        let (code, stderr) = gate_within(dir, &extra, Duration::from_secs(60));
+        assert_eq!(code, Some(65), "{extra:?}: {stderr}");
+        assert!(stderr.contains("refusing to write"), "{extra:?}: {stderr}");
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "precious\n",
+            "{extra:?}"
+        );
+    }
+    // An output outside the checkout is the caller's own: written as asked.
+    let answer = outer.path().join("answer.json");
+    let (code, stderr) = gate_within(
+        dir,
+        &["--json-out", answer.to_str().unwrap()],
+        Duration::from_secs(60),
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        std::fs::read_to_string(&answer)
+            .unwrap()
+            .contains("\"MERGE_OK\"")
+    );
+    let _ = std::fs::remove_file(&victim);
+}
+
+/// Issue 24 (section 12.1): a base name that a tag and a branch both answer to is refused
+/// (64), naming both: a patch whose code added a tag `main` in a reused checkout chose what
+/// the next gate judged against. The full ref name still resolves.
+#[test]
+fn a_base_that_names_a_tag_and_a_branch_is_refused() {
+    let repo = repository("pass");
+    let dir = repo.path();
+    git(dir, &["tag", "main", "HEAD"]);
+    let (code, stderr) = gate_within(dir, &["--dry-run"], Duration::from_secs(30));
+    assert_eq!(code, Some(64), "{stderr}");
+    assert!(
+        stderr.contains("\"main\" is ambiguous")
+            && stderr.contains("refs/tags/main")
+            && stderr.contains("refs/heads/main"),
+        "{stderr}"
+    );
+    let out = patchgate()
+        .current_dir(dir)
+        .args(["gate", "--base", "refs/heads/main", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -84,7 +84,20 @@ pub fn base_file(base: &str, path: &str) -> Result<Option<Vec<u8>>, CliError> {
     git(&["cat-file", "blob", &spec]).map(Some)
 }
 
+/// The commit `rev` names, resolved unambiguously (CONTRACT.md section 12.1). git resolves a
+/// short name by trying `NAME`, `refs/NAME`, `refs/tags/NAME`, `refs/heads/NAME`,
+/// `refs/remotes/NAME` and `refs/remotes/NAME/HEAD` in turn, so a patch that adds a tag named
+/// like the base branch (`main`, `origin/main`) would choose what a later gate judges against.
+/// A name that more than one of those refs (or a commit id and a ref) answers to is refused
+/// (64), naming them; a full ref name or a commit id always resolves.
 pub fn commit_of(rev: &str) -> Result<String, CliError> {
+    let named = ambiguous_names(rev)?;
+    if named.len() > 1 {
+        return Err(CliError::usage(format!(
+            "{rev:?} is ambiguous in this repository: it names {}; give the full ref name or a commit id",
+            named.join(", ")
+        )));
+    }
     let out = git(&[
         "rev-parse",
         "--verify",
@@ -93,6 +106,57 @@ pub fn commit_of(rev: &str) -> Result<String, CliError> {
     ])
     .map_err(|_| CliError::usage(format!("{rev:?} is not a commit in this repository")))?;
     Ok(String::from_utf8_lossy(&out).trim().to_owned())
+}
+
+/// Everything the name at the start of `rev` (before `~`, `^`, `@{` or `:`) could mean to
+/// git: the refs it would try, and the objects it is a prefix of.
+fn ambiguous_names(rev: &str) -> Result<Vec<String>, CliError> {
+    let name = rev
+        .split(['~', '^', ':'])
+        .next()
+        .unwrap_or(rev)
+        .split("@{")
+        .next()
+        .unwrap_or(rev);
+    if name.is_empty() {
+        return Ok(Vec::new());
+    }
+    let refs = git(&["for-each-ref", "--format=%(refname)"])?;
+    let refs: std::collections::HashSet<String> = String::from_utf8_lossy(&refs)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let mut named: Vec<String> = Vec::new();
+    // `HEAD` and its kin are files in the git directory; a full name is itself.
+    let special = name.bytes().all(|b| b.is_ascii_uppercase() || b == b'_');
+    if special
+        && git(&["rev-parse", "--verify", "--quiet", "--no-revs", name]).is_ok()
+        && git(&["rev-parse", "--git-path", name])
+            .map(|p| std::path::Path::new(String::from_utf8_lossy(&p).trim()).exists())
+            .unwrap_or(false)
+    {
+        named.push(name.to_owned());
+    }
+    for candidate in [
+        name.to_owned(),
+        format!("refs/{name}"),
+        format!("refs/tags/{name}"),
+        format!("refs/heads/{name}"),
+        format!("refs/remotes/{name}"),
+        format!("refs/remotes/{name}/HEAD"),
+    ] {
+        if refs.contains(&candidate) && !named.contains(&candidate) {
+            named.push(candidate);
+        }
+    }
+    // A hex name may also be a commit id (or the prefix of objects).
+    if (4..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_hexdigit()) {
+        let objects = git(&["rev-parse", &format!("--disambiguate={name}")]).unwrap_or_default();
+        if !objects.is_empty() {
+            named.push(format!("the object {name}"));
+        }
+    }
+    Ok(named)
 }
 
 /// Fills `commits_since_open` for open rows that name `opened_against_commit` and lack it,

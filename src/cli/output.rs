@@ -34,3 +34,68 @@ pub fn chain(err: &dyn std::error::Error) -> String {
     }
     s
 }
+
+/// Opens a file the CLI writes (an answer, a report, a ledger) so that nothing in the checkout
+/// can redirect it (CONTRACT.md section 12.2): its last component is opened with `O_NOFOLLOW`,
+/// and a path that passes through a symbolic link inside `checkout` (one a patch may have
+/// committed) is refused. Paths outside the checkout are the caller's own and may pass
+/// through links (`$GITHUB_STEP_SUMMARY`'s directory, say), but not end in one.
+pub fn create(
+    path: &std::path::Path,
+    append: bool,
+    checkout: Option<&std::path::Path>,
+) -> Result<std::fs::File, super::error::CliError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let refused = |why: String| {
+        super::error::CliError::data(format!("refusing to write {}: {why}", path.display()))
+    };
+    if let Some(link) = link_inside(path, checkout) {
+        return Err(refused(format!(
+            "{} is a symbolic link in the checkout (a patch may have committed it)",
+            link.display()
+        )));
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).custom_flags(libc::O_NOFOLLOW);
+    if append {
+        options.append(true);
+    } else {
+        options.write(true).truncate(true);
+    }
+    options.open(path).map_err(|e| match e.raw_os_error() {
+        Some(libc::ELOOP) => refused("it is a symbolic link".to_owned()),
+        _ => super::error::CliError::software(format!("cannot write {}: {e}", path.display())),
+    })
+}
+
+/// Removes a file the CLI wrote before (a stale answer), not through a link in the checkout.
+pub fn remove(path: &std::path::Path, checkout: Option<&std::path::Path>) {
+    if link_inside(path, checkout).is_none() {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// The first existing component of `path` (made absolute) that lies inside `checkout` and is a
+/// symbolic link.
+pub fn link_inside(
+    path: &std::path::Path,
+    checkout: Option<&std::path::Path>,
+) -> Option<std::path::PathBuf> {
+    let checkout = checkout?;
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().ok()?.join(path)
+    };
+    let inside = absolute.strip_prefix(checkout).ok()?;
+    let mut at = checkout.to_path_buf();
+    for part in inside.components() {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(meta) if meta.file_type().is_symlink() => return Some(at),
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+    }
+    None
+}

@@ -158,3 +158,49 @@ pub fn run_check(
     output::error(&format!("{label}: {} ({:.1} s)", ran.how, ran.seconds));
     Ok((ran.run, ran.seconds))
 }
+
+/// The largest report the runner reads from a run, in bytes.
+pub const MAX_REPORT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Opens a report the code under test wrote, as hostile input (CONTRACT.md section 12.2): not
+/// through a symlink (`O_NOFOLLOW`: a report swapped for a link to `/dev/zero` or to a file
+/// elsewhere is refused), without blocking (`O_NONBLOCK`: a FIFO never hangs the runner), only
+/// a regular file, and at most [`MAX_REPORT_BYTES`] (what is read stops there too, should it
+/// grow). The error says what the file is instead.
+pub fn open_report(path: &Path) -> Result<std::io::Take<std::fs::File>, String> {
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => "it is a symbolic link".to_owned(),
+            _ => e.to_string(),
+        })?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        return Err(format!(
+            "it is not a regular file but {}",
+            if kind.is_fifo() {
+                "a FIFO"
+            } else if kind.is_char_device() || kind.is_block_device() {
+                "a device"
+            } else if kind.is_socket() {
+                "a socket"
+            } else if kind.is_dir() {
+                "a directory"
+            } else {
+                "something else"
+            }
+        ));
+    }
+    if meta.len() > MAX_REPORT_BYTES {
+        return Err(format!(
+            "it holds {} bytes, more than the {MAX_REPORT_BYTES} a report may",
+            meta.len()
+        ));
+    }
+    Ok(file.take(MAX_REPORT_BYTES))
+}

@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 use super::documents::{parse_document, parse_seal_text};
 use super::error::{CliError, CliResult};
 use super::git::{base_file, commit_of, enter_repository, fill_commit_counts, git, git_changed};
-use super::runner::{argv_for, run_check};
+use super::runner::{argv_for, open_report, run_check};
 use super::{RemoteArgs, output, remote};
 use crate::core::freeze_ledger::DEFAULT_DEBT_CAP;
 use crate::core::gate::{
@@ -305,13 +305,14 @@ pub fn run(args: GateArgs) -> CliResult {
     // Each step at most once: the core asks for runs, then the suite, then a decision.
     for round in 0..3 {
         let plan = core.next(&doc)?;
+        // Said once: t1's verdict after its runs, or the scope hit that skipped it.
         if let Some(Step::Properties { ran, summary, .. }) = plan
             .steps
             .iter()
             .find(|s| matches!(s, Step::Properties { .. }))
             .filter(|_| plan.next != NextStep::Runs)
         {
-            if *ran && doc.get("property_runs").is_some() {
+            if *ran && doc.get("property_runs").is_some() && doc.get("fixture_suite").is_none() {
                 output::error(&format!("{T1}: {summary}"));
             } else if !*ran && round == 0 {
                 output::error(&format!(
@@ -435,7 +436,22 @@ fn run_suite(config: &GateConfig) -> Result<(Value, f64), CliError> {
     let s = &config.suite;
     // A report left from before (or committed by the patch) must never be read as this
     // run's: only a report the suite writes now counts.
-    if let Some(j) = &s.junit {
+    // A report path through a symbolic link the patch committed (`.patchgate -> /elsewhere`)
+    // is neither cleared nor read: the runner never deletes or reads outside the checkout.
+    let junit = match s.junit.as_deref() {
+        Some(j) => match output::link_inside(Path::new(j), checkout().as_deref()) {
+            Some(link) => {
+                output::error(&format!(
+                    "{T2}: the JUnit report {j} is reached through the symbolic link {} in the checkout: not read, no failure is discarded",
+                    link.display()
+                ));
+                None
+            }
+            None => Some(j),
+        },
+        None => None,
+    };
+    if let Some(j) = junit {
         match std::fs::remove_file(j) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -448,8 +464,8 @@ fn run_suite(config: &GateConfig) -> Result<(Value, f64), CliError> {
     }
     let (code, seconds) = run_check(T2, &s.command, s.timeout(), None)?;
     let mut suite = json!({ "exit_code": code, "catch_exit_codes": s.catch });
-    if let Some(j) = &s.junit {
-        match std::fs::File::open(j) {
+    if let Some(j) = junit {
+        match open_report(Path::new(j)) {
             Ok(f) => match junit::failed_tests(std::io::BufReader::new(f)) {
                 Ok(ids) => {
                     let ids: Vec<String> = ids.into_iter().map(fit_test_id).collect();
@@ -460,7 +476,7 @@ fn run_suite(config: &GateConfig) -> Result<(Value, f64), CliError> {
                 )),
             },
             Err(e) => output::error(&format!(
-                "{T2}: no JUnit report at {j} ({e}): no failure is discarded"
+                "{T2}: no JUnit report read at {j} ({e}): no failure is discarded"
             )),
         }
     }
@@ -473,13 +489,7 @@ fn append_rows(
     files: &[String],
     rows: &[TierRow],
 ) -> Result<(), CliError> {
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| {
-            CliError::software(format!("cannot open the ledger {}: {e}", path.display()))
-        })?;
+    let mut file = output::create(path, true, checkout().as_deref())?;
     for r in rows {
         let mut row = json!({
             "patch": head, "tier": r.tier, "verdict": r.verdict.as_str(),
@@ -495,17 +505,18 @@ fn append_rows(
         .map_err(|e| CliError::software(format!("cannot append to the ledger: {e}")))
 }
 
+/// The checkout the gate runs in (the repository's top, where `gather` changed to), whose
+/// symbolic links may be the patch's: outputs are never written through them. `None` with
+/// `--facts` (no checkout is read).
+fn checkout() -> Option<PathBuf> {
+    super::git::git(&["rev-parse", "--show-toplevel"])
+        .ok()
+        .map(|out| PathBuf::from(String::from_utf8_lossy(&out).trim()))
+}
+
 fn write_file(path: &Path, text: &str, append: bool) -> Result<(), CliError> {
-    let mut options = std::fs::OpenOptions::new();
-    options.create(true);
-    if append {
-        options.append(true);
-    } else {
-        options.write(true).truncate(true);
-    }
-    options
-        .open(path)
-        .and_then(|mut f| f.write_all(text.as_bytes()))
+    output::create(path, append, checkout().as_deref())?
+        .write_all(text.as_bytes())
         .map_err(|e| CliError::software(format!("cannot write {}: {e}", path.display())))
 }
 
@@ -532,7 +543,7 @@ fn write_outputs(args: &GateArgs, answer: &GateAnswer) -> Result<(), CliError> {
             }
             None => {
                 // No evidence was routed: a file left from before must not be replayed.
-                let _ = std::fs::remove_file(path);
+                output::remove(path, checkout().as_deref());
                 output::error(&format!(
                     "no evidence to write to {}: gate rule {} decided before the router",
                     path.display(),

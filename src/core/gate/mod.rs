@@ -671,18 +671,18 @@ fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Vec<Step>) {
     let scope_hits: Vec<String> = request
         .changed_files
         .iter()
-        .filter(|f| markers.is_test_adjacent(f))
+        .filter(|f| markers.is_scope_hit(f))
         .map(|f| f.as_str().to_owned())
         .collect();
     let scope_hit = !scope_hits.is_empty();
     steps.push(Step::Scope {
         summary: if scope_hit {
             format!(
-                "{} test-adjacent: the property tier cannot vouch for this patch and is skipped",
+                "{} test-adjacent or part of the test toolchain: the property tier cannot vouch for this patch and is skipped",
                 plural(scope_hits.len(), "changed file is", "changed files are")
             )
         } else {
-            "no changed file is test-adjacent: the property tier runs".to_owned()
+            "no changed file is test-adjacent or part of the test toolchain: the property tier runs".to_owned()
         },
         scope_hits,
     });

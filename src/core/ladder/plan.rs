@@ -30,6 +30,12 @@ impl Default for ScopeMarkers {
 }
 
 impl ScopeMarkers {
+    /// Whether a change to `path` is a scope hit: it is test-adjacent, or it is a toolchain
+    /// file (always, whatever the markers say).
+    pub fn is_scope_hit(&self, path: &RepoPath) -> bool {
+        self.is_test_adjacent(path) || is_toolchain_file(path)
+    }
+
     /// Whether `path` is test-adjacent.
     pub fn is_test_adjacent(&self, path: &RepoPath) -> bool {
         let segments: Vec<&str> = path.segments().collect();
@@ -40,6 +46,38 @@ impl ScopeMarkers {
             || self.files.iter().any(|f| f == base)
             || self.prefixes.iter().any(|p| base.starts_with(p.as_str()))
     }
+}
+
+/// Whether `path` alters the test toolchain rather than the code (CONTRACT.md section 12.3), so
+/// that a change to it is at least a scope hit: what a test runner imports or reads before the
+/// tests (a root-level Python module shadows an installed one under `python3 -m`; `*.pth`,
+/// `sitecustomize.py`, `usercustomize.py` and package metadata run or register code at start;
+/// pytest's configuration files), and what builds or selects a Rust test binary (`build.rs`,
+/// `.cargo/`, `rust-toolchain*`, `.config/nextest.toml`).
+pub fn is_toolchain_file(path: &RepoPath) -> bool {
+    let segments: Vec<&str> = path.segments().collect();
+    let Some((base, dirs)) = segments.split_last() else {
+        return false;
+    };
+    const FILES: [&str; 9] = [
+        "sitecustomize.py",
+        "usercustomize.py",
+        "pytest.ini",
+        ".pytest.ini",
+        "tox.ini",
+        "setup.cfg",
+        "pyproject.toml",
+        "conftest.py",
+        "build.rs",
+    ];
+    let metadata = |s: &str| s.ends_with(".dist-info") || s.ends_with(".egg-info");
+    (dirs.is_empty() && base.ends_with(".py"))
+        || FILES.contains(base)
+        || base.ends_with(".pth")
+        || base.starts_with("rust-toolchain")
+        || metadata(base)
+        || dirs.iter().any(|d| metadata(d) || *d == ".cargo")
+        || (dirs.last() == Some(&".config") && *base == "nextest.toml")
 }
 
 /// The plan for a diff: the tiers to run, in order, and the paths that hit the scope.
@@ -54,7 +92,7 @@ pub struct Plan {
 pub fn plan(files: &[RepoPath], markers: &ScopeMarkers, tiers: &[(String, bool)]) -> Plan {
     let scope_hits: Vec<String> = files
         .iter()
-        .filter(|f| markers.is_test_adjacent(f))
+        .filter(|f| markers.is_scope_hit(f))
         .map(|f| f.as_str().to_owned())
         .collect();
     let hit = !scope_hits.is_empty();
@@ -69,4 +107,50 @@ pub fn plan(files: &[RepoPath], markers: &ScopeMarkers, tiers: &[(String, bool)]
 /// The article's tiers: (name, skipped on a scope hit).
 pub fn default_tiers() -> Vec<(String, bool)> {
     vec![(T1.to_owned(), true), (T2.to_owned(), false)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// CONTRACT.md section 12.3's list, by hand: each a toolchain file, and its near misses not.
+    #[test]
+    fn toolchain_files_are_the_contracts() {
+        let path = |p: &str| RepoPath::parse(p).unwrap_or_else(|e| panic!("{p}: {e}"));
+        for p in [
+            "pytest.py",
+            "hypothesis.py",
+            "setup.py",
+            "site.pth",
+            "lib/evil.pth",
+            "sitecustomize.py",
+            "src/usercustomize.py",
+            "pytest.ini",
+            ".pytest.ini",
+            "pkg/tox.ini",
+            "setup.cfg",
+            "pyproject.toml",
+            "evil-1.0.dist-info/entry_points.txt",
+            "src/evil.egg-info/PKG-INFO",
+            "build.rs",
+            "crates/a/build.rs",
+            ".cargo/config.toml",
+            "rust-toolchain",
+            "rust-toolchain.toml",
+            ".config/nextest.toml",
+        ] {
+            assert!(is_toolchain_file(&path(p)), "{p}");
+        }
+        for p in [
+            "shop/pricing.py",
+            "src/lib.rs",
+            "Cargo.toml",
+            "docs/setup.md",
+            "config/nextest.toml",
+            "pathfinder.py.txt",
+            "src/build.rs.md",
+        ] {
+            assert!(!is_toolchain_file(&path(p)), "{p}");
+        }
+    }
 }
