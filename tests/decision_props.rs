@@ -14,8 +14,9 @@ const SEALS: [&str; 2] = [
     "1111111111111111111111111111111111111111111111111111111111111111",
     "2222222222222222222222222222222222222222222222222222222222222222",
 ];
-const FILES: [&str; 6] = [
+const FILES: [&str; 7] = [
     "src/a.py",
+    "src/b/__pycache__/c.cpython-311.pyc",
     "src/b/c.py",
     "tests/test_a.py",
     "catalog.yaml",
@@ -123,6 +124,8 @@ proptest! {
             prop_assert!(debt["counted"].as_u64() <= debt["cap"].as_u64());
             let guard = answer["steps"].as_array().unwrap().iter().find(|s| s["step"] == "guard").unwrap();
             prop_assert_eq!(guard["hits"].as_array().map(Vec::len), Some(0));
+            let binary = answer["steps"].as_array().unwrap().iter().find(|s| s["step"] == "binary").unwrap();
+            prop_assert_eq!(binary["binaries"].as_array().map(Vec::len), Some(0));
             let v = decision.evidence.unwrap();
             prop_assert_eq!(
                 [v.property_check, v.fixture_check, v.flaky_freeze],

@@ -173,6 +173,62 @@ fn rows() -> Vec<Row> {
             "guarded-input-edited",
             None,
         ),
+        // Rule 4 (CONTRACT.md section 12.3): a compiled or binary file, by its name or as the
+        // runner saw it; after the guard.
+        (
+            "a compiled file by its name",
+            with(&[(
+                "changed_files",
+                changed(&[
+                    "store/counters/mod.rs",
+                    "store/__pycache__/mod.cpython-311.pyc",
+                ]),
+            )]),
+            424,
+            "ESCALATE",
+            "binary",
+            "binary-added",
+            None,
+        ),
+        (
+            "a shared library",
+            with(&[(
+                "changed_files",
+                changed(&["store/counters/mod.rs", "store/_speedups.so"]),
+            )]),
+            424,
+            "ESCALATE",
+            "binary",
+            "binary-added",
+            None,
+        ),
+        (
+            "a binary the runner saw",
+            with(&[
+                (
+                    "changed_files",
+                    changed(&["store/counters/mod.rs", "tools/fmt"]),
+                ),
+                ("binaries", changed(&["tools/fmt"])),
+            ]),
+            424,
+            "ESCALATE",
+            "binary",
+            "binary-added",
+            None,
+        ),
+        (
+            "a guarded binary is a guard hit first",
+            with(&[(
+                "changed_files",
+                changed(&["store/counters/mod.rs", "catalog.yaml", "x.so"]),
+            )]),
+            424,
+            "ESCALATE",
+            "guard",
+            "guarded-input-edited",
+            None,
+        ),
         (
             "guards match whole segments",
             with(&[(
@@ -530,10 +586,12 @@ fn check(name: &str, status: u16, answer: &Value, row: &Row) {
         "fixture-fault" => &["seal"],
         "debt" => &["seal", "debt"],
         "guard" => &["seal", "debt", "guard"],
+        "binary" => &["seal", "debt", "guard", "binary"],
         _ => &[
             "seal",
             "debt",
             "guard",
+            "binary",
             "scope",
             "properties",
             "fixtures",
@@ -829,7 +887,8 @@ async fn the_rules_are_listed_in_order() {
             {"number": 1, "rule": "fixture-fault", "when": "seal.actual != seal.expected", "disposition": "ESCALATE", "reason": "seal-mismatch", "exit_codes": [2]},
             {"number": 2, "rule": "debt", "when": "freeze debt > cap", "disposition": "STOP_QUEUE", "reason": "debt-over-cap", "exit_codes": [3]},
             {"number": 3, "rule": "guard", "when": "a changed file is, or lies under, a guarded path or a catalog row's source", "disposition": "ESCALATE", "reason": "guarded-input-edited", "exit_codes": [2]},
-            {"number": 4, "rule": "route", "when": "otherwise: the router over t0 scope, t1 properties, t2 fixture suite and the scoped freeze", "disposition": null, "reason": null, "exit_codes": [0, 1, 2]}
+            {"number": 4, "rule": "binary", "when": "a changed file is compiled or binary, or made executable", "disposition": "ESCALATE", "reason": "binary-added", "exit_codes": [2]},
+            {"number": 5, "rule": "route", "when": "otherwise: the router over t0 scope, t1 properties, t2 fixture suite and the scoped freeze", "disposition": null, "reason": null, "exit_codes": [0, 1, 2]}
         ])
     );
 }

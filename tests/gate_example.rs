@@ -912,3 +912,52 @@ fn a_patch_shadowing_pytest_escalates() {
     );
     assert_eq!(step(&g.answer, "properties")["ran"], false);
 }
+
+/// Issue 24 (section 12.3): the broken-case bug, committed with a hash-unchecked `.pyc` of
+/// the base's source. Python loads such bytecode without looking at the source, so a plain
+/// `python3 -m pytest` passes and the gate said MERGE_OK while the bug lands. A compiled file
+/// is `binary-added`: ESCALATE, nothing run.
+#[test]
+fn a_patch_committing_bytecode_of_the_old_source_escalates() {
+    require_python();
+    let repo = repository("gate-python", "broken-case", |dir| {
+        let old = git(dir, &["show", "HEAD:shop/pricing.py"]);
+        let scratch = tempfile::tempdir().expect("tempdir");
+        let source = scratch.path().join("pricing.py");
+        std::fs::write(&source, old + "\n").expect("write");
+        let compiled = std::process::Command::new("python3")
+            .current_dir(dir)
+            .args([
+                "-c",
+                "import importlib.util, py_compile, sys\n\
+                 c = importlib.util.cache_from_source('shop/pricing.py')\n\
+                 py_compile.compile(sys.argv[1], cfile=c, dfile='shop/pricing.py', \
+                 invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)\n\
+                 print(c)",
+            ])
+            .arg(&source)
+            .output()
+            .expect("python3");
+        assert!(compiled.status.success(), "{compiled:?}");
+        let pyc = String::from_utf8(compiled.stdout).expect("utf-8");
+        // The example ignores `__pycache__/`: the attacker adds it by force.
+        git(dir, &["add", "-f", pyc.trim()]);
+    });
+    let g = gate(repo.path(), &[]);
+    expect(&g, "ESCALATE", "binary-added", 2);
+    let binary = step(&g.answer, "binary");
+    let found: Vec<&str> = binary["binaries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        found.len() == 1
+            && found[0].starts_with("shop/__pycache__/pricing.")
+            && found[0].ends_with(".pyc"),
+        "{}",
+        g.answer
+    );
+    assert!(g.ledger.is_empty(), "nothing may run");
+}

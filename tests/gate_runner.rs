@@ -465,3 +465,49 @@ fn a_base_that_names_a_tag_and_a_branch_is_refused() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Issue 24 (section 12.3): what the runner sees of a binary, beyond a compiled file's name: a
+/// file git reads as binary (here an innocent name holding NUL bytes) and a file made
+/// executable both escalate `binary-added` before anything runs; deleting a binary does not.
+#[test]
+fn binaries_and_executables_escalate_before_anything_runs() {
+    use std::os::unix::fs::PermissionsExt;
+    for (name, make) in [("data/blob", 0o644u32), ("tools/run", 0o755)] {
+        let repo = repository("pass");
+        let dir = repo.path();
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let content: &[u8] = if make == 0o755 {
+            b"#!/bin/sh\nexit 0\n"
+        } else {
+            b"\0\x01\x02binary\0"
+        };
+        std::fs::write(&path, content).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(make)).unwrap();
+        git(dir, &["add", name]);
+        git(dir, &["commit", "-q", "-m", "adds a file"]);
+        let out = patchgate()
+            .current_dir(dir)
+            .args(["gate", "--base", "main", "--json"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(answer["reason"], "binary-added", "{name}");
+        assert!(
+            !stderr.contains("run 1/2"),
+            "{name}: nothing may run: {stderr}"
+        );
+        // Deleting it again is no binary added.
+        git(dir, &["rm", "-q", name]);
+        git(dir, &["commit", "-q", "-m", "removes it"]);
+        let out = patchgate()
+            .current_dir(dir)
+            .args(["gate", "--base", "main", "--json"])
+            .output()
+            .unwrap();
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_ne!(answer["reason"], "binary-added", "{name}: {answer}");
+    }
+}

@@ -116,7 +116,7 @@ fn the_enums_speak_the_contracts_words() {
     );
     assert_eq!(
         words::<GateRuleName>(),
-        ["fixture-fault", "debt", "guard", "route"]
+        ["fixture-fault", "debt", "guard", "binary", "route"]
     );
     let reasons = words::<GateReason>();
     assert_eq!(
@@ -125,6 +125,7 @@ fn the_enums_speak_the_contracts_words() {
             "seal-mismatch",
             "debt-over-cap",
             "guarded-input-edited",
+            "binary-added",
             "evidence-gap",
             "behavior-and-invariant",
             "concrete-behavior",

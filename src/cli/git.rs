@@ -84,6 +84,42 @@ pub fn base_file(base: &str, path: &str) -> Result<Option<Vec<u8>>, CliError> {
     git(&["cat-file", "blob", &spec]).map(Some)
 }
 
+/// The files of `base...head` that the patch adds or changes as binary (git reads their
+/// content as binary) or makes executable (a new mode 100755): the runner's facts for the
+/// gate's `binary-added` rule. Deleted files are not counted.
+pub fn git_binaries(base: &str, head: &str) -> Result<Vec<String>, CliError> {
+    let range = format!("{base}...{head}");
+    let raw = git(&["diff", "-z", "--raw", "--no-renames", "--no-abbrev", &range])?;
+    let mut deleted = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    // `:OLD NEW OLDSHA NEWSHA STATUS\0PATH\0`, once per file.
+    let mut records = raw.split(|b| *b == 0).filter(|r| !r.is_empty());
+    while let (Some(meta), Some(path)) = (records.next(), records.next()) {
+        let meta = String::from_utf8_lossy(meta);
+        let path = String::from_utf8_lossy(path).into_owned();
+        let fields: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
+        match fields.as_slice() {
+            [_, _, _, _, status] if status.starts_with('D') => {
+                deleted.insert(path);
+            }
+            [old, "100755", ..] if *old != "100755" => out.push(path),
+            _ => {}
+        }
+    }
+    let numstat = git(&["diff", "-z", "--numstat", "--no-renames", &range])?;
+    for record in numstat.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+        let record = String::from_utf8_lossy(record);
+        let mut parts = record.splitn(3, '\t');
+        if let (Some("-"), Some("-"), Some(path)) = (parts.next(), parts.next(), parts.next())
+            && !deleted.contains(path)
+            && !out.iter().any(|p| p == path)
+        {
+            out.push(path.to_owned());
+        }
+    }
+    Ok(out)
+}
+
 /// The commit `rev` names, resolved unambiguously (CONTRACT.md section 12.1). git resolves a
 /// short name by trying `NAME`, `refs/NAME`, `refs/tags/NAME`, `refs/heads/NAME`,
 /// `refs/remotes/NAME` and `refs/remotes/NAME/HEAD` in turn, so a patch that adds a tag named

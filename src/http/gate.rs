@@ -24,7 +24,8 @@ use crate::core::problem::Problem;
 /// Rules, first match wins: the seal does not match the base's expected seal → ESCALATE
 /// `seal-mismatch` (424); freeze debt over the cap → STOP_QUEUE `debt-over-cap` (423); a
 /// changed file is, or lies under, a guarded path or a property's `source` → ESCALATE
-/// `guarded-input-edited` (424); otherwise the router over the three derived verdicts (t0
+/// `guarded-input-edited` (424); a changed file is compiled or binary (by its name, or listed
+/// in `binaries`) → ESCALATE `binary-added` (424); otherwise the router over the three derived verdicts (t0
 /// scope, t1 quorum, t2 fixture suite with frozen failures discarded, scoped freeze): 200
 /// MERGE_OK, 409 BLOCK, 424 ESCALATE. `steps` says what each step saw and concluded. With
 /// `Accept: text/plain` the body is one line (`ESCALATE reason=guarded-input-edited`); with
@@ -93,7 +94,7 @@ pub async fn gate_next(
     get,
     path = "/gate/rules",
     tags = ["gate", "reference"],
-    responses((status = 200, description = "The four rules", body = Vec<GateRuleRow>))
+    responses((status = 200, description = "The five rules", body = Vec<GateRuleRow>))
 )]
 pub async fn gate_rules() -> Json<Vec<GateRuleRow>> {
     Json(rule_rows())
@@ -138,6 +139,10 @@ pub struct GateRequestDoc {
     /// the quorum) and is reported `unproven`. Default false.
     #[schema(nullable = false)]
     require_admission: Option<bool>,
+    /// Changed files the runner saw to be binary or made executable (compiled files are
+    /// also known by their names): any such file escalates `binary-added`.
+    #[schema(nullable = false)]
+    binaries: Option<Vec<super::openapi::RepoPathDoc>>,
 }
 
 /// The base commit's property catalog.

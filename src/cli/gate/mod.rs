@@ -18,7 +18,9 @@ use serde_json::{Map, Value, json};
 
 use super::documents::{parse_document, parse_seal_text};
 use super::error::{CliError, CliResult};
-use super::git::{base_file, commit_of, enter_repository, fill_commit_counts, git, git_changed};
+use super::git::{
+    base_file, commit_of, enter_repository, fill_commit_counts, git, git_binaries, git_changed,
+};
 use super::runner::{argv_for, open_report, run_check};
 use super::{RemoteArgs, output, remote};
 use crate::core::freeze_ledger::DEFAULT_DEBT_CAP;
@@ -172,6 +174,7 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     let config = GateConfig::parse(&text, &name).map_err(CliError::data)?;
 
     let changed = git_changed(&base, &head)?;
+    let binaries = git_binaries(&base, &head)?;
     // The catalog and the ledger, from the base commit.
     let catalog_bytes = base_file(&base, &config.catalog)?.ok_or_else(|| {
         CliError::data(format!(
@@ -223,6 +226,7 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         "ledger": ledger,
         "catch_exit_codes": config.properties.catch,
         "require_admission": config.require_admission,
+        "binaries": binaries,
     });
     if let Some(cap) = config.debt_cap {
         doc["debt_cap"] = json!(cap);

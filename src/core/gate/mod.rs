@@ -64,6 +64,9 @@ pub struct GateRequest {
     pub fixture_suite: Option<FixtureSuite>,
     /// A strong row without an `admitted` proof votes as weak (CONTRACT.md section 10).
     pub require_admission: bool,
+    /// Changed files the runner saw to be binary (git reads their content as binary) or to be
+    /// made executable; compiled files are also known by their names (section 12.3).
+    pub binaries: Vec<RepoPath>,
 }
 
 /// What the merge bot does with the patch: the router's three, and the queue stop.
@@ -136,6 +139,7 @@ pub enum GateRuleName {
     FixtureFault,
     Debt,
     Guard,
+    Binary,
     Route,
 }
 
@@ -159,6 +163,7 @@ pub enum GateReason {
     SealMismatch,
     DebtOverCap,
     GuardedInputEdited,
+    BinaryAdded,
     EvidenceGap,
     BehaviorAndInvariant,
     ConcreteBehavior,
@@ -199,6 +204,8 @@ pub struct GateFacts {
     pub sources: Vec<String>,
     /// Changed files that are, or lie under, a guarded path or a property's source.
     pub guard_hits: Vec<GuardHit>,
+    /// Changed files that are compiled or binary, or made executable.
+    pub binaries: Vec<String>,
 }
 
 impl GateFacts {
@@ -209,8 +216,36 @@ impl GateFacts {
             debt: freeze_ledger::debt(&request.ledger, request.debt_cap.unwrap_or(default_cap)),
             sources,
             guard_hits,
+            binaries: binaries(request),
         }
     }
+}
+
+/// Whether a path names a compiled or binary file (CONTRACT.md section 12.3): bytecode, a
+/// bytecode cache, a shared library, a wheel, an object or an executable format.
+pub fn is_compiled_name(path: &RepoPath) -> bool {
+    const ENDINGS: [&str; 12] = [
+        ".pyc", ".pyo", ".pyd", ".so", ".dylib", ".dll", ".exe", ".whl", ".o", ".a", ".class",
+        ".jar",
+    ];
+    path.segments().any(|s| s == "__pycache__")
+        || path
+            .segments()
+            .last()
+            .is_some_and(|base| ENDINGS.iter().any(|e| base.ends_with(e)) || base.contains(".so."))
+}
+
+/// The changed files that are compiled or binary: by name, or as the runner saw them.
+fn binaries(request: &GateRequest) -> Vec<String> {
+    let seen: HashSet<&RepoPath> = request.binaries.iter().collect();
+    let mut out: Vec<String> = request
+        .changed_files
+        .iter()
+        .filter(|f| is_compiled_name(f) || seen.contains(f))
+        .map(|f| f.as_str().to_owned())
+        .collect();
+    out.dedup();
+    out
 }
 
 /// What a gate rule concludes: a fixed disposition and reason, or the router's.
@@ -237,7 +272,7 @@ pub type GateRule = rules::Rule<GateFacts, GateThen>;
 
 /// The gate's rules. Ordered, first match wins; the last hands over to the router. Each rule
 /// records its step before it is tried, so the answer's `steps` are the steps reached.
-pub const GATE_RULES: [GateRule; 4] = [
+pub const GATE_RULES: [GateRule; 5] = [
     GateRule {
         number: 1,
         when: |f| !f.seal_matches,
@@ -273,6 +308,16 @@ pub const GATE_RULES: [GateRule; 4] = [
     },
     GateRule {
         number: 4,
+        when: |f| !f.binaries.is_empty(),
+        then: GateThen {
+            name: GateRuleName::Binary,
+            says: "a changed file is compiled or binary, or made executable",
+            step: Some(binary_step),
+            conclusion: Conclusion::Fixed(GateDisposition::Escalate, GateReason::BinaryAdded),
+        },
+    },
+    GateRule {
+        number: 5,
         when: |_| true,
         then: GateThen {
             name: GateRuleName::Route,
@@ -380,6 +425,12 @@ pub enum Step {
         /// Property sources (from the catalog), guarded like it.
         sources: Vec<String>,
         hits: Vec<GuardHit>,
+        summary: String,
+    },
+    /// Compiled or binary files the patch changes (or makes executable): code no review can
+    /// read, which the tests might run instead of the source.
+    Binary {
+        binaries: Vec<String>,
         summary: String,
     },
     /// t0: test-adjacent changed files.
@@ -608,6 +659,24 @@ fn guard_step(request: &GateRequest, facts: &GateFacts) -> Step {
     }
 }
 
+fn binary_step(_: &GateRequest, facts: &GateFacts) -> Step {
+    Step::Binary {
+        binaries: facts.binaries.clone(),
+        summary: if facts.binaries.is_empty() {
+            "the patch adds no compiled or binary file".to_owned()
+        } else {
+            format!(
+                "the patch adds {}: code no review can read, which a test might load instead of the source",
+                plural(
+                    facts.binaries.len(),
+                    "compiled or binary file",
+                    "compiled or binary files"
+                )
+            )
+        },
+    }
+}
+
 /// Decides. Pure and deterministic: the same facts always get the same decision. The rules
 /// are tried in order, each recording its step first; the first that matches concludes.
 pub fn decide_gate(request: &GateRequest, default_cap: u64) -> GateDecision {
@@ -636,7 +705,7 @@ pub fn decide_gate(request: &GateRequest, default_cap: u64) -> GateDecision {
     routed(request, facts.debt, steps)
 }
 
-/// Rule 4: the router over the three derived verdicts, after the steps so far.
+/// The last rule: the router over the three derived verdicts, after the steps so far.
 fn routed(request: &GateRequest, debt: Debt, mut steps: Vec<Step>) -> GateDecision {
     let (evidence, route_steps) = route_verdicts(request, debt);
     steps.extend(route_steps);
@@ -662,7 +731,7 @@ fn routed(request: &GateRequest, debt: Debt, mut steps: Vec<Step>) -> GateDecisi
     }
 }
 
-/// The three verdicts rule 4 routes, and the steps that derived them (scope, properties,
+/// The three verdicts the last rule routes, and the steps that derived them (scope, properties,
 /// fixtures, freeze).
 fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Vec<Step>) {
     let mut steps = Vec::with_capacity(4);

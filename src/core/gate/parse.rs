@@ -10,7 +10,7 @@ use crate::core::quorum::parse_quorum_fields;
 use crate::core::runs::{CatchCodes, parse_catch_codes};
 
 /// The fields of a `/gate` body.
-pub const GATE_FIELDS: [&str; 11] = [
+pub const GATE_FIELDS: [&str; 12] = [
     "patch_id",
     "changed_files",
     "guarded",
@@ -22,6 +22,7 @@ pub const GATE_FIELDS: [&str; 11] = [
     "catch_exit_codes",
     "fixture_suite",
     "require_admission",
+    "binaries",
 ];
 /// The fields of `fixture_suite`.
 pub const SUITE_FIELDS: [&str; 3] = ["exit_code", "failed_tests", "catch_exit_codes"];
@@ -54,6 +55,10 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
         .get("guarded")
         .and_then(|v| fields::paths(v, "/guarded", false, &mut e))
         .unwrap_or_default();
+    let binaries = doc
+        .get("binaries")
+        .and_then(|v| fields::paths(v, "/binaries", false, &mut e))
+        .unwrap_or_default();
     let fixture_suite = doc
         .get("fixture_suite")
         .and_then(|v| parse_suite(v, &mut e));
@@ -71,6 +76,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             catch_exit_codes: q.catch_exit_codes,
             fixture_suite,
             require_admission: q.require_admission,
+            binaries,
         }),
         _ => Err(e),
     }

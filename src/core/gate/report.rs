@@ -139,6 +139,7 @@ pub fn step_name(step: &Step) -> (&'static str, &str) {
         Step::Seal { summary, .. } => ("seal", summary),
         Step::Debt { summary, .. } => ("debt", summary),
         Step::Guard { summary, .. } => ("guard", summary),
+        Step::Binary { summary, .. } => ("binary", summary),
         Step::Scope { summary, .. } => ("t0 scope", summary),
         Step::Properties { summary, .. } => ("t1 properties", summary),
         Step::Fixtures { summary, .. } => ("t2 fixture suite", summary),
