@@ -156,7 +156,14 @@ proptest! {
                 }
             }
             NextStep::Suite => prop_assert!(request.fixture_suite.is_none()),
+            NextStep::Rerun => {
+                prop_assert!(!plan.deselect.is_empty());
+                prop_assert!(request.fixture_suite.as_ref().is_some_and(|s| s.rerun.is_none()));
+            }
             NextStep::Decide => prop_assert!(plan.property_ids.is_empty()),
+        }
+        if plan.next != NextStep::Rerun {
+            prop_assert!(plan.deselect.is_empty());
         }
     }
 

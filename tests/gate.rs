@@ -72,7 +72,38 @@ fn rows() -> Vec<Row> {
             "all-gates-held",
             Some(["pass", "pass", "pass"]),
         ),
-        // Rule 1 first, whatever else is wrong.
+        // Rule 1 first, whatever else is wrong: with a conflict there is no tree to judge.
+        (
+            "a merge conflict beats every other rule",
+            with(&[
+                ("merge_conflicts", changed(&["store/counters/mod.rs"])),
+                ("seal", json!({"actual": A, "expected": B})),
+                ("changed_files", changed(&["catalog.yaml", "x.pyc"])),
+                ("debt_cap", json!(0)),
+                ("ledger", json!([open_property("x")])),
+            ]),
+            424,
+            "ESCALATE",
+            "merge",
+            "merge-conflict",
+            None,
+        ),
+        (
+            "a clean merge goes on",
+            with(&[
+                ("merge_conflicts", changed(&[])),
+                (
+                    "judged",
+                    json!({"base": "1".repeat(40), "head": "2".repeat(40), "tree": "3".repeat(40)}),
+                ),
+                ("sandbox", json!("bubblewrap")),
+            ]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
         (
             "seal mismatch beats debt and guard",
             with(&[
@@ -341,17 +372,66 @@ fn rows() -> Vec<Row> {
             "concrete-behavior",
             Some(["pass", "fail", "pass"]),
         ),
+        // Section 12.4: discarded only when the re-run without them passes.
         (
-            "only frozen tests failed: discarded",
+            "only frozen tests failed, and the re-run without them passed: discarded",
             with(&[
                 ("ledger", json!([open_test("t::frozen", &["legacy"])])),
-                ("fixture_suite", suite(json!(1), &["t::frozen"])),
+                (
+                    "fixture_suite",
+                    json!({"exit_code": 1, "failed_tests": ["t::frozen"],
+                           "rerun": {"exit_code": 0, "failed_tests": []}}),
+                ),
             ]),
             200,
             "MERGE_OK",
             "route",
             "all-gates-held",
             Some(["pass", "pass", "pass"]),
+        ),
+        (
+            "only frozen tests failed, with no re-run: nothing discarded",
+            with(&[
+                ("ledger", json!([open_test("t::frozen", &["legacy"])])),
+                ("fixture_suite", suite(json!(1), &["t::frozen"])),
+            ]),
+            409,
+            "BLOCK",
+            "route",
+            "concrete-behavior",
+            Some(["pass", "fail", "pass"]),
+        ),
+        (
+            "only frozen tests failed, and the re-run without them failed: laundered",
+            with(&[
+                ("ledger", json!([open_test("t::frozen", &["legacy"])])),
+                (
+                    "fixture_suite",
+                    json!({"exit_code": 1, "failed_tests": ["t::frozen"],
+                           "rerun": {"exit_code": 1}}),
+                ),
+            ]),
+            409,
+            "BLOCK",
+            "route",
+            "concrete-behavior",
+            Some(["pass", "fail", "pass"]),
+        ),
+        (
+            "a re-run that exits 0 while its report lists a failure did not pass",
+            with(&[
+                ("ledger", json!([open_test("t::frozen", &["legacy"])])),
+                (
+                    "fixture_suite",
+                    json!({"exit_code": 1, "failed_tests": ["t::frozen"],
+                           "rerun": {"exit_code": 0, "failed_tests": ["t::b"]}}),
+                ),
+            ]),
+            409,
+            "BLOCK",
+            "route",
+            "concrete-behavior",
+            Some(["pass", "fail", "pass"]),
         ),
         (
             "a frozen and a real failure",
@@ -583,11 +663,13 @@ fn check(name: &str, status: u16, answer: &Value, row: &Row) {
         .map(|s| s["step"].as_str().unwrap())
         .collect();
     let want: &[&str] = match *rule {
-        "fixture-fault" => &["seal"],
-        "debt" => &["seal", "debt"],
-        "guard" => &["seal", "debt", "guard"],
-        "binary" => &["seal", "debt", "guard", "binary"],
+        "merge" => &["merge"],
+        "fixture-fault" => &["merge", "seal"],
+        "debt" => &["merge", "seal", "debt"],
+        "guard" => &["merge", "seal", "debt", "guard"],
+        "binary" => &["merge", "seal", "debt", "guard", "binary"],
         _ => &[
+            "merge",
             "seal",
             "debt",
             "guard",
@@ -718,7 +800,7 @@ async fn a_guard_hit_names_the_file_and_what_guards_it() {
     let (status, answer) = post_json(&server, "/gate", &doc).await;
     assert_eq!(status, 424);
     assert_eq!(
-        answer["steps"][2]["hits"],
+        answer["steps"][3]["hits"],
         json!([
             {"file": "props/counter/replay.py", "guarded_by": "props/counter", "property": "counter.monotonic"},
             {"file": ".github/workflows/ci.yml", "guarded_by": ".github/workflows"}
@@ -884,11 +966,12 @@ async fn the_rules_are_listed_in_order() {
     assert_eq!(
         rules,
         json!([
-            {"number": 1, "rule": "fixture-fault", "when": "seal.actual != seal.expected", "disposition": "ESCALATE", "reason": "seal-mismatch", "exit_codes": [2]},
-            {"number": 2, "rule": "debt", "when": "freeze debt > cap", "disposition": "STOP_QUEUE", "reason": "debt-over-cap", "exit_codes": [3]},
-            {"number": 3, "rule": "guard", "when": "a changed file is, or lies under, a guarded path or a catalog row's source", "disposition": "ESCALATE", "reason": "guarded-input-edited", "exit_codes": [2]},
-            {"number": 4, "rule": "binary", "when": "a changed file is compiled or binary, or made executable", "disposition": "ESCALATE", "reason": "binary-added", "exit_codes": [2]},
-            {"number": 5, "rule": "route", "when": "otherwise: the router over t0 scope, t1 properties, t2 fixture suite and the scoped freeze", "disposition": null, "reason": null, "exit_codes": [0, 1, 2]}
+            {"number": 1, "rule": "merge", "when": "the head does not merge cleanly into the base", "disposition": "ESCALATE", "reason": "merge-conflict", "exit_codes": [2]},
+            {"number": 2, "rule": "fixture-fault", "when": "seal.actual != seal.expected", "disposition": "ESCALATE", "reason": "seal-mismatch", "exit_codes": [2]},
+            {"number": 3, "rule": "debt", "when": "freeze debt > cap", "disposition": "STOP_QUEUE", "reason": "debt-over-cap", "exit_codes": [3]},
+            {"number": 4, "rule": "guard", "when": "a changed file is, or lies under, a guarded path or a catalog row's source", "disposition": "ESCALATE", "reason": "guarded-input-edited", "exit_codes": [2]},
+            {"number": 5, "rule": "binary", "when": "a changed file is compiled or binary, or made executable", "disposition": "ESCALATE", "reason": "binary-added", "exit_codes": [2]},
+            {"number": 6, "rule": "route", "when": "otherwise: the router over t0 scope, t1 properties, t2 fixture suite and the scoped freeze", "disposition": null, "reason": null, "exit_codes": [0, 1, 2]}
         ])
     );
 }

@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 use common::{TestServer, assert_untouched, git, patchgate};
 use serde_json::Value;
 
+/// The starter's (and the example's) pytest invocation, as its config writes it.
+const PYTEST: &str = r#""python3", "-P", "-s", "--check-hash-based-pycs", "always", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_hypothesis_pytestplugin""#;
+
 fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples")
@@ -341,6 +344,14 @@ fn a_failure_only_in_a_frozen_test_is_discarded() {
         serde_json::json!(["tests.test_legacy::test_legacy_export"])
     );
     assert_eq!(t2["failed_tests"], serde_json::json!([]));
+    // Discarded only after the suite passed without it (section 12.4), the frozen test left
+    // out by its pytest node id.
+    assert!(
+        g.stderr
+            .contains("t2-fixtures re-run without tests.test_legacy::test_legacy_export: exit 0"),
+        "{}",
+        g.stderr
+    );
     // The tier itself caught something: the ladder ledger says so.
     assert_eq!(
         tiers(&g),
@@ -477,7 +488,7 @@ fn the_config_comes_from_the_base_and_a_bad_one_is_one_line() {
     let repo = repository("gate-python", "broken-case", |dir| {
         let toml = std::fs::read_to_string(dir.join("patchgate.toml")).unwrap();
         let loose = toml.replace(
-            "command = [\"python3\", \"-m\", \"pytest\", \"-q\", \"-p\", \"no:cacheprovider\", \"--junitxml=.patchgate/junit.xml\", \"tests\"]",
+            &format!("command = [{PYTEST}, \"--junitxml=.patchgate/junit.xml\", \"tests\"]"),
             "command = [\"true\"]",
         );
         assert_ne!(toml, loose);
@@ -869,10 +880,10 @@ fn the_ledger_rows_say_what_the_answer_says() {
     let exits_zero = |dir: &Path| {
         let config = dir.join("patchgate.toml");
         let text = std::fs::read_to_string(&config).expect("config");
-        let suite = r#"command = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml=.patchgate/junit.xml", "tests"]"#;
-        assert!(text.contains(suite), "the example's suite command");
-        let swallowed = r#"command = ["sh", "-c", "python3 -m pytest -q -p no:cacheprovider --junitxml=.patchgate/junit.xml tests; exit 0"]"#;
-        std::fs::write(&config, text.replace(suite, swallowed)).expect("write");
+        let suite = format!(r#"command = [{PYTEST}, "--junitxml=.patchgate/junit.xml", "tests"]"#);
+        assert!(text.contains(&suite), "the example's suite command");
+        let swallowed = r#"command = ["sh", "-c", "python3 -P -m pytest -q -p no:cacheprovider --junitxml=.patchgate/junit.xml tests; exit 0"]"#;
+        std::fs::write(&config, text.replace(&suite, swallowed)).expect("write");
     };
     let repo = repository_with("gate-python", "broken-case", exits_zero, |_| {});
     let g = gate(repo.path(), &[]);
@@ -896,11 +907,13 @@ fn the_ledger_rows_say_what_the_answer_says() {
 /// Issue 24 (section 12.3): a patch that hides a real bug behind a root-level `pytest.py`
 /// (`python3 -m pytest` imports it before the installed pytest, and it exits 0) made every
 /// property and the suite "pass": MERGE_OK with the broken-case bug in. A root-level module is
-/// a toolchain file, so a scope hit: the property tier cannot vouch, and the gate escalates.
+/// a toolchain file, so a scope hit: the property tier cannot vouch. And the starter's `-P`
+/// keeps the working directory off the import path, so the real pytest runs the suite and
+/// catches the bug: BLOCK.
 #[test]
-fn a_patch_shadowing_pytest_escalates() {
+fn a_patch_shadowing_pytest_blocks() {
     let (_repo, g) = python("shadows-pytest");
-    expect(&g, "ESCALATE", "inadmissible-evidence", 2);
+    expect(&g, "BLOCK", "concrete-behavior", 1);
     let scope = step(&g.answer, "scope");
     assert!(
         scope["scope_hits"]

@@ -25,15 +25,40 @@ junit = "report.xml"
 "#;
 
 /// The suite: what `behaviour/suite` says (`long-id`: a JUnit report whose one failed test
-/// has a 5,000-character name, exit 1; `sleep`: hang, writing its PID to `$PID_FILE`; `fifo`
+/// has a 5,000-character name, exit 1; `sleep`: hang in `sleep 62.5`; `fifo`
 /// and `zero`: the report swapped for a FIFO, or a symbolic link to `/dev/zero`, exit 1).
 const SUITE_SH: &str = r#"case "$(cat behaviour/suite)" in
   long-id)
     name=$(printf 'x%.0s' $(seq 1 5000))
     printf '<testsuite tests="1" failures="1"><testcase classname="tests.test_api" name="%s"><failure message="no"/></testcase></testsuite>' "$name" > report.xml
     exit 1 ;;
-  sleep) echo $$ > "$PID_FILE"; sleep 60 ;;
+  sleep) sleep 62.5 ;;
   fifo) rm -f report.xml; mkfifo report.xml; exit 1 ;;
+  hostile)
+    # What code under test tries against the runner and the machine; each success is
+    # reported as one failed test case, so the answer says what it managed.
+    setsid sleep 63.5 > /dev/null 2>&1 < /dev/null &
+    found=""
+    for p in /proc/[0-9]*; do
+      pid=${p#/proc/}
+      if tr '\0' ' ' < "$p/cmdline" 2>/dev/null | grep -q 'patchgate gate'; then
+        found="$found saw-runner"
+        kill -0 "$pid" 2>/dev/null && found="$found can-signal-runner"
+      fi
+      grep -qa PATCHGATE_TOKEN "$p/environ" 2>/dev/null && found="$found read-token"
+    done
+    env | grep -q PATCHGATE_TOKEN && found="$found read-token"
+    outside=$(cat behaviour/outside)
+    (echo pwned > "$outside/pwned") 2>/dev/null && found="$found wrote-outside"
+    (echo pwned > "$outside/../pwned-$$") 2>/dev/null && found="$found wrote-outside" && rm -f "$outside/../pwned-$$"
+    {
+      printf '<testsuite><testcase classname="hostile" name="ran"><failure/></testcase>'
+      for f in $(printf '%s\n' $found | sort -u); do
+        printf '<testcase classname="hostile" name="%s"><failure/></testcase>' "$f"
+      done
+      printf '</testsuite>'
+    } > report.xml
+    exit 1 ;;
   zero) rm -f report.xml; ln -s /dev/zero report.xml; exit 1 ;;
 esac
 exit 0
@@ -48,9 +73,14 @@ fn write(dir: &Path, path: &str, text: &str) {
 /// A repository on `main` whose one strong property passes, and a branch `patch` (checked
 /// out) that changes the code, with the suite behaving as `suite` says.
 fn repository(suite: &str) -> tempfile::TempDir {
+    repository_with(suite, CONFIG)
+}
+
+/// [`repository`] with another config in the base.
+fn repository_with(suite: &str, config: &str) -> tempfile::TempDir {
     let tmp = common::git_repo();
     let dir = tmp.path();
-    write(dir, "patchgate.toml", CONFIG);
+    write(dir, "patchgate.toml", config);
     write(
         dir,
         "catalog.yaml",
@@ -167,36 +197,33 @@ fn alive(pid: i32) -> bool {
         .unwrap_or(false)
 }
 
-/// Starts `args` in `dir`, waits until the hanging check wrote its PID, sends `signal`, and
+/// Starts `args` in `dir`, waits until the hanging check runs, sends `signal`, and
 /// returns the exit code, stderr, and the check's PID.
 fn interrupt(
     dir: &Path,
     args: &[&str],
     signal: nix::sys::signal::Signal,
 ) -> (Option<i32>, String, i32) {
-    let scratch = tempfile::tempdir().unwrap();
-    let pid_file = scratch.path().join("check.pid");
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("patchgate"))
         .current_dir(dir)
-        .env("PID_FILE", &pid_file)
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // Found by its command line: in the sandbox the check has a PID of its own namespace and
+    // cannot write a file out.
     let started = Instant::now();
-    while std::fs::read_to_string(&pid_file).map_or(true, |s| !s.ends_with('\n')) {
+    let check = loop {
+        if let Some(pid) = common::pid_running("sleep\x0062.5\0") {
+            break pid;
+        }
         assert!(
             started.elapsed() < Duration::from_secs(30),
             "{args:?}: the check never started"
         );
         std::thread::sleep(Duration::from_millis(50));
-    }
-    let check: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    };
     assert!(alive(check));
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
     let status = child.wait().unwrap();
@@ -509,5 +536,85 @@ fn binaries_and_executables_escalate_before_anything_runs() {
             .unwrap();
         let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_ne!(answer["reason"], "binary-added", "{name}: {answer}");
+    }
+}
+
+/// Issue 24 (section 12.2), tried as the code under test would: a suite that looks for the
+/// runner in `/proc`, checks it may signal it, looks for `PATCHGATE_TOKEN` in every
+/// environment it can read, writes outside the checkout, and leaves a `setsid` daemon behind.
+/// Each success is a failed test case in its report. Without the sandbox (`mode = "off"`, the
+/// old way of running) it saw and could signal the runner, read the token from the runner's
+/// environment (non-dumpable does not stop root), wrote outside and left its daemon running.
+/// In the sandbox it does none of it: the only failure read is `hostile::ran`.
+#[test]
+fn a_run_cannot_reach_the_runner_or_the_machine() {
+    let daemon = "sleep\x0063.5\0";
+    for (mode, managed) in [
+        (
+            "off",
+            &[
+                "hostile::can-signal-runner",
+                "hostile::ran",
+                "hostile::read-token",
+                "hostile::saw-runner",
+                "hostile::wrote-outside",
+            ][..],
+        ),
+        ("required", &["hostile::ran"][..]),
+    ] {
+        let config = format!("{CONFIG}[sandbox]\nmode = \"{mode}\"\n");
+        let repo = repository_with("hostile", &config);
+        let dir = repo.path();
+        let outside = tempfile::tempdir().unwrap();
+        write(dir, "behaviour/outside", outside.path().to_str().unwrap());
+        git(dir, &["add", "behaviour/outside"]);
+        git(dir, &["commit", "-q", "-m", "where to write"]);
+        let out = patchgate()
+            .current_dir(dir)
+            .env("PATCHGATE_TOKEN", "the-runner-secret")
+            .args(["gate", "--base", "main", "--json"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{mode}: {stderr}");
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            answer["sandbox"],
+            if mode == "off" { "off" } else { "bubblewrap" }
+        );
+        let fixtures = answer["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["step"] == "fixtures")
+            .unwrap();
+        let mut failed: Vec<&str> = fixtures["failed_tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        failed.sort_unstable();
+        assert_eq!(failed, managed, "{mode}: {stderr}");
+        assert_eq!(
+            outside.path().join("pwned").exists(),
+            mode == "off",
+            "{mode}: a write outside"
+        );
+        // The daemon: it outlives an unconfined run; the sandbox's PID namespace ends it with
+        // the run.
+        let left = Instant::now();
+        let mut survivor = common::pid_running(daemon);
+        while survivor.is_some() && left.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(50));
+            survivor = common::pid_running(daemon);
+        }
+        assert_eq!(survivor.is_some(), mode == "off", "{mode}: the daemon");
+        if let Some(pid) = survivor {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
     }
 }

@@ -52,7 +52,7 @@ fn every_request_document_lists_the_fields_its_parser_takes() {
     use patchgate::core::catalog::CatalogKind;
     let doc: serde_json::Value =
         serde_json::from_str(&patchgate::http::openapi::document_json()).unwrap();
-    let table: [(&str, &[&str]); 13] = [
+    let table: [(&str, &[&str]); 15] = [
         ("RouteRequestDoc", &patchgate::core::evidence::ROUTE_FIELDS),
         ("QuorumRequestDoc", &patchgate::core::quorum::REQUEST_FIELDS),
         ("PropertyDoc", CatalogKind::Quorum.fields()),
@@ -64,6 +64,8 @@ fn every_request_document_lists_the_fields_its_parser_takes() {
         ("SealDoc", &patchgate::core::seal::SEAL_CHECK_FIELDS),
         ("GateRequestDoc", &patchgate::core::gate::GATE_FIELDS),
         ("FixtureSuiteDoc", &patchgate::core::gate::SUITE_FIELDS),
+        ("JudgedDoc", &patchgate::core::gate::JUDGED_FIELDS),
+        ("RerunDoc", &patchgate::core::gate::RERUN_FIELDS),
         ("AdmitRequestDoc", &patchgate::core::admit::REQUEST_FIELDS),
         ("AdmissionRecordDoc", &patchgate::core::admit::RECORD_FIELDS),
         ("ChecksRequestDoc", &patchgate::core::checks::FIELDS),

@@ -6,7 +6,7 @@ use patchgate::core::admit::{AdmitOutcome, AdmitReason, CheckKind};
 use patchgate::core::catalog::Strength;
 use patchgate::core::checks::{CheckVerdict, ChecksDisposition};
 use patchgate::core::freeze_ledger::LedgerState;
-use patchgate::core::gate::{GateDisposition, GateReason, GateRuleName, NextStep};
+use patchgate::core::gate::{GateDisposition, GateReason, GateRuleName, NextStep, SandboxBackend};
 use patchgate::core::ladder::{FixChanged, TierVerdict};
 use patchgate::core::quorum::{Outcome, Reason, Vote};
 use patchgate::core::route::{Attribution, Disposition, RuleName, Verdict};
@@ -116,12 +116,13 @@ fn the_enums_speak_the_contracts_words() {
     );
     assert_eq!(
         words::<GateRuleName>(),
-        ["fixture-fault", "debt", "guard", "binary", "route"]
+        ["merge", "fixture-fault", "debt", "guard", "binary", "route"]
     );
     let reasons = words::<GateReason>();
     assert_eq!(
         reasons,
         [
+            "merge-conflict",
             "seal-mismatch",
             "debt-over-cap",
             "guarded-input-edited",
@@ -136,7 +137,9 @@ fn the_enums_speak_the_contracts_words() {
         ]
     );
     // What the runner does next (`POST /gate/next`).
-    assert_eq!(words::<NextStep>(), ["runs", "suite", "decide"]);
+    assert_eq!(words::<NextStep>(), ["runs", "suite", "rerun", "decide"]);
+    // How the runs were isolated (section 12.2).
+    assert_eq!(words::<SandboxBackend>(), ["bubblewrap", "off"]);
     // Forge checks (section 9).
     assert_eq!(
         words::<CheckVerdict>(),

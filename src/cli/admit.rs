@@ -1,13 +1,12 @@
 //! `patchgate admit`: the two-commit proof, run for real (CONTRACT.md section 10).
 //!
 //! The check's command (from the base commit's `patchgate.toml`) runs N times on the base tree
-//! and N times on the mutant, each tree checked out in its own temporary `git worktree`: the
-//! checkout the user stands in is never touched, and the worktrees are removed on every way
-//! out (a guard, and Ctrl-C caught so the guard runs). Both fixtures trees are sealed; the core
-//! (or a server, `--server`) decides.
+//! and N times on the mutant, each tree a fresh copy from git's objects in its own clean room
+//! (the sandbox the config asks for, as the gate runs): the checkout the user stands in is
+//! never touched, and the copies are removed on every way out (Ctrl-C caught so they are).
+//! Both fixtures trees are sealed; the core (or a server, `--server`) decides.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use clap::{ArgGroup, Args};
@@ -17,7 +16,8 @@ use super::documents::parse_document;
 use super::error::{CliError, CliResult};
 use super::gate::{CONFIG_FILE, GateConfig};
 use super::git::{base_file, commit_of, enter_repository, git};
-use super::runner::{argv_for, run_check};
+use super::runner::{Place, argv_for, run_check};
+use super::sandbox::Room;
 use super::{RemoteArgs, interrupt, output, remote};
 use crate::core::admit::{AdmissionRecord, AdmitDecision, AdmitOutcome};
 use crate::core::path::{PrefixTrie, RepoPath};
@@ -63,78 +63,6 @@ pub struct AdmitArgs {
     pub remote: RemoteArgs,
 }
 
-/// The temporary worktrees of one admission, removed when dropped: on success, on any error,
-/// and after a caught Ctrl-C.
-struct Worktrees {
-    root: PathBuf,
-    trees: Vec<PathBuf>,
-}
-
-impl Worktrees {
-    fn new() -> Result<Self, CliError> {
-        let base = std::env::temp_dir();
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let root = base.join(format!("patchgate-admit-{}-{stamp}", std::process::id()));
-        std::fs::create_dir(&root).map_err(|e| {
-            CliError::software(format!(
-                "cannot make a temporary directory {}: {e}",
-                root.display()
-            ))
-        })?;
-        Ok(Worktrees {
-            root,
-            trees: Vec::new(),
-        })
-    }
-
-    /// Checks `commit` out (detached) in a new worktree named `name`.
-    fn add(&mut self, name: &str, commit: &str) -> Result<PathBuf, CliError> {
-        let path = self.root.join(name);
-        // Listed before it is made, so a half-made worktree is removed too.
-        self.trees.push(path.clone());
-        let target = path.to_string_lossy().into_owned();
-        // The repository's hooks do not run for a throw-away checkout.
-        git(&[
-            "-c",
-            "core.hooksPath=/dev/null",
-            "worktree",
-            "add",
-            "--detach",
-            "--quiet",
-            &target,
-            commit,
-        ])?;
-        interrupt::check()?;
-        Ok(path)
-    }
-}
-
-impl Drop for Worktrees {
-    fn drop(&mut self) {
-        let quiet = |args: &[&str]| {
-            let _ = Command::new("git")
-                .args(args)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
-        };
-        for tree in &self.trees {
-            quiet(&[
-                "worktree",
-                "remove",
-                "--force",
-                "--force",
-                &tree.to_string_lossy(),
-            ]);
-        }
-        let _ = std::fs::remove_dir_all(&self.root);
-        quiet(&["worktree", "prune"]);
-    }
-}
-
 /// What is being proven, and how to run it.
 struct Check {
     id: String,
@@ -148,6 +76,7 @@ struct Check {
 
 pub fn run(args: AdmitArgs) -> CliResult {
     interrupt::catch()?;
+    super::sandbox::harden_runner();
     enter_repository(args.directory.as_deref())?;
 
     let base = commit_of(&args.base)?;
@@ -172,15 +101,16 @@ pub fn run(args: AdmitArgs) -> CliResult {
     refuse_guarded_edits(&check, &base, &mutant)?;
     let runs = args.runs.unwrap_or(config.properties.runs);
 
-    // The proof, in two throw-away worktrees.
+    // The proof, in two clean rooms (CONTRACT.md section 12.2): each tree a fresh copy from
+    // git's objects, run in the sandbox the base's config asks for; no build output shared.
     let (seals, base_runs, mutant_runs) = {
-        let mut trees = Worktrees::new()?;
-        let base_tree = trees.add("base", &base)?;
-        let mutant_tree = trees.add("mutant", &mutant)?;
-        let base_seal = seal_of(&base_tree, &config.fixtures, "base")?;
-        let mutant_seal = seal_of(&mutant_tree, &config.fixtures, "mutant")?;
-        let base_runs = run_side(&check, "base", &base_tree, runs)?;
-        let mutant_runs = run_side(&check, "mutant", &mutant_tree, runs)?;
+        let base_room = Room::open(&config.sandbox, &base)?;
+        let mutant_room = Room::open(&config.sandbox, &mutant)?;
+        interrupt::check()?;
+        let base_seal = seal_of(&base_room.tree, &config.fixtures, "base")?;
+        let mutant_seal = seal_of(&mutant_room.tree, &config.fixtures, "mutant")?;
+        let base_runs = run_side(&check, "base", &base_room, runs)?;
+        let mutant_runs = run_side(&check, "mutant", &mutant_room, runs)?;
         ((base_seal, mutant_seal), base_runs, mutant_runs)
     };
     interrupt::check()?;
@@ -320,12 +250,12 @@ fn seal_of(tree: &Path, fixtures: &str, side: &str) -> Result<String, CliError> 
 
 /// Runs the check `runs` times in `tree`: each run's exit code, or `None` when it was killed
 /// by its timeout or a signal, or could not start (a broken harness).
-fn run_side(check: &Check, side: &str, tree: &Path, runs: u8) -> Result<Vec<RunOutcome>, CliError> {
+fn run_side(check: &Check, side: &str, room: &Room, runs: u8) -> Result<Vec<RunOutcome>, CliError> {
     let argv = argv_for(&check.command, &check.id);
     let mut codes = Vec::with_capacity(usize::from(runs));
     for n in 1..=runs {
         let label = format!("admit {} {side} run {n}/{runs}", check.id);
-        let (run, _) = run_check(&label, &argv, check.timeout, Some(tree))?;
+        let (run, _) = run_check(&label, &argv, check.timeout, Place::Room(room))?;
         codes.push(run);
         interrupt::check()?;
     }

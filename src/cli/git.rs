@@ -7,11 +7,37 @@ use serde_json::{Value, json};
 
 use super::error::CliError;
 
+/// Git as the runners run it, whatever the repository's or the user's git config says
+/// (CONTRACT.md section 11.3): no hooks, no fsmonitor, no external diff or textconv driver,
+/// no replace refs. A patch (or a run before it) cannot make git run its code or lie about
+/// an object.
+pub fn git_command() -> std::process::Command {
+    let mut command = std::process::Command::new("git");
+    command
+        .args([
+            "--no-replace-objects",
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "diff.external=",
+            "-c",
+            "core.attributesFile=/dev/null",
+        ])
+        .env("GIT_NO_REPLACE_OBJECTS", "1")
+        .env_remove("GIT_EXTERNAL_DIFF");
+    command
+}
+
 /// Runs git and returns its stdout, or its stderr as the error (65: what was asked of git
 /// came from the input).
 pub fn git(args: &[&str]) -> Result<Vec<u8>, CliError> {
-    let out = std::process::Command::new("git")
-        .args(args)
+    run_git(git_command().args(args), args)
+}
+
+fn run_git(command: &mut std::process::Command, args: &[&str]) -> Result<Vec<u8>, CliError> {
+    let out = command
         .output()
         .map_err(|e| CliError::data(format!("cannot run git: {e}")))?;
     if !out.status.success() {
@@ -35,16 +61,19 @@ fn git_said(stderr: &str) -> String {
         .to_owned()
 }
 
-/// The files `git diff --name-only BASE...HEAD` names (NUL-separated, so any name survives).
-/// Rename detection is off, so a rename counts both paths: a patch cannot move a guarded or
-/// test file out of sight.
-pub fn git_changed(base: &str, head: &str) -> Result<Vec<String>, CliError> {
+/// The files `git diff --name-only BASE TREE` names: two-dot, against the judged tree
+/// (CONTRACT.md section 12.1), NUL-separated so any name survives. Rename detection is off,
+/// so a rename counts both paths: a patch cannot move a guarded or test file out of sight.
+pub fn git_changed(base: &str, tree: &str) -> Result<Vec<String>, CliError> {
     let out = git(&[
         "diff",
         "-z",
         "--name-only",
         "--no-renames",
-        &format!("{base}...{head}"),
+        "--no-ext-diff",
+        "--no-textconv",
+        base,
+        tree,
     ])?;
     Ok(out
         .split(|b| *b == 0)
@@ -67,12 +96,93 @@ pub fn enter_repository(directory: Option<&Path>) -> Result<(), CliError> {
         .map_err(|e| CliError::usage(format!("cannot change to {}: {e}", top.display())))
 }
 
+/// What is judged (CONTRACT.md section 12.1): the merge of HEAD into BASE, as commit and
+/// tree ids, and the files that merge conflicts on.
+#[derive(Debug, Clone)]
+pub struct Judged {
+    pub base: String,
+    pub head: String,
+    /// HEAD's tree when HEAD already contains BASE; else the tree `git merge-tree
+    /// --write-tree` wrote (with conflict markers, when it has conflicts).
+    pub tree: String,
+    pub conflicts: Vec<String>,
+}
+
+/// The tree that would land: HEAD's when it already contains BASE, else the merge of the
+/// two (no worktree, no index touched).
+pub fn judged_tree(base: &str, head: &str) -> Result<Judged, CliError> {
+    let contains = git_command()
+        .args(["merge-base", "--is-ancestor", base, head])
+        .status()
+        .map_err(|e| CliError::data(format!("cannot run git: {e}")))?;
+    let (tree, conflicts) = if contains.success() {
+        let tree = git(&["rev-parse", "--verify", &format!("{head}^{{tree}}")])?;
+        (String::from_utf8_lossy(&tree).trim().to_owned(), Vec::new())
+    } else {
+        let out = git_command()
+            .args([
+                "merge-tree",
+                "--write-tree",
+                "--name-only",
+                "--no-messages",
+                "-z",
+                base,
+                head,
+            ])
+            .output()
+            .map_err(|e| CliError::data(format!("cannot run git: {e}")))?;
+        // 0: clean, 1: conflicts (the tree still written); anything else is an error.
+        if !matches!(out.status.code(), Some(0 | 1)) {
+            return Err(CliError::data(format!(
+                "git merge-tree {base} {head} failed: {}",
+                git_said(&String::from_utf8_lossy(&out.stderr))
+            )));
+        }
+        let mut fields = out
+            .stdout
+            .split(|b| *b == 0)
+            .filter(|f| !f.is_empty())
+            .map(|f| String::from_utf8_lossy(f).into_owned());
+        let tree = fields.next().unwrap_or_default();
+        let mut conflicts: Vec<String> = fields.collect();
+        conflicts.dedup();
+        (tree, conflicts)
+    };
+    Ok(Judged {
+        base: base.to_owned(),
+        head: head.to_owned(),
+        tree,
+        conflicts,
+    })
+}
+
+/// Writes the files of `tree` into the new directory `dest`, from git's objects (never the
+/// worktree, whatever it holds): a throw-away index, `checkout-index`, and no attributes
+/// (an `export-ignore` or an encoding the patch added cannot hide or change a file).
+pub fn export_tree(tree: &str, index: &Path, dest: &Path) -> Result<(), CliError> {
+    // The empty tree: attributes are read from nowhere.
+    const NO_ATTRIBUTES: &str = "--attr-source=4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+    let prefix = format!("--prefix={}/", dest.display());
+    for args in [
+        vec![NO_ATTRIBUTES, "read-tree", tree],
+        vec![NO_ATTRIBUTES, "checkout-index", "--all", "--force", &prefix],
+    ] {
+        let mut command = git_command();
+        command
+            .env("GIT_INDEX_FILE", index)
+            .args(["-c", "core.autocrlf=false", "-c", "core.symlinks=true"])
+            .args(&args);
+        run_git(&mut command, &args)?;
+    }
+    Ok(())
+}
+
 /// The base commit's file at `path`, or `None` when it has none.
 pub fn base_file(base: &str, path: &str) -> Result<Option<Vec<u8>>, CliError> {
     let spec = format!("{base}:{path}");
     // `cat-file -e` says whether the object exists without printing git's error for a file
     // that is simply absent.
-    let exists = std::process::Command::new("git")
+    let exists = git_command()
         .args(["cat-file", "-e", &spec])
         .stderr(std::process::Stdio::null())
         .status()
@@ -84,12 +194,19 @@ pub fn base_file(base: &str, path: &str) -> Result<Option<Vec<u8>>, CliError> {
     git(&["cat-file", "blob", &spec]).map(Some)
 }
 
-/// The files of `base...head` that the patch adds or changes as binary (git reads their
-/// content as binary) or makes executable (a new mode 100755): the runner's facts for the
-/// gate's `binary-added` rule. Deleted files are not counted.
-pub fn git_binaries(base: &str, head: &str) -> Result<Vec<String>, CliError> {
-    let range = format!("{base}...{head}");
-    let raw = git(&["diff", "-z", "--raw", "--no-renames", "--no-abbrev", &range])?;
+/// The files of `BASE TREE` (the judged tree) that the patch adds or changes as binary (git
+/// reads their content as binary) or makes executable (a new mode 100755): the runner's facts
+/// for the gate's `binary-added` rule. Deleted files are not counted.
+pub fn git_binaries(base: &str, tree: &str) -> Result<Vec<String>, CliError> {
+    let raw = git(&[
+        "diff",
+        "-z",
+        "--raw",
+        "--no-renames",
+        "--no-abbrev",
+        base,
+        tree,
+    ])?;
     let mut deleted = std::collections::HashSet::new();
     let mut out = Vec::new();
     // `:OLD NEW OLDSHA NEWSHA STATUS\0PATH\0`, once per file.
@@ -106,7 +223,15 @@ pub fn git_binaries(base: &str, head: &str) -> Result<Vec<String>, CliError> {
             _ => {}
         }
     }
-    let numstat = git(&["diff", "-z", "--numstat", "--no-renames", &range])?;
+    let numstat = git(&[
+        "diff",
+        "-z",
+        "--numstat",
+        "--no-renames",
+        "--no-textconv",
+        base,
+        tree,
+    ])?;
     for record in numstat.split(|b| *b == 0).filter(|r| !r.is_empty()) {
         let record = String::from_utf8_lossy(record);
         let mut parts = record.splitn(3, '\t');

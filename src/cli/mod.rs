@@ -15,6 +15,7 @@ mod quorum;
 mod remote;
 mod route;
 mod runner;
+mod sandbox;
 mod seal;
 mod serve;
 

@@ -8,6 +8,7 @@ use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant};
 
 use super::error::CliError;
+use super::sandbox::Room;
 use super::{interrupt, output};
 use crate::core::runs::RunOutcome;
 use crate::exit::Exit;
@@ -42,33 +43,52 @@ pub fn argv_for(template: &[String], id: &str) -> Vec<String> {
         .collect()
 }
 
-/// Runs `argv` in its own process group, in the directory `dir` (default: the current one);
-/// on timeout the whole group is killed, so no test runner it spawned outlives it. Returns the
-/// exit status (None on timeout) and the seconds. The command's stdout goes to patchgate's
-/// stderr: patchgate's stdout carries its answer only. A signal caught by
+/// Where a command runs: the current directory, a directory, or a gate's clean room
+/// (CONTRACT.md section 12.2: the copy of the judged tree, inside the sandbox).
+#[derive(Clone, Copy)]
+pub enum Place<'a> {
+    Here,
+    Room(&'a Room),
+}
+
+impl Place<'_> {
+    fn command(self, argv: &[String]) -> std::io::Result<Command> {
+        let (program, args) = argv
+            .split_first()
+            .ok_or_else(|| std::io::Error::other("empty command"))?;
+        Ok(match self {
+            Place::Here => {
+                let mut c = Command::new(program);
+                c.args(args);
+                c
+            }
+            Place::Room(room) => room
+                .command(argv)
+                .map_err(|e| std::io::Error::other(e.message))?,
+        })
+    }
+}
+
+/// Runs `argv` in its own process group, at `place`; on timeout the whole group is killed
+/// (in the sandbox, its PID namespace with it), so no test runner it spawned outlives it.
+/// Returns the exit status (None on timeout) and the seconds. The command's stdout goes to
+/// patchgate's stderr: patchgate's stdout carries its answer only. A signal caught by
 /// [`crate::cli::interrupt`] kills the group at once and ends the run with an `Interrupted`
 /// error.
 pub fn run_tier_in(
     argv: &[String],
     timeout: Duration,
-    dir: Option<&Path>,
+    place: Place<'_>,
 ) -> std::io::Result<(Option<ExitStatus>, f64)> {
     use std::os::fd::AsFd;
     use std::os::unix::process::CommandExt;
-    let (program, args) = argv
-        .split_first()
-        .ok_or_else(|| std::io::Error::other("empty command"))?;
     let stdout = std::io::stderr().as_fd().try_clone_to_owned()?;
     let started = Instant::now();
-    let mut command = Command::new(program);
+    let mut command = place.command(argv)?;
     command
-        .args(args)
         .stdin(std::process::Stdio::null())
         .stdout(stdout)
         .process_group(0);
-    if let Some(dir) = dir {
-        command.current_dir(dir);
-    }
     let mut child = command.spawn()?;
     let pgid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
     // Waited for in slices, so a caught Ctrl-C is seen within one.
@@ -123,8 +143,8 @@ pub struct Ran {
 /// Runs one check (see [`run_tier_in`]). A command that cannot start is a broken harness: a
 /// run without an exit code. A caught Ctrl-C (SIGINT, SIGTERM, SIGHUP) kills the check's group
 /// and is the error (130).
-pub fn run_in(argv: &[String], timeout: Duration, dir: Option<&Path>) -> Result<Ran, CliError> {
-    match run_tier_in(argv, timeout, dir) {
+pub fn run_in(argv: &[String], timeout: Duration, place: Place<'_>) -> Result<Ran, CliError> {
+    match run_tier_in(argv, timeout, place) {
         Ok((status, seconds)) => Ok(Ran {
             run: status
                 .and_then(|s| s.code())
@@ -152,9 +172,9 @@ pub fn run_check(
     label: &str,
     argv: &[String],
     timeout: Duration,
-    dir: Option<&Path>,
+    place: Place<'_>,
 ) -> Result<(RunOutcome, f64), CliError> {
-    let ran = run_in(argv, timeout, dir)?;
+    let ran = run_in(argv, timeout, place)?;
     output::error(&format!("{label}: {} ({:.1} s)", ran.how, ran.seconds));
     Ok((ran.run, ran.seconds))
 }

@@ -21,7 +21,8 @@ use crate::core::problem::Problem;
 
 /// Decide one patch from the facts its gate gathered.
 ///
-/// Rules, first match wins: the seal does not match the base's expected seal → ESCALATE
+/// Rules, first match wins: the head does not merge cleanly into the base (`merge_conflicts`
+/// non-empty) → ESCALATE `merge-conflict` (424); the seal does not match the base's expected seal → ESCALATE
 /// `seal-mismatch` (424); freeze debt over the cap → STOP_QUEUE `debt-over-cap` (423); a
 /// changed file is, or lies under, a guarded path or a property's `source` → ESCALATE
 /// `guarded-input-edited` (424); a changed file is compiled or binary (by its name, or listed
@@ -143,6 +144,31 @@ pub struct GateRequestDoc {
     /// also known by their names): any such file escalates `binary-added`.
     #[schema(nullable = false)]
     binaries: Option<Vec<super::openapi::RepoPathDoc>>,
+    /// What was judged: the base and head commits and the tree of the head merged into the
+    /// base (echoed in the answer).
+    #[schema(nullable = false)]
+    judged: Option<JudgedDoc>,
+    /// The files the merge of the head into the base conflicts on: any → ESCALATE
+    /// `merge-conflict`.
+    #[schema(nullable = false)]
+    merge_conflicts: Option<Vec<super::openapi::RepoPathDoc>>,
+    /// How the runs were isolated (echoed in the answer): `bubblewrap`, or `off` when the code
+    /// under test ran with the runner's user and files.
+    #[schema(nullable = false)]
+    sandbox: Option<crate::core::gate::SandboxBackend>,
+}
+
+/// Git object ids (40 or 64 hex digits) of what was judged.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JudgedDoc {
+    #[schema(pattern = "^([0-9a-fA-F]{40}|[0-9a-fA-F]{64})$")]
+    base: String,
+    #[schema(pattern = "^([0-9a-fA-F]{40}|[0-9a-fA-F]{64})$")]
+    head: String,
+    #[schema(pattern = "^([0-9a-fA-F]{40}|[0-9a-fA-F]{64})$")]
+    tree: String,
 }
 
 /// The base commit's property catalog.
@@ -191,4 +217,21 @@ pub struct FixtureSuiteDoc {
     /// The exit codes that are a catch for the suite, 1-255; default `[1]`.
     #[schema(nullable = false, min_items = 1)]
     catch_exit_codes: Option<Vec<super::openapi::CatchCodeDoc>>,
+    /// The suite run again with the frozen tests it failed left out (CONTRACT.md section
+    /// 12.4): failures only frozen tests explain are discarded only when it passed.
+    #[schema(nullable = false)]
+    rerun: Option<RerunDoc>,
+}
+
+/// The suite's re-run without the frozen tests that failed.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RerunDoc {
+    /// 0-255, or null when the re-run was killed by its timeout or a signal.
+    #[schema(required = true)]
+    exit_code: Option<super::openapi::ExitCodeDoc>,
+    /// Ids of the failed or errored test cases its report lists.
+    #[schema(nullable = false)]
+    failed_tests: Option<Vec<super::openapi::TestIdDoc>>,
 }

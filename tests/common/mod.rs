@@ -94,6 +94,16 @@ pub fn assert_untouched(dir: &std::path::Path, tmpdir: &std::path::Path, head: &
     assert!(left.is_empty(), "left in TMPDIR: {left:?}");
 }
 
+/// The first process whose command line (NUL-separated, as `/proc/PID/cmdline`) is
+/// `cmdline`, whatever PID namespace it runs in.
+pub fn pid_running(cmdline: &str) -> Option<i32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+        let line = std::fs::read(e.path().join("cmdline")).ok()?;
+        (line == cmdline.as_bytes()).then_some(pid)
+    })
+}
+
 /// A new git repository in a temporary directory, with a committer configured.
 pub fn git_repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");

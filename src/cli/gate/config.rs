@@ -38,6 +38,48 @@ pub struct GateConfig {
     pub require_admission: bool,
     pub properties: PropertiesConfig,
     pub suite: SuiteConfig,
+    /// Where the code under test runs (CONTRACT.md section 12.2).
+    #[serde(default)]
+    pub sandbox: SandboxConfig,
+}
+
+/// `[sandbox]`: how every run is isolated from the runner and the machine.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxConfig {
+    /// `required` (the default and the starter's): no run without a working sandbox (69);
+    /// `off`: runs as the runner's user, and every answer says `sandbox: off`.
+    #[serde(default)]
+    pub mode: SandboxMode,
+    /// Give the runs the network (default: none).
+    #[serde(default)]
+    pub network: bool,
+    /// More of the environment the runs see: `NAME` (passed when the runner has it) or
+    /// `NAME=value`. `PATCHGATE_*` never passes.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// `none` (the default): the copy has no `.git`; `read-only`: the repository's git
+    /// directory is mounted read-only at the copy's `.git`.
+    #[serde(default)]
+    pub git: SandboxGit,
+}
+
+/// `[sandbox] mode`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    #[default]
+    Required,
+    Off,
+}
+
+/// `[sandbox] git`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxGit {
+    #[default]
+    None,
+    ReadOnly,
 }
 
 /// How each property runs.
@@ -73,6 +115,12 @@ pub struct SuiteConfig {
     /// argv running one test (`patchgate admit --test ID`): `{id}` is the test id,
     /// `{classname}` and `{name}` its halves.
     pub test_command: Option<Vec<String>>,
+    /// Arguments added to the suite's command once per frozen test, to re-run it without
+    /// them (CONTRACT.md section 12.4): failures only frozen tests explain are discarded
+    /// only when that re-run passes. `{nodeid}` is pytest's node id of the test
+    /// (`tests/test_x.py::name`, found from the JUnit `classname::name` in the judged
+    /// tree); `{id}`, `{classname}` and `{name}` as in `test_command`.
+    pub deselect: Option<Vec<String>>,
 }
 
 fn default_fixtures() -> String {
@@ -184,6 +232,29 @@ impl GateConfig {
                 "must name a program (an argv list)",
             ));
         }
+        for e in &self.sandbox.env {
+            let name = e.split_once('=').map_or(e.as_str(), |(n, _)| n);
+            if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                return Err(invalid(
+                    "sandbox.env",
+                    &format!("{e:?} is not NAME or NAME=value"),
+                ));
+            }
+            if name.starts_with("PATCHGATE_") {
+                return Err(invalid(
+                    "sandbox.env",
+                    &format!("{e:?}: the runner's own settings never reach the code under test"),
+                ));
+            }
+        }
+        if let Some(d) = &self.suite.deselect
+            && (d.is_empty() || !d.iter().any(|a| a.contains('{')))
+        {
+            return Err(invalid(
+                "suite.deselect",
+                "must contain `{id}`, `{classname}`, `{name}` or `{nodeid}` (the frozen test to leave out)",
+            ));
+        }
         for (key, t) in [
             ("properties.timeout_s", p.timeout_s),
             ("suite.timeout_s", self.suite.timeout_s),
@@ -257,8 +328,14 @@ require_admission = false
 
 [properties]
 # argv, no shell; `{id}` is replaced by the property id. Each in-locality, not-frozen property
-# runs `runs` times in its own process group, in this worktree.
-command = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "properties/test_{id}.py"]
+# runs `runs` times in its own process group, in the sandbox below, on a fresh copy of the tree
+# that would land (the merge of the patch into the base).
+# Python runs with a safe import path: `-P` (the working directory is not first on sys.path, so
+# a committed `pytest.py` cannot shadow pytest), `-s` (no user site), hash-checked bytecode, and
+# pytest's plugin autoload off (see [sandbox] env) with the plugins it needs named (`-p`). With
+# `-P`, make your package importable the way pytest documents: installed, a `pythonpath` in its
+# config, or an `__init__.py` in the test directories (rootdir-based import).
+command = ["python3", "-P", "-s", "--check-hash-based-pycs", "always", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_hypothesis_pytestplugin", "properties/test_{id}.py"]
 runs = 2
 timeout_s = 120
 catch = [1]          # pytest fails with 1; its 2-5 are a broken harness, never a failure
@@ -266,13 +343,26 @@ catch = [1]          # pytest fails with 1; its 2-5 are a broken harness, never 
 [suite]
 # The fixture suite (t2). Failed test ids come from its JUnit XML report, as classname::name
 # (pytest: `tests.test_api::test_retry`); a ledger test row names a test the same way.
-command = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml=.patchgate/junit.xml", "tests"]
+command = ["python3", "-P", "-s", "--check-hash-based-pycs", "always", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_hypothesis_pytestplugin", "--junitxml=.patchgate/junit.xml", "tests"]
 timeout_s = 900
 catch = [1]
 junit = ".patchgate/junit.xml"
 # One test of the suite, for `patchgate admit --test ID` (the freeze rule's seeded-bug proof):
 # `{id}` is the test id (classname::name), `{classname}` and `{name}` its two halves.
-test_command = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", "-k", "{name}"]
+test_command = ["python3", "-P", "-s", "--check-hash-based-pycs", "always", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_hypothesis_pytestplugin", "tests", "-k", "{name}"]
+# Added once per frozen test to re-run the suite without them: a failure only frozen tests
+# explain is discarded only when that re-run passes (`{nodeid}`: pytest's node id of the test).
+deselect = ["--deselect", "{nodeid}"]
+
+[sandbox]
+# Every run happens in a sandbox (bubblewrap: `apt-get install bubblewrap`): a fresh copy of the
+# tree, no `.git`, new PID/IPC/network namespaces, a private HOME and /tmp, the rest of the
+# machine read-only, the environment cleared but for PATH, LANG, the toolchain locations and
+# what `env` names (never PATCHGATE_*). "required" refuses to run without it (exit 69); "off"
+# runs the code under test with your user and files, and every answer says `sandbox: off`.
+mode = "required"
+network = false
+env = ["PYTEST_DISABLE_PLUGIN_AUTOLOAD=1"]
 
 # A Rust repository instead:
 # [properties]
@@ -283,6 +373,7 @@ test_command = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "test
 # catch = [100]      # nextest fails with 100 (cargo test: 101)
 # junit = "target/nextest/ci/junit.xml"
 # test_command = ["cargo", "nextest", "run", "--profile", "ci", "-E", "test(={name})"]
+# deselect = ["-E", "not test(={name})"]
 "#;
 
 #[cfg(test)]
@@ -295,6 +386,22 @@ mod tests {
         assert_eq!(c.properties.runs, 2);
         assert!(!c.require_admission, "admission is off by default");
         assert!(c.suite.test_command.is_some());
+        assert_eq!(
+            c.sandbox.mode,
+            SandboxMode::Required,
+            "the starter's sandbox is required"
+        );
+        assert!(!c.sandbox.network);
+        for argv in [&c.properties.command, &c.suite.command] {
+            for safe in [
+                "-P",
+                "-s",
+                "--check-hash-based-pycs",
+                "_hypothesis_pytestplugin",
+            ] {
+                assert!(argv.iter().any(|a| a == safe), "{safe} in {argv:?}");
+            }
+        }
         assert_eq!(
             c.guarded("patchgate.toml"),
             [

@@ -19,9 +19,11 @@ use serde_json::{Map, Value, json};
 use super::documents::{parse_document, parse_seal_text};
 use super::error::{CliError, CliResult};
 use super::git::{
-    base_file, commit_of, enter_repository, fill_commit_counts, git, git_binaries, git_changed,
+    base_file, commit_of, enter_repository, fill_commit_counts, git_binaries, git_changed,
+    judged_tree,
 };
-use super::runner::{argv_for, open_report, run_check};
+use super::runner::{Place, argv_for, open_report, run_check};
+use super::sandbox::Room;
 use super::{RemoteArgs, output, remote};
 use crate::core::freeze_ledger::DEFAULT_DEBT_CAP;
 use crate::core::gate::{
@@ -29,10 +31,11 @@ use crate::core::gate::{
     markdown, next_step, parse_gate_request, step_name,
 };
 use crate::core::ladder::{SCOPE_TIER, T1, T2, TierVerdict};
+use crate::core::path::RepoPath;
 use crate::core::problem::Problem;
 use crate::exit::Exit;
 use config::STARTER;
-pub(super) use config::{CONFIG_FILE, GateConfig};
+pub(super) use config::{CONFIG_FILE, GateConfig, SandboxConfig, SandboxGit, SandboxMode};
 
 #[derive(Debug, Args)]
 pub struct GateArgs {
@@ -139,6 +142,8 @@ struct Gathered {
     doc: Value,
     head: String,
     changed: Vec<String>,
+    /// Where every run happens.
+    room: Room,
 }
 
 fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
@@ -147,19 +152,9 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     let base_ref = args.base.as_deref().unwrap_or("HEAD");
     let base = commit_of(base_ref)?;
     let head = commit_of(&args.head)?;
-    let checked_out = commit_of("HEAD")?;
-    if head != checked_out {
-        return Err(CliError::usage(format!(
-            "--head {} is not what is checked out ({}): the gate runs the tests in this worktree, so check the head out first",
-            args.head, checked_out
-        )));
-    }
-    let dirty = git(&["status", "--porcelain", "-z", "--untracked-files=no"])?;
-    if !dirty.is_empty() {
-        return Err(CliError::usage(
-            "the worktree has uncommitted changes to tracked files: the gate judges commits, so commit or stash them",
-        ));
-    }
+    // What is judged is the tree that would land (section 12.1), from git's objects: neither
+    // the worktree nor its uncommitted changes are read, and nothing runs in it.
+    let judged = judged_tree(&base, &head)?;
 
     // The config, from the base commit.
     let text = base_file(&base, &args.config)?.ok_or_else(|| {
@@ -173,8 +168,8 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     let name = format!("{}:{}", base_ref, args.config);
     let config = GateConfig::parse(&text, &name).map_err(CliError::data)?;
 
-    let changed = git_changed(&base, &head)?;
-    let binaries = git_binaries(&base, &head)?;
+    let changed = git_changed(&base, &judged.tree)?;
+    let binaries = git_binaries(&base, &judged.tree)?;
     // The catalog and the ledger, from the base commit.
     let catalog_bytes = base_file(&base, &config.catalog)?.ok_or_else(|| {
         CliError::data(format!(
@@ -202,10 +197,13 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         &String::from_utf8_lossy(&expected),
         &format!("{base_ref}:{}", config.expected_seal),
     )?;
-    // The seal of the worktree's fixtures, before anything runs.
+    // The clean room: a fresh copy of the judged tree, where every run happens (69 under
+    // `mode = "required"` without a working sandbox, before anything runs).
+    let room = Room::open(&config.sandbox, &judged.tree)?;
+    // The seal of the judged tree's fixtures, before anything runs.
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     let tree = crate::tree::read_dir_tree(
-        Path::new(&config.fixtures),
+        &room.tree.join(&config.fixtures),
         config.fixtures.as_bytes(),
         threads,
     )
@@ -227,6 +225,9 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         "catch_exit_codes": config.properties.catch,
         "require_admission": config.require_admission,
         "binaries": binaries,
+        "judged": {"base": judged.base, "head": judged.head, "tree": judged.tree},
+        "merge_conflicts": judged.conflicts,
+        "sandbox": room.backend.as_str(),
     });
     if let Some(cap) = config.debt_cap {
         doc["debt_cap"] = json!(cap);
@@ -236,6 +237,7 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         doc,
         head,
         changed,
+        room,
     })
 }
 
@@ -300,14 +302,16 @@ pub fn run(args: GateArgs) -> CliResult {
     }
     // Ctrl-C kills the running check's whole group and exits 130: no test outlives the gate.
     super::interrupt::catch()?;
+    super::sandbox::harden_runner();
     let g = gather(&args)?;
     if args.dry_run {
         return dry_run(&args, &g, &core.next(&g.doc)?);
     }
     let mut doc = g.doc.clone();
     let mut seconds = Seconds::default();
-    // Each step at most once: the core asks for runs, then the suite, then a decision.
-    for round in 0..3 {
+    // Each step at most once: the core asks for runs, then the suite, then (when only frozen
+    // tests failed) the suite's re-run without them, then a decision.
+    for round in 0..4 {
         let plan = core.next(&doc)?;
         // Said once: t1's verdict after its runs, or the scope hit that skipped it.
         if let Some(Step::Properties { ran, summary, .. }) = plan
@@ -333,7 +337,7 @@ pub fn run(args: GateArgs) -> CliResult {
                     let mut codes = Vec::with_capacity(usize::from(p.runs));
                     for n in 1..=p.runs {
                         let label = format!("{T1} {id} run {n}/{}", p.runs);
-                        let (run, s) = run_check(&label, &argv, p.timeout(), None)?;
+                        let (run, s) = run_check(&label, &argv, p.timeout(), Place::Room(&g.room))?;
                         seconds.t1 += s;
                         codes.push(run);
                     }
@@ -350,9 +354,26 @@ pub fn run(args: GateArgs) -> CliResult {
                 if doc.get("fixture_suite").is_some() {
                     return Err(CliError::software("the core asked for the suite twice"));
                 }
-                let (suite, s) = run_suite(&g.config)?;
+                let (mut suite, s) = run_suite(&g.config, &g.room, T2, &[])?;
                 seconds.t2 = s;
+                suite["catch_exit_codes"] = json!(g.config.suite.catch);
                 doc["fixture_suite"] = suite;
+            }
+            NextStep::Rerun => {
+                let Some(template) = &g.config.suite.deselect else {
+                    output::error(&format!(
+                        "{T2}: only frozen tests failed, but the base's config has no `[suite] deselect` to re-run the suite without them: nothing is discarded"
+                    ));
+                    break;
+                };
+                if doc["fixture_suite"].get("rerun").is_some() {
+                    return Err(CliError::software("the core asked for the re-run twice"));
+                }
+                let extra = deselect_args(template, &plan.deselect, &g.room.tree);
+                let label = format!("{T2} re-run without {}", plan.deselect.join(", "));
+                let (rerun, s) = run_suite(&g.config, &g.room, &label, &extra)?;
+                seconds.t2 += s;
+                doc["fixture_suite"]["rerun"] = rerun;
             }
             NextStep::Decide => break,
         }
@@ -435,28 +456,35 @@ fn finish(
     Ok((exit, answer))
 }
 
-/// Runs the fixture suite (t2): its `fixture_suite` fact and the seconds it took.
-fn run_suite(config: &GateConfig) -> Result<(Value, f64), CliError> {
+/// Runs the fixture suite (t2) in the room, with `extra` arguments after its command (the
+/// deselected tests of a re-run): `{exit_code, failed_tests?}` as the facts hold a run of
+/// it, and the seconds it took.
+fn run_suite(
+    config: &GateConfig,
+    room: &Room,
+    label: &str,
+    extra: &[String],
+) -> Result<(Value, f64), CliError> {
     let s = &config.suite;
     // A report left from before (or committed by the patch) must never be read as this
     // run's: only a report the suite writes now counts.
     // A report path through a symbolic link the patch committed (`.patchgate -> /elsewhere`)
-    // is neither cleared nor read: the runner never deletes or reads outside the checkout.
+    // is neither cleared nor read: the runner never deletes or reads outside the copy.
     let junit = match s.junit.as_deref() {
-        Some(j) => match output::link_inside(Path::new(j), checkout().as_deref()) {
+        Some(j) => match output::link_inside(&room.tree.join(j), Some(&room.tree)) {
             Some(link) => {
                 output::error(&format!(
-                    "{T2}: the JUnit report {j} is reached through the symbolic link {} in the checkout: not read, no failure is discarded",
+                    "{label}: the JUnit report {j} is reached through the symbolic link {} in the checkout: not read, no failure is discarded",
                     link.display()
                 ));
                 None
             }
-            None => Some(j),
+            None => Some((j, room.tree.join(j))),
         },
         None => None,
     };
-    if let Some(j) = junit {
-        match std::fs::remove_file(j) {
+    if let Some((j, path)) = &junit {
+        match std::fs::remove_file(path) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => {
@@ -466,25 +494,63 @@ fn run_suite(config: &GateConfig) -> Result<(Value, f64), CliError> {
             }
         }
     }
-    let (code, seconds) = run_check(T2, &s.command, s.timeout(), None)?;
-    let mut suite = json!({ "exit_code": code, "catch_exit_codes": s.catch });
-    if let Some(j) = junit {
-        match open_report(Path::new(j)) {
+    let argv: Vec<String> = s.command.iter().chain(extra).cloned().collect();
+    let (code, seconds) = run_check(label, &argv, s.timeout(), Place::Room(room))?;
+    let mut run = json!({ "exit_code": code });
+    if let Some((j, path)) = junit {
+        match open_report(&path) {
             Ok(f) => match junit::failed_tests(std::io::BufReader::new(f)) {
                 Ok(ids) => {
                     let ids: Vec<String> = ids.into_iter().map(fit_test_id).collect();
-                    suite["failed_tests"] = json!(ids);
+                    run["failed_tests"] = json!(ids);
                 }
                 Err(e) => output::error(&format!(
-                    "{T2}: the JUnit report {j} cannot be read ({e}): no failure is discarded"
+                    "{label}: the JUnit report {j} cannot be read ({e}): no failure is discarded"
                 )),
             },
             Err(e) => output::error(&format!(
-                "{T2}: no JUnit report read at {j} ({e}): no failure is discarded"
+                "{label}: no JUnit report read at {j} ({e}): no failure is discarded"
             )),
         }
     }
-    Ok((suite, seconds))
+    Ok((run, seconds))
+}
+
+/// The arguments that leave `ids` out of a suite run: `[suite] deselect` once per test, with
+/// `{nodeid}` the test's pytest node id, found in the copy (see [`pytest_node_id`]).
+fn deselect_args(template: &[String], ids: &[String], tree: &Path) -> Vec<String> {
+    ids.iter()
+        .flat_map(|id| {
+            let node = pytest_node_id(id, tree);
+            argv_for(template, id)
+                .into_iter()
+                .map(move |a| a.replace("{nodeid}", &node))
+        })
+        .collect()
+}
+
+/// pytest's node id of a JUnit test id `classname::name` (CONTRACT.md section 12.4): pytest
+/// writes the classname as the module's dotted path, then any classes (`tests.test_api` or
+/// `tests.test_api.TestRetry`). The longest dotted prefix that is a file `a/b.py` in `tree` is
+/// the module; the rest are classes: `tests/test_api.py::TestRetry::name`. An id with no such
+/// file is given as it is.
+fn pytest_node_id(id: &str, tree: &Path) -> String {
+    let Some((classname, name)) = id.rsplit_once("::") else {
+        return id.to_owned();
+    };
+    let parts: Vec<&str> = classname.split('.').collect();
+    for k in (1..=parts.len()).rev() {
+        let file = format!("{}.py", parts[..k].join("/"));
+        if RepoPath::parse(&file).is_ok() && tree.join(&file).is_file() {
+            let mut node = file;
+            for class in &parts[k..] {
+                node.push_str("::");
+                node.push_str(class);
+            }
+            return format!("{node}::{name}");
+        }
+    }
+    id.to_owned()
 }
 
 fn append_rows(
@@ -588,7 +654,12 @@ fn dry_run(args: &GateArgs, g: &Gathered, plan: &GateNext) -> CliResult {
     for step in &plan.steps {
         if matches!(
             step,
-            Step::Seal { .. } | Step::Debt { .. } | Step::Guard { .. } | Step::Scope { .. }
+            Step::Merge { .. }
+                | Step::Seal { .. }
+                | Step::Debt { .. }
+                | Step::Guard { .. }
+                | Step::Binary { .. }
+                | Step::Scope { .. }
         ) {
             let (name, summary) = step_name(step);
             out.push_str(&format!("  {name}: {summary}\n"));
@@ -623,6 +694,10 @@ fn dry_run(args: &GateArgs, g: &Gathered, plan: &GateNext) -> CliResult {
         NextStep::Suite => out.push_str(&format!(
             "  {T1}: skipped (scope hit)\n  {T2}: would run {suite}\n"
         )),
+        NextStep::Rerun => out.push_str(&format!(
+            "  {T2}: would re-run without {}\n",
+            plan.deselect.join(", ")
+        )),
     }
     if g.config.require_admission {
         let unproven: Vec<&str> = plan
@@ -646,4 +721,32 @@ fn dry_run(args: &GateArgs, g: &Gathered, plan: &GateNext) -> CliResult {
     }
     output::stdout(&out)?;
     Ok(Exit::Go)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pytest_node_id;
+
+    #[test]
+    fn a_junit_id_maps_to_the_pytest_node_id_of_its_file() {
+        let tree = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tree.path().join("tests/api")).unwrap();
+        std::fs::write(tree.path().join("tests/test_legacy.py"), "").unwrap();
+        std::fs::write(tree.path().join("tests/api/test_retry.py"), "").unwrap();
+        for (id, node) in [
+            (
+                "tests.test_legacy::test_legacy_export",
+                "tests/test_legacy.py::test_legacy_export",
+            ),
+            (
+                "tests.api.test_retry.TestRetry::test_timeout[2]",
+                "tests/api/test_retry.py::TestRetry::test_timeout[2]",
+            ),
+            // No such file: given as it is, never guessed.
+            ("tests.test_gone::test_x", "tests.test_gone::test_x"),
+            ("no_separator", "no_separator"),
+        ] {
+            assert_eq!(pytest_node_id(id, tree.path()), node, "{id}");
+        }
+    }
 }

@@ -2,6 +2,7 @@
 //! one ledger row appended per tier reached, stopping at the first tier that does not pass.
 
 use super::*;
+use crate::cli::runner::Place;
 
 pub(super) fn run(args: RunArgs) -> CliResult {
     // Ctrl-C kills the running tier's whole group and exits 130: no tier outlives the run.
@@ -40,7 +41,7 @@ pub(super) fn run(args: RunArgs) -> CliResult {
         output::error(&format!("{name}: running {}", tier.command.join(" ")));
         // Checked when the config was read.
         let limit = timeout(tier.timeout_s).map_err(CliError::data)?;
-        let Ran { run, how, seconds } = run_in(&tier.command, limit, None)?;
+        let Ran { run, how, seconds } = run_in(&tier.command, limit, Place::Here)?;
         let verdict = TierVerdict::of_run(run, &tier.catch);
         let row = json!({
             "patch": patch, "tier": name, "verdict": verdict.as_str(), "seconds": seconds,

@@ -27,7 +27,10 @@ use super::rules;
 use super::runs::{CatchCodes, RunOutcome};
 use super::seal::SealCheck;
 
-pub use parse::{GATE_FIELDS, MAX_TEST_ID_CHARS, SUITE_FIELDS, fit_test_id, parse_gate_request};
+pub use parse::{
+    GATE_FIELDS, JUDGED_FIELDS, MAX_TEST_ID_CHARS, RERUN_FIELDS, SUITE_FIELDS, fit_test_id,
+    parse_gate_request,
+};
 pub use report::{markdown, step_name, text_line};
 
 /// What the fixture suite (the t2 tier) did, as the runner saw it.
@@ -40,6 +43,26 @@ pub struct FixtureSuite {
     pub failed_tests: Option<Vec<String>>,
     /// The exit codes that are a catch for the suite (default `[1]`).
     pub catch_exit_codes: CatchCodes,
+    /// The suite run again with the frozen tests it failed left out (section 12.4): `None`
+    /// when it was not.
+    pub rerun: Option<Rerun>,
+}
+
+/// The suite's re-run without the frozen tests that failed (CONTRACT.md section 12.4): the
+/// frozen failures are discarded only when it passes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rerun {
+    /// `None`: killed by its timeout or a signal.
+    pub exit_code: Option<u8>,
+    /// Failed test ids its report lists; `None` when no report was read.
+    pub failed_tests: Option<Vec<String>>,
+}
+
+impl Rerun {
+    /// It passed: exit 0, and its report (when read) lists no failure.
+    pub fn passed(&self) -> bool {
+        self.exit_code == Some(0) && self.failed_tests.as_ref().is_none_or(Vec::is_empty)
+    }
 }
 
 /// A validated `/gate` request: the facts one patch's gate gathered.
@@ -67,6 +90,45 @@ pub struct GateRequest {
     /// Changed files the runner saw to be binary (git reads their content as binary) or to be
     /// made executable; compiled files are also known by their names (section 12.3).
     pub binaries: Vec<RepoPath>,
+    /// What was judged (section 12.1): the base and head commits and the tree of their merge;
+    /// `None` when the facts do not say.
+    pub judged: Option<Judged>,
+    /// The files the merge of the head into the base conflicts on (section 12.1).
+    pub merge_conflicts: Vec<RepoPath>,
+    /// How the runs were isolated (section 12.2); `None` when the facts do not say.
+    pub sandbox: Option<SandboxBackend>,
+}
+
+/// The commit and tree ids of what was judged: the base, the head, and the tree that would
+/// land (the merge of the head into the base).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Judged {
+    pub base: String,
+    pub head: String,
+    pub tree: String,
+}
+
+/// How the runs were isolated from the runner and the machine (CONTRACT.md section 12.2).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum SandboxBackend {
+    /// bubblewrap: new PID, IPC and network namespaces, everything but the copy read-only.
+    Bubblewrap,
+    /// No sandbox (`[sandbox] mode = "off"`): the runs had the runner's user and files.
+    Off,
 }
 
 /// What the merge bot does with the patch: the router's three, and the queue stop.
@@ -136,6 +198,7 @@ impl From<Disposition> for GateDisposition {
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
 pub enum GateRuleName {
+    Merge,
     FixtureFault,
     Debt,
     Guard,
@@ -160,6 +223,7 @@ pub enum GateRuleName {
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
 pub enum GateReason {
+    MergeConflict,
     SealMismatch,
     DebtOverCap,
     GuardedInputEdited,
@@ -198,6 +262,8 @@ impl From<Attribution> for GateReason {
 /// What the gate rules read, computed once from the request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GateFacts {
+    /// The files the merge conflicts on.
+    pub conflicts: Vec<String>,
     pub seal_matches: bool,
     pub debt: Debt,
     /// Every property source (from the catalog), guarded like it.
@@ -212,6 +278,11 @@ impl GateFacts {
     pub fn of(request: &GateRequest, default_cap: u64) -> Self {
         let (sources, guard_hits) = guard_hits(request);
         Self {
+            conflicts: request
+                .merge_conflicts
+                .iter()
+                .map(|p| p.as_str().to_owned())
+                .collect(),
             seal_matches: request.seal.actual == request.seal.expected,
             debt: freeze_ledger::debt(&request.ledger, request.debt_cap.unwrap_or(default_cap)),
             sources,
@@ -272,9 +343,19 @@ pub type GateRule = rules::Rule<GateFacts, GateThen>;
 
 /// The gate's rules. Ordered, first match wins; the last hands over to the router. Each rule
 /// records its step before it is tried, so the answer's `steps` are the steps reached.
-pub const GATE_RULES: [GateRule; 5] = [
+pub const GATE_RULES: [GateRule; 6] = [
     GateRule {
         number: 1,
+        when: |f| !f.conflicts.is_empty(),
+        then: GateThen {
+            name: GateRuleName::Merge,
+            says: "the head does not merge cleanly into the base",
+            step: Some(merge_step),
+            conclusion: Conclusion::Fixed(GateDisposition::Escalate, GateReason::MergeConflict),
+        },
+    },
+    GateRule {
+        number: 2,
         when: |f| !f.seal_matches,
         then: GateThen {
             name: GateRuleName::FixtureFault,
@@ -284,7 +365,7 @@ pub const GATE_RULES: [GateRule; 5] = [
         },
     },
     GateRule {
-        number: 2,
+        number: 3,
         when: |f| f.debt.counted > f.debt.cap,
         then: GateThen {
             name: GateRuleName::Debt,
@@ -294,7 +375,7 @@ pub const GATE_RULES: [GateRule; 5] = [
         },
     },
     GateRule {
-        number: 3,
+        number: 4,
         when: |f| !f.guard_hits.is_empty(),
         then: GateThen {
             name: GateRuleName::Guard,
@@ -307,7 +388,7 @@ pub const GATE_RULES: [GateRule; 5] = [
         },
     },
     GateRule {
-        number: 4,
+        number: 5,
         when: |f| !f.binaries.is_empty(),
         then: GateThen {
             name: GateRuleName::Binary,
@@ -317,7 +398,7 @@ pub const GATE_RULES: [GateRule; 5] = [
         },
     },
     GateRule {
-        number: 5,
+        number: 6,
         when: |_| true,
         then: GateThen {
             name: GateRuleName::Route,
@@ -400,6 +481,14 @@ pub struct OpenRow {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "step", rename_all = "kebab-case")]
 pub enum Step {
+    /// What is judged: the merge of the head into the base (section 12.1).
+    Merge {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        judged: Option<Judged>,
+        /// The files the merge conflicts on.
+        conflicts: Vec<String>,
+        summary: String,
+    },
     /// The fixture seal computed in the worktree against the base's expected seal.
     Seal {
         actual: String,
@@ -525,6 +614,13 @@ pub struct GateAnswer {
     pub evidence: Option<Verdicts>,
     /// Each step reached, in pipeline order.
     pub steps: Vec<Step>,
+    /// What was judged: the base, head and merged tree ids (when the facts say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged: Option<Judged>,
+    /// How the runs were isolated (when the facts say): `off` means the code under test ran
+    /// with the runner's user and files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxBackend>,
 }
 
 impl GateDecision {
@@ -538,6 +634,8 @@ impl GateDecision {
             decision_id,
             evidence: self.evidence,
             steps: self.steps.clone(),
+            judged: request.judged.clone(),
+            sandbox: request.sandbox,
         }
     }
 }
@@ -656,6 +754,23 @@ fn guard_step(request: &GateRequest, facts: &GateFacts) -> Step {
             )
         },
         hits: hits.clone(),
+    }
+}
+
+fn merge_step(request: &GateRequest, facts: &GateFacts) -> Step {
+    Step::Merge {
+        judged: request.judged.clone(),
+        conflicts: facts.conflicts.clone(),
+        summary: match (&request.judged, facts.conflicts.len()) {
+            (_, 0) if request.judged.is_some() => {
+                "the head merges cleanly into the base: the merged tree is judged".to_owned()
+            }
+            (_, 0) => "the facts do not say which tree was judged".to_owned(),
+            (_, n) => format!(
+                "the head does not merge cleanly into the base ({}): rebase or merge the base into the patch, resolve them, and gate again",
+                plural(n, "conflicting file", "conflicting files")
+            ),
+        },
     }
 }
 
@@ -817,18 +932,7 @@ fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Vec<Step>) {
     };
 
     // t2 fixture suite.
-    let frozen_tests: Vec<FrozenTest> = request
-        .ledger
-        .iter()
-        .filter(|r| r.state == LedgerState::Open)
-        .filter_map(|r| match &r.frozen {
-            Frozen::Test { id, covers } => Some(FrozenTest {
-                id: id.clone(),
-                covers: covers.clone(),
-            }),
-            Frozen::Property(_) => None,
-        })
-        .collect();
+    let frozen_tests = frozen_tests(request);
     let fixtures = fixture_step(
         request.fixture_suite.as_ref(),
         !scope_hit && property_check != Verdict::Pass,
@@ -867,6 +971,22 @@ fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Vec<Step>) {
     (verdicts, steps)
 }
 
+/// The ledger's open frozen tests.
+fn frozen_tests(request: &GateRequest) -> Vec<FrozenTest> {
+    request
+        .ledger
+        .iter()
+        .filter(|r| r.state == LedgerState::Open)
+        .filter_map(|r| match &r.frozen {
+            Frozen::Test { id, covers } => Some(FrozenTest {
+                id: id.clone(),
+                covers: covers.clone(),
+            }),
+            Frozen::Property(_) => None,
+        })
+        .collect()
+}
+
 /// The t2 step: `fixture_check` from the suite's exit code, its failed tests and the frozen
 /// tests. `t1_stopped`: t1 ran and was not a pass, so an absent suite was skipped, not lost.
 fn fixture_step(
@@ -898,7 +1018,7 @@ fn fixture_step(
     };
     let frozen: HashSet<&str> = frozen_tests.iter().map(|t| t.id.as_str()).collect();
     let listed = suite.failed_tests.as_deref().unwrap_or_default();
-    let (discarded, failed): (Vec<String>, Vec<String>) = listed
+    let (mut discarded, mut failed): (Vec<String>, Vec<String>) = listed
         .iter()
         .cloned()
         .partition(|id| frozen.contains(id.as_str()));
@@ -918,14 +1038,37 @@ fn fixture_step(
                 plural(listed.len(), "failed test", "failed tests")
             ),
         ),
-        Some(c) if is_catch(c) && !listed.is_empty() && failed.is_empty() => (
-            Verdict::Pass,
-            TierVerdict::Caught,
-            format!(
-                "every failure is a frozen test ({} discarded): fixture_check is pass",
-                discarded.len()
+        Some(c) if is_catch(c) && !listed.is_empty() && failed.is_empty() => match &suite.rerun {
+            Some(rerun) if rerun.passed() => (
+                Verdict::Pass,
+                TierVerdict::Caught,
+                format!(
+                    "every failure is a frozen test ({} discarded), and the suite re-run without them passed: fixture_check is pass",
+                    discarded.len()
+                ),
             ),
-        ),
+            Some(rerun) => {
+                failed = std::mem::take(&mut discarded);
+                (
+                    Verdict::Fail,
+                    TierVerdict::Caught,
+                    format!(
+                        "the report blames only frozen tests, but the suite re-run without them did not pass ({}): the failures count",
+                        rerun
+                            .exit_code
+                            .map_or("killed".to_owned(), |c| format!("exit {c}"))
+                    ),
+                )
+            }
+            None => {
+                failed = std::mem::take(&mut discarded);
+                (
+                    Verdict::Fail,
+                    TierVerdict::Caught,
+                    "the report blames only frozen tests, but no re-run without them was reported (`[suite] deselect`): nothing is discarded, the failures count".to_owned(),
+                )
+            }
+        },
         Some(c) if is_catch(c) => (
             Verdict::Fail,
             TierVerdict::Caught,
@@ -986,6 +1129,9 @@ pub enum NextStep {
     Runs,
     /// Run the fixture suite and report it as `fixture_suite`.
     Suite,
+    /// Run the suite again with the tests in `deselect` left out (the frozen tests it
+    /// failed), and report it as `fixture_suite.rerun` (section 12.4).
+    Rerun,
     /// Every fact the decision needs is in: decide (`POST /gate`).
     Decide,
 }
@@ -999,6 +1145,9 @@ pub struct GateNext {
     /// With `runs`: the properties to run, in catalog order (in locality, voting, not yet
     /// run); empty otherwise.
     pub property_ids: Vec<String>,
+    /// With `rerun`: the frozen tests to leave out; empty otherwise.
+    #[serde(default)]
+    pub deselect: Vec<String>,
     pub disposition: GateDisposition,
     pub rule: GateRuleName,
     pub reason: GateReason,
@@ -1010,6 +1159,7 @@ pub struct GateNext {
 /// before each step, so a local and a remote gate run the same steps.
 pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
     let decision = decide_gate(request, default_cap);
+    let mut deselect = Vec::new();
     let (next, property_ids) = if decision.rule != GateRuleName::Route {
         (NextStep::Decide, Vec::new())
     } else {
@@ -1040,6 +1190,9 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
             (NextStep::Runs, unrun)
         } else if suite_due {
             (NextStep::Suite, Vec::new())
+        } else if let Some(frozen) = rerun_due(request) {
+            deselect = frozen;
+            (NextStep::Rerun, Vec::new())
         } else {
             (NextStep::Decide, Vec::new())
         }
@@ -1047,11 +1200,30 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
     GateNext {
         next,
         property_ids,
+        deselect,
         disposition: decision.disposition,
         rule: decision.rule,
         reason: decision.reason,
         steps: decision.steps,
     }
+}
+
+/// The frozen tests to leave out of a re-run, when the suite failed with a catch, its report
+/// blames only open frozen tests, and it was not re-run yet (section 12.4).
+fn rerun_due(request: &GateRequest) -> Option<Vec<String>> {
+    let suite = request.fixture_suite.as_ref()?;
+    let listed = suite.failed_tests.as_deref()?;
+    let catch = suite
+        .exit_code
+        .is_some_and(|c| c != 0 && suite.catch_exit_codes.contains(c));
+    if suite.rerun.is_some() || !catch || listed.is_empty() {
+        return None;
+    }
+    let frozen: HashSet<String> = frozen_tests(request).into_iter().map(|t| t.id).collect();
+    listed
+        .iter()
+        .all(|id| frozen.contains(id))
+        .then(|| listed.to_vec())
 }
 
 impl super::decision::Decision for GateDecision {

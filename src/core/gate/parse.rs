@@ -3,14 +3,14 @@
 
 use serde_json::Value;
 
-use super::{FixtureSuite, GateRequest};
+use super::{FixtureSuite, GateRequest, Judged, Rerun, SandboxBackend};
 use crate::core::catalog::CatalogKind;
 use crate::core::fields::{self, Errors, object};
 use crate::core::quorum::parse_quorum_fields;
 use crate::core::runs::{CatchCodes, parse_catch_codes};
 
 /// The fields of a `/gate` body.
-pub const GATE_FIELDS: [&str; 12] = [
+pub const GATE_FIELDS: [&str; 15] = [
     "patch_id",
     "changed_files",
     "guarded",
@@ -23,9 +23,16 @@ pub const GATE_FIELDS: [&str; 12] = [
     "fixture_suite",
     "require_admission",
     "binaries",
+    "judged",
+    "merge_conflicts",
+    "sandbox",
 ];
+/// The fields of `judged`.
+pub const JUDGED_FIELDS: [&str; 3] = ["base", "head", "tree"];
 /// The fields of `fixture_suite`.
-pub const SUITE_FIELDS: [&str; 3] = ["exit_code", "failed_tests", "catch_exit_codes"];
+pub const SUITE_FIELDS: [&str; 4] = ["exit_code", "failed_tests", "catch_exit_codes", "rerun"];
+/// The fields of `fixture_suite.rerun`.
+pub const RERUN_FIELDS: [&str; 2] = ["exit_code", "failed_tests"];
 /// Longest failed-test id a request may name (a parametrised test's id can be long).
 pub const MAX_TEST_ID_CHARS: usize = 4096;
 
@@ -59,6 +66,15 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
         .get("binaries")
         .and_then(|v| fields::paths(v, "/binaries", false, &mut e))
         .unwrap_or_default();
+    let merge_conflicts = doc
+        .get("merge_conflicts")
+        .and_then(|v| fields::paths(v, "/merge_conflicts", false, &mut e))
+        .unwrap_or_default();
+    let judged = doc.get("judged").and_then(|v| parse_judged(v, &mut e));
+    let sandbox = match doc.get("sandbox") {
+        Some(_) => doc.req_enum::<SandboxBackend>("sandbox", &mut e),
+        None => None,
+    };
     let fixture_suite = doc
         .get("fixture_suite")
         .and_then(|v| parse_suite(v, &mut e));
@@ -77,6 +93,9 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             fixture_suite,
             require_admission: q.require_admission,
             binaries,
+            judged,
+            merge_conflicts,
+            sandbox,
         }),
         _ => Err(e),
     }
@@ -85,26 +104,56 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
 fn parse_suite(v: &Value, e: &mut Errors) -> Option<FixtureSuite> {
     let at = "/fixture_suite";
     let suite = object(v, at, "`fixture_suite`", &SUITE_FIELDS, e)?;
-    let exit_code = match suite.required("exit_code", e)? {
+    let (exit_code, failed_tests) = parse_run(&suite, "the suite", e)?;
+    let catch_exit_codes = match suite.get("catch_exit_codes") {
+        Some(c) => parse_catch_codes(c, &suite.pointer("catch_exit_codes"), e)?,
+        None => CatchCodes::default(),
+    };
+    let rerun = match suite.get("rerun") {
+        Some(r) => {
+            let rerun = object(r, &suite.pointer("rerun"), "`rerun`", &RERUN_FIELDS, e)?;
+            let (exit_code, failed_tests) = parse_run(&rerun, "the re-run", e)?;
+            Some(Rerun {
+                exit_code,
+                failed_tests,
+            })
+        }
+        None => None,
+    };
+    Some(FixtureSuite {
+        exit_code,
+        failed_tests,
+        catch_exit_codes,
+        rerun,
+    })
+}
+
+/// A suite run's `exit_code` (null when killed) and optional `failed_tests`.
+fn parse_run(
+    run: &fields::Obj<'_>,
+    what: &str,
+    e: &mut Errors,
+) -> Option<(Option<u8>, Option<Vec<String>>)> {
+    let exit_code = match run.required("exit_code", e)? {
         Value::Null => None,
         x => match fields::whole_u64(x).map(u8::try_from) {
             Some(Ok(c)) => Some(c),
             _ => {
                 e.push(
-                    suite.pointer("exit_code"),
+                    run.pointer("exit_code"),
                     format!(
-                        "{x} is not an exit code; `exit_code` is an integer from 0 to 255, or null when the suite was killed"
+                        "{x} is not an exit code; `exit_code` is an integer from 0 to 255, or null when {what} was killed"
                     ),
                 );
                 return None;
             }
         },
     };
-    let failed_tests = match suite.get("failed_tests") {
+    let failed_tests = match run.get("failed_tests") {
         None => None,
         Some(list) => Some(fields::array(
             list,
-            &suite.pointer("failed_tests"),
+            &run.pointer("failed_tests"),
             "`failed_tests`",
             e,
             |x, p, e| {
@@ -117,13 +166,28 @@ fn parse_suite(v: &Value, e: &mut Errors) -> Option<FixtureSuite> {
             },
         )?),
     };
-    let catch_exit_codes = match suite.get("catch_exit_codes") {
-        Some(c) => parse_catch_codes(c, &suite.pointer("catch_exit_codes"), e)?,
-        None => CatchCodes::default(),
+    Some((exit_code, failed_tests))
+}
+
+/// `judged`: three git object ids (40 or 64 hex digits).
+fn parse_judged(v: &Value, e: &mut Errors) -> Option<Judged> {
+    let judged = object(v, "/judged", "`judged`", &JUDGED_FIELDS, e)?;
+    let mut id = |key: &str| -> Option<String> {
+        let s = judged.req_string(key, 64, e)?;
+        if (s.len() == 40 || s.len() == 64) && s.bytes().all(|b| b.is_ascii_hexdigit()) {
+            Some(s)
+        } else {
+            e.push(
+                judged.pointer(key),
+                format!("`{key}` is {s:?}; it must be a git object id (40 or 64 hex digits)"),
+            );
+            None
+        }
     };
-    Some(FixtureSuite {
-        exit_code,
-        failed_tests,
-        catch_exit_codes,
+    let (base, head, tree) = (id("base"), id("head"), id("tree"));
+    Some(Judged {
+        base: base?,
+        head: head?,
+        tree: tree?,
     })
 }

@@ -102,6 +102,16 @@ pub fn markdown(answer: &GateAnswer) -> String {
             .unwrap_or_default(),
         prose(&answer.decision_id)
     );
+    if let Some(j) = &answer.judged {
+        let _ = writeln!(
+            out,
+            "Judged: the merge of head `{}` into base `{}` (tree `{}`).\n",
+            j.head, j.base, j.tree
+        );
+    }
+    if answer.sandbox == Some(super::SandboxBackend::Off) {
+        out.push_str("**sandbox: off** — the code under test ran with the runner's user and files (`[sandbox] mode = \"off\"`): it could reach the runner and the machine.\n\n");
+    }
 
     if let Some(ev) = &answer.evidence {
         out.push_str("| gate | verdict |\n|---|---|\n");
@@ -140,6 +150,7 @@ pub fn step_name(step: &Step) -> (&'static str, &str) {
         Step::Debt { summary, .. } => ("debt", summary),
         Step::Guard { summary, .. } => ("guard", summary),
         Step::Binary { summary, .. } => ("binary", summary),
+        Step::Merge { summary, .. } => ("merge", summary),
         Step::Scope { summary, .. } => ("t0 scope", summary),
         Step::Properties { summary, .. } => ("t1 properties", summary),
         Step::Fixtures { summary, .. } => ("t2 fixture suite", summary),
@@ -252,6 +263,16 @@ fn step_detail(out: &mut String, step: &Step) {
             list(out, matched.iter().map(|t| code(t)));
             out.push('\n');
         }
+        Step::Merge { conflicts, .. } if !conflicts.is_empty() => {
+            out.push_str("#### Conflicting files\n\n");
+            list(out, conflicts.iter().map(|c| code(c)));
+            out.push('\n');
+        }
+        Step::Binary { binaries, .. } if !binaries.is_empty() => {
+            out.push_str("#### Compiled or binary files\n\n");
+            list(out, binaries.iter().map(|c| code(c)));
+            out.push('\n');
+        }
         _ => {}
     }
 }
@@ -286,6 +307,12 @@ fn next(answer: &GateAnswer) -> String {
             let what = match answer.reason.as_str() {
                 "seal-mismatch" => {
                     "why the fixtures differ from the base commit's expected seal. A fixture changed in the same patch as the code it judges is the classic way to hide a bug; a legitimate fixture change lands on its own, reviewed, with its new expected seal."
+                }
+                "merge-conflict" => {
+                    "the conflicting files listed above. The patch does not merge cleanly into the base, so there is no tree that would land to judge: bring the base into the patch, resolve the conflicts, and gate again."
+                }
+                "binary-added" => {
+                    "the compiled or binary files listed above. No review can read them, and a test may load them instead of the source: build them in CI from reviewed source instead of committing them."
                 }
                 "guarded-input-edited" => {
                     "the guarded files listed above. The patch edits the rules that judge it (config, catalog, ledger, expected seal or a property's source); a human reviews that change on its own before the gate can trust it."

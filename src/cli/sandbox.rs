@@ -1,0 +1,261 @@
+//! The clean room (CONTRACT.md section 12.2): where the code under test runs. One throw-away
+//! directory per gate holds a fresh copy of the judged tree (from git's objects, no `.git`),
+//! a private `HOME` and a private `/tmp`; every run starts there, inside bubblewrap (new PID,
+//! IPC and network namespaces, everything else read-only, `--die-with-parent`, a new
+//! session) with an allowlisted environment. `[sandbox] mode = "off"` keeps the copy and the
+//! environment but runs without the namespaces, and says so in every answer.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::error::CliError;
+use super::gate::{SandboxConfig, SandboxGit, SandboxMode};
+
+/// What every run sees of the runner's environment, beside what `[sandbox] env` names: the
+/// search path, the language, and where the toolchains live (never a secret).
+pub const ENV_ALLOWED: [&str; 10] = [
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "TZ",
+    "PYENV_ROOT",
+    "PYENV_VERSION",
+    "VIRTUAL_ENV",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "CARGO_HOME",
+];
+
+/// Toolchain homes that default to a directory in the user's `HOME`: with the runs' `HOME`
+/// private, the runner names the real one (read-only to the runs).
+const HOME_DEFAULTS: [(&str, &str); 3] = [
+    ("RUSTUP_HOME", ".rustup"),
+    ("CARGO_HOME", ".cargo"),
+    ("PYENV_ROOT", ".pyenv"),
+];
+
+/// How the runs are isolated, as every answer says it (`sandbox`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Bubblewrap,
+    Off,
+}
+
+impl Backend {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::Bubblewrap => "bubblewrap",
+            Backend::Off => "off",
+        }
+    }
+}
+
+/// One gate's clean room: the copy of the judged tree the runs share, and how they start.
+pub struct Room {
+    _dir: tempfile::TempDir,
+    /// The copy of the judged tree: every run's working directory.
+    pub tree: PathBuf,
+    home: PathBuf,
+    pub backend: Backend,
+    bwrap: PathBuf,
+    env: Vec<(OsString, OsString)>,
+    network: bool,
+    git_dir: Option<PathBuf>,
+}
+
+impl Room {
+    /// Makes the room for `tree` (a tree id of the repository in the current directory),
+    /// with a working sandbox or, under `mode = "required"`, not at all (69, saying what to
+    /// install).
+    pub fn open(config: &SandboxConfig, tree: &str) -> Result<Room, CliError> {
+        let bwrap = find_program("bwrap");
+        let backend = match config.mode {
+            SandboxMode::Off => Backend::Off,
+            SandboxMode::Required => {
+                let bwrap = bwrap.as_deref().ok_or_else(|| {
+                    CliError::unavailable(
+                        "[sandbox] mode = \"required\" and bubblewrap is not installed: install it (Debian/Ubuntu: apt-get install bubblewrap), or set mode = \"off\" in the base's config to run the code under test unconfined",
+                    )
+                })?;
+                probe(bwrap)?;
+                Backend::Bubblewrap
+            }
+        };
+        let dir = tempfile::Builder::new()
+            .prefix("patchgate-room-")
+            .tempdir()
+            .map_err(|e| CliError::software(format!("cannot make the gate's directory: {e}")))?;
+        let root = dir.path().to_path_buf();
+        let (copy, home, tmp) = (root.join("tree"), root.join("home"), root.join("tmp"));
+        for d in [&copy, &home, &tmp] {
+            std::fs::create_dir(d)
+                .map_err(|e| CliError::software(format!("cannot make {}: {e}", d.display())))?;
+        }
+        let started = std::time::Instant::now();
+        super::git::export_tree(tree, &root.join("index"), &copy)?;
+        tracing::debug!(
+            seconds = started.elapsed().as_secs_f64(),
+            "exported the judged tree"
+        );
+        let git_dir = match config.git {
+            SandboxGit::None => None,
+            SandboxGit::ReadOnly => {
+                let out = super::git::git(&["rev-parse", "--absolute-git-dir"])?;
+                Some(PathBuf::from(String::from_utf8_lossy(&out).trim()))
+            }
+        };
+        Ok(Room {
+            env: environment(&config.env, &home, &tmp, backend),
+            _dir: dir,
+            tree: copy,
+            home,
+            backend,
+            bwrap: bwrap.unwrap_or_else(|| PathBuf::from("bwrap")),
+            network: config.network,
+            git_dir,
+        })
+    }
+
+    /// The command that runs `argv` in the room: in the copy, with the room's environment,
+    /// inside the sandbox unless it is off.
+    pub fn command(&self, argv: &[String]) -> Result<Command, CliError> {
+        let (program, args) = argv
+            .split_first()
+            .ok_or_else(|| CliError::software("empty command"))?;
+        let mut command = match self.backend {
+            Backend::Off => {
+                let mut c = Command::new(program);
+                c.args(args).current_dir(&self.tree);
+                c
+            }
+            Backend::Bubblewrap => {
+                let mut c = Command::new(&self.bwrap);
+                c.args(isolation(self.network));
+                for writable in [&self.tree, &self.home] {
+                    c.arg("--bind").arg(writable).arg(writable);
+                }
+                if let Some(git_dir) = &self.git_dir {
+                    c.arg("--ro-bind").arg(git_dir).arg(self.tree.join(".git"));
+                }
+                c.arg("--chdir")
+                    .arg(&self.tree)
+                    .arg("--")
+                    .arg(program)
+                    .args(args);
+                c
+            }
+        };
+        command
+            .env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
+        Ok(command)
+    }
+}
+
+/// bubblewrap's arguments for one run, before the writable binds: everything read-only,
+/// fresh `/dev`, `/proc` and `/tmp`, new PID, IPC and (unless given) network namespaces,
+/// killed with its parent, in a new session (no terminal to push input into).
+fn isolation(network: bool) -> Vec<&'static str> {
+    let mut args = vec![
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--die-with-parent",
+        "--new-session",
+    ];
+    if !network {
+        args.push("--unshare-net");
+    }
+    args
+}
+
+/// Runs `true` in the sandbox once: bubblewrap installed is not bubblewrap working (a CI
+/// runner may forbid unprivileged user namespaces).
+fn probe(bwrap: &Path) -> Result<(), CliError> {
+    let out = Command::new(bwrap)
+        .args(isolation(false))
+        .args(["--", "true"])
+        .env_clear()
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| CliError::unavailable(format!("cannot start {}: {e}", bwrap.display())))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(CliError::unavailable(format!(
+        "[sandbox] mode = \"required\" and bubblewrap cannot make its namespaces here ({}): run the gate as root or allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 also kernel.apparmor_restrict_unprivileged_userns=0), or set mode = \"off\" in the base's config",
+        String::from_utf8_lossy(&out.stderr).trim()
+    )))
+}
+
+/// The runs' environment: the allowlist from the runner's, what `[sandbox] env` names or
+/// sets, a private `HOME` and `TMPDIR`; never a `PATCHGATE_*` variable.
+fn environment(
+    extra: &[String],
+    home: &Path,
+    tmp: &Path,
+    backend: Backend,
+) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = Vec::new();
+    let mut set = |name: &str, value: OsString| {
+        if name.starts_with("PATCHGATE_") {
+            return;
+        }
+        env.retain(|(k, _)| k != name);
+        env.push((name.into(), value));
+    };
+    let real_home = std::env::var_os("HOME").map(PathBuf::from);
+    for (name, dir) in HOME_DEFAULTS {
+        if let Some(home) = &real_home
+            && std::env::var_os(name).is_none()
+            && home.join(dir).is_dir()
+        {
+            set(name, home.join(dir).into_os_string());
+        }
+    }
+    for name in ENV_ALLOWED {
+        if let Some(v) = std::env::var_os(name) {
+            set(name, v);
+        }
+    }
+    for e in extra {
+        match e.split_once('=') {
+            Some((name, value)) => set(name, value.into()),
+            None => {
+                if let Some(v) = std::env::var_os(e) {
+                    set(e, v);
+                }
+            }
+        }
+    }
+    set("HOME", home.as_os_str().to_owned());
+    let tmp = match backend {
+        Backend::Bubblewrap => PathBuf::from("/tmp"),
+        Backend::Off => tmp.to_path_buf(),
+    };
+    set("TMPDIR", tmp.into_os_string());
+    env
+}
+
+/// The first `name` on the runner's `PATH` that is a file.
+fn find_program(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Makes the runner itself unreadable to the code it runs (`PR_SET_DUMPABLE` 0: no ptrace,
+/// no `/proc/PID/mem` or `environ` for a process of the same user), before anything runs.
+pub fn harden_runner() {
+    let _ = nix::sys::prctl::set_dumpable(false);
+}
