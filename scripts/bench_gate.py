@@ -14,12 +14,21 @@ that do nothing (`true`), so what is timed is patchgate's own work. Reports medi
 and, as the baseline measured in the same run on the same tree, the coreutils pipeline CI jobs
 already use to seal fixtures (`find | sort | xargs sha256sum | sha256sum`).
 
+The clean room's cost (CONTRACT.md section 12), in the same run:
+
+  - the copy of the judged tree the runs work on (what the gate's stderr reports), against
+    `git archive HEAD | tar -x`, the standard tools' export of the same tree;
+  - the sandbox's cost per run: the seconds the same commands took inside bubblewrap
+    (`[sandbox] mode = "required"`) and without it (`mode = "off"`, a second repository built
+    the same way), divided by the number of runs.
+
     cargo build --release && python3 scripts/bench_gate.py --binary target/release/patchgate
 """
 
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -27,6 +36,8 @@ import tempfile
 import time
 
 FILES = 20_000
+# Where the gate makes its room without TMPDIR, when /dev/shm has space (src/cli/sandbox.rs).
+ROOM_PARENT = os.environ.get("TMPDIR") or ("/dev/shm" if os.path.isdir("/dev/shm") else "/var/tmp")
 PROPERTIES = 500
 
 
@@ -34,7 +45,7 @@ def sh(cwd, *args, **kw):
     return subprocess.run(args, cwd=cwd, check=True, capture_output=True, **kw)
 
 
-def build(root):
+def build(root, mode="required"):
     env = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b"}
     os.environ.update(env)
     sh(root, "git", "init", "-q", "-b", "main")
@@ -69,6 +80,7 @@ def build(root):
             'debt_cap = 5\n'
             '[properties]\ncommand = ["true", "{id}"]\nruns = 2\ntimeout_s = 60\n'
             '[suite]\ncommand = ["true"]\ntimeout_s = 60\n'
+            f'[sandbox]\nmode = "{mode}"\n'
         )
     seal = subprocess.run(
         "LC_ALL=C find fixtures -type f ! -name '*.seal' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum",
@@ -92,43 +104,69 @@ def timed(fn):
     return time.perf_counter() - start
 
 
+def gate_full(root, binary, i):
+    """One full gate: (wall seconds, seconds its commands took, runs, copy seconds, stdout)."""
+    ledger = os.path.join(root, f".ledger-{i}.jsonl")
+    start = time.perf_counter()
+    out = subprocess.run(
+        [binary, "gate", "--base", "main", "--ledger", ledger,
+         "--markdown-out", os.path.join(root, ".report.md"), "--json-out", os.path.join(root, ".answer.json")],
+        cwd=root, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if out.returncode != 0:
+        sys.exit(f"the gate did not merge the patch (exit {out.returncode}): {out.stdout}{out.stderr}")
+    rows = [json.loads(l) for l in open(ledger)]
+    copied = re.search(r"copied \((\d+) files, ([0-9.]+) s\)", out.stderr)
+    runs = len(re.findall(r"run \d+/\d+: ", out.stderr)) + out.stderr.count("t2-fixtures: ")
+    return wall, sum(r["seconds"] for r in rows), runs, float(copied.group(2)), out.stdout
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--binary", default="target/release/patchgate")
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     binary = os.path.abspath(args.binary)
-    with tempfile.TemporaryDirectory() as root:
+    with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as off_root:
         build(root)
-        baseline, dry, full, commands = [], [], [], []
+        build(off_root, mode="off")
+        baseline, dry, full, commands, copies, archive = [], [], [], [], [], []
+        off_commands, runs, disk = [], 0, []
         for i in range(args.repeat):
             baseline.append(timed(lambda: subprocess.run(
                 "LC_ALL=C find fixtures -type f ! -name '*.seal' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum",
                 shell=True, cwd=root, check=True, capture_output=True)))
+            # The standard tools' export, into the same place the gate makes its room.
+            with tempfile.TemporaryDirectory(dir=ROOM_PARENT) as export:
+                archive.append(timed(lambda: subprocess.run(
+                    f"git archive HEAD | tar -x -C {export}", shell=True, cwd=root, check=True, capture_output=True)))
+            disk_out = subprocess.run([binary, "gate", "--base", "main", "--dry-run"], cwd=root,
+                                      capture_output=True, text=True, env={**os.environ, "TMPDIR": "/var/tmp"})
+            disk.append(float(re.search(r"copied \(\d+ files, ([0-9.]+) s\)", disk_out.stderr).group(1)))
             dry.append(timed(lambda: sh(root, binary, "gate", "--base", "main", "--dry-run")))
-            ledger = os.path.join(root, f".ledger-{i}.jsonl")
-            run = lambda: subprocess.run(
-                [binary, "gate", "--base", "main", "--ledger", ledger,
-                 "--markdown-out", os.path.join(root, ".report.md"), "--json-out", os.path.join(root, ".answer.json")],
-                cwd=root, capture_output=True, text=True)
-            start = time.perf_counter()
-            out = run()
-            full.append(time.perf_counter() - start)
-            if out.returncode != 0:
-                sys.exit(f"the gate did not merge the patch (exit {out.returncode}): {out.stdout}{out.stderr}")
-            rows = [json.loads(l) for l in open(ledger)]
-            commands.append(sum(r["seconds"] for r in rows))
+            wall, cmds, runs, copy, _ = gate_full(root, binary, i)
+            full.append(wall)
+            commands.append(cmds)
+            copies.append(copy)
+            _, off_cmds, off_runs, _, _ = gate_full(off_root, binary, i)
+            off_commands.append(off_cmds)
+            assert off_runs == runs, (off_runs, runs)
         answer = json.load(open(os.path.join(root, ".answer.json")))
         ran = [p for s in answer["steps"] if s["step"] == "properties" for p in s["properties"] if p["state"] == "pass"]
         own = [f - c for f, c in zip(full, commands)]
         med = statistics.median
+        per_run = (med(commands) - med(off_commands)) / runs
         print(f"repository: {FILES} fixture files, {PROPERTIES} properties; the patch puts "
               f"{len(ran)} voting properties in locality ({2 * len(ran)} runs of `true`)")
         print(f"coreutils seal pipeline (baseline): {med(baseline):.3f} s")
         print(f"patchgate gate --dry-run:           {med(dry):.3f} s  ({med(dry) / med(baseline):.2f}x the baseline)")
         print(f"patchgate gate, full:               {med(full):.3f} s, of which its commands {med(commands):.3f} s")
         print(f"the gate's own work:                {med(own):.3f} s  ({med(own) / med(baseline):.2f}x the baseline; target < 1 s)")
-        print(f"answer: {answer['disposition']} reason={answer['reason']}")
+        print(f"the copy of the judged tree:        {med(copies):.3f} s in {ROOM_PARENT}  ({med(copies) / med(archive):.2f}x `git archive | tar -x` there, {med(archive):.3f} s); "
+              f"on disk (TMPDIR=/var/tmp) {med(disk):.3f} s")
+        print(f"the sandbox, per run:               {per_run * 1000:.1f} ms  ({runs} runs: {med(commands):.3f} s in bubblewrap, "
+              f"{med(off_commands):.3f} s without)")
+        print(f"answer: {answer['disposition']} reason={answer['reason']} sandbox={answer.get('sandbox')}")
 
 
 if __name__ == "__main__":

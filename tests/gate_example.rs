@@ -108,7 +108,47 @@ fn repository_with(
     apply(dir, &patches.join(format!("{patch}.patch")));
     after(dir);
     commit(dir, patch);
+    // `<patch>.later.patch`: what the base branch gained after the patch forked from it.
+    let later = patches.join(format!("{patch}.later.patch"));
+    if later.is_file() {
+        git(dir, &["checkout", "-q", "main"]);
+        apply(dir, &later);
+        commit(dir, "main moves on");
+        git(dir, &["checkout", "-q", "patch"]);
+    }
     tmp
+}
+
+/// A base edit: the base's config runs the code under test with `[sandbox] mode = MODE`
+/// (`off` is how every run happened before the clean room).
+fn sandbox_mode(mode: &'static str) -> impl FnOnce(&Path) {
+    move |dir: &Path| {
+        let config = dir.join("patchgate.toml");
+        let text = std::fs::read_to_string(&config).expect("config");
+        assert!(
+            text.contains("mode = \"required\""),
+            "the starter's sandbox"
+        );
+        std::fs::write(
+            &config,
+            text.replace("mode = \"required\"", &format!("mode = \"{mode}\"")),
+        )
+        .expect("write");
+    }
+}
+
+/// Runs the plain `python3 -m pytest -q tests` in `dir`: what a gate that ran the worktree's
+/// own tests saw. True when it passed.
+fn plain_pytest_passes(dir: &Path) -> bool {
+    std::process::Command::new("python3")
+        .current_dir(dir)
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"])
+        .env("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("python3")
+        .success()
 }
 
 struct Gated {
@@ -973,4 +1013,210 @@ fn a_patch_committing_bytecode_of_the_old_source_escalates() {
         g.answer
     );
     assert!(g.ledger.is_empty(), "nothing may run");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The clean room (CONTRACT.md section 12): each attack first shown to work the old way
+// (`[sandbox] mode = "off"`, or a plain pytest of the worktree), then stopped.
+
+/// `reaches-the-runner`: the broken-invariant bug, and a package that, once imported by a
+/// test run, finds the `patchgate gate` it runs under, outlives it in a session of its own and
+/// writes MERGE_OK into its `--json-out` file after it answered BLOCK. Unconfined, the answer
+/// file a merge bot reads said MERGE_OK within seconds. In the sandbox the run cannot see
+/// the runner, and nothing it started outlives it: the file says BLOCK.
+#[test]
+fn a_payload_cannot_forge_the_answer_after_the_gate() {
+    require_python();
+    for (mode, forged) in [("off", true), ("required", false)] {
+        let repo = repository_with(
+            "gate-python",
+            "reaches-the-runner",
+            sandbox_mode(mode),
+            |_| {},
+        );
+        let out_dir = tempfile::tempdir().expect("tempdir");
+        let answer = out_dir.path().join("answer.json");
+        let out = patchgate()
+            .current_dir(repo.path())
+            .args(["gate", "--base", "main", "--json-out"])
+            .arg(&answer)
+            .env_remove("GITHUB_ACTIONS")
+            .output()
+            .expect("run");
+        assert_eq!(
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout).as_ref()
+            ),
+            (
+                Some(1),
+                "BLOCK reason=invariant-or-over-specified-property\n"
+            ),
+            "{mode}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let says_merge = || {
+            std::fs::read_to_string(&answer)
+                .unwrap_or_default()
+                .contains("MERGE_OK")
+        };
+        let waited = std::time::Instant::now();
+        while !says_merge() && waited.elapsed() < std::time::Duration::from_secs(3) {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert_eq!(
+            says_merge(),
+            forged,
+            "{mode}: the answer file after the gate"
+        );
+    }
+}
+
+/// `poisons-the-checkout`, then a patch that is only a bug, gated one after the other in the
+/// same checkout. The first (a harmless fix) plants a `post-checkout` hook in the checkout the
+/// gate works in, which puts the base's `shop/pricing.py` back after every checkout: once the
+/// next patch is checked out its bug is gone from the worktree, and a plain pytest there passes.
+/// In the sandbox the hook is never planted; and the gate judges git's objects, not the
+/// worktree, so even after an unconfined run the bug is judged: BLOCK.
+#[test]
+fn a_poisoned_checkout_cannot_merge_the_next_patch() {
+    require_python();
+    for mode in ["off", "required"] {
+        let repo = repository_with(
+            "gate-python",
+            "poisons-the-checkout",
+            sandbox_mode(mode),
+            |_| {},
+        );
+        let dir = repo.path();
+        git(dir, &["checkout", "-q", "-b", "bug", "main"]);
+        apply(
+            dir,
+            &example("gate-python").join("patches/broken-case.patch"),
+        );
+        commit(dir, "only a bug");
+        git(dir, &["checkout", "-q", "patch"]);
+        let first = gate(dir, &[]);
+        expect(&first, "MERGE_OK", "all-gates-held", 0);
+        let hook = dir.join(".git/hooks/post-checkout");
+        assert_eq!(hook.exists(), mode == "off", "{mode}: the hook");
+        git(dir, &["checkout", "-q", "bug"]);
+        // The attack, unconfined: the worktree no longer holds the bug.
+        assert_eq!(plain_pytest_passes(dir), mode == "off", "{mode}");
+        let second = gate(dir, &[]);
+        expect(&second, "BLOCK", "concrete-behavior", 1);
+    }
+}
+
+/// `launders-frozen-failure`: the broken-case bug, and a package that, when the test run
+/// exits, renames every failing case in the JUnit report to the frozen test
+/// `tests.test_legacy::test_legacy_export` (exit 1 kept). The report then blames only a
+/// frozen test, so the failure was discarded: MERGE_OK. Now it is discarded only if the suite
+/// passes without that test (section 12.4): it does not, and the failure counts.
+#[test]
+fn a_failure_laundered_as_frozen_still_blocks() {
+    let (_repo, g) = python("launders-frozen-failure");
+    expect(&g, "BLOCK", "concrete-behavior", 1);
+    let t2 = step(&g.answer, "fixtures");
+    // The laundered report: it names only the frozen test, as the old gate read it.
+    assert_eq!(
+        t2["failed_tests"],
+        serde_json::json!(["tests.test_legacy::test_legacy_export"])
+    );
+    assert_eq!(t2["discarded"], serde_json::json!([]));
+    assert!(
+        t2["summary"]
+            .as_str()
+            .unwrap()
+            .contains("re-run without them did not pass (exit 1)"),
+        "{t2}"
+    );
+}
+
+/// `links-out`: the broken-case bug, and `.patchgate` committed as a symbolic link to
+/// `/tmp/patchgate-victim`, where the suite writes its JUnit report. Unconfined, the run wrote
+/// through it outside the checkout. In the sandbox every path but the copy is read-only (and
+/// `/tmp` its own): nothing is written outside, the runner reads no report through the link,
+/// and the bug still blocks.
+#[test]
+fn a_committed_link_out_of_the_tree_writes_nothing_outside() {
+    require_python();
+    let victim = Path::new("/tmp/patchgate-victim");
+    for (mode, written) in [("off", true), ("required", false)] {
+        let _ = std::fs::remove_dir_all(victim);
+        std::fs::create_dir_all(victim).expect("victim");
+        let repo = repository_with("gate-python", "links-out", sandbox_mode(mode), |_| {});
+        let g = gate(repo.path(), &[]);
+        expect(&g, "BLOCK", "concrete-behavior", 1);
+        assert_eq!(
+            victim.join("junit.xml").exists(),
+            written,
+            "{mode}: {}",
+            g.stderr
+        );
+        assert!(
+            g.stderr.contains("through the symbolic link"),
+            "{mode}: {}",
+            g.stderr
+        );
+    }
+    let _ = std::fs::remove_dir_all(victim);
+}
+
+/// `stale-base`: prices print their cents padded with a space (`$12. 5`), forked before the
+/// base gained `tests/test_format.py`, which catches it. The head's own tests pass (the old
+/// gate ran them, and diffed three-dot: MERGE_OK). The gate judges the tree that would land,
+/// the merge of the head into today's base: its suite fails, BLOCK; the answer names the
+/// merged tree.
+#[test]
+fn a_stale_fork_is_judged_with_the_tests_the_base_has_today() {
+    let (repo, g) = python("stale-base");
+    let dir = repo.path();
+    assert!(plain_pytest_passes(dir), "the head's own tests pass");
+    expect(&g, "BLOCK", "concrete-behavior", 1);
+    let judged = &g.answer["judged"];
+    assert_eq!(judged["head"], git(dir, &["rev-parse", "HEAD"]));
+    assert_eq!(judged["base"], git(dir, &["rev-parse", "main"]));
+    assert_ne!(judged["tree"], git(dir, &["rev-parse", "HEAD^{tree}"]));
+    assert_eq!(
+        step(&g.answer, "fixtures")["failed_tests"],
+        serde_json::json!(["tests.test_format::test_cents_have_two_digits"])
+    );
+    // Changed files are two-dot against the merged tree: the base's new test is not the
+    // patch's, so it is no scope hit.
+    assert_eq!(
+        step(&g.answer, "scope")["scope_hits"],
+        serde_json::json!([])
+    );
+}
+
+/// A patch that does not merge cleanly into today's base has no tree that would land: ESCALATE
+/// `merge-conflict`, the conflicting file named, nothing run.
+#[test]
+fn a_patch_that_conflicts_with_the_base_escalates() {
+    require_python();
+    let repo = repository("gate-python", "good-fix", |_| {});
+    let dir = repo.path();
+    git(dir, &["checkout", "-q", "main"]);
+    let pricing = dir.join("shop/pricing.py");
+    let text = std::fs::read_to_string(&pricing).unwrap();
+    let line = "    return cents * (100 - percent) // 100\n";
+    assert!(text.contains(line));
+    std::fs::write(
+        &pricing,
+        text.replace(
+            line,
+            &format!("    # Rounded down, as the fixtures pin.\n{line}"),
+        ),
+    )
+    .unwrap();
+    commit(dir, "main edits the same place");
+    git(dir, &["checkout", "-q", "patch"]);
+    let g = gate(dir, &[]);
+    expect(&g, "ESCALATE", "merge-conflict", 2);
+    assert_eq!(
+        step(&g.answer, "merge")["conflicts"],
+        serde_json::json!(["shop/pricing.py"])
+    );
+    assert!(!g.stderr.contains("run 1/2"), "nothing runs: {}", g.stderr);
 }

@@ -50,6 +50,7 @@ const SUITE_SH: &str = r#"case "$(cat behaviour/suite)" in
     env | grep -q PATCHGATE_TOKEN && found="$found read-token"
     outside=$(cat behaviour/outside)
     (echo pwned > "$outside/pwned") 2>/dev/null && found="$found wrote-outside"
+    (mount -o remount,rw / && echo pwned > "$outside/escaped") > /dev/null 2>&1 && found="$found remounted-rw"
     (echo pwned > "$outside/../pwned-$$") 2>/dev/null && found="$found wrote-outside" && rm -f "$outside/../pwned-$$"
     {
       printf '<testsuite><testcase classname="hostile" name="ran"><failure/></testcase>'
@@ -541,7 +542,9 @@ fn binaries_and_executables_escalate_before_anything_runs() {
 
 /// Issue 24 (section 12.2), tried as the code under test would: a suite that looks for the
 /// runner in `/proc`, checks it may signal it, looks for `PATCHGATE_TOKEN` in every
-/// environment it can read, writes outside the checkout, and leaves a `setsid` daemon behind.
+/// environment it can read, writes outside the checkout (directly, and after remounting `/`
+/// read-write: bubblewrap started by root kept every capability until `--cap-drop ALL`, and
+/// that remount worked), and leaves a `setsid` daemon behind.
 /// Each success is a failed test case in its report. Without the sandbox (`mode = "off"`, the
 /// old way of running) it saw and could signal the runner, read the token from the runner's
 /// environment (non-dumpable does not stop root), wrote outside and left its daemon running.
@@ -556,6 +559,7 @@ fn a_run_cannot_reach_the_runner_or_the_machine() {
                 "hostile::can-signal-runner",
                 "hostile::ran",
                 "hostile::read-token",
+                "hostile::remounted-rw",
                 "hostile::saw-runner",
                 "hostile::wrote-outside",
             ][..],
@@ -565,7 +569,8 @@ fn a_run_cannot_reach_the_runner_or_the_machine() {
         let config = format!("{CONFIG}[sandbox]\nmode = \"{mode}\"\n");
         let repo = repository_with("hostile", &config);
         let dir = repo.path();
-        let outside = tempfile::tempdir().unwrap();
+        // Outside the checkout and outside /tmp (which the sandbox replaces with its own).
+        let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
         write(dir, "behaviour/outside", outside.path().to_str().unwrap());
         git(dir, &["add", "behaviour/outside"]);
         git(dir, &["commit", "-q", "-m", "where to write"]);
@@ -616,5 +621,110 @@ fn a_run_cannot_reach_the_runner_or_the_machine() {
                 nix::sys::signal::Signal::SIGKILL,
             );
         }
+    }
+}
+
+/// Issue 24 (sections 11.3, 12.1): the judged tree is exported from git's objects byte for
+/// byte. A repository poisoned by an earlier, unconfined run (`.git/info/attributes` naming a
+/// smudge filter that `.git/config` defines) made `git checkout-index` run the filter's
+/// command outside any sandbox and rewrite the patch's files as they were exported: here it
+/// turned the patch's failing verdict back into a pass (MERGE_OK with `git checkout-index`,
+/// tried by hand on 14cecd1). Now no attribute or filter applies: the failure stands (BLOCK).
+#[test]
+fn a_planted_git_filter_cannot_rewrite_the_judged_tree() {
+    let repo = repository("pass");
+    let dir = repo.path();
+    write(dir, "checks/property.sh", "exit \"$(cat src/verdict)\"\n");
+    write(dir, "src/verdict", "1\n");
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "the property now fails"]);
+    write(dir, ".git/info/attributes", "verdict filter=launder\n");
+    git(dir, &["config", "filter.launder.smudge", "sed s/1/0/"]);
+    let out = patchgate()
+        .current_dir(dir)
+        .args(["gate", "--base", "main", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["reason"], "invariant-or-over-specified-property");
+    // The tree judged is the head's (it already contains the base), by id.
+    assert_eq!(answer["judged"]["head"], git(dir, &["rev-parse", "HEAD"]));
+    assert_eq!(
+        answer["judged"]["tree"],
+        git(dir, &["rev-parse", "HEAD^{tree}"])
+    );
+}
+
+/// `[sandbox] git`: by default the copy has no `.git` (a run's git commands find no
+/// repository: a broken harness, never a pass); `git = "read-only"` mounts the repository's
+/// git directory read-only, so a check may read history but never write it.
+#[test]
+fn the_copy_has_git_only_when_asked_and_then_read_only() {
+    let check = "git log -1 --format=%s >/dev/null || exit 3\n\
+                 git tag planted 2>/dev/null && exit 4\n\
+                 exit 0\n";
+    for (git_mode, exit, disposition) in [("none", 2, "ESCALATE"), ("read-only", 0, "MERGE_OK")] {
+        let config = format!("{CONFIG}[sandbox]\ngit = \"{git_mode}\"\n");
+        let repo = repository_with("pass", &config);
+        let dir = repo.path();
+        write(dir, "checks/property.sh", check);
+        git(dir, &["commit", "-q", "-am", "the check reads git"]);
+        let out = patchgate()
+            .current_dir(dir)
+            .args(["gate", "--base", "main", "--json"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(exit), "{git_mode}: {stderr}");
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(answer["disposition"], disposition, "{git_mode}");
+        assert_eq!(git(dir, &["tag", "--list", "planted"]), "", "{git_mode}");
+    }
+}
+
+/// `[sandbox] mode = "required"` (the default) on a machine without bubblewrap: exit 69 before
+/// anything runs, saying what to install. `mode = "off"` runs, and the answer and the Markdown
+/// report both say `sandbox: off`.
+#[test]
+fn without_bubblewrap_required_refuses_and_off_says_so() {
+    let bin = tempfile::tempdir().unwrap();
+    for tool in ["git", "sh"] {
+        let path = String::from_utf8(
+            std::process::Command::new("sh")
+                .args(["-c", &format!("command -v {tool}")])
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(path.trim(), bin.path().join(tool)).unwrap();
+    }
+    for (mode, exit) in [("required", 69), ("off", 0)] {
+        let config = format!("{CONFIG}[sandbox]\nmode = \"{mode}\"\n");
+        let repo = repository_with("pass", &config);
+        let report = repo.path().join("report.md");
+        let out = patchgate()
+            .current_dir(repo.path())
+            .env("PATH", bin.path())
+            .args(["gate", "--base", "main", "--json", "--markdown-out"])
+            .arg(&report)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(exit), "{mode}: {stderr}");
+        if mode == "required" {
+            assert!(stderr.contains("apt-get install bubblewrap"), "{stderr}");
+            assert!(!stderr.contains("run 1/2"), "nothing runs: {stderr}");
+            continue;
+        }
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(answer["sandbox"], "off");
+        assert!(
+            std::fs::read_to_string(&report)
+                .unwrap()
+                .contains("**sandbox: off**")
+        );
     }
 }

@@ -156,25 +156,157 @@ pub fn judged_tree(base: &str, head: &str) -> Result<Judged, CliError> {
     })
 }
 
-/// Writes the files of `tree` into the new directory `dest`, from git's objects (never the
-/// worktree, whatever it holds): a throw-away index, `checkout-index`, and no attributes
-/// (an `export-ignore` or an encoding the patch added cannot hide or change a file).
-pub fn export_tree(tree: &str, index: &Path, dest: &Path) -> Result<(), CliError> {
-    // The empty tree: attributes are read from nowhere.
-    const NO_ATTRIBUTES: &str = "--attr-source=4b825dc642cb6eb9a060e54bf8d69288fbee4904";
-    let prefix = format!("--prefix={}/", dest.display());
-    for args in [
-        vec![NO_ATTRIBUTES, "read-tree", tree],
-        vec![NO_ATTRIBUTES, "checkout-index", "--all", "--force", &prefix],
-    ] {
-        let mut command = git_command();
-        command
-            .env("GIT_INDEX_FILE", index)
-            .args(["-c", "core.autocrlf=false", "-c", "core.symlinks=true"])
-            .args(&args);
-        run_git(&mut command, &args)?;
+/// The bytes of every file in `tree` (`git ls-tree -l`), or `None` when git cannot say.
+pub fn tree_bytes(tree: &str) -> Option<u64> {
+    let listing = git(&["ls-tree", "-r", "-l", "-z", "--full-tree", tree]).ok()?;
+    Some(
+        listing
+            .split(|b| *b == 0)
+            .filter_map(|r| {
+                // `<mode> SP <type> SP <object> SP+ <size> TAB <path>`
+                let tab = r.iter().position(|b| *b == b'\t')?;
+                String::from_utf8_lossy(&r[..tab])
+                    .split_whitespace()
+                    .nth(3)?
+                    .parse::<u64>()
+                    .ok()
+            })
+            .sum(),
+    )
+}
+
+/// Writes the files of `tree` into the directory `dest`, byte for byte from git's objects:
+/// `ls-tree` names them, one `cat-file --batch` streams them. Neither the worktree nor its
+/// index is read, and no attribute, filter or conversion applies: a `.git/info/attributes`
+/// plus a smudge filter planted in the repository (by an earlier, unconfined run) would
+/// otherwise run its command and rewrite files as they are exported. Symbolic links are
+/// written as links (they point wherever they point: the copy is read through them by the
+/// runs only); a path that would pass through one, leave `dest` or name `.git` is refused.
+/// Returns how many files (and links) it wrote.
+pub fn export_tree(tree: &str, dest: &Path) -> Result<usize, CliError> {
+    use std::collections::HashSet;
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::{OpenOptionsExt, symlink};
+
+    let malformed = |path: &[u8], why: &str| {
+        CliError::data(format!(
+            "the tree {tree} cannot be exported: {:?} {why}",
+            String::from_utf8_lossy(path)
+        ))
+    };
+    struct Entry {
+        mode: u32,
+        oid: String,
+        path: Vec<u8>,
     }
-    Ok(())
+    let listing = git(&["ls-tree", "-r", "-z", "--full-tree", tree])?;
+    let mut entries = Vec::new();
+    for record in listing.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+        // `<mode> SP <type> SP <object> TAB <path>`
+        let tab = record
+            .iter()
+            .position(|b| *b == b'\t')
+            .ok_or_else(|| malformed(record, "is not an ls-tree line"))?;
+        let (meta, path) = (String::from_utf8_lossy(&record[..tab]), &record[tab + 1..]);
+        let mut fields = meta.split(' ');
+        let (Some(mode), Some(_kind), Some(oid)) = (fields.next(), fields.next(), fields.next())
+        else {
+            return Err(malformed(record, "is not an ls-tree line"));
+        };
+        let mode = u32::from_str_radix(mode, 8).map_err(|_| malformed(path, "has no mode"))?;
+        let safe = path.split(|b| *b == b'/').all(|part| {
+            !part.is_empty() && part != b"." && part != b".." && !part.eq_ignore_ascii_case(b".git")
+        });
+        if !safe {
+            return Err(malformed(path, "is not a path inside the tree"));
+        }
+        entries.push(Entry {
+            mode,
+            oid: oid.to_owned(),
+            path: path.to_vec(),
+        });
+    }
+    // Submodules (mode 160000) are commits, not blobs: an empty directory stands for each.
+    let blobs: Vec<String> = entries
+        .iter()
+        .filter(|e| e.mode != 0o160000)
+        .map(|e| e.oid.clone())
+        .collect();
+    let mut child = git_command()
+        .args(["cat-file", "--batch"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| CliError::data(format!("cannot run git: {e}")))?;
+    let mut stdin = child.stdin.take().expect("piped");
+    let feeder = std::thread::spawn(move || -> std::io::Result<()> {
+        let mut w = std::io::BufWriter::new(&mut stdin);
+        for oid in blobs {
+            writeln!(w, "{oid}")?;
+        }
+        w.flush()
+    });
+    let mut out = BufReader::with_capacity(1 << 16, child.stdout.take().expect("piped"));
+    let failed = |e: std::io::Error| CliError::software(format!("cannot export {tree}: {e}"));
+    let mut links: HashSet<Vec<u8>> = HashSet::new();
+    let mut content = Vec::new();
+    for entry in &entries {
+        // No entry may pass through a symbolic link the tree holds.
+        let mut at = 0;
+        while let Some(slash) = entry.path[at..].iter().position(|b| *b == b'/') {
+            at += slash;
+            if links.contains(&entry.path[..at]) {
+                return Err(malformed(&entry.path, "passes through a symbolic link"));
+            }
+            at += 1;
+        }
+        let target = dest.join(std::ffi::OsStr::from_bytes(&entry.path));
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(failed)?;
+        }
+        if entry.mode == 0o160000 {
+            std::fs::create_dir_all(&target).map_err(failed)?;
+            continue;
+        }
+        let mut header = String::new();
+        out.read_line(&mut header).map_err(failed)?;
+        // `<oid> blob <size>`
+        let size: usize = header
+            .trim_end()
+            .rsplit(' ')
+            .next()
+            .and_then(|s| s.parse().ok())
+            .filter(|_| header.contains(" blob "))
+            .ok_or_else(|| malformed(&entry.path, &format!("is not a blob ({})", header.trim())))?;
+        content.clear();
+        content.resize(size + 1, 0);
+        out.read_exact(&mut content).map_err(failed)?;
+        content.truncate(size);
+        if entry.mode == 0o120000 {
+            symlink(std::ffi::OsStr::from_bytes(&content), &target).map_err(failed)?;
+            links.insert(entry.path.clone());
+        } else {
+            let executable = entry.mode & 0o111 != 0;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(if executable { 0o755 } else { 0o644 })
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&target)
+                .and_then(|mut f| f.write_all(&content))
+                .map_err(failed)?;
+        }
+    }
+    drop(out);
+    let _ = feeder.join();
+    let status = child.wait().map_err(failed)?;
+    if !status.success() {
+        return Err(CliError::data(format!(
+            "git cat-file could not read {tree}"
+        )));
+    }
+    Ok(entries.len())
 }
 
 /// The base commit's file at `path`, or `None` when it has none.

@@ -4,8 +4,10 @@
 //! It gathers the facts of one patch and has the core (or a server, `--server`) decide them.
 //! Its first rule: a patch is never judged by rules it brought along. The config, catalog,
 //! ledger and expected seal are read from the *base* commit with `git show`, and they are
-//! always guarded. It stops as soon as the answer is known: nothing runs on a seal mismatch,
-//! debt over the cap or a guard hit.
+//! always guarded. Its second: the code under test is hostile. What is judged is the merge of
+//! the head into the base, copied from git's objects into a clean room where every run
+//! happens in a sandbox ([`super::sandbox`]). It stops as soon as the answer is known:
+//! nothing runs on a conflict, a seal mismatch, debt over the cap, a guard hit or a binary.
 
 mod config;
 mod junit;
@@ -43,8 +45,8 @@ pub struct GateArgs {
     /// expected seal are read from it, never from the patch.
     #[arg(long, required_unless_present = "facts")]
     pub base: Option<String>,
-    /// The patch's head commit; it must be what is checked out (the tests run in this
-    /// worktree).
+    /// The patch's head commit. The gate judges it merged into the base, from git's objects,
+    /// in a clean room: the worktree and its uncommitted changes are never read.
     #[arg(long, default_value = "HEAD")]
     pub head: String,
     /// The config file's path in the base commit.
