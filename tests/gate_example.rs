@@ -1220,3 +1220,41 @@ fn a_patch_that_conflicts_with_the_base_escalates() {
     );
     assert!(!g.stderr.contains("run 1/2"), "nothing runs: {}", g.stderr);
 }
+
+/// `shadows-hypothesis`: the broken-invariant bug, and `lib/hypothesis/`, a package of the
+/// same name as the property engine whose `@given` runs nothing, in a base whose `pytest.ini`
+/// puts `lib` first on the import path (`pythonpath = lib`). With the old command (plugin
+/// autoload off, no plugin named) the properties pass on the patch's tree: the engine is the
+/// patch's. The runner asks the runs' Python what it can import, sees that
+/// `lib/hypothesis` shadows an installed module, and reports it: a toolchain scope hit, so the
+/// property tier cannot vouch, and the suite catches the bug.
+#[test]
+fn a_patch_shadowing_hypothesis_on_the_pythonpath_is_a_scope_hit() {
+    require_python();
+    let pythonpath = |dir: &Path| {
+        std::fs::write(dir.join("pytest.ini"), "[pytest]\npythonpath = lib\n").expect("write")
+    };
+    let repo = repository_with("gate-python", "shadows-hypothesis", pythonpath, |_| {});
+    let dir = repo.path();
+    let old = std::process::Command::new("python3")
+        .current_dir(dir)
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .args([
+            "properties/test_discount_bounded.py",
+            "properties/test_discount_monotonic.py",
+        ])
+        .env("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        .output()
+        .expect("python3");
+    assert!(
+        old.status.success(),
+        "the shadow hides the bug from the properties"
+    );
+    let g = gate(dir, &[]);
+    expect(&g, "BLOCK", "concrete-behavior", 1);
+    assert_eq!(
+        step(&g.answer, "scope")["scope_hits"],
+        serde_json::json!(["lib/hypothesis/__init__.py", "lib/hypothesis/strategies.py"])
+    );
+    assert_eq!(step(&g.answer, "properties")["ran"], false);
+}

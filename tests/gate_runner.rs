@@ -114,14 +114,8 @@ fn repository_with(suite: &str, config: &str) -> tempfile::TempDir {
 #[test]
 fn a_failed_test_with_a_very_long_id_still_counts() {
     let repo = repository("long-id");
-    let out = patchgate()
-        .current_dir(repo.path())
-        .args(["gate", "--base", "main", "--json"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (code, answer, stderr) = gate_json(repo.path(), &[]);
+    assert_eq!(code, Some(1), "{stderr}");
     assert_eq!(answer["disposition"], "BLOCK");
     assert_eq!(answer["reason"], "concrete-behavior");
     let fixtures = answer["steps"]
@@ -369,6 +363,22 @@ fn every_subcommand_says_what_ctrl_c_does() {
     assert_eq!(status.signal(), Some(2), "{status:?}");
 }
 
+/// Runs `patchgate gate --base main --json` in `dir` with `env`: the exit code, the answer
+/// (null when stdout holds none) and stderr.
+fn gate_json(dir: &Path, env: &[(&str, &str)]) -> (Option<i32>, Value, String) {
+    let out = patchgate()
+        .current_dir(dir)
+        .envs(env.iter().copied())
+        .args(["gate", "--base", "main", "--json"])
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        serde_json::from_slice(&out.stdout).unwrap_or(Value::Null),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// Runs `patchgate gate --base main` in `dir` with `extra`, killed after `limit`: the exit code
 /// (`None` when it had to be killed) and stderr.
 fn gate_within(dir: &Path, extra: &[&str], limit: Duration) -> (Option<i32>, String) {
@@ -514,14 +524,8 @@ fn binaries_and_executables_escalate_before_anything_runs() {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(make)).unwrap();
         git(dir, &["add", name]);
         git(dir, &["commit", "-q", "-m", "adds a file"]);
-        let out = patchgate()
-            .current_dir(dir)
-            .args(["gate", "--base", "main", "--json"])
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
-        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let (code, answer, stderr) = gate_json(dir, &[]);
+        assert_eq!(code, Some(2), "{name}: {stderr}");
         assert_eq!(answer["reason"], "binary-added", "{name}");
         assert!(
             !stderr.contains("run 1/2"),
@@ -530,12 +534,7 @@ fn binaries_and_executables_escalate_before_anything_runs() {
         // Deleting it again is no binary added.
         git(dir, &["rm", "-q", name]);
         git(dir, &["commit", "-q", "-m", "removes it"]);
-        let out = patchgate()
-            .current_dir(dir)
-            .args(["gate", "--base", "main", "--json"])
-            .output()
-            .unwrap();
-        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let (_, answer, _) = gate_json(dir, &[]);
         assert_ne!(answer["reason"], "binary-added", "{name}: {answer}");
     }
 }
@@ -574,15 +573,8 @@ fn a_run_cannot_reach_the_runner_or_the_machine() {
         write(dir, "behaviour/outside", outside.path().to_str().unwrap());
         git(dir, &["add", "behaviour/outside"]);
         git(dir, &["commit", "-q", "-m", "where to write"]);
-        let out = patchgate()
-            .current_dir(dir)
-            .env("PATCHGATE_TOKEN", "the-runner-secret")
-            .args(["gate", "--base", "main", "--json"])
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{mode}: {stderr}");
-        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let (code, answer, stderr) = gate_json(dir, &[("PATCHGATE_TOKEN", "the-runner-secret")]);
+        assert_eq!(code, Some(1), "{mode}: {stderr}");
         assert_eq!(
             answer["sandbox"],
             if mode == "off" { "off" } else { "bubblewrap" }
@@ -640,14 +632,8 @@ fn a_planted_git_filter_cannot_rewrite_the_judged_tree() {
     git(dir, &["commit", "-q", "-m", "the property now fails"]);
     write(dir, ".git/info/attributes", "verdict filter=launder\n");
     git(dir, &["config", "filter.launder.smudge", "sed s/1/0/"]);
-    let out = patchgate()
-        .current_dir(dir)
-        .args(["gate", "--base", "main", "--json"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (code, answer, stderr) = gate_json(dir, &[]);
+    assert_eq!(code, Some(1), "{stderr}");
     assert_eq!(answer["reason"], "invariant-or-over-specified-property");
     // The tree judged is the head's (it already contains the base), by id.
     assert_eq!(answer["judged"]["head"], git(dir, &["rev-parse", "HEAD"]));
@@ -671,14 +657,8 @@ fn the_copy_has_git_only_when_asked_and_then_read_only() {
         let dir = repo.path();
         write(dir, "checks/property.sh", check);
         git(dir, &["commit", "-q", "-am", "the check reads git"]);
-        let out = patchgate()
-            .current_dir(dir)
-            .args(["gate", "--base", "main", "--json"])
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(exit), "{git_mode}: {stderr}");
-        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let (code, answer, stderr) = gate_json(dir, &[]);
+        assert_eq!(code, Some(exit), "{git_mode}: {stderr}");
         assert_eq!(answer["disposition"], disposition, "{git_mode}");
         assert_eq!(git(dir, &["tag", "--list", "planted"]), "", "{git_mode}");
     }

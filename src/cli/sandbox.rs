@@ -9,8 +9,48 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use serde::Deserialize;
+
 use super::error::CliError;
-use super::gate::{SandboxConfig, SandboxGit, SandboxMode};
+
+/// `[sandbox]`: how every run is isolated from the runner and the machine.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxConfig {
+    /// `required` (the default and the starter's): no run without a working sandbox (69);
+    /// `off`: runs as the runner's user, and every answer says `sandbox: off`.
+    #[serde(default)]
+    pub mode: SandboxMode,
+    /// Give the runs the network (default: none).
+    #[serde(default)]
+    pub network: bool,
+    /// More of the environment the runs see: `NAME` (passed when the runner has it) or
+    /// `NAME=value`. `PATCHGATE_*` never passes.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// `none` (the default): the copy has no `.git`; `read-only`: the repository's git
+    /// directory is mounted read-only at the copy's `.git`.
+    #[serde(default)]
+    pub git: SandboxGit,
+}
+
+/// `[sandbox] mode`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    #[default]
+    Required,
+    Off,
+}
+
+/// `[sandbox] git`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxGit {
+    #[default]
+    None,
+    ReadOnly,
+}
 
 /// What every run sees of the runner's environment, beside what `[sandbox] env` names: the
 /// search path, the language, and where the toolchains live (never a secret).

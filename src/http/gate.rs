@@ -156,6 +156,11 @@ pub struct GateRequestDoc {
     /// under test ran with the runner's user and files.
     #[schema(nullable = false)]
     sandbox: Option<crate::core::gate::SandboxBackend>,
+    /// Changed files the runner saw to shadow a module of the test toolchain (a module under
+    /// a test `pythonpath` directory named like a standard or installed one): each is a
+    /// scope hit, like a root-level module.
+    #[schema(nullable = false)]
+    shadows: Option<Vec<super::openapi::RepoPathDoc>>,
 }
 
 /// Git object ids (40 or 64 hex digits) of what was judged.

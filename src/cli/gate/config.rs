@@ -5,6 +5,7 @@ use std::time::Duration;
 use crate::core::runs::CatchCodes;
 use serde::Deserialize;
 
+use crate::cli::sandbox::SandboxConfig;
 use crate::core::path::RepoPath;
 
 /// The default config file name, at the repository root.
@@ -41,45 +42,6 @@ pub struct GateConfig {
     /// Where the code under test runs (CONTRACT.md section 12.2).
     #[serde(default)]
     pub sandbox: SandboxConfig,
-}
-
-/// `[sandbox]`: how every run is isolated from the runner and the machine.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SandboxConfig {
-    /// `required` (the default and the starter's): no run without a working sandbox (69);
-    /// `off`: runs as the runner's user, and every answer says `sandbox: off`.
-    #[serde(default)]
-    pub mode: SandboxMode,
-    /// Give the runs the network (default: none).
-    #[serde(default)]
-    pub network: bool,
-    /// More of the environment the runs see: `NAME` (passed when the runner has it) or
-    /// `NAME=value`. `PATCHGATE_*` never passes.
-    #[serde(default)]
-    pub env: Vec<String>,
-    /// `none` (the default): the copy has no `.git`; `read-only`: the repository's git
-    /// directory is mounted read-only at the copy's `.git`.
-    #[serde(default)]
-    pub git: SandboxGit,
-}
-
-/// `[sandbox] mode`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SandboxMode {
-    #[default]
-    Required,
-    Off,
-}
-
-/// `[sandbox] git`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SandboxGit {
-    #[default]
-    None,
-    ReadOnly,
 }
 
 /// How each property runs.
@@ -379,6 +341,7 @@ env = ["PYTEST_DISABLE_PLUGIN_AUTOLOAD=1"]
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::sandbox::SandboxMode;
 
     #[test]
     fn the_starter_is_a_valid_config() {

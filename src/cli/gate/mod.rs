@@ -11,6 +11,7 @@
 
 mod config;
 mod junit;
+mod shadows;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -37,7 +38,7 @@ use crate::core::path::RepoPath;
 use crate::core::problem::Problem;
 use crate::exit::Exit;
 use config::STARTER;
-pub(super) use config::{CONFIG_FILE, GateConfig, SandboxConfig, SandboxGit, SandboxMode};
+pub(super) use config::{CONFIG_FILE, GateConfig};
 
 #[derive(Debug, Args)]
 pub struct GateArgs {
@@ -230,6 +231,7 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         "judged": {"base": judged.base, "head": judged.head, "tree": judged.tree},
         "merge_conflicts": judged.conflicts,
         "sandbox": room.backend.as_str(),
+        "shadows": shadows::shadows(&room, &changed),
     });
     if let Some(cap) = config.debt_cap {
         doc["debt_cap"] = json!(cap);

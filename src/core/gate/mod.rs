@@ -97,6 +97,9 @@ pub struct GateRequest {
     pub merge_conflicts: Vec<RepoPath>,
     /// How the runs were isolated (section 12.2); `None` when the facts do not say.
     pub sandbox: Option<SandboxBackend>,
+    /// Changed files the runner saw to shadow a module of the test toolchain: a module under
+    /// a test `pythonpath` directory named like a standard or installed one (section 12.3).
+    pub shadows: Vec<RepoPath>,
 }
 
 /// The commit and tree ids of what was judged: the base, the head, and the tree that would
@@ -852,10 +855,11 @@ fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Vec<Step>) {
     let mut steps = Vec::with_capacity(4);
     // t0 scope.
     let markers = ScopeMarkers::default();
+    let shadows: HashSet<&RepoPath> = request.shadows.iter().collect();
     let scope_hits: Vec<String> = request
         .changed_files
         .iter()
-        .filter(|f| markers.is_scope_hit(f))
+        .filter(|f| markers.is_scope_hit(f) || shadows.contains(f))
         .map(|f| f.as_str().to_owned())
         .collect();
     let scope_hit = !scope_hits.is_empty();

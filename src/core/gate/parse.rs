@@ -10,7 +10,7 @@ use crate::core::quorum::parse_quorum_fields;
 use crate::core::runs::{CatchCodes, parse_catch_codes};
 
 /// The fields of a `/gate` body.
-pub const GATE_FIELDS: [&str; 15] = [
+pub const GATE_FIELDS: [&str; 16] = [
     "patch_id",
     "changed_files",
     "guarded",
@@ -26,6 +26,7 @@ pub const GATE_FIELDS: [&str; 15] = [
     "judged",
     "merge_conflicts",
     "sandbox",
+    "shadows",
 ];
 /// The fields of `judged`.
 pub const JUDGED_FIELDS: [&str; 3] = ["base", "head", "tree"];
@@ -71,6 +72,10 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
         .and_then(|v| fields::paths(v, "/merge_conflicts", false, &mut e))
         .unwrap_or_default();
     let judged = doc.get("judged").and_then(|v| parse_judged(v, &mut e));
+    let shadows = doc
+        .get("shadows")
+        .and_then(|v| fields::paths(v, "/shadows", false, &mut e))
+        .unwrap_or_default();
     let sandbox = match doc.get("sandbox") {
         Some(_) => doc.req_enum::<SandboxBackend>("sandbox", &mut e),
         None => None,
@@ -96,6 +101,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             judged,
             merge_conflicts,
             sandbox,
+            shadows,
         }),
         _ => Err(e),
     }
