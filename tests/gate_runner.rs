@@ -708,3 +708,28 @@ fn without_bubblewrap_required_refuses_and_off_says_so() {
         );
     }
 }
+
+/// Issue 24 (section 12.3): whether a changed file is binary is read from its content in the
+/// judged tree (a NUL byte in its first 8,000 bytes, git's own test), never through git's
+/// attributes: a patch that also committed `.gitattributes` with `data/* diff` made git diff
+/// the blob as text, and the binary went through unflagged.
+#[test]
+fn a_binary_is_known_by_its_content_whatever_the_attributes_say() {
+    let repo = repository("pass");
+    let dir = repo.path();
+    write(dir, ".gitattributes", "data/* diff\n");
+    std::fs::create_dir_all(dir.join("data")).unwrap();
+    std::fs::write(dir.join("data/blob"), b"\0\x01\x02binary\0").unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "a blob, said to be text"]);
+    let (code, answer, stderr) = gate_json(dir, &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(answer["reason"], "binary-added");
+    let binary = answer["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == "binary")
+        .unwrap();
+    assert_eq!(binary["binaries"], serde_json::json!(["data/blob"]));
+}

@@ -326,10 +326,10 @@ pub fn base_file(base: &str, path: &str) -> Result<Option<Vec<u8>>, CliError> {
     git(&["cat-file", "blob", &spec]).map(Some)
 }
 
-/// The files of `BASE TREE` (the judged tree) that the patch adds or changes as binary (git
-/// reads their content as binary) or makes executable (a new mode 100755): the runner's facts
-/// for the gate's `binary-added` rule. Deleted files are not counted.
-pub fn git_binaries(base: &str, tree: &str) -> Result<Vec<String>, CliError> {
+/// The files of `BASE TREE` (the judged tree) that the patch makes executable (a new mode
+/// 100755): with [`binary_content`], the runner's facts for the gate's `binary-added` rule.
+/// Deleted files are not counted.
+pub fn git_made_executable(base: &str, tree: &str) -> Result<Vec<String>, CliError> {
     let raw = git(&[
         "diff",
         "-z",
@@ -339,42 +339,43 @@ pub fn git_binaries(base: &str, tree: &str) -> Result<Vec<String>, CliError> {
         base,
         tree,
     ])?;
-    let mut deleted = std::collections::HashSet::new();
     let mut out = Vec::new();
     // `:OLD NEW OLDSHA NEWSHA STATUS\0PATH\0`, once per file.
     let mut records = raw.split(|b| *b == 0).filter(|r| !r.is_empty());
     while let (Some(meta), Some(path)) = (records.next(), records.next()) {
         let meta = String::from_utf8_lossy(meta);
-        let path = String::from_utf8_lossy(path).into_owned();
         let fields: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
-        match fields.as_slice() {
-            [_, _, _, _, status] if status.starts_with('D') => {
-                deleted.insert(path);
-            }
-            [old, "100755", ..] if *old != "100755" => out.push(path),
-            _ => {}
-        }
-    }
-    let numstat = git(&[
-        "diff",
-        "-z",
-        "--numstat",
-        "--no-renames",
-        "--no-textconv",
-        base,
-        tree,
-    ])?;
-    for record in numstat.split(|b| *b == 0).filter(|r| !r.is_empty()) {
-        let record = String::from_utf8_lossy(record);
-        let mut parts = record.splitn(3, '\t');
-        if let (Some("-"), Some("-"), Some(path)) = (parts.next(), parts.next(), parts.next())
-            && !deleted.contains(path)
-            && !out.iter().any(|p| p == path)
+        if let [old, "100755", ..] = fields.as_slice()
+            && *old != "100755"
         {
-            out.push(path.to_owned());
+            out.push(String::from_utf8_lossy(path).into_owned());
         }
     }
     Ok(out)
+}
+
+/// The `changed` files whose content in the copy `tree` is binary by git's own test (a NUL
+/// byte in the first 8,000 bytes), read from the bytes themselves: no attribute (`diff`,
+/// `-binary`, a textconv) can make git call a binary text. Deleted files and links are not
+/// counted.
+pub fn binary_content(tree: &Path, changed: &[String]) -> Vec<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    changed
+        .iter()
+        .filter(|path| {
+            let mut head = Vec::with_capacity(8000);
+            std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+                .open(tree.join(path))
+                .ok()
+                .filter(|f| f.metadata().is_ok_and(|m| m.is_file()))
+                .and_then(|f| f.take(8000).read_to_end(&mut head).ok())
+                .is_some_and(|_| head.contains(&0))
+        })
+        .cloned()
+        .collect()
 }
 
 /// The commit `rev` names, resolved unambiguously (CONTRACT.md section 12.1). git resolves a

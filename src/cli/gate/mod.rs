@@ -22,8 +22,8 @@ use serde_json::{Map, Value, json};
 use super::documents::{parse_document, parse_seal_text};
 use super::error::{CliError, CliResult};
 use super::git::{
-    base_file, commit_of, enter_repository, fill_commit_counts, git_binaries, git_changed,
-    judged_tree,
+    base_file, binary_content, commit_of, enter_repository, fill_commit_counts, git_changed,
+    git_made_executable, judged_tree,
 };
 use super::runner::{Place, argv_for, open_report, run_check};
 use super::sandbox::Room;
@@ -172,7 +172,7 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     let config = GateConfig::parse(&text, &name).map_err(CliError::data)?;
 
     let changed = git_changed(&base, &judged.tree)?;
-    let binaries = git_binaries(&base, &judged.tree)?;
+    let mut binaries = git_made_executable(&base, &judged.tree)?;
     // The catalog and the ledger, from the base commit.
     let catalog_bytes = base_file(&base, &config.catalog)?.ok_or_else(|| {
         CliError::data(format!(
@@ -203,6 +203,11 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     // The clean room: a fresh copy of the judged tree, where every run happens (69 under
     // `mode = "required"` without a working sandbox, before anything runs).
     let room = Room::open(&config.sandbox, &judged.tree)?;
+    for file in binary_content(&room.tree, &changed) {
+        if !binaries.contains(&file) {
+            binaries.push(file);
+        }
+    }
     // The seal of the judged tree's fixtures, before anything runs.
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     let tree = crate::tree::read_dir_tree(
