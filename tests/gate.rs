@@ -417,6 +417,42 @@ fn rows() -> Vec<Row> {
             "concrete-behavior",
             Some(["pass", "fail", "pass"]),
         ),
+        // Section 11.1: a report that disagrees with itself is no verdict, even when only
+        // frozen tests failed and the re-run passed.
+        (
+            "a report that disagrees with itself",
+            with(&[
+                ("ledger", json!([open_test("t::frozen", &["legacy"])])),
+                (
+                    "fixture_suite",
+                    json!({"exit_code": 1, "failed_tests": ["t::frozen"],
+                           "report_disagrees": "a <error> outside any test case",
+                           "rerun": {"exit_code": 0, "failed_tests": []}}),
+                ),
+            ]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["pass", "unknown", "pass"]),
+        ),
+        (
+            "a re-run whose report disagrees with itself did not pass",
+            with(&[
+                ("ledger", json!([open_test("t::frozen", &["legacy"])])),
+                (
+                    "fixture_suite",
+                    json!({"exit_code": 1, "failed_tests": ["t::frozen"],
+                           "rerun": {"exit_code": 0, "failed_tests": [],
+                                     "report_disagrees": "counts"}}),
+                ),
+            ]),
+            409,
+            "BLOCK",
+            "route",
+            "concrete-behavior",
+            Some(["pass", "fail", "pass"]),
+        ),
         (
             "a re-run that exits 0 while its report lists a failure did not pass",
             with(&[

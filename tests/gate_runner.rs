@@ -34,6 +34,15 @@ const SUITE_SH: &str = r#"case "$(cat behaviour/suite)" in
     exit 1 ;;
   sleep) sleep 62.5 ;;
   fifo) rm -f report.xml; mkfifo report.xml; exit 1 ;;
+  suite-error)
+    # Collection crashed (a suite-level <error>) beside the frozen test's failure; run again
+    # without the frozen test, it says all is well.
+    if [ "$1" = "--deselect" ]; then
+      printf '<testsuite name="s" tests="1"><testcase classname="t" name="ok"/></testsuite>' > report.xml
+      exit 0
+    fi
+    printf '<testsuite name="s"><error message="collection crashed"/><testcase classname="t" name="frozen"><failure/></testcase></testsuite>' > report.xml
+    exit 1 ;;
   hostile)
     # What code under test tries against the runner and the machine; each success is
     # reported as one failed test case, so the answer says what it managed.
@@ -732,4 +741,62 @@ fn a_binary_is_known_by_its_content_whatever_the_attributes_say() {
         .find(|s| s["step"] == "binary")
         .unwrap();
     assert_eq!(binary["binaries"], serde_json::json!(["data/blob"]));
+}
+
+/// Issue 25 (section 11.1), the JUnit reader's fail-open: a suite that crashed in collection
+/// (an `<error>` outside any test case) while one frozen test failed was read as "only the
+/// frozen test failed", the failure discarded (its re-run without the frozen test passes):
+/// MERGE_OK. The report disagrees with itself, so `fixture_check` is unknown: ESCALATE. The
+/// same facts without `report_disagrees` (what the old reader gathered) still merge, shown
+/// with `--facts`.
+#[test]
+fn a_report_that_disagrees_with_itself_is_no_verdict() {
+    let config = CONFIG.replace(
+        "junit = \"report.xml\"\n",
+        "junit = \"report.xml\"\ndeselect = [\"--deselect\", \"{id}\"]\n",
+    );
+    let repo = repository_with("suite-error", &config);
+    let dir = repo.path();
+    git(dir, &["checkout", "-q", "main"]);
+    write(
+        dir,
+        "freeze-ledger.json",
+        r#"[{"test_id": "t::frozen", "covers": ["legacy"], "state": "open"}]"#,
+    );
+    git(dir, &["add", "freeze-ledger.json"]);
+    git(dir, &["commit", "-q", "-m", "freeze t::frozen"]);
+    git(dir, &["checkout", "-q", "patch"]);
+    let facts = dir.join("facts.json");
+    let out = patchgate()
+        .current_dir(dir)
+        .args(["gate", "--base", "main", "--json", "--facts-out"])
+        .arg(&facts)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["reason"], "inadmissible-evidence");
+    assert_eq!(answer["evidence"]["fixture_check"], "unknown");
+    assert!(
+        stderr.contains("disagrees with itself: a <error> outside any test case"),
+        "{stderr}"
+    );
+    // What the old reader gathered: the same facts, the disagreement left out.
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(&facts).unwrap()).unwrap();
+    doc["fixture_suite"]
+        .as_object_mut()
+        .unwrap()
+        .remove("report_disagrees");
+    doc["fixture_suite"]["rerun"] = serde_json::json!({"exit_code": 0, "failed_tests": []});
+    std::fs::write(&facts, doc.to_string()).unwrap();
+    let old = patchgate()
+        .args(["gate", "--facts"])
+        .arg(&facts)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&old.stdout),
+        "MERGE_OK reason=all-gates-held\n"
+    );
 }

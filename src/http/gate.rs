@@ -219,6 +219,10 @@ pub struct FixtureSuiteDoc {
     /// JUnit XML report.
     #[schema(nullable = false)]
     failed_tests: Option<Vec<super::openapi::TestIdDoc>>,
+    /// How the JUnit report disagrees with itself (a failure outside any test case, counts
+    /// that disagree with the cases listed), when it does: `fixture_check` is then unknown.
+    #[schema(nullable = false, max_length = 4096)]
+    report_disagrees: Option<String>,
     /// The exit codes that are a catch for the suite, 1-255; default `[1]`.
     #[schema(nullable = false, min_items = 1)]
     catch_exit_codes: Option<Vec<super::openapi::CatchCodeDoc>>,
@@ -239,4 +243,7 @@ pub struct RerunDoc {
     /// Ids of the failed or errored test cases its report lists.
     #[schema(nullable = false)]
     failed_tests: Option<Vec<super::openapi::TestIdDoc>>,
+    /// How its report disagrees with itself, when it does: the re-run did not pass.
+    #[schema(nullable = false, max_length = 4096)]
+    report_disagrees: Option<String>,
 }

@@ -1,6 +1,9 @@
 //! Failed test ids from a JUnit XML report (pytest `--junitxml`, cargo-nextest, jest-junit,
 //! go-junit-report all write it): a `<testcase>` with a `<failure>` or `<error>` child is
-//! failed, and its id is `classname::name` (just `name` when there is no classname).
+//! failed, and its id is `classname::name` (just `name` when there is no classname). The
+//! report must agree with itself (CONTRACT.md section 11.1): a `<failure>` or `<error>`
+//! outside any test case, or a suite's `tests`/`failures`/`errors`/`skipped` counts that
+//! disagree with the cases it lists, is said ([`Report::disagrees`]), never read past.
 
 use std::io::BufRead;
 
@@ -45,40 +48,147 @@ fn id_of(start: &BytesStart<'_>) -> Result<String, JunitError> {
     })
 }
 
-/// The ids of the failed or errored test cases, in report order, each once.
-pub fn failed_tests(input: impl BufRead) -> Result<Vec<String>, JunitError> {
+/// What a report says: its failed test ids, and whether it disagrees with itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// The ids of the failed or errored test cases, in report order, each once.
+    pub failed: Vec<String>,
+    /// Why the report cannot be believed, when it disagrees with itself: the first
+    /// disagreement found.
+    pub disagrees: Option<String>,
+}
+
+/// What a `<testsuite>` (or `<testsuites>`) declares, and what its cases show.
+#[derive(Default)]
+struct Tally {
+    name: String,
+    /// `tests`, `failures`, `errors`, `skipped`, as declared (absent: not checked).
+    declared: [Option<u64>; 4],
+    /// The same, counted: cases, and `<failure>`, `<error>`, `<skipped>` elements in them.
+    counted: [u64; 4],
+}
+
+const COUNTS: [&str; 4] = ["tests", "failures", "errors", "skipped"];
+
+impl Tally {
+    fn of(start: &BytesStart<'_>) -> Result<Self, JunitError> {
+        let mut tally = Tally::default();
+        for attr in start.attributes() {
+            let attr = attr?;
+            let value = attr.unescape_value().map_err(JunitError::from)?;
+            let key = attr.key.as_ref();
+            if key == b"name" {
+                tally.name = value.into_owned();
+            } else if let Some(i) = COUNTS.iter().position(|c| c.as_bytes() == key) {
+                tally.declared[i] = value.trim().parse().ok();
+            }
+        }
+        Ok(tally)
+    }
+
+    /// The first declared count the cases disagree with, in words.
+    fn disagreement(&self, element: &str) -> Option<String> {
+        COUNTS.iter().enumerate().find_map(|(i, count)| {
+            let declared = self.declared[i]?;
+            (declared != self.counted[i]).then(|| {
+                format!(
+                    "<{element} name={:?}> declares {count}=\"{declared}\" but lists {}",
+                    self.name, self.counted[i]
+                )
+            })
+        })
+    }
+}
+
+/// Reads a report: the failed test ids, and the first way it disagrees with itself.
+pub fn read_report(input: impl BufRead) -> Result<Report, JunitError> {
     let mut reader = Reader::from_reader(input);
     let mut buf = Vec::new();
     let mut failed = Vec::new();
     let mut seen = std::collections::HashSet::new();
+    let mut disagrees: Option<String> = None;
+    let mut note = |why: String| {
+        if disagrees.is_none() {
+            disagrees = Some(why);
+        }
+    };
+    // The open suites, outermost first (`<testsuites>` included), each with its tally.
+    let mut suites: Vec<(&'static str, Tally)> = Vec::new();
     let mut cases = 0usize;
     // The open <testcase>, if any: its id, and whether it failed already.
     let mut current: Option<(String, bool)> = None;
     loop {
-        match reader.read_event_into(&mut buf)? {
-            Event::Start(e) if e.local_name().as_ref() == b"testcase" => {
-                cases += 1;
-                current = Some((id_of(&e)?, false));
-            }
-            Event::Empty(e) if e.local_name().as_ref() == b"testcase" => {
-                cases += 1;
-            }
-            Event::Start(e) | Event::Empty(e)
-                if matches!(e.local_name().as_ref(), b"failure" | b"error") =>
-            {
-                if let Some((id, marked)) = current.as_mut()
-                    && !*marked
-                {
-                    *marked = true;
-                    if seen.insert(id.clone()) {
-                        if failed.len() == MAX_FAILED {
-                            return Err(JunitError::TooMany);
-                        }
-                        failed.push(id.clone());
+        let event = reader.read_event_into(&mut buf)?;
+        let (start, empty) = match &event {
+            Event::Start(e) => (Some(e), false),
+            Event::Empty(e) => (Some(e), true),
+            _ => (None, false),
+        };
+        if let Some(e) = start {
+            match e.local_name().as_ref() {
+                b"testsuites" | b"testsuite" if !empty => {
+                    let element = if e.local_name().as_ref() == b"testsuites" {
+                        "testsuites"
+                    } else {
+                        "testsuite"
+                    };
+                    suites.push((element, Tally::of(e)?));
+                }
+                b"testsuites" | b"testsuite" => {
+                    let tally = Tally::of(e)?;
+                    if let Some(why) = tally.disagreement("testsuite") {
+                        note(why);
                     }
                 }
+                b"testcase" => {
+                    cases += 1;
+                    for (_, tally) in suites.iter_mut() {
+                        tally.counted[0] += 1;
+                    }
+                    if !empty {
+                        current = Some((id_of(e)?, false));
+                    }
+                }
+                kind @ (b"failure" | b"error" | b"skipped") => {
+                    let i = match kind {
+                        b"failure" => 1,
+                        b"error" => 2,
+                        _ => 3,
+                    };
+                    match current.as_mut() {
+                        None if i < 3 => note(format!(
+                            "a <{}> outside any test case",
+                            String::from_utf8_lossy(kind)
+                        )),
+                        None => {}
+                        Some((id, marked)) => {
+                            for (_, tally) in suites.iter_mut() {
+                                tally.counted[i] += 1;
+                            }
+                            if i < 3 && !*marked {
+                                *marked = true;
+                                if seen.insert(id.clone()) {
+                                    if failed.len() == MAX_FAILED {
+                                        return Err(JunitError::TooMany);
+                                    }
+                                    failed.push(id.clone());
+                                }
+                            }
+                        }
+                    }
+                }
+                _ => {}
             }
+        }
+        match event {
             Event::End(e) if e.local_name().as_ref() == b"testcase" => current = None,
+            Event::End(e) if matches!(e.local_name().as_ref(), b"testsuite" | b"testsuites") => {
+                if let Some((element, tally)) = suites.pop()
+                    && let Some(why) = tally.disagreement(element)
+                {
+                    note(why);
+                }
+            }
             Event::Eof => break,
             _ => {}
         }
@@ -87,7 +197,7 @@ pub fn failed_tests(input: impl BufRead) -> Result<Vec<String>, JunitError> {
     if cases == 0 {
         return Err(JunitError::Empty);
     }
-    Ok(failed)
+    Ok(Report { failed, disagrees })
 }
 
 #[cfg(test)]
@@ -103,34 +213,69 @@ mod tests {
 <testcase classname="tests.test_api" name="test_param[a&amp;b]" time="0.002"><error message="fixture">trace</error></testcase>
 <testcase classname="tests.test_api" name="test_skip" time="0"><skipped type="pytest.skip" message="no" /></testcase>
 </testsuite></testsuites>"#;
+        let report = read_report(&pytest[..]).unwrap();
         assert_eq!(
-            failed_tests(&pytest[..]).unwrap(),
+            report.failed,
             [
                 "tests.test_api::test_retry_timeout",
                 "tests.test_api::test_param[a&b]"
             ]
         );
+        // Its counts agree with its cases (the skipped count is not declared: not checked).
+        assert_eq!(report.disagrees, None);
         // cargo-nextest: classname is the binary, name the test path; a self-closing failure.
         let nextest = br#"<testsuites><testsuite name="mycrate::tests"><testcase name="store::tests::replay" classname="mycrate::tests"><failure type="test failure"/><system-out>x</system-out></testcase></testsuite></testsuites>"#;
         assert_eq!(
-            failed_tests(&nextest[..]).unwrap(),
+            read_report(&nextest[..]).unwrap().failed,
             ["mycrate::tests::store::tests::replay"]
         );
         // No classname: the name alone.
         let bare = br#"<testsuite><testcase name="adds"><failure/></testcase></testsuite>"#;
-        assert_eq!(failed_tests(&bare[..]).unwrap(), ["adds"]);
+        assert_eq!(read_report(&bare[..]).unwrap().failed, ["adds"]);
         // All passed.
         let ok = br#"<testsuite><testcase classname="a" name="b"/></testsuite>"#;
-        assert!(failed_tests(&ok[..]).unwrap().is_empty());
+        assert!(read_report(&ok[..]).unwrap().failed.is_empty());
+    }
+
+    /// Issue 25 (section 11.1), the reader's fail-open: a suite-level `<error>` (a crash in
+    /// collection, say) beside one frozen test's failure read as "only the frozen test
+    /// failed"; and counts that say more failed than are listed went unchecked.
+    #[test]
+    fn a_report_that_disagrees_with_itself_is_said_to() {
+        for (report, why) in [
+            (
+                &br#"<testsuite name="s"><error message="collection crashed"/><testcase classname="t" name="frozen"><failure/></testcase></testsuite>"#[..],
+                "a <error> outside any test case",
+            ),
+            (
+                br#"<testsuite name="s" tests="3" failures="2"><testcase classname="t" name="frozen"><failure/></testcase><testcase classname="t" name="ok"/></testsuite>"#,
+                "<testsuite name=\"s\"> declares tests=\"3\" but lists 2",
+            ),
+            (
+                br#"<testsuites tests="1" failures="0"><testsuite name="s"><testcase classname="t" name="frozen"><failure/></testcase></testsuite></testsuites>"#,
+                "<testsuites name=\"\"> declares failures=\"0\" but lists 1",
+            ),
+            (
+                br#"<testsuite name="s" skipped="0"><testcase classname="t" name="a"><skipped/></testcase></testsuite>"#,
+                "<testsuite name=\"s\"> declares skipped=\"0\" but lists 1",
+            ),
+        ] {
+            let read = read_report(report).unwrap();
+            assert_eq!(read.disagrees.as_deref(), Some(why));
+            assert!(read.failed.len() <= 1);
+        }
+        // Nested suites each agree: nothing said.
+        let nested = br#"<testsuites tests="2" failures="1"><testsuite name="a" tests="1" failures="1"><testcase name="x"><failure/></testcase></testsuite><testsuite name="b" tests="1" failures="0"><testcase name="y"/></testsuite></testsuites>"#;
+        assert_eq!(read_report(&nested[..]).unwrap().disagrees, None);
     }
 
     #[test]
     fn refuses_what_is_not_a_report() {
         assert!(matches!(
-            failed_tests(&b"<testsuite></testsuite>"[..]),
+            read_report(&b"<testsuite></testsuite>"[..]),
             Err(JunitError::Empty)
         ));
-        assert!(failed_tests(&b"<testsuite><testcase name='a'></testsuite>"[..]).is_err());
-        assert!(failed_tests(&b"not xml at all <<<"[..]).is_err());
+        assert!(read_report(&b"<testsuite><testcase name='a'></testsuite>"[..]).is_err());
+        assert!(read_report(&b"not xml at all <<<"[..]).is_err());
     }
 }

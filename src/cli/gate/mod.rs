@@ -508,10 +508,16 @@ fn run_suite(
     let mut run = json!({ "exit_code": code });
     if let Some((j, path)) = junit {
         match open_report(&path) {
-            Ok(f) => match junit::failed_tests(std::io::BufReader::new(f)) {
-                Ok(ids) => {
-                    let ids: Vec<String> = ids.into_iter().map(fit_test_id).collect();
+            Ok(f) => match junit::read_report(std::io::BufReader::new(f)) {
+                Ok(report) => {
+                    let ids: Vec<String> = report.failed.into_iter().map(fit_test_id).collect();
                     run["failed_tests"] = json!(ids);
+                    if let Some(why) = report.disagrees {
+                        output::error(&format!(
+                            "{label}: the JUnit report {j} disagrees with itself: {why}"
+                        ));
+                        run["report_disagrees"] = json!(fit_test_id(why));
+                    }
                 }
                 Err(e) => output::error(&format!(
                     "{label}: the JUnit report {j} cannot be read ({e}): no failure is discarded"

@@ -41,6 +41,9 @@ pub struct FixtureSuite {
     /// Ids of the failed or errored test cases, as read from a JUnit XML report
     /// (`classname::name`); `None` when no report was read.
     pub failed_tests: Option<Vec<String>>,
+    /// How the report disagrees with itself (a failure outside any test case, counts that
+    /// disagree with the cases listed), when it does (section 11.1).
+    pub report_disagrees: Option<String>,
     /// The exit codes that are a catch for the suite (default `[1]`).
     pub catch_exit_codes: CatchCodes,
     /// The suite run again with the frozen tests it failed left out (section 12.4): `None`
@@ -56,12 +59,16 @@ pub struct Rerun {
     pub exit_code: Option<u8>,
     /// Failed test ids its report lists; `None` when no report was read.
     pub failed_tests: Option<Vec<String>>,
+    /// How its report disagrees with itself, when it does.
+    pub report_disagrees: Option<String>,
 }
 
 impl Rerun {
-    /// It passed: exit 0, and its report (when read) lists no failure.
+    /// It passed: exit 0, and its report (when read) lists no failure and agrees with itself.
     pub fn passed(&self) -> bool {
-        self.exit_code == Some(0) && self.failed_tests.as_ref().is_none_or(Vec::is_empty)
+        self.exit_code == Some(0)
+            && self.failed_tests.as_ref().is_none_or(Vec::is_empty)
+            && self.report_disagrees.is_none()
     }
 }
 
@@ -1028,6 +1035,20 @@ fn fixture_step(
         .partition(|id| frozen.contains(id.as_str()));
     let is_catch = |c: u8| suite.catch_exit_codes.contains(c);
     let (verdict, tier, summary) = match suite.exit_code {
+        // A report that disagrees with itself is read as neither a pass nor a failure
+        // (section 11.1): nothing in it is discarded either.
+        _ if suite.report_disagrees.is_some() => {
+            failed = listed.to_vec();
+            discarded.clear();
+            (
+                Verdict::Unknown,
+                TierVerdict::Error,
+                format!(
+                    "the suite's report disagrees with itself ({}): no verdict, and no failure is discarded",
+                    suite.report_disagrees.as_deref().unwrap_or_default()
+                ),
+            )
+        }
         Some(0) if listed.is_empty() => (
             Verdict::Pass,
             TierVerdict::Pass,
@@ -1220,7 +1241,7 @@ fn rerun_due(request: &GateRequest) -> Option<Vec<String>> {
     let catch = suite
         .exit_code
         .is_some_and(|c| c != 0 && suite.catch_exit_codes.contains(c));
-    if suite.rerun.is_some() || !catch || listed.is_empty() {
+    if suite.rerun.is_some() || suite.report_disagrees.is_some() || !catch || listed.is_empty() {
         return None;
     }
     let frozen: HashSet<String> = frozen_tests(request).into_iter().map(|t| t.id).collect();

@@ -31,9 +31,15 @@ pub const GATE_FIELDS: [&str; 16] = [
 /// The fields of `judged`.
 pub const JUDGED_FIELDS: [&str; 3] = ["base", "head", "tree"];
 /// The fields of `fixture_suite`.
-pub const SUITE_FIELDS: [&str; 4] = ["exit_code", "failed_tests", "catch_exit_codes", "rerun"];
+pub const SUITE_FIELDS: [&str; 5] = [
+    "exit_code",
+    "failed_tests",
+    "report_disagrees",
+    "catch_exit_codes",
+    "rerun",
+];
 /// The fields of `fixture_suite.rerun`.
-pub const RERUN_FIELDS: [&str; 2] = ["exit_code", "failed_tests"];
+pub const RERUN_FIELDS: [&str; 3] = ["exit_code", "failed_tests", "report_disagrees"];
 /// Longest failed-test id a request may name (a parametrised test's id can be long).
 pub const MAX_TEST_ID_CHARS: usize = 4096;
 
@@ -110,7 +116,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
 fn parse_suite(v: &Value, e: &mut Errors) -> Option<FixtureSuite> {
     let at = "/fixture_suite";
     let suite = object(v, at, "`fixture_suite`", &SUITE_FIELDS, e)?;
-    let (exit_code, failed_tests) = parse_run(&suite, "the suite", e)?;
+    let (exit_code, failed_tests, report_disagrees) = parse_run(&suite, "the suite", e)?;
     let catch_exit_codes = match suite.get("catch_exit_codes") {
         Some(c) => parse_catch_codes(c, &suite.pointer("catch_exit_codes"), e)?,
         None => CatchCodes::default(),
@@ -118,10 +124,11 @@ fn parse_suite(v: &Value, e: &mut Errors) -> Option<FixtureSuite> {
     let rerun = match suite.get("rerun") {
         Some(r) => {
             let rerun = object(r, &suite.pointer("rerun"), "`rerun`", &RERUN_FIELDS, e)?;
-            let (exit_code, failed_tests) = parse_run(&rerun, "the re-run", e)?;
+            let (exit_code, failed_tests, report_disagrees) = parse_run(&rerun, "the re-run", e)?;
             Some(Rerun {
                 exit_code,
                 failed_tests,
+                report_disagrees,
             })
         }
         None => None,
@@ -129,17 +136,18 @@ fn parse_suite(v: &Value, e: &mut Errors) -> Option<FixtureSuite> {
     Some(FixtureSuite {
         exit_code,
         failed_tests,
+        report_disagrees,
         catch_exit_codes,
         rerun,
     })
 }
 
-/// A suite run's `exit_code` (null when killed) and optional `failed_tests`.
-fn parse_run(
-    run: &fields::Obj<'_>,
-    what: &str,
-    e: &mut Errors,
-) -> Option<(Option<u8>, Option<Vec<String>>)> {
+/// A suite run: its `exit_code` (null when killed), and optional `failed_tests` and
+/// `report_disagrees`.
+type SuiteRun = (Option<u8>, Option<Vec<String>>, Option<String>);
+
+/// A suite run's fields (see [`SuiteRun`]).
+fn parse_run(run: &fields::Obj<'_>, what: &str, e: &mut Errors) -> Option<SuiteRun> {
     let exit_code = match run.required("exit_code", e)? {
         Value::Null => None,
         x => match fields::whole_u64(x).map(u8::try_from) {
@@ -172,7 +180,8 @@ fn parse_run(
             },
         )?),
     };
-    Some((exit_code, failed_tests))
+    let report_disagrees = run.opt_string("report_disagrees", MAX_TEST_ID_CHARS, e);
+    Some((exit_code, failed_tests, report_disagrees))
 }
 
 /// `judged`: three git object ids (40 or 64 hex digits).
