@@ -1022,12 +1022,14 @@ fn a_patch_committing_bytecode_of_the_old_source_escalates() {
 /// `reaches-the-runner`: the broken-invariant bug, and a package that, once imported by a
 /// test run, finds the `patchgate gate` it runs under, outlives it in a session of its own and
 /// writes MERGE_OK into its `--json-out` file after it answered BLOCK. Unconfined, the answer
-/// file a merge bot reads said MERGE_OK within seconds. In the sandbox the run cannot see
-/// the runner, and nothing it started outlives it: the file says BLOCK.
+/// file a merge bot reads said MERGE_OK within seconds (this test asserted so with
+/// `mode = "off"` at 615e5af). In the sandbox the run cannot see the runner, and nothing it
+/// started outlives it; unconfined, the runner is now the subreaper of its runs and kills the
+/// daemon when the run ends (section 11.4). Either way the file says BLOCK.
 #[test]
 fn a_payload_cannot_forge_the_answer_after_the_gate() {
     require_python();
-    for (mode, forged) in [("off", true), ("required", false)] {
+    for (mode, forged) in [("off", false), ("required", false)] {
         let repo = repository_with(
             "gate-python",
             "reaches-the-runner",

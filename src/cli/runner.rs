@@ -115,7 +115,68 @@ pub fn run_tier_in(
     if status.is_none() {
         let _ = child.wait();
     }
+    let left = end_leftovers();
+    if left > 0 {
+        output::error(&format!(
+            "{}: {left} process{} left behind, killed",
+            argv.first().map(String::as_str).unwrap_or_default(),
+            if left == 1 { "" } else { "es" }
+        ));
+    }
     Ok((status, started.elapsed().as_secs_f64()))
+}
+
+/// Kills and reaps every process a finished run left behind (CONTRACT.md section 11.4): with
+/// the runner their subreaper ([`crate::cli::sandbox::harden_runner`]), a daemon that left
+/// the run's process group with `setsid`, or double-forked, is re-parented to the runner when
+/// its parent dies, and found here as its child. Repeated until none is left (killing one may
+/// orphan its own children). How many were found, bubblewrap's own processes not counted: when
+/// the sandbox's outer process exits, its inner ones (dying with it) pass through the runner.
+pub fn end_leftovers() -> usize {
+    use nix::sys::wait::{WaitPidFlag, waitpid};
+    let me = std::process::id();
+    let mut ended = 0;
+    for _ in 0..64 {
+        let children = children_of(me);
+        if children.is_empty() {
+            break;
+        }
+        for (pid, command) in children {
+            let pid = nix::unistd::Pid::from_raw(pid);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            let _ = waitpid(pid, Some(WaitPidFlag::empty()));
+            if command != "bwrap" {
+                ended += 1;
+            }
+        }
+    }
+    // Children that already exited, unreaped.
+    while let Ok(status) = waitpid(None, Some(WaitPidFlag::WNOHANG)) {
+        if matches!(status, nix::sys::wait::WaitStatus::StillAlive) {
+            break;
+        }
+    }
+    ended
+}
+
+/// The processes whose parent is `parent`, and their command names, from `/proc` (zombies
+/// included: they are reaped).
+fn children_of(parent: u32) -> Vec<(i32, String)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // `PID (COMM) STATE PPID ...`: the command may hold spaces and parentheses.
+            let (head, tail) = stat.rsplit_once(')')?;
+            let ppid: u32 = tail.split_whitespace().nth(1)?.parse().ok()?;
+            let command = head.split_once('(')?.1.to_owned();
+            (ppid == parent).then_some((pid, command))
+        })
+        .collect()
 }
 
 /// How a tier's command ended, for people: `exit 0`, `killed by signal 9`, or

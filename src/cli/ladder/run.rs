@@ -7,6 +7,7 @@ use crate::cli::runner::Place;
 pub(super) fn run(args: RunArgs) -> CliResult {
     // Ctrl-C kills the running tier's whole group and exits 130: no tier outlives the run.
     crate::cli::interrupt::catch()?;
+    crate::cli::sandbox::harden_runner();
     let config = load_config(args.config.as_deref())?;
     let raw = git_changed(&args.base, &args.head)?;
     let files = to_paths(&raw)?;
