@@ -105,6 +105,30 @@ fn rows() -> Vec<Row> {
             Some(["pass", "pass", "pass"]),
         ),
         (
+            "a suspicious line in code escalates",
+            with(&[(
+                "suspicious",
+                json!([{"file": "store/counters/mod.rs", "line": 3, "pattern": "cfg!"}]),
+            )]),
+            424,
+            "ESCALATE",
+            "test-aware",
+            "test-aware-code",
+            None,
+        ),
+        (
+            "a suspicious line in a test file is the test's business",
+            with(&[(
+                "suspicious",
+                json!([{"file": "tests/test_api.py", "line": 3, "pattern": "pytest"}]),
+            )]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+        (
             "seal mismatch beats debt and guard",
             with(&[
                 ("seal", json!({"actual": A, "expected": B})),
@@ -704,12 +728,14 @@ fn check(name: &str, status: u16, answer: &Value, row: &Row) {
         "debt" => &["merge", "seal", "debt"],
         "guard" => &["merge", "seal", "debt", "guard"],
         "binary" => &["merge", "seal", "debt", "guard", "binary"],
+        "test-aware" => &["merge", "seal", "debt", "guard", "binary", "test-aware"],
         _ => &[
             "merge",
             "seal",
             "debt",
             "guard",
             "binary",
+            "test-aware",
             "scope",
             "properties",
             "fixtures",
@@ -1007,7 +1033,8 @@ async fn the_rules_are_listed_in_order() {
             {"number": 3, "rule": "debt", "when": "freeze debt > cap", "disposition": "STOP_QUEUE", "reason": "debt-over-cap", "exit_codes": [3]},
             {"number": 4, "rule": "guard", "when": "a changed file is, or lies under, a guarded path or a catalog row's source", "disposition": "ESCALATE", "reason": "guarded-input-edited", "exit_codes": [2]},
             {"number": 5, "rule": "binary", "when": "a changed file is compiled or binary, or made executable", "disposition": "ESCALATE", "reason": "binary-added", "exit_codes": [2]},
-            {"number": 6, "rule": "route", "when": "otherwise: the router over t0 scope, t1 properties, t2 fixture suite and the scoped freeze", "disposition": null, "reason": null, "exit_codes": [0, 1, 2]}
+            {"number": 6, "rule": "test-aware", "when": "a line the patch adds to a file that is not test-adjacent matches a [suspicious] pattern", "disposition": "ESCALATE", "reason": "test-aware-code", "exit_codes": [2]},
+            {"number": 7, "rule": "route", "when": "otherwise: the router over t0 scope, t1 properties, t2 fixture suite and the scoped freeze", "disposition": null, "reason": null, "exit_codes": [0, 1, 2]}
         ])
     );
 }

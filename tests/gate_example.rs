@@ -1260,3 +1260,33 @@ fn a_patch_shadowing_hypothesis_on_the_pythonpath_is_a_scope_hit() {
     );
     assert_eq!(step(&g.answer, "properties")["ran"], false);
 }
+
+/// `test-aware`: the broken-case bug (rounding to nearest), only when no test runner is
+/// loaded (`if "pytest" in sys.modules: <the old code>`). Every test and property passes, so
+/// the gate said MERGE_OK (run with the rule off: `[suspicious] patterns = []`) while the bug
+/// ships. The line that asks for pytest matches a `[suspicious]` pattern: ESCALATE
+/// `test-aware-code` before anything runs, naming file, line and pattern (section 11.6).
+#[test]
+fn code_that_behaves_differently_under_test_escalates() {
+    require_python();
+    let rule_off = |dir: &Path| {
+        let config = dir.join("patchgate.toml");
+        let text = std::fs::read_to_string(&config).expect("config");
+        let at = text
+            .find("\npatterns = [\n")
+            .expect("the starter's patterns")
+            + 1;
+        let end = at + text[at..].find("\n]\n").expect("the list's end") + 3;
+        let off = format!("{}patterns = []\n{}", &text[..at], &text[end..]);
+        std::fs::write(&config, off).expect("write");
+    };
+    let repo = repository_with("gate-python", "test-aware", rule_off, |_| {});
+    expect(&gate(repo.path(), &[]), "MERGE_OK", "all-gates-held", 0);
+    let (_repo, g) = python("test-aware");
+    expect(&g, "ESCALATE", "test-aware-code", 2);
+    let step = step(&g.answer, "test-aware");
+    assert_eq!(step["count"], 1, "{step}");
+    assert_eq!(step["lines"][0]["file"], "shop/pricing.py");
+    assert_eq!(step["lines"][0]["line"], 14);
+    assert!(!g.stderr.contains("run 1/2"), "nothing runs: {}", g.stderr);
+}

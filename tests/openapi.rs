@@ -52,7 +52,7 @@ fn every_request_document_lists_the_fields_its_parser_takes() {
     use patchgate::core::catalog::CatalogKind;
     let doc: serde_json::Value =
         serde_json::from_str(&patchgate::http::openapi::document_json()).unwrap();
-    let table: [(&str, &[&str]); 15] = [
+    let table: [(&str, &[&str]); 16] = [
         ("RouteRequestDoc", &patchgate::core::evidence::ROUTE_FIELDS),
         ("QuorumRequestDoc", &patchgate::core::quorum::REQUEST_FIELDS),
         ("PropertyDoc", CatalogKind::Quorum.fields()),
@@ -66,6 +66,10 @@ fn every_request_document_lists_the_fields_its_parser_takes() {
         ("FixtureSuiteDoc", &patchgate::core::gate::SUITE_FIELDS),
         ("JudgedDoc", &patchgate::core::gate::JUDGED_FIELDS),
         ("RerunDoc", &patchgate::core::gate::RERUN_FIELDS),
+        (
+            "SuspiciousLineDoc",
+            &patchgate::core::gate::SUSPICIOUS_FIELDS,
+        ),
         ("AdmitRequestDoc", &patchgate::core::admit::REQUEST_FIELDS),
         ("AdmissionRecordDoc", &patchgate::core::admit::RECORD_FIELDS),
         ("ChecksRequestDoc", &patchgate::core::checks::FIELDS),

@@ -116,7 +116,15 @@ fn the_enums_speak_the_contracts_words() {
     );
     assert_eq!(
         words::<GateRuleName>(),
-        ["merge", "fixture-fault", "debt", "guard", "binary", "route"]
+        [
+            "merge",
+            "fixture-fault",
+            "debt",
+            "guard",
+            "binary",
+            "test-aware",
+            "route"
+        ]
     );
     let reasons = words::<GateReason>();
     assert_eq!(
@@ -127,6 +135,7 @@ fn the_enums_speak_the_contracts_words() {
             "debt-over-cap",
             "guarded-input-edited",
             "binary-added",
+            "test-aware-code",
             "evidence-gap",
             "behavior-and-invariant",
             "concrete-behavior",

@@ -354,6 +354,43 @@ pub fn git_made_executable(base: &str, tree: &str) -> Result<Vec<String>, CliErr
     Ok(out)
 }
 
+/// The lines `tree` adds to `base`, as `(file, line number in tree, text)`: `git diff -U0`
+/// read hunk by hunk (binary files have none). Text is cut at 1,000 bytes.
+pub fn added_lines(base: &str, tree: &str) -> Result<Vec<(String, u64, String)>, CliError> {
+    let diff = git(&[
+        "diff",
+        "-U0",
+        "--no-renames",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--no-color",
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+        base,
+        tree,
+    ])?;
+    let mut out = Vec::new();
+    let (mut file, mut line) = (None::<String>, 0u64);
+    for raw in diff.split(|b| *b == b'\n') {
+        let text = String::from_utf8_lossy(raw);
+        if let Some(path) = text.strip_prefix("+++ ") {
+            file = path.strip_prefix("b/").map(str::to_owned);
+        } else if let Some(hunk) = text.strip_prefix("@@ ") {
+            // `@@ -a,b +c,d @@`: added lines start at c.
+            line = hunk
+                .split_whitespace()
+                .find_map(|h| h.strip_prefix('+'))
+                .and_then(|c| c.split(',').next()?.parse().ok())
+                .unwrap_or(0);
+        } else if let (Some(f), Some(added)) = (&file, raw.strip_prefix(b"+")) {
+            let added = String::from_utf8_lossy(&added[..added.len().min(1000)]).into_owned();
+            out.push((f.clone(), line, added));
+            line += 1;
+        }
+    }
+    Ok(out)
+}
+
 /// The `changed` files whose content in the copy `tree` is binary by git's own test (a NUL
 /// byte in the first 8,000 bytes), read from the bytes themselves: no attribute (`diff`,
 /// `-binary`, a textconv) can make git call a binary text. Deleted files and links are not

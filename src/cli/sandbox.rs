@@ -339,7 +339,7 @@ fn find_program(name: &str) -> Option<PathBuf> {
 /// (`PR_SET_DUMPABLE` 0: no ptrace, no `/proc/PID/mem` or `environ` for a process of the same
 /// user), and the child subreaper of everything it starts (`PR_SET_CHILD_SUBREAPER`: a process
 /// a run leaves behind, even after `setsid` or a double fork, becomes the runner's child, so
-/// [`crate::cli::runner`] can end it; CONTRACT.md section 11.4).
+/// the runner can end it after each run; CONTRACT.md section 11.4).
 pub fn harden_runner() {
     let _ = nix::sys::prctl::set_dumpable(false);
     let _ = nix::sys::prctl::set_child_subreaper(true);

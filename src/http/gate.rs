@@ -26,7 +26,8 @@ use crate::core::problem::Problem;
 /// `seal-mismatch` (424); freeze debt over the cap → STOP_QUEUE `debt-over-cap` (423); a
 /// changed file is, or lies under, a guarded path or a property's `source` → ESCALATE
 /// `guarded-input-edited` (424); a changed file is compiled or binary (by its name, or listed
-/// in `binaries`) → ESCALATE `binary-added` (424); otherwise the router over the three derived verdicts (t0
+/// in `binaries`) → ESCALATE `binary-added` (424); a `suspicious` line in a file that is not
+/// test-adjacent → ESCALATE `test-aware-code` (424); otherwise the router over the three derived verdicts (t0
 /// scope, t1 quorum, t2 fixture suite with frozen failures discarded, scoped freeze): 200
 /// MERGE_OK, 409 BLOCK, 424 ESCALATE. `steps` says what each step saw and concluded. With
 /// `Accept: text/plain` the body is one line (`ESCALATE reason=guarded-input-edited`); with
@@ -161,6 +162,24 @@ pub struct GateRequestDoc {
     /// scope hit, like a root-level module.
     #[schema(nullable = false)]
     shadows: Option<Vec<super::openapi::RepoPathDoc>>,
+    /// Lines the patch adds that match a `[suspicious]` pattern; any in a file that is not
+    /// test-adjacent → ESCALATE `test-aware-code`.
+    #[schema(nullable = false)]
+    suspicious: Option<Vec<SuspiciousLineDoc>>,
+}
+
+/// A line the patch adds that matches a `[suspicious]` pattern.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SuspiciousLineDoc {
+    file: super::openapi::RepoPathDoc,
+    /// 1-based, in the judged tree.
+    #[schema(minimum = 0, maximum = 4294967295_u64)]
+    line: u64,
+    /// The pattern it matches.
+    #[schema(max_length = 1024)]
+    pattern: String,
 }
 
 /// Git object ids (40 or 64 hex digits) of what was judged.

@@ -42,6 +42,59 @@ pub struct GateConfig {
     /// Where the code under test runs (CONTRACT.md section 12.2).
     #[serde(default)]
     pub sandbox: SandboxConfig,
+    /// Code that behaves differently under test (CONTRACT.md section 11.6).
+    #[serde(default)]
+    pub suspicious: SuspiciousConfig,
+}
+
+/// `[suspicious]`: regular expressions matched against the lines a patch adds to files that
+/// are not test-adjacent.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuspiciousConfig {
+    /// Absent: [`SUSPICIOUS_DEFAULTS`]; `[]` turns the rule off.
+    pub patterns: Option<Vec<String>>,
+}
+
+/// The default `[suspicious] patterns`, for Python and Rust: code that asks whether a test
+/// runner is loaded or what test is running, inspects its callers, or leaves the process
+/// before the runner can report.
+pub const SUSPICIOUS_DEFAULTS: [&str; 9] = [
+    r"^\s*(import|from)\s+(pytest|_pytest|hypothesis|unittest)\b",
+    r#"["'](pytest|_pytest|hypothesis|unittest)["']"#,
+    r"PYTEST_CURRENT_TEST|PYTEST_VERSION",
+    r"sys\.modules\b",
+    r"\bos\._exit\b",
+    r"sys\.excepthook|sys\._getframe|inspect\.(stack|currentframe)",
+    r"\bcfg!\s*\(\s*test\b",
+    r"RUST_TEST_THREADS|NEXTEST",
+    r"std::process::exit\s*\(\s*0\s*\)",
+];
+
+impl SuspiciousConfig {
+    /// The patterns in force.
+    pub fn patterns(&self) -> Vec<String> {
+        self.patterns.clone().unwrap_or_else(|| {
+            SUSPICIOUS_DEFAULTS
+                .iter()
+                .map(|p| (*p).to_owned())
+                .collect()
+        })
+    }
+
+    /// The patterns, compiled (an invalid one is a config error naming it).
+    pub fn compiled(&self) -> Result<Vec<(String, regex::Regex)>, String> {
+        self.patterns()
+            .into_iter()
+            .map(|p| match regex::Regex::new(&p) {
+                Ok(r) => Ok((p, r)),
+                Err(e) => Err(invalid(
+                    "suspicious.patterns",
+                    &format!("{p:?} is not a regular expression: {e}"),
+                )),
+            })
+            .collect()
+    }
 }
 
 /// How each property runs.
@@ -217,6 +270,7 @@ impl GateConfig {
                 "must contain `{id}`, `{classname}`, `{name}` or `{nodeid}` (the frozen test to leave out)",
             ));
         }
+        self.suspicious.compiled()?;
         for (key, t) in [
             ("properties.timeout_s", p.timeout_s),
             ("suite.timeout_s", self.suite.timeout_s),
@@ -325,6 +379,24 @@ deselect = ["--deselect", "{nodeid}"]
 mode = "required"
 network = false
 env = ["PYTEST_DISABLE_PLUGIN_AUTOLOAD=1"]
+
+[suspicious]
+# A line the patch adds to code (a file that is not test-adjacent) that matches one of these
+# regular expressions escalates `test-aware-code` before anything runs, naming file, line and
+# pattern: code that asks whether a test runner is loaded, inspects its callers, or leaves the
+# process early can be right under test and wrong in production, and no run can see that.
+# (These are the defaults when the section is absent; `patterns = []` turns the rule off.)
+patterns = [
+  '^\s*(import|from)\s+(pytest|_pytest|hypothesis|unittest)\b',
+  '''["'](pytest|_pytest|hypothesis|unittest)["']''',
+  'PYTEST_CURRENT_TEST|PYTEST_VERSION',
+  'sys\.modules\b',
+  '\bos\._exit\b',
+  'sys\.excepthook|sys\._getframe|inspect\.(stack|currentframe)',
+  '\bcfg!\s*\(\s*test\b',
+  'RUST_TEST_THREADS|NEXTEST',
+  'std::process::exit\s*\(\s*0\s*\)',
+]
 
 # A Rust repository instead:
 # [properties]

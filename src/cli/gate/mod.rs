@@ -22,8 +22,8 @@ use serde_json::{Map, Value, json};
 use super::documents::{parse_document, parse_seal_text};
 use super::error::{CliError, CliResult};
 use super::git::{
-    base_file, binary_content, commit_of, enter_repository, fill_commit_counts, git_changed,
-    git_made_executable, judged_tree,
+    added_lines, base_file, binary_content, commit_of, enter_repository, fill_commit_counts,
+    git_changed, git_made_executable, judged_tree,
 };
 use super::runner::{Place, argv_for, open_report, run_check};
 use super::sandbox::Room;
@@ -237,6 +237,7 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         "merge_conflicts": judged.conflicts,
         "sandbox": room.backend.as_str(),
         "shadows": shadows::shadows(&room, &changed),
+        "suspicious": suspicious_lines(&config, &base, &judged.tree)?,
     });
     if let Some(cap) = config.debt_cap {
         doc["debt_cap"] = json!(cap);
@@ -463,6 +464,30 @@ fn finish(
     }
     let exit = remote::print::<GateDecision>(&answer, args.json)?;
     Ok((exit, answer))
+}
+
+/// The lines the patch adds to files that are not test-adjacent and that match a
+/// `[suspicious]` pattern (CONTRACT.md section 11.6): the first pattern each matches, at most
+/// 1,000 lines (the core lists 100 and counts them all).
+fn suspicious_lines(config: &GateConfig, base: &str, tree: &str) -> Result<Value, CliError> {
+    let patterns = config.suspicious.compiled().map_err(CliError::data)?;
+    if patterns.is_empty() {
+        return Ok(json!([]));
+    }
+    let markers = crate::core::ladder::ScopeMarkers::default();
+    let mut hits = Vec::new();
+    for (file, line, text) in added_lines(base, tree)? {
+        if RepoPath::parse(&file).is_ok_and(|p| markers.is_test_adjacent(&p)) {
+            continue;
+        }
+        if let Some((pattern, _)) = patterns.iter().find(|(_, r)| r.is_match(&text)) {
+            hits.push(json!({"file": file, "line": line, "pattern": pattern}));
+            if hits.len() == 1000 {
+                break;
+            }
+        }
+    }
+    Ok(Value::Array(hits))
 }
 
 /// Runs the fixture suite (t2) in the room, with `extra` arguments after its command (the

@@ -28,8 +28,8 @@ use super::runs::{CatchCodes, RunOutcome};
 use super::seal::SealCheck;
 
 pub use parse::{
-    GATE_FIELDS, JUDGED_FIELDS, MAX_TEST_ID_CHARS, RERUN_FIELDS, SUITE_FIELDS, fit_test_id,
-    parse_gate_request,
+    GATE_FIELDS, JUDGED_FIELDS, MAX_TEST_ID_CHARS, RERUN_FIELDS, SUITE_FIELDS, SUSPICIOUS_FIELDS,
+    fit_test_id, parse_gate_request,
 };
 pub use report::{markdown, step_name, text_line};
 
@@ -107,6 +107,19 @@ pub struct GateRequest {
     /// Changed files the runner saw to shadow a module of the test toolchain: a module under
     /// a test `pythonpath` directory named like a standard or installed one (section 12.3).
     pub shadows: Vec<RepoPath>,
+    /// Lines the patch adds that match a `[suspicious]` pattern: code that may behave
+    /// differently under test (section 11.6).
+    pub suspicious: Vec<SuspiciousLine>,
+}
+
+/// A line the patch adds that matches a `[suspicious]` pattern (CONTRACT.md section 11.6).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct SuspiciousLine {
+    pub file: String,
+    /// 1-based, in the judged tree.
+    pub line: u64,
+    /// The pattern it matches.
+    pub pattern: String,
 }
 
 /// The commit and tree ids of what was judged: the base, the head, and the tree that would
@@ -213,6 +226,7 @@ pub enum GateRuleName {
     Debt,
     Guard,
     Binary,
+    TestAware,
     Route,
 }
 
@@ -238,6 +252,7 @@ pub enum GateReason {
     DebtOverCap,
     GuardedInputEdited,
     BinaryAdded,
+    TestAwareCode,
     EvidenceGap,
     BehaviorAndInvariant,
     ConcreteBehavior,
@@ -282,6 +297,8 @@ pub struct GateFacts {
     pub guard_hits: Vec<GuardHit>,
     /// Changed files that are compiled or binary, or made executable.
     pub binaries: Vec<String>,
+    /// Suspicious added lines in files that are not test-adjacent.
+    pub suspicious: Vec<SuspiciousLine>,
 }
 
 impl GateFacts {
@@ -298,6 +315,17 @@ impl GateFacts {
             sources,
             guard_hits,
             binaries: binaries(request),
+            suspicious: {
+                let markers = ScopeMarkers::default();
+                request
+                    .suspicious
+                    .iter()
+                    .filter(|s| {
+                        RepoPath::parse(&s.file).is_ok_and(|p| !markers.is_test_adjacent(&p))
+                    })
+                    .cloned()
+                    .collect()
+            },
         }
     }
 }
@@ -353,7 +381,7 @@ pub type GateRule = rules::Rule<GateFacts, GateThen>;
 
 /// The gate's rules. Ordered, first match wins; the last hands over to the router. Each rule
 /// records its step before it is tried, so the answer's `steps` are the steps reached.
-pub const GATE_RULES: [GateRule; 6] = [
+pub const GATE_RULES: [GateRule; 7] = [
     GateRule {
         number: 1,
         when: |f| !f.conflicts.is_empty(),
@@ -409,6 +437,16 @@ pub const GATE_RULES: [GateRule; 6] = [
     },
     GateRule {
         number: 6,
+        when: |f| !f.suspicious.is_empty(),
+        then: GateThen {
+            name: GateRuleName::TestAware,
+            says: "a line the patch adds to a file that is not test-adjacent matches a [suspicious] pattern",
+            step: Some(test_aware_step),
+            conclusion: Conclusion::Fixed(GateDisposition::Escalate, GateReason::TestAwareCode),
+        },
+    },
+    GateRule {
+        number: 7,
         when: |_| true,
         then: GateThen {
             name: GateRuleName::Route,
@@ -530,6 +568,13 @@ pub enum Step {
     /// read, which the tests might run instead of the source.
     Binary {
         binaries: Vec<String>,
+        summary: String,
+    },
+    /// Lines the patch adds to code (not to tests) that may behave differently under test.
+    TestAware {
+        /// At most 100 are listed; `count` is all of them.
+        lines: Vec<SuspiciousLine>,
+        count: usize,
         summary: String,
     },
     /// t0: test-adjacent changed files.
@@ -780,6 +825,23 @@ fn merge_step(request: &GateRequest, facts: &GateFacts) -> Step {
                 "the head does not merge cleanly into the base ({}): rebase or merge the base into the patch, resolve them, and gate again",
                 plural(n, "conflicting file", "conflicting files")
             ),
+        },
+    }
+}
+
+fn test_aware_step(_: &GateRequest, facts: &GateFacts) -> Step {
+    let count = facts.suspicious.len();
+    Step::TestAware {
+        lines: facts.suspicious.iter().take(100).cloned().collect(),
+        count,
+        summary: if count == 0 {
+            "no line the patch adds to code looks for a test runner".to_owned()
+        } else {
+            format!(
+                "{} the patch adds to code (not to tests) {} a test runner, or the way out of one: code that behaves differently under test is the one attack no run can see",
+                plural(count, "line", "lines"),
+                if count == 1 { "names" } else { "name" }
+            )
         },
     }
 }

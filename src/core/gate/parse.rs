@@ -3,14 +3,14 @@
 
 use serde_json::Value;
 
-use super::{FixtureSuite, GateRequest, Judged, Rerun, SandboxBackend};
+use super::{FixtureSuite, GateRequest, Judged, Rerun, SandboxBackend, SuspiciousLine};
 use crate::core::catalog::CatalogKind;
 use crate::core::fields::{self, Errors, object};
 use crate::core::quorum::parse_quorum_fields;
 use crate::core::runs::{CatchCodes, parse_catch_codes};
 
 /// The fields of a `/gate` body.
-pub const GATE_FIELDS: [&str; 16] = [
+pub const GATE_FIELDS: [&str; 17] = [
     "patch_id",
     "changed_files",
     "guarded",
@@ -27,7 +27,10 @@ pub const GATE_FIELDS: [&str; 16] = [
     "merge_conflicts",
     "sandbox",
     "shadows",
+    "suspicious",
 ];
+/// The fields of a `suspicious` line.
+pub const SUSPICIOUS_FIELDS: [&str; 3] = ["file", "line", "pattern"];
 /// The fields of `judged`.
 pub const JUDGED_FIELDS: [&str; 3] = ["base", "head", "tree"];
 /// The fields of `fixture_suite`.
@@ -78,6 +81,25 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
         .and_then(|v| fields::paths(v, "/merge_conflicts", false, &mut e))
         .unwrap_or_default();
     let judged = doc.get("judged").and_then(|v| parse_judged(v, &mut e));
+    let suspicious = match doc.get("suspicious") {
+        Some(list) => fields::array(list, "/suspicious", "`suspicious`", &mut e, |x, p, e| {
+            let hit = object(x, &p, "a suspicious line", &SUSPICIOUS_FIELDS, e)?;
+            let file = hit
+                .required("file", e)
+                .and_then(|v| fields::path(v, &hit.pointer("file"), e));
+            let line = hit.required("line", e).and_then(|v| {
+                fields::uint(v, &hit.pointer("line"), "line", u64::from(u32::MAX), e)
+            });
+            let pattern = hit.req_string("pattern", 1024, e);
+            Some(SuspiciousLine {
+                file: file?.as_str().to_owned(),
+                line: line?,
+                pattern: pattern?,
+            })
+        })
+        .unwrap_or_default(),
+        None => Vec::new(),
+    };
     let shadows = doc
         .get("shadows")
         .and_then(|v| fields::paths(v, "/shadows", false, &mut e))
@@ -108,6 +130,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             merge_conflicts,
             sandbox,
             shadows,
+            suspicious,
         }),
         _ => Err(e),
     }

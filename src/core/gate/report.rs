@@ -151,6 +151,7 @@ pub fn step_name(step: &Step) -> (&'static str, &str) {
         Step::Guard { summary, .. } => ("guard", summary),
         Step::Binary { summary, .. } => ("binary", summary),
         Step::Merge { summary, .. } => ("merge", summary),
+        Step::TestAware { summary, .. } => ("test-aware", summary),
         Step::Scope { summary, .. } => ("t0 scope", summary),
         Step::Properties { summary, .. } => ("t1 properties", summary),
         Step::Fixtures { summary, .. } => ("t2 fixture suite", summary),
@@ -268,6 +269,19 @@ fn step_detail(out: &mut String, step: &Step) {
             list(out, conflicts.iter().map(|c| code(c)));
             out.push('\n');
         }
+        Step::TestAware { lines, count, .. } if !lines.is_empty() => {
+            out.push_str("#### Lines that look for a test runner\n\n");
+            list(
+                out,
+                lines
+                    .iter()
+                    .map(|l| format!("{}:{} matches {}", code(&l.file), l.line, code(&l.pattern))),
+            );
+            if *count > lines.len() {
+                let _ = writeln!(out, "- … and {} more", count - lines.len());
+            }
+            out.push('\n');
+        }
         Step::Binary { binaries, .. } if !binaries.is_empty() => {
             out.push_str("#### Compiled or binary files\n\n");
             list(out, binaries.iter().map(|c| code(c)));
@@ -310,6 +324,9 @@ fn next(answer: &GateAnswer) -> String {
                 }
                 "merge-conflict" => {
                     "the conflicting files listed above. The patch does not merge cleanly into the base, so there is no tree that would land to judge: bring the base into the patch, resolve the conflicts, and gate again."
+                }
+                "test-aware-code" => {
+                    "the lines listed above: code that asks whether a test runner is loaded (or leaves the process early) can be correct under test and wrong in production, which no run can see. If the line is honest (a test helper in the package, say), a human merges it; moving test code into test files keeps it out of this rule."
                 }
                 "binary-added" => {
                     "the compiled or binary files listed above. No review can read them, and a test may load them instead of the source: build them in CI from reviewed source instead of committing them."
