@@ -24,9 +24,9 @@ pub enum Exit {
     Unavailable,
     /// 70: a bug in patchgate.
     Software,
-    /// 130 (128 + SIGINT): stopped by Ctrl-C (or SIGTERM/SIGHUP) after cleaning up; no
-    /// decision was made.
-    Interrupted,
+    /// 128 + the signal: stopped by Ctrl-C (SIGINT, 130), SIGTERM (143) or SIGHUP (129)
+    /// after ending every process it started; no decision was made.
+    Interrupted(u8),
 }
 
 /// The decisions and their HTTP twins, one table read both ways: only a go is 2xx. `PENDING`
@@ -67,7 +67,7 @@ impl Exit {
             Exit::DataErr => 65,
             Exit::Unavailable => 69,
             Exit::Software => 70,
-            Exit::Interrupted => 130,
+            Exit::Interrupted(signal) => 128u8.saturating_add(signal),
         }
     }
 

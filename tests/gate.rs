@@ -687,6 +687,264 @@ fn rows() -> Vec<Row> {
             "all-gates-held",
             Some(["pass", "pass", "pass"]),
         ),
+        // Section 11.7, rule 7: a run changed the tree; nothing it said counts.
+        (
+            "a run changed a tracked file",
+            with(&[(
+                "integrity",
+                json!([{"run": "t1 counter.monotonic run 1/2", "files": ["store/counters/mod.rs"], "count": 1, "seal_changed": false}]),
+            )]),
+            424,
+            "ESCALATE",
+            "integrity",
+            "modified-during-run",
+            None,
+        ),
+        (
+            "a run changed the fixtures' seal only",
+            with(&[(
+                "integrity",
+                json!([{"run": "t2 fixture suite", "files": [], "count": 0, "seal_changed": true}]),
+            )]),
+            424,
+            "ESCALATE",
+            "integrity",
+            "modified-during-run",
+            None,
+        ),
+        (
+            "integrity before the build's verdict",
+            with(&[
+                (
+                    "integrity",
+                    json!([{"run": "build", "files": ["src/gen.rs"], "count": 1}]),
+                ),
+                ("build", json!({"exit_code": 101, "catch_exit_codes": [101]})),
+            ]),
+            424,
+            "ESCALATE",
+            "integrity",
+            "modified-during-run",
+            None,
+        ),
+        // Section 11.8: the build step.
+        (
+            "the tree does not build",
+            with(&[(
+                "build",
+                json!({"exit_code": 101, "catch_exit_codes": [101], "tail": "error[E0308]: mismatched types"}),
+            )]),
+            409,
+            "BLOCK",
+            "build",
+            "does-not-build",
+            None,
+        ),
+        (
+            "the build is killed",
+            with(&[("build", json!({"exit_code": null, "catch_exit_codes": [101]}))]),
+            424,
+            "ESCALATE",
+            "build",
+            "harness-error",
+            None,
+        ),
+        (
+            "the build exits with no catch",
+            with(&[("build", json!({"exit_code": 2}))]),
+            424,
+            "ESCALATE",
+            "build",
+            "harness-error",
+            None,
+        ),
+        (
+            "the tree builds",
+            with(&[("build", json!({"exit_code": 0, "catch_exit_codes": [101], "tail": ""}))]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+        // Section 11.1: a run counts only with its receipt.
+        (
+            "property runs with receipts",
+            with(&[(
+                "property_receipts",
+                json!({"counter.monotonic": [
+                    {"executed": 1, "failed": 0, "skipped": 0},
+                    {"executed": 1, "failed": 0, "skipped": 0}
+                ]}),
+            )]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+        (
+            "exit 0 without a report is a run nobody vouches for",
+            with(&[(
+                "property_receipts",
+                json!({"counter.monotonic": [null, {"executed": 1, "failed": 0, "skipped": 0}]}),
+            )]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["unknown", "pass", "pass"]),
+        ),
+        (
+            "exit 0 with nothing run",
+            with(&[(
+                "property_receipts",
+                json!({"counter.monotonic": [
+                    {"executed": 0, "failed": 0, "skipped": 0},
+                    {"executed": 0, "failed": 0, "skipped": 0}
+                ]}),
+            )]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["unknown", "pass", "pass"]),
+        ),
+        (
+            "exit 0 with the property skipped (the engine switched off)",
+            with(&[(
+                "property_receipts",
+                json!({"counter.monotonic": [
+                    {"executed": 1, "failed": 0, "skipped": 1},
+                    {"executed": 1, "failed": 0, "skipped": 1}
+                ]}),
+            )]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["unknown", "pass", "pass"]),
+        ),
+        (
+            "a catch that lists its failure",
+            with(&[
+                ("property_runs", json!({"counter.monotonic": {"runs": [1, 1]}})),
+                (
+                    "property_receipts",
+                    json!({"counter.monotonic": [
+                        {"executed": 1, "failed": 1, "skipped": 0},
+                        {"executed": 1, "failed": 1, "skipped": 0}
+                    ]}),
+                ),
+                ("fixture_suite", Value::Null),
+            ]),
+            409,
+            "BLOCK",
+            "route",
+            "invariant-or-over-specified-property",
+            Some(["fail", "unknown", "pass"]),
+        ),
+        (
+            "a catch that lists no failure (a compile error, a crash) is no catch",
+            with(&[
+                ("property_runs", json!({"counter.monotonic": {"runs": [1, 1]}})),
+                (
+                    "property_receipts",
+                    json!({"counter.monotonic": [
+                        {"executed": 0, "failed": 0, "skipped": 0},
+                        {"executed": 2, "failed": 0, "skipped": 0}
+                    ]}),
+                ),
+                ("fixture_suite", Value::Null),
+            ]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["unknown", "unknown", "pass"]),
+        ),
+        (
+            "the suite exits 0 without a receipt",
+            with(&[("fixture_suite", json!({"exit_code": 0, "receipt": null}))]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["pass", "unknown", "pass"]),
+        ),
+        (
+            "the suite exits 0 having run nothing",
+            with(&[(
+                "fixture_suite",
+                json!({"exit_code": 0, "receipt": {"executed": 0, "failed": 0, "skipped": 12}}),
+            )]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["pass", "unknown", "pass"]),
+        ),
+        (
+            "the suite's skips are the census's to judge",
+            with(&[(
+                "fixture_suite",
+                json!({"exit_code": 0, "failed_tests": [], "receipt": {"executed": 9, "failed": 0, "skipped": 2}}),
+            )]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+        (
+            "the suite's receipt disagrees with itself",
+            with(&[(
+                "fixture_suite",
+                json!({"exit_code": 0, "failed_tests": [], "receipt": {"executed": 9, "failed": 0, "skipped": 0, "disagrees": "a <error> outside any test case"}}),
+            )]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["pass", "unknown", "pass"]),
+        ),
+        (
+            "a suite catch without a failure listed",
+            with(&[(
+                "fixture_suite",
+                json!({"exit_code": 1, "failed_tests": [], "receipt": {"executed": 9, "failed": 0, "skipped": 0}}),
+            )]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["pass", "unknown", "pass"]),
+        ),
+        (
+            "a suite catch with its failure listed",
+            with(&[(
+                "fixture_suite",
+                json!({"exit_code": 1, "failed_tests": ["t::x"], "receipt": {"executed": 9, "failed": 1, "skipped": 0}}),
+            )]),
+            409,
+            "BLOCK",
+            "route",
+            "concrete-behavior",
+            Some(["pass", "fail", "pass"]),
+        ),
+        // Section 11.2: census tests that passed on the base must run.
+        (
+            "a census test vanished",
+            with(&[(
+                "fixture_suite",
+                json!({"exit_code": 0, "failed_tests": [], "receipt": {"executed": 8, "failed": 0, "skipped": 0}, "vanished": ["tests.test_api::test_retry"], "vanished_count": 1}),
+            )]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["pass", "unknown", "pass"]),
+        ),
     ]
 }
 
@@ -722,6 +980,20 @@ fn check(name: &str, status: u16, answer: &Value, row: &Row) {
         .iter()
         .map(|s| s["step"].as_str().unwrap())
         .collect();
+    let doc = &row.1;
+    let ran = doc["property_runs"]
+        .as_object()
+        .is_some_and(|r| !r.is_empty())
+        || doc.get("fixture_suite").is_some()
+        || doc.get("build").is_some()
+        || doc.get("integrity").is_some();
+    let mut after_test_aware: Vec<&str> = Vec::new();
+    if ran {
+        after_test_aware.push("integrity");
+    }
+    if doc.get("build").is_some() && *rule != "integrity" {
+        after_test_aware.push("build");
+    }
     let want: &[&str] = match *rule {
         "merge" => &["merge"],
         "fixture-fault" => &["merge", "seal"],
@@ -729,6 +1001,7 @@ fn check(name: &str, status: u16, answer: &Value, row: &Row) {
         "guard" => &["merge", "seal", "debt", "guard"],
         "binary" => &["merge", "seal", "debt", "guard", "binary"],
         "test-aware" => &["merge", "seal", "debt", "guard", "binary", "test-aware"],
+        "integrity" | "build" => &["merge", "seal", "debt", "guard", "binary", "test-aware"],
         _ => &[
             "merge",
             "seal",
@@ -743,6 +1016,13 @@ fn check(name: &str, status: u16, answer: &Value, row: &Row) {
             "router",
         ],
     };
+    let mut want: Vec<&str> = want.to_vec();
+    if matches!(*rule, "integrity" | "build" | "route") {
+        let at = want.iter().position(|s| *s == "test-aware").map_or(0, |i| i + 1);
+        for (k, s) in after_test_aware.into_iter().enumerate() {
+            want.insert(at + k, s);
+        }
+    }
     assert_eq!(steps, want, "{name}");
 }
 
@@ -999,6 +1279,48 @@ async fn invalid_facts_are_refused_field_by_field() {
             "/changed_files/0",
         ),
         (with(&[("seal", Value::Null)]), "/seal"),
+        // Section 11: one receipt per run, for runs that exist.
+        (
+            with(&[("property_receipts", json!({"counter.monotonic": [null]}))]),
+            "/property_receipts/counter.monotonic",
+        ),
+        (
+            with(&[("property_receipts", json!({"other": [null, null]}))]),
+            "/property_receipts/other",
+        ),
+        (
+            with(&[(
+                "property_receipts",
+                json!({"counter.monotonic": [{"executed": -1, "failed": 0, "skipped": 0}, null]}),
+            )]),
+            "/property_receipts/counter.monotonic/0/executed",
+        ),
+        (
+            with(&[(
+                "failures",
+                json!(vec![json!({"id": "t::x", "message": "m"}); 21]),
+            )]),
+            "/failures",
+        ),
+        (
+            with(&[(
+                "failures",
+                json!([{"id": "t::x", "message": "x".repeat(2049)}]),
+            )]),
+            "/failures/0/message",
+        ),
+        (
+            with(&[("integrity", json!([{"run": "r", "files": ["a"], "count": 0}]))]),
+            "/integrity/0/count",
+        ),
+        (with(&[("build", json!({"exit_code": 256}))]), "/build/exit_code"),
+        (
+            with(&[(
+                "fixture_suite",
+                json!({"exit_code": 0, "vanished": ["a", "b"], "vanished_count": 1}),
+            )]),
+            "/fixture_suite/vanished_count",
+        ),
     ];
     for (doc, pointer) in cases {
         let (status, problem) = post_json(&server, "/gate", &doc).await;
@@ -1034,7 +1356,10 @@ async fn the_rules_are_listed_in_order() {
             {"number": 4, "rule": "guard", "when": "a changed file is, or lies under, a guarded path or a catalog row's source", "disposition": "ESCALATE", "reason": "guarded-input-edited", "exit_codes": [2]},
             {"number": 5, "rule": "binary", "when": "a changed file is compiled or binary, or made executable", "disposition": "ESCALATE", "reason": "binary-added", "exit_codes": [2]},
             {"number": 6, "rule": "test-aware", "when": "a line the patch adds to a file that is not test-adjacent matches a [suspicious] pattern", "disposition": "ESCALATE", "reason": "test-aware-code", "exit_codes": [2]},
-            {"number": 7, "rule": "route", "when": "otherwise: the router over t0 scope, t1 properties, t2 fixture suite and the scoped freeze", "disposition": null, "reason": null, "exit_codes": [0, 1, 2]}
+            {"number": 7, "rule": "integrity", "when": "a run changed a tracked file (content, mode, or deleted it) or the fixtures' seal", "disposition": "ESCALATE", "reason": "modified-during-run", "exit_codes": [2]},
+            {"number": 8, "rule": "build", "when": "the build step exited with a catch ([build] catch)", "disposition": "BLOCK", "reason": "does-not-build", "exit_codes": [1]},
+            {"number": 9, "rule": "build", "when": "the build step exited with anything but 0 or a catch, or timed out", "disposition": "ESCALATE", "reason": "harness-error", "exit_codes": [2]},
+            {"number": 10, "rule": "route", "when": "otherwise: the router over t0 scope, t1 properties, t2 fixture suite and the scoped freeze", "disposition": null, "reason": null, "exit_codes": [0, 1, 2]}
         ])
     );
 }

@@ -121,6 +121,23 @@ fn repository_with(
 
 /// A base edit: the base's config runs the code under test with `[sandbox] mode = MODE`
 /// (`off` is how every run happened before the clean room).
+/// The example's suite command, with its receipt.
+fn suite_command() -> String {
+    format!(r#"command = [{PYTEST}, "--junitxml={{junit}}", "tests"]"#)
+}
+
+/// The base's config with the suite's report in the tree (`[suite] junit`, no receipt), as
+/// configs before receipts were.
+fn report_in_tree(dir: &Path) {
+    let config = dir.join("patchgate.toml");
+    let text = std::fs::read_to_string(&config).expect("config");
+    assert!(text.contains(&suite_command()), "the example's suite command");
+    let legacy = format!(
+        "command = [{PYTEST}, \"--junitxml=.patchgate/junit.xml\", \"tests\"]\njunit = \".patchgate/junit.xml\""
+    );
+    std::fs::write(&config, text.replace(&suite_command(), &legacy)).expect("write");
+}
+
 fn sandbox_mode(mode: &'static str) -> impl FnOnce(&Path) {
     move |dir: &Path| {
         let config = dir.join("patchgate.toml");
@@ -447,8 +464,15 @@ fn the_server_and_the_local_core_give_the_same_answer() {
         let repo = repository("gate-python", patch, |_| {});
         let local = gate(repo.path(), &[]);
         let remote = gate(repo.path(), &["--server", &server.url("")]);
+        // Two runs of the same code: the failure messages may differ where they print
+        // addresses (`<function f at 0x7f...>`); their test ids may not.
         let strip = |mut v: Value| {
             v.as_object_mut().map(|o| o.remove("decision_id"));
+            if let Some(Value::Array(failures)) = v.get_mut("failures") {
+                for f in failures {
+                    f.as_object_mut().map(|o| o.remove("message"));
+                }
+            }
             v
         };
         assert_eq!(local.exit, remote.exit, "{patch}: {}", remote.stderr);
@@ -495,6 +519,23 @@ fn reports_evidence_markdown_and_the_github_annotation() {
     );
     assert!(report.contains("`tests.test_cases::test_case[discount_half]`"));
     assert!(report.contains("### What to do next"));
+    // With `--json`, stdout is the JSON answer alone: the annotation goes to stderr.
+    let json = patchgate()
+        .current_dir(repo.path())
+        .args(["gate", "--base", "main", "--json"])
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .expect("run");
+    assert_eq!(json.status.code(), Some(1));
+    let answer: serde_json::Value =
+        serde_json::from_slice(&json.stdout).expect("stdout is one JSON document");
+    assert_eq!(answer["reason"], "concrete-behavior");
+    assert!(
+        String::from_utf8_lossy(&json.stderr)
+            .contains("::error title=patchgate BLOCK::BLOCK reason=concrete-behavior"),
+        "{}",
+        String::from_utf8_lossy(&json.stderr)
+    );
     // The evidence document replays through `patchgate route` to the same disposition.
     let replay = patchgate().arg("route").arg(&ev).output().expect("route");
     assert_eq!(replay.status.code(), Some(1));
@@ -527,10 +568,7 @@ fn the_config_comes_from_the_base_and_a_bad_one_is_one_line() {
     // one read, and the edit is a guard hit.
     let repo = repository("gate-python", "broken-case", |dir| {
         let toml = std::fs::read_to_string(dir.join("patchgate.toml")).unwrap();
-        let loose = toml.replace(
-            &format!("command = [{PYTEST}, \"--junitxml=.patchgate/junit.xml\", \"tests\"]"),
-            "command = [\"true\"]",
-        );
+        let loose = toml.replace(&suite_command(), "command = [\"true\"]");
         assert_ne!(toml, loose);
         std::fs::write(dir.join("patchgate.toml"), loose).unwrap();
     });
@@ -920,10 +958,9 @@ fn the_ledger_rows_say_what_the_answer_says() {
     let exits_zero = |dir: &Path| {
         let config = dir.join("patchgate.toml");
         let text = std::fs::read_to_string(&config).expect("config");
-        let suite = format!(r#"command = [{PYTEST}, "--junitxml=.patchgate/junit.xml", "tests"]"#);
-        assert!(text.contains(&suite), "the example's suite command");
-        let swallowed = r#"command = ["sh", "-c", "python3 -P -m pytest -q -p no:cacheprovider --junitxml=.patchgate/junit.xml tests; exit 0"]"#;
-        std::fs::write(&config, text.replace(&suite, swallowed)).expect("write");
+        assert!(text.contains(&suite_command()), "the example's suite command");
+        let swallowed = r#"command = ["sh", "-c", "python3 -P -m pytest -q -p no:cacheprovider --junitxml={junit} tests; exit 0"]"#;
+        std::fs::write(&config, text.replace(&suite_command(), swallowed)).expect("write");
     };
     let repo = repository_with("gate-python", "broken-case", exits_zero, |_| {});
     let g = gate(repo.path(), &[]);
@@ -1136,10 +1173,11 @@ fn a_failure_laundered_as_frozen_still_blocks() {
 }
 
 /// `links-out`: the broken-case bug, and `.patchgate` committed as a symbolic link to
-/// `/tmp/patchgate-victim`, where the suite writes its JUnit report. Unconfined, the run wrote
-/// through it outside the checkout. In the sandbox every path but the copy is read-only (and
-/// `/tmp` its own): nothing is written outside, the runner reads no report through the link,
-/// and the bug still blocks.
+/// `/tmp/patchgate-victim`, where a config that keeps the suite's report in the tree
+/// (`[suite] junit`, no receipt) has it written. Unconfined, the run wrote through it outside
+/// the checkout. In the sandbox every path but the copy is read-only (and `/tmp` its own):
+/// nothing is written outside, the runner reads no report through the link, and the bug still
+/// blocks. (With the starter's receipts the report is never in the tree at all.)
 #[test]
 fn a_committed_link_out_of_the_tree_writes_nothing_outside() {
     require_python();
@@ -1147,7 +1185,15 @@ fn a_committed_link_out_of_the_tree_writes_nothing_outside() {
     for (mode, written) in [("off", true), ("required", false)] {
         let _ = std::fs::remove_dir_all(victim);
         std::fs::create_dir_all(victim).expect("victim");
-        let repo = repository_with("gate-python", "links-out", sandbox_mode(mode), |_| {});
+        let repo = repository_with(
+            "gate-python",
+            "links-out",
+            |dir: &Path| {
+                report_in_tree(dir);
+                sandbox_mode(mode)(dir);
+            },
+            |_| {},
+        );
         let g = gate(repo.path(), &[]);
         expect(&g, "BLOCK", "concrete-behavior", 1);
         assert_eq!(

@@ -183,7 +183,7 @@ pub fn tree_bytes(tree: &str) -> Option<u64> {
 /// written as links (they point wherever they point: the copy is read through them by the
 /// runs only); a path that would pass through one, leave `dest` or name `.git` is refused.
 /// Returns how many files (and links) it wrote.
-pub fn export_tree(tree: &str, dest: &Path) -> Result<usize, CliError> {
+pub fn export_tree(tree: &str, dest: &Path) -> Result<Vec<Tracked>, CliError> {
     use std::collections::HashSet;
     use std::io::{BufRead, BufReader, Read, Write};
     use std::os::unix::ffi::OsStrExt;
@@ -251,6 +251,7 @@ pub fn export_tree(tree: &str, dest: &Path) -> Result<usize, CliError> {
     let failed = |e: std::io::Error| CliError::software(format!("cannot export {tree}: {e}"));
     let mut links: HashSet<Vec<u8>> = HashSet::new();
     let mut content = Vec::new();
+    let mut tracked = Vec::with_capacity(entries.len());
     for entry in &entries {
         // No entry may pass through a symbolic link the tree holds.
         let mut at = 0;
@@ -283,9 +284,10 @@ pub fn export_tree(tree: &str, dest: &Path) -> Result<usize, CliError> {
         content.resize(size + 1, 0);
         out.read_exact(&mut content).map_err(failed)?;
         content.truncate(size);
-        if entry.mode == 0o120000 {
+        let kind = if entry.mode == 0o120000 {
             symlink(std::ffi::OsStr::from_bytes(&content), &target).map_err(failed)?;
             links.insert(entry.path.clone());
+            TrackedKind::Link(content.clone())
         } else {
             let executable = entry.mode & 0o111 != 0;
             std::fs::OpenOptions::new()
@@ -296,7 +298,15 @@ pub fn export_tree(tree: &str, dest: &Path) -> Result<usize, CliError> {
                 .open(&target)
                 .and_then(|mut f| f.write_all(&content))
                 .map_err(failed)?;
-        }
+            TrackedKind::File { executable }
+        };
+        let stat = StatKey::of(&target).map_err(failed)?;
+        tracked.push(Tracked {
+            path: target,
+            oid: entry.oid.clone(),
+            kind,
+            stat,
+        });
     }
     drop(out);
     let _ = feeder.join();
@@ -306,7 +316,134 @@ pub fn export_tree(tree: &str, dest: &Path) -> Result<usize, CliError> {
             "git cat-file could not read {tree}"
         )));
     }
-    Ok(entries.len())
+    Ok(tracked)
+}
+
+/// A file [`export_tree`] wrote, as it wrote it: what a run may not change (CONTRACT.md
+/// section 11.3).
+pub struct Tracked {
+    pub path: std::path::PathBuf,
+    /// Its blob id in the judged tree.
+    pub oid: String,
+    pub kind: TrackedKind,
+    pub stat: StatKey,
+}
+
+pub enum TrackedKind {
+    File { executable: bool },
+    /// A symbolic link and its target.
+    Link(Vec<u8>),
+}
+
+/// What `lstat` says of a file that changes whenever it is written, replaced or chmod-ed:
+/// the inode, the size, and the modification and change times (a process cannot set the
+/// change time back).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatKey {
+    ino: u64,
+    size: u64,
+    mode: u32,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl StatKey {
+    pub fn of(path: &Path) -> std::io::Result<Self> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::symlink_metadata(path)?;
+        Ok(Self {
+            ino: m.ino(),
+            size: m.size(),
+            mode: m.mode(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        })
+    }
+}
+
+/// The tracked files a run changed (CONTRACT.md section 11.3), by content against the judged
+/// tree, never through git's index: deleted, no longer the same kind, executable bit changed,
+/// or (when `lstat` says it was touched) content that hashes to another blob
+/// (`git hash-object --no-filters`). Sorted.
+pub fn changed_since_export(tracked: &[Tracked], root: &Path) -> Result<Vec<String>, CliError> {
+    use std::io::Write;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::PermissionsExt;
+    let rel = |t: &Tracked| {
+        t.path
+            .strip_prefix(root)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| t.path.to_string_lossy().into_owned())
+    };
+    let mut changed = Vec::new();
+    let mut touched: Vec<&Tracked> = Vec::new();
+    for t in tracked {
+        let Ok(now) = StatKey::of(&t.path) else {
+            changed.push(rel(t));
+            continue;
+        };
+        if now == t.stat {
+            continue;
+        }
+        let meta = std::fs::symlink_metadata(&t.path);
+        let same_kind = match (&t.kind, &meta) {
+            (TrackedKind::Link(target), Ok(m)) if m.file_type().is_symlink() => std::fs::read_link(&t.path)
+                .is_ok_and(|now| now.as_os_str().as_bytes() == target.as_slice()),
+            (TrackedKind::File { executable }, Ok(m)) if m.file_type().is_file() => {
+                (m.permissions().mode() & 0o111 != 0) == *executable
+            }
+            _ => false,
+        };
+        match (&t.kind, same_kind) {
+            (_, false) => changed.push(rel(t)),
+            (TrackedKind::Link(_), true) => {}
+            (TrackedKind::File { .. }, true) => touched.push(t),
+        }
+    }
+    if !touched.is_empty() {
+        let mut child = git_command()
+            .args(["hash-object", "--no-filters", "--stdin-paths"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| CliError::software(format!("cannot run git: {e}")))?;
+        let mut stdin = child.stdin.take().expect("piped");
+        let paths: Vec<Vec<u8>> = touched
+            .iter()
+            .map(|t| t.path.as_os_str().as_bytes().to_vec())
+            .collect();
+        let feeder = std::thread::spawn(move || -> std::io::Result<()> {
+            let mut w = std::io::BufWriter::new(&mut stdin);
+            for p in paths {
+                w.write_all(&p)?;
+                w.write_all(b"\n")?;
+            }
+            w.flush()
+        });
+        let out = child
+            .wait_with_output()
+            .map_err(|e| CliError::software(format!("cannot run git hash-object: {e}")))?;
+        let _ = feeder.join();
+        let oids: Vec<&str> = std::str::from_utf8(&out.stdout)
+            .unwrap_or_default()
+            .lines()
+            .collect();
+        if !out.status.success() || oids.len() != touched.len() {
+            // A file that cannot be hashed (replaced by a FIFO, made unreadable) is changed.
+            for t in &touched {
+                changed.push(rel(t));
+            }
+        } else {
+            for (t, oid) in touched.iter().zip(oids) {
+                if oid != t.oid {
+                    changed.push(rel(t));
+                }
+            }
+        }
+    }
+    changed.sort();
+    changed.dedup();
+    Ok(changed)
 }
 
 /// The base commit's file at `path`, or `None` when it has none.

@@ -9,6 +9,7 @@ mod gate;
 mod git;
 mod healthcheck;
 mod interrupt;
+mod junit;
 mod ladder;
 mod output;
 mod quorum;

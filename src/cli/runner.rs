@@ -79,15 +79,24 @@ pub fn run_tier_in(
     argv: &[String],
     timeout: Duration,
     place: Place<'_>,
+    log: Option<std::fs::File>,
 ) -> std::io::Result<(Option<ExitStatus>, f64)> {
     use std::os::fd::AsFd;
     use std::os::unix::process::CommandExt;
-    let stdout = std::io::stderr().as_fd().try_clone_to_owned()?;
+    // Its output: patchgate's stderr, or a log file (the build's, whose tail the report shows).
+    let (stdout, stderr): (std::process::Stdio, std::process::Stdio) = match log {
+        Some(file) => (file.try_clone()?.into(), file.into()),
+        None => (
+            std::io::stderr().as_fd().try_clone_to_owned()?.into(),
+            std::process::Stdio::inherit(),
+        ),
+    };
     let started = Instant::now();
     let mut command = place.command(argv)?;
     command
         .stdin(std::process::Stdio::null())
         .stdout(stdout)
+        .stderr(stderr)
         .process_group(0);
     let mut child = command.spawn()?;
     let pgid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
@@ -104,6 +113,8 @@ pub fn run_tier_in(
         if crate::cli::interrupt::requested() {
             let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
             let _ = child.wait();
+            // And whatever left its group: nothing the runner started outlives it.
+            end_leftovers();
             return Err(std::io::Error::new(
                 std::io::ErrorKind::Interrupted,
                 "interrupted",
@@ -205,7 +216,17 @@ pub struct Ran {
 /// run without an exit code. A caught Ctrl-C (SIGINT, SIGTERM, SIGHUP) kills the check's group
 /// and is the error (130).
 pub fn run_in(argv: &[String], timeout: Duration, place: Place<'_>) -> Result<Ran, CliError> {
-    match run_tier_in(argv, timeout, place) {
+    run_logged_in(argv, timeout, place, None)
+}
+
+/// [`run_in`], its output written to `log` when given.
+fn run_logged_in(
+    argv: &[String],
+    timeout: Duration,
+    place: Place<'_>,
+    log: Option<std::fs::File>,
+) -> Result<Ran, CliError> {
+    match run_tier_in(argv, timeout, place, log) {
         Ok((status, seconds)) => Ok(Ran {
             run: status
                 .and_then(|s| s.code())
@@ -215,7 +236,7 @@ pub fn run_in(argv: &[String], timeout: Duration, place: Place<'_>) -> Result<Ra
         }),
         Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
             interrupt::check()?;
-            Err(CliError::new(Exit::Interrupted, "interrupted"))
+            Err(CliError::new(Exit::Interrupted(2), "interrupted"))
         }
         Err(e) => Ok(Ran {
             run: None,
@@ -238,6 +259,95 @@ pub fn run_check(
     let ran = run_in(argv, timeout, place)?;
     output::error(&format!("{label}: {} ({:.1} s)", ran.how, ran.seconds));
     Ok((ran.run, ran.seconds))
+}
+
+/// Runs one check with its output captured, and gives its last lines (at most `max_bytes`,
+/// whole lines) beside what [`run_check`] gives; the whole output is echoed to stderr.
+pub fn run_check_tail(
+    label: &str,
+    argv: &[String],
+    timeout: Duration,
+    place: Place<'_>,
+    max_bytes: usize,
+) -> Result<(RunOutcome, f64, String), CliError> {
+    use std::io::{Read, Seek, Write};
+    let mut log = tempfile::tempfile()
+        .map_err(|e| CliError::software(format!("cannot make a log file: {e}")))?;
+    let handle = log
+        .try_clone()
+        .map_err(|e| CliError::software(format!("cannot make a log file: {e}")))?;
+    let ran = run_logged_in(argv, timeout, place, Some(handle))?;
+    let mut text = Vec::new();
+    let _ = log.rewind();
+    let _ = (&mut log).take(MAX_REPORT_BYTES).read_to_end(&mut text);
+    let _ = std::io::stderr().lock().write_all(&text);
+    output::error(&format!("{label}: {} ({:.1} s)", ran.how, ran.seconds));
+    let text = String::from_utf8_lossy(&text);
+    let mut start = text.len().saturating_sub(max_bytes);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    let tail = &text[start..];
+    // Whole lines only, unless one line is all there is.
+    let tail = match tail.find('\n') {
+        Some(nl) if start > 0 && nl + 1 < tail.len() => &tail[nl + 1..],
+        _ => tail,
+    };
+    Ok((ran.run, ran.seconds, tail.trim_end().to_owned()))
+}
+
+/// The placeholder a command template writes its JUnit report to (CONTRACT.md section 11.1).
+pub const JUNIT: &str = "{junit}";
+
+/// Whether a command template asks for a receipt.
+pub fn receipted(template: &[String]) -> bool {
+    template.iter().any(|a| a.contains(JUNIT))
+}
+
+/// What a run's receipt was: its report, or why none could be read.
+pub type ReceiptRead = Result<super::junit::Report, String>;
+
+/// Runs one check in the room (see [`run_check`]); with `{junit}` in `argv`, at a fresh path
+/// outside the copy, and reads the report it wrote there as its receipt. `None`: receipts off.
+pub fn run_receipted(
+    label: &str,
+    argv: &[String],
+    timeout: Duration,
+    room: &Room,
+) -> Result<(RunOutcome, f64, Option<ReceiptRead>), CliError> {
+    if !receipted(argv) {
+        let (run, seconds) = run_check(label, argv, timeout, Place::Room(room))?;
+        return Ok((run, seconds, None));
+    }
+    let path = room.fresh_receipt()?;
+    let shown = path.to_string_lossy();
+    let argv: Vec<String> = argv.iter().map(|a| a.replace(JUNIT, &shown)).collect();
+    let (run, seconds) = run_check(label, &argv, timeout, Place::Room(room))?;
+    let read = open_report(&path).and_then(|f| {
+        super::junit::read_report(std::io::BufReader::new(f)).map_err(|e| e.to_string())
+    });
+    if let Err(why) = &read {
+        output::error(&format!("{label}: no receipt ({why})"));
+    }
+    Ok((run, seconds, Some(read)))
+}
+
+/// A receipt as the facts carry it (`null`: none read).
+pub fn receipt_fact(read: &ReceiptRead) -> serde_json::Value {
+    match read {
+        Err(_) => serde_json::Value::Null,
+        Ok(report) => {
+            let mut r = serde_json::json!({
+                "executed": report.executed(),
+                "failed": report.failed.len(),
+                "skipped": report.skipped(),
+            });
+            if let Some(why) = &report.disagrees {
+                r["disagrees"] = serde_json::json!(crate::core::gate::fit_test_id(why.clone()));
+            }
+            r
+        }
+    }
 }
 
 /// The largest report the runner reads from a run, in bytes.

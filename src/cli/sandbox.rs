@@ -96,7 +96,12 @@ pub struct Room {
     _dir: tempfile::TempDir,
     /// The copy of the judged tree: every run's working directory.
     pub tree: PathBuf,
+    /// Every file of the copy as it was written: what a run may not change.
+    tracked: Vec<super::git::Tracked>,
     home: PathBuf,
+    /// Where runs write their receipts (CONTRACT.md section 11.1): outside the copy, emptied
+    /// before every run.
+    receipts: PathBuf,
     pub backend: Backend,
     bwrap: PathBuf,
     env: Vec<(OsString, OsString)>,
@@ -127,13 +132,19 @@ impl Room {
             .tempdir_in(room_parent(tree))
             .map_err(|e| CliError::software(format!("cannot make the gate's directory: {e}")))?;
         let root = dir.path().to_path_buf();
-        let (copy, home, tmp) = (root.join("tree"), root.join("home"), root.join("tmp"));
-        for d in [&copy, &home, &tmp] {
+        let (copy, home, tmp, receipts) = (
+            root.join("tree"),
+            root.join("home"),
+            root.join("tmp"),
+            root.join("receipts"),
+        );
+        for d in [&copy, &home, &tmp, &receipts] {
             std::fs::create_dir(d)
                 .map_err(|e| CliError::software(format!("cannot make {}: {e}", d.display())))?;
         }
         let started = std::time::Instant::now();
-        let files = super::git::export_tree(tree, &copy)?;
+        let tracked = super::git::export_tree(tree, &copy)?;
+        let files = tracked.len();
         super::output::error(&format!(
             "clean room: tree {} copied ({files} files, {:.2} s); runs in {}",
             &tree[..tree.len().min(12)],
@@ -154,7 +165,9 @@ impl Room {
             env: environment(&config.env, &home, &tmp, backend),
             _dir: dir,
             tree: copy,
+            tracked,
             home,
+            receipts,
             backend,
             bwrap: bwrap.unwrap_or_else(|| PathBuf::from("bwrap")),
             network: config.network,
@@ -177,7 +190,7 @@ impl Room {
             Backend::Bubblewrap => {
                 let mut c = Command::new(&self.bwrap);
                 c.args(isolation(self.network));
-                for writable in [&self.tree, &self.home] {
+                for writable in [&self.tree, &self.home, &self.receipts] {
                     c.arg("--bind").arg(writable).arg(writable);
                 }
                 if let Some(git_dir) = &self.git_dir {
@@ -203,6 +216,36 @@ impl Room {
 /// the runs write there too); else `/var/tmp`, else the system's temporary directory.
 /// Measured on the CI machines (`scripts/bench_gate.py`): a 20,000-file tree is written to
 /// tmpfs in 0.3 s and to their disk in 1 to 17 s, as the disk's state goes.
+impl Room {
+    /// The tracked files of the copy a run changed, deleted or changed the mode of, by
+    /// content against the judged tree (CONTRACT.md section 11.3).
+    pub fn changed_files(&self) -> Result<Vec<String>, CliError> {
+        super::git::changed_since_export(&self.tracked, &self.tree)
+    }
+
+    /// A fresh path for the next run's receipt: the receipts directory emptied (whatever an
+    /// earlier run left there, or planted for this one, is gone), and a name in it.
+    pub fn fresh_receipt(&self) -> Result<PathBuf, CliError> {
+        match std::fs::remove_dir_all(&self.receipts) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(CliError::software(format!(
+                    "cannot empty the receipts directory {}: {e}",
+                    self.receipts.display()
+                )));
+            }
+        }
+        std::fs::create_dir(&self.receipts).map_err(|e| {
+            CliError::software(format!(
+                "cannot make the receipts directory {}: {e}",
+                self.receipts.display()
+            ))
+        })?;
+        Ok(self.receipts.join("junit.xml"))
+    }
+}
+
 fn room_parent(tree: &str) -> PathBuf {
     if let Some(dir) = std::env::var_os("TMPDIR")
         .map(PathBuf::from)

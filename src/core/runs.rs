@@ -125,6 +125,111 @@ pub fn classify(runs: &[RunOutcome], catch: &CatchCodes) -> RunState {
     }
 }
 
+/// What a run's JUnit report, its receipt (CONTRACT.md section 11.1), lists: the runner read
+/// it from a fresh path after the run; the core decides what the run then counts as.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Receipt {
+    /// Test cases that ran (passed, failed or errored; not skipped).
+    pub executed: u64,
+    /// Test cases that failed or errored.
+    pub failed: u64,
+    /// Test cases skipped.
+    pub skipped: u64,
+    /// How the report disagrees with itself (a failure outside any test case, counts that
+    /// disagree with the cases listed), when it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disagrees: Option<String>,
+}
+
+/// The fields of a receipt.
+pub const RECEIPT_FIELDS: [&str; 4] = ["executed", "failed", "skipped", "disagrees"];
+
+/// Why a run's receipt does not vouch for its exit code (CONTRACT.md section 11.1).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum ReceiptGap {
+    /// No report was written at the fresh path, or it could not be read.
+    NoReceipt,
+    /// The report lists no executed test case.
+    NothingRan,
+    /// Exit 0, but the report lists a skipped case.
+    Skipped,
+    /// A catch exit, but the report lists no failed case.
+    NoFailureListed,
+    /// Exit 0, but the report lists a failed or errored case.
+    FailureListed,
+    /// The report disagrees with itself.
+    ReportDisagrees,
+}
+
+impl ReceiptGap {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+/// What a run counts as, given its receipt (`None`: no report): exit 0 only with a report that
+/// lists an executed case and no failure, error (or, unless `skips_allowed`, skip); a catch
+/// only with a report that lists a failed case; otherwise `null`, with the gap. Any other exit
+/// (a crash, a kill) is already no verdict and is kept as it is.
+pub fn counted(
+    run: RunOutcome,
+    receipt: Option<&Receipt>,
+    catch: &CatchCodes,
+    skips_allowed: bool,
+) -> (RunOutcome, Option<ReceiptGap>) {
+    let pass = run == Some(0);
+    if !pass && !catch.caught(run) {
+        return (run, None);
+    }
+    let gap = match receipt {
+        None => Some(ReceiptGap::NoReceipt),
+        Some(r) if r.disagrees.is_some() => Some(ReceiptGap::ReportDisagrees),
+        Some(r) if r.executed == 0 => Some(ReceiptGap::NothingRan),
+        Some(r) if pass && r.failed > 0 => Some(ReceiptGap::FailureListed),
+        Some(r) if pass && r.skipped > 0 && !skips_allowed => Some(ReceiptGap::Skipped),
+        Some(r) if !pass && r.failed == 0 => Some(ReceiptGap::NoFailureListed),
+        Some(_) => None,
+    };
+    match gap {
+        Some(g) => (None, Some(g)),
+        None => (run, None),
+    }
+}
+
+/// A receipt, or `null` (no report read).
+pub fn parse_receipt(v: &Value, at: &str, e: &mut Errors) -> Option<Option<Receipt>> {
+    if v.is_null() {
+        return Some(None);
+    }
+    let obj = object(v, at, "a receipt", &RECEIPT_FIELDS, e)?;
+    let mut count = |key: &str| {
+        obj.required(key, e)
+            .and_then(|x| fields::uint(x, &obj.pointer(key), key, u64::from(u32::MAX), e))
+    };
+    let (executed, failed, skipped) = (count("executed"), count("failed"), count("skipped"));
+    let disagrees = obj.opt_string("disagrees", 4096, e);
+    Some(Some(Receipt {
+        executed: executed?,
+        failed: failed?,
+        skipped: skipped?,
+        disagrees,
+    }))
+}
+
 /// A request's top-level `catch_exit_codes`, or the default (pytest's `[1]`); `None` when they
 /// are invalid (reported in `e`).
 pub fn request_catch_codes(doc: &fields::Obj<'_>, e: &mut Errors) -> Option<CatchCodes> {
@@ -252,6 +357,47 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_run_counts_only_with_its_receipt() {
+        // CONTRACT.md section 11.1, by hand.
+        let r = |executed, failed, skipped| Receipt {
+            executed,
+            failed,
+            skipped,
+            disagrees: None,
+        };
+        let lying = Receipt {
+            disagrees: Some("a <failure> outside any test case".into()),
+            ..r(3, 0, 0)
+        };
+        let pytest = codes(&[1]);
+        type Case<'a> = (RunOutcome, Option<&'a Receipt>, bool, RunOutcome, Option<ReceiptGap>);
+        let cases: [Case; 14] = [
+            (Some(0), Some(&r(3, 0, 0)), false, Some(0), None),
+            (Some(0), None, false, None, Some(ReceiptGap::NoReceipt)),
+            (Some(0), Some(&r(0, 0, 0)), false, None, Some(ReceiptGap::NothingRan)),
+            (Some(0), Some(&r(0, 0, 4)), true, None, Some(ReceiptGap::NothingRan)),
+            (Some(0), Some(&r(3, 0, 1)), false, None, Some(ReceiptGap::Skipped)),
+            (Some(0), Some(&r(3, 0, 1)), true, Some(0), None),
+            (Some(0), Some(&r(3, 1, 0)), false, None, Some(ReceiptGap::FailureListed)),
+            (Some(0), Some(&lying), false, None, Some(ReceiptGap::ReportDisagrees)),
+            (Some(1), Some(&r(3, 1, 0)), false, Some(1), None),
+            (Some(1), Some(&r(3, 0, 0)), false, None, Some(ReceiptGap::NoFailureListed)),
+            (Some(1), None, false, None, Some(ReceiptGap::NoReceipt)),
+            (Some(1), Some(&r(3, 1, 2)), false, Some(1), None),
+            // Not a pass and not a catch: no verdict already, kept as it is.
+            (Some(5), None, false, Some(5), None),
+            (None, None, false, None, None),
+        ];
+        for (run, receipt, skips, want, gap) in cases {
+            assert_eq!(
+                counted(run, receipt, &pytest, skips),
+                (want, gap),
+                "{run:?} with {receipt:?}"
+            );
+        }
+    }
 
     #[test]
     fn classification_follows_the_contract() {

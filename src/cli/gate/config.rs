@@ -37,6 +37,8 @@ pub struct GateConfig {
     /// written by `patchgate admit --write`); without one it votes as weak.
     #[serde(default)]
     pub require_admission: bool,
+    /// Built once on the judged tree before any property runs (CONTRACT.md section 11.8).
+    pub build: Option<BuildConfig>,
     pub properties: PropertiesConfig,
     pub suite: SuiteConfig,
     /// Where the code under test runs (CONTRACT.md section 12.2).
@@ -94,6 +96,31 @@ impl SuspiciousConfig {
                 )),
             })
             .collect()
+    }
+}
+
+/// `[build]`: the build step.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BuildConfig {
+    /// argv (no shell), e.g. `cargo test --no-run`.
+    pub command: Vec<String>,
+    /// Its own timeout, outside the property timeouts (a cold compile takes long).
+    #[serde(default = "default_suite_timeout")]
+    pub timeout_s: f64,
+    /// The exit codes that mean the code does not build (default: cargo's 101).
+    #[serde(default = "default_build_catch")]
+    pub catch: CatchCodes,
+}
+
+fn default_build_catch() -> CatchCodes {
+    CatchCodes::new([101]).unwrap_or_default()
+}
+
+impl BuildConfig {
+    /// The build's timeout (checked when the config was read).
+    pub fn timeout(&self) -> Duration {
+        crate::cli::runner::timeout(self.timeout_s).unwrap_or(Duration::ZERO)
     }
 }
 
@@ -208,6 +235,12 @@ impl GateConfig {
         }
         if let Some(j) = &self.suite.junit {
             RepoPath::parse(j).map_err(|e| invalid("suite.junit", &format!("{j:?} {e}")))?;
+            if crate::cli::runner::receipted(&self.suite.command) {
+                return Err(invalid(
+                    "suite.junit",
+                    "is for a command without `{junit}`: this one writes its report to the receipt path",
+                ));
+            }
         }
         for g in &self.guarded {
             RepoPath::parse(g).map_err(|e| invalid("guarded", &format!("{g:?} {e}")))?;
@@ -274,8 +307,15 @@ impl GateConfig {
         for (key, t) in [
             ("properties.timeout_s", p.timeout_s),
             ("suite.timeout_s", self.suite.timeout_s),
+            (
+                "build.timeout_s",
+                self.build.as_ref().map_or(1.0, |b| b.timeout_s),
+            ),
         ] {
             crate::cli::runner::timeout(t).map_err(|why| invalid(key, &why))?;
+        }
+        if self.build.as_ref().is_some_and(|b| b.command.is_empty()) {
+            return Err(invalid("build.command", "must name a program (an argv list)"));
         }
         Ok(())
     }
@@ -351,18 +391,22 @@ require_admission = false
 # pytest's plugin autoload off (see [sandbox] env) with the plugins it needs named (`-p`). With
 # `-P`, make your package importable the way pytest documents: installed, a `pythonpath` in its
 # config, or an `__init__.py` in the test directories (rootdir-based import).
-command = ["python3", "-P", "-s", "--check-hash-based-pycs", "always", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_hypothesis_pytestplugin", "properties/test_{id}.py"]
+# `{junit}` is the run's receipt: a fresh path outside the tree where it must write its JUnit
+# report. A run counts only as its report shows it: exit 0 with at least one test run and none
+# failed or skipped; a failure with the failed test listed. Anything else is a run nobody can
+# vouch for (null). Without `{junit}` exit codes are read as they are (`receipts: off`).
+command = ["python3", "-P", "-s", "--check-hash-based-pycs", "always", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_hypothesis_pytestplugin", "--junitxml={junit}", "properties/test_{id}.py"]
 runs = 2
 timeout_s = 120
 catch = [1]          # pytest fails with 1; its 2-5 are a broken harness, never a failure
 
 [suite]
-# The fixture suite (t2). Failed test ids come from its JUnit XML report, as classname::name
-# (pytest: `tests.test_api::test_retry`); a ledger test row names a test the same way.
-command = ["python3", "-P", "-s", "--check-hash-based-pycs", "always", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_hypothesis_pytestplugin", "--junitxml=.patchgate/junit.xml", "tests"]
+# The fixture suite (t2), with its receipt (`{junit}`, as above): failed test ids come from
+# it, as classname::name (pytest: `tests.test_api::test_retry`); a ledger test row names a test
+# the same way. Its skips are allowed (the census judges them).
+command = ["python3", "-P", "-s", "--check-hash-based-pycs", "always", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_hypothesis_pytestplugin", "--junitxml={junit}", "tests"]
 timeout_s = 900
 catch = [1]
-junit = ".patchgate/junit.xml"
 # One test of the suite, for `patchgate admit --test ID` (the freeze rule's seeded-bug proof):
 # `{id}` is the test id (classname::name), `{classname}` and `{name}` its two halves.
 test_command = ["python3", "-P", "-s", "--check-hash-based-pycs", "always", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_hypothesis_pytestplugin", "tests", "-k", "{name}"]
@@ -428,6 +472,7 @@ mod tests {
         );
         assert!(!c.sandbox.network);
         for argv in [&c.properties.command, &c.suite.command] {
+            assert!(crate::cli::runner::receipted(argv), "{{junit}} in {argv:?}");
             for safe in [
                 "-P",
                 "-s",

@@ -10,7 +10,6 @@
 //! nothing runs on a conflict, a seal mismatch, debt over the cap, a guard hit or a binary.
 
 mod config;
-mod junit;
 mod shadows;
 
 use std::io::Write;
@@ -19,19 +18,24 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde_json::{Map, Value, json};
 
+use super::junit;
 use super::documents::{parse_document, parse_seal_text};
 use super::error::{CliError, CliResult};
 use super::git::{
     added_lines, base_file, binary_content, commit_of, enter_repository, fill_commit_counts,
     git_changed, git_made_executable, judged_tree,
 };
-use super::runner::{Place, argv_for, open_report, run_check};
+use super::runner::{
+    Place, ReceiptRead, argv_for, open_report, receipt_fact, receipted, run_check,
+    run_check_tail, run_receipted,
+};
 use super::sandbox::Room;
 use super::{RemoteArgs, output, remote};
 use crate::core::freeze_ledger::DEFAULT_DEBT_CAP;
 use crate::core::gate::{
-    GateAnswer, GateDecision, GateDisposition, GateNext, GateRuleName, NextStep, Step, fit_test_id,
-    markdown, next_step, parse_gate_request, step_name,
+    GateAnswer, GateDecision, GateDisposition, GateNext, GateRuleName, MAX_FAILURE_BYTES,
+    MAX_FAILURES, NextStep, Step, clip_failure, fit_test_id, markdown, next_step,
+    parse_gate_request, step_name,
 };
 use crate::core::ladder::{SCOPE_TIER, T1, T2, TierVerdict};
 use crate::core::path::RepoPath;
@@ -147,6 +151,8 @@ struct Gathered {
     changed: Vec<String>,
     /// Where every run happens.
     room: Room,
+    /// The fixtures' seal before anything ran.
+    seal: String,
 }
 
 fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
@@ -209,25 +215,13 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         }
     }
     // The seal of the judged tree's fixtures, before anything runs.
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let tree = crate::tree::read_dir_tree(
-        &room.tree.join(&config.fixtures),
-        config.fixtures.as_bytes(),
-        threads,
-    )
-    .map_err(|e| {
-        CliError::data(format!(
-            "cannot seal the fixtures directory {}: {e}",
-            config.fixtures
-        ))
-    })?;
-    let actual = crate::core::seal::seal(&tree.entries).seal;
+    let actual = fixtures_seal(&room, &config)?;
 
     let mut doc = json!({
         "patch_id": args.patch_id.clone().unwrap_or_else(|| head.clone()),
         "changed_files": changed,
         "guarded": config.guarded(&args.config),
-        "seal": {"actual": actual.to_hex(), "expected": expected.to_hex()},
+        "seal": {"actual": actual, "expected": expected.to_hex()},
         "catalog": catalog,
         "ledger": ledger,
         "catch_exit_codes": config.properties.catch,
@@ -248,7 +242,76 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         head,
         changed,
         room,
+        seal: actual,
     })
+}
+
+/// The seal of the fixtures directory in the room's copy, in hex.
+fn fixtures_seal(room: &Room, config: &GateConfig) -> Result<String, CliError> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let tree = crate::tree::read_dir_tree(
+        &room.tree.join(&config.fixtures),
+        config.fixtures.as_bytes(),
+        threads,
+    )
+    .map_err(|e| {
+        CliError::data(format!(
+            "cannot seal the fixtures directory {}: {e}",
+            config.fixtures
+        ))
+    })?;
+    Ok(crate::core::seal::seal(&tree.entries).seal.to_hex())
+}
+
+/// After a run (CONTRACT.md section 11.3): what it changed that it may not, by content against
+/// the judged tree, as the facts' `integrity` finding; `None` when nothing.
+fn integrity_after(g: &Gathered, label: &str) -> Result<Option<Value>, CliError> {
+    let files = g.room.changed_files()?;
+    // A seal that cannot be computed any more (the directory replaced by a file, say) changed.
+    let seal_changed = fixtures_seal(&g.room, &g.config).map_or(true, |s| s != g.seal);
+    if files.is_empty() && !seal_changed {
+        return Ok(None);
+    }
+    output::error(&format!(
+        "{label}: changed {} tracked file(s){}{}: nothing more runs",
+        files.len(),
+        if seal_changed { " and the fixtures' seal" } else { "" },
+        files
+            .first()
+            .map(|f| format!(" (first: {f})"))
+            .unwrap_or_default()
+    ));
+    Ok(Some(json!({
+        "run": label,
+        "count": files.len(),
+        "files": files.iter().take(100).collect::<Vec<_>>(),
+        "seal_changed": seal_changed,
+    })))
+}
+
+/// The failing cases a receipt lists (CONTRACT.md section 11.8), added to the facts'
+/// `failures`: each once, its message clipped to 2 KiB, at most 20 in all.
+fn add_failures(doc: &mut Value, read: &ReceiptRead) {
+    let Ok(report) = read else { return };
+    if report.messages.is_empty() {
+        return;
+    }
+    let list = doc
+        .as_object_mut()
+        .map(|o| o.entry("failures").or_insert_with(|| json!([])));
+    let Some(Value::Array(list)) = list else {
+        return;
+    };
+    for (id, message) in &report.messages {
+        if list.len() >= MAX_FAILURES {
+            break;
+        }
+        let id = fit_test_id(id.clone());
+        if list.iter().any(|f| f["id"] == json!(id)) {
+            continue;
+        }
+        list.push(json!({"id": id, "message": clip_failure(message, MAX_FAILURE_BYTES)}));
+    }
 }
 
 /// The message of facts the runner gathered that do not validate: they came from the base.
@@ -319,9 +382,10 @@ pub fn run(args: GateArgs) -> CliResult {
     }
     let mut doc = g.doc.clone();
     let mut seconds = Seconds::default();
-    // Each step at most once: the core asks for runs, then the suite, then (when only frozen
-    // tests failed) the suite's re-run without them, then a decision.
-    for round in 0..4 {
+    // Each step at most once: the build (when configured), then the core asks for runs, then
+    // the suite, then (when only frozen tests failed) the suite's re-run without them, then a
+    // decision. A run that changes the tree stops it (section 11.3).
+    for round in 0..6 {
         let plan = core.next(&doc)?;
         // Said once: t1's verdict after its runs, or the scope hit that skipped it.
         if let Some(Step::Properties { ran, summary, .. }) = plan
@@ -338,20 +402,53 @@ pub fn run(args: GateArgs) -> CliResult {
                 ));
             }
         }
+        // The build step, once, before anything of the code under test runs (section 11.8).
+        if matches!(plan.next, NextStep::Runs | NextStep::Suite)
+            && let Some(build) = &g.config.build
+            && doc.get("build").is_none()
+        {
+            let (code, _, tail) =
+                run_check_tail("build", &build.command, build.timeout(), Place::Room(&g.room), 2048)?;
+            doc["build"] = json!({
+                "exit_code": code,
+                "catch_exit_codes": build.catch,
+                "tail": clip_failure(&tail, 2048),
+            });
+            if let Some(finding) = integrity_after(&g, "build")? {
+                doc["integrity"] = json!([finding]);
+            }
+            continue;
+        }
         match plan.next {
             NextStep::Runs => {
                 let p = &g.config.properties;
+                let on = receipted(&p.command);
                 let mut runs = Map::new();
-                for id in &plan.property_ids {
+                let mut receipts = Map::new();
+                'properties: for id in &plan.property_ids {
                     let argv = argv_for(&p.command, id);
                     let mut codes = Vec::with_capacity(usize::from(p.runs));
+                    let mut theirs = Vec::with_capacity(usize::from(p.runs));
                     for n in 1..=p.runs {
                         let label = format!("{T1} {id} run {n}/{}", p.runs);
-                        let (run, s) = run_check(&label, &argv, p.timeout(), Place::Room(&g.room))?;
+                        let (run, s, read) = run_receipted(&label, &argv, p.timeout(), &g.room)?;
                         seconds.t1 += s;
                         codes.push(run);
+                        if let Some(read) = read {
+                            theirs.push(receipt_fact(&read));
+                            add_failures(&mut doc, &read);
+                        }
+                        if let Some(finding) = integrity_after(&g, &label)? {
+                            // Nothing more runs: the properties run so far are reported
+                            // whole, and the core decides on the finding.
+                            doc["integrity"] = json!([finding]);
+                            break 'properties;
+                        }
                     }
                     runs.insert(id.clone(), json!({ "runs": codes }));
+                    if on {
+                        receipts.insert(id.clone(), Value::Array(theirs));
+                    }
                 }
                 if doc.get("property_runs").is_some() {
                     return Err(CliError::software(
@@ -359,15 +456,21 @@ pub fn run(args: GateArgs) -> CliResult {
                     ));
                 }
                 doc["property_runs"] = Value::Object(runs);
+                if on {
+                    doc["property_receipts"] = Value::Object(receipts);
+                }
             }
             NextStep::Suite => {
                 if doc.get("fixture_suite").is_some() {
                     return Err(CliError::software("the core asked for the suite twice"));
                 }
-                let (mut suite, s) = run_suite(&g.config, &g.room, T2, &[])?;
+                let (mut suite, s) = run_suite(&g, &mut doc, T2, &[])?;
                 seconds.t2 = s;
                 suite["catch_exit_codes"] = json!(g.config.suite.catch);
                 doc["fixture_suite"] = suite;
+                if let Some(finding) = integrity_after(&g, T2)? {
+                    doc["integrity"] = json!([finding]);
+                }
             }
             NextStep::Rerun => {
                 let Some(template) = &g.config.suite.deselect else {
@@ -381,9 +484,12 @@ pub fn run(args: GateArgs) -> CliResult {
                 }
                 let extra = deselect_args(template, &plan.deselect, &g.room.tree);
                 let label = format!("{T2} re-run without {}", plan.deselect.join(", "));
-                let (rerun, s) = run_suite(&g.config, &g.room, &label, &extra)?;
+                let (rerun, s) = run_suite(&g, &mut doc, &label, &extra)?;
                 seconds.t2 += s;
                 doc["fixture_suite"]["rerun"] = rerun;
+                if let Some(finding) = integrity_after(&g, &label)? {
+                    doc["integrity"] = json!([finding]);
+                }
             }
             NextStep::Decide => break,
         }
@@ -459,8 +565,14 @@ fn finish(
     }
     let answer = core.decide(doc, invalid)?;
     write_outputs(args, &answer)?;
+    // GitHub reads workflow commands from both streams: with `--json` the annotation goes to
+    // stderr, so stdout stays one JSON document a script can parse.
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
-        output::stdout(&annotation(&answer))?;
+        if args.json {
+            let _ = std::io::stderr().lock().write_all(annotation(&answer).as_bytes());
+        } else {
+            output::stdout(&annotation(&answer))?;
+        }
     }
     let exit = remote::print::<GateDecision>(&answer, args.json)?;
     Ok((exit, answer))
@@ -494,12 +606,28 @@ fn suspicious_lines(config: &GateConfig, base: &str, tree: &str) -> Result<Value
 /// deselected tests of a re-run): `{exit_code, failed_tests?}` as the facts hold a run of
 /// it, and the seconds it took.
 fn run_suite(
-    config: &GateConfig,
-    room: &Room,
+    g: &Gathered,
+    doc: &mut Value,
     label: &str,
     extra: &[String],
 ) -> Result<(Value, f64), CliError> {
+    let (config, room) = (&g.config, &g.room);
     let s = &config.suite;
+    if receipted(&s.command) {
+        let argv: Vec<String> = s.command.iter().chain(extra).cloned().collect();
+        let (code, seconds, read) = run_receipted(label, &argv, s.timeout(), room)?;
+        let read = read.unwrap_or_else(|| Err("no receipt".to_owned()));
+        let mut run = json!({ "exit_code": code, "receipt": receipt_fact(&read) });
+        add_failures(doc, &read);
+        if let Ok(report) = read {
+            if let Some(why) = &report.disagrees {
+                output::error(&format!("{label}: its report disagrees with itself: {why}"));
+            }
+            let ids: Vec<String> = report.failed.into_iter().map(fit_test_id).collect();
+            run["failed_tests"] = json!(ids);
+        }
+        return Ok((run, seconds));
+    }
     // A report left from before (or committed by the patch) must never be read as this
     // run's: only a report the suite writes now counts.
     // A report path through a symbolic link the patch committed (`.patchgate -> /elsewhere`)

@@ -24,11 +24,12 @@ use super::path::{PrefixTrie, RepoPath};
 use super::quorum::{self, Outcome, PropertyReport, Reason};
 use super::route::{self, Attribution, Disposition, RuleName, Verdict, Verdicts};
 use super::rules;
-use super::runs::{CatchCodes, RunOutcome};
+use super::runs::{CatchCodes, Receipt, ReceiptGap, RunOutcome, counted};
 use super::seal::SealCheck;
 
 pub use parse::{
-    GATE_FIELDS, JUDGED_FIELDS, MAX_TEST_ID_CHARS, RERUN_FIELDS, SUITE_FIELDS, SUSPICIOUS_FIELDS,
+    BUILD_FIELDS, FAILURE_FIELDS, GATE_FIELDS, INTEGRITY_FIELDS, JUDGED_FIELDS, MAX_FAILURE_BYTES,
+    MAX_FAILURES, MAX_TEST_ID_CHARS, RERUN_FIELDS, SUITE_FIELDS, SUSPICIOUS_FIELDS, clip_failure,
     fit_test_id, parse_gate_request,
 };
 pub use report::{markdown, step_name, text_line};
@@ -49,6 +50,14 @@ pub struct FixtureSuite {
     /// The suite run again with the frozen tests it failed left out (section 12.4): `None`
     /// when it was not.
     pub rerun: Option<Rerun>,
+    /// Its receipt (section 11.1): `None` when its command has no `{junit}` (receipts off),
+    /// `Some(None)` when no report was read.
+    pub receipt: Option<Option<Receipt>>,
+    /// Census tests (section 11.2) that passed on the base and did not run on the head (absent
+    /// from its report, or skipped): at most 100 listed.
+    pub vanished: Vec<String>,
+    /// How many vanished, all of them.
+    pub vanished_count: u64,
 }
 
 /// The suite's re-run without the frozen tests that failed (CONTRACT.md section 12.4): the
@@ -61,15 +70,57 @@ pub struct Rerun {
     pub failed_tests: Option<Vec<String>>,
     /// How its report disagrees with itself, when it does.
     pub report_disagrees: Option<String>,
+    /// Its receipt, as the suite's.
+    pub receipt: Option<Option<Receipt>>,
 }
 
 impl Rerun {
-    /// It passed: exit 0, and its report (when read) lists no failure and agrees with itself.
+    /// It passed: exit 0, its report (when read) lists no failure and agrees with itself, and
+    /// (receipts on) its receipt vouches for the exit.
     pub fn passed(&self) -> bool {
         self.exit_code == Some(0)
             && self.failed_tests.as_ref().is_none_or(Vec::is_empty)
             && self.report_disagrees.is_none()
+            && self.receipt.as_ref().is_none_or(|r| {
+                counted(Some(0), r.as_ref(), &CatchCodes::default(), true)
+                    .1
+                    .is_none()
+            })
     }
+}
+
+/// A failed test or property as its report gave it (CONTRACT.md section 11.8): the falsifying
+/// example, the minimal input, the assertion. The runner clips each message to 2 KiB and sends
+/// at most 20.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct FailingCase {
+    /// The test id (`classname::name`), or the property id.
+    pub id: String,
+    pub message: String,
+}
+
+/// Something a run changed that it may not (CONTRACT.md section 11.3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct IntegrityFinding {
+    /// The run, as the runner labels it (`t1 order.total run 2/2`).
+    pub run: String,
+    /// Tracked files it changed, deleted or changed the mode of (at most 100).
+    pub files: Vec<String>,
+    /// How many, all of them.
+    pub count: u64,
+    /// Whether the fixtures' seal changed.
+    pub seal_changed: bool,
+}
+
+/// The build step (CONTRACT.md section 11.8), run once before any property.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildRun {
+    /// `None`: killed by its timeout or a signal.
+    pub exit_code: Option<u8>,
+    /// The exit codes that mean the code does not build (`[build] catch`; default `[1]`).
+    pub catch_exit_codes: CatchCodes,
+    /// Its last lines of output.
+    pub tail: String,
 }
 
 /// A validated `/gate` request: the facts one patch's gate gathered.
@@ -110,6 +161,15 @@ pub struct GateRequest {
     /// Lines the patch adds that match a `[suspicious]` pattern: code that may behave
     /// differently under test (section 11.6).
     pub suspicious: Vec<SuspiciousLine>,
+    /// Each property run's receipt, by property id, in run order (section 11.1): `None` when
+    /// the property command has no `{junit}` (receipts off).
+    pub property_receipts: Option<HashMap<String, Vec<Option<Receipt>>>>,
+    /// The failing cases the reports gave (section 11.8).
+    pub failures: Vec<FailingCase>,
+    /// What runs changed that they may not (section 11.3).
+    pub integrity: Vec<IntegrityFinding>,
+    /// The build step, when one ran (section 11.8).
+    pub build: Option<BuildRun>,
 }
 
 /// A line the patch adds that matches a `[suspicious]` pattern (CONTRACT.md section 11.6).
@@ -227,6 +287,8 @@ pub enum GateRuleName {
     Guard,
     Binary,
     TestAware,
+    Integrity,
+    Build,
     Route,
 }
 
@@ -253,6 +315,9 @@ pub enum GateReason {
     GuardedInputEdited,
     BinaryAdded,
     TestAwareCode,
+    ModifiedDuringRun,
+    DoesNotBuild,
+    HarnessError,
     EvidenceGap,
     BehaviorAndInvariant,
     ConcreteBehavior,
@@ -299,6 +364,23 @@ pub struct GateFacts {
     pub binaries: Vec<String>,
     /// Suspicious added lines in files that are not test-adjacent.
     pub suspicious: Vec<SuspiciousLine>,
+    /// What runs changed that they may not.
+    pub modified: bool,
+    /// How the build step ended.
+    pub build: Built,
+}
+
+/// How the build step ended (CONTRACT.md section 11.8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Built {
+    /// No build step ran (none configured, or not reached yet).
+    NotRun,
+    /// Exit 0.
+    Built,
+    /// A catch exit: the code does not build.
+    DoesNotBuild,
+    /// Any other exit, or killed: the harness, not the patch.
+    Broken,
 }
 
 impl GateFacts {
@@ -325,6 +407,13 @@ impl GateFacts {
                     })
                     .cloned()
                     .collect()
+            },
+            modified: !request.integrity.is_empty(),
+            build: match &request.build {
+                None => Built::NotRun,
+                Some(b) if b.exit_code == Some(0) => Built::Built,
+                Some(b) if b.catch_exit_codes.caught(b.exit_code) => Built::DoesNotBuild,
+                Some(_) => Built::Broken,
             },
         }
     }
@@ -370,9 +459,9 @@ pub struct GateThen {
     pub name: GateRuleName,
     /// When it matches, in the contract's words.
     pub says: &'static str,
-    /// The step this rule records in `steps` when the pipeline reaches it (the router's rule
-    /// records the router's own steps).
-    pub step: Option<fn(&GateRequest, &GateFacts) -> Step>,
+    /// The step this rule records in `steps` when the pipeline reaches it, when it has
+    /// something to say (the router's rule records the router's own steps).
+    pub step: Option<fn(&GateRequest, &GateFacts) -> Option<Step>>,
     pub conclusion: Conclusion,
 }
 
@@ -381,14 +470,14 @@ pub type GateRule = rules::Rule<GateFacts, GateThen>;
 
 /// The gate's rules. Ordered, first match wins; the last hands over to the router. Each rule
 /// records its step before it is tried, so the answer's `steps` are the steps reached.
-pub const GATE_RULES: [GateRule; 7] = [
+pub const GATE_RULES: [GateRule; 10] = [
     GateRule {
         number: 1,
         when: |f| !f.conflicts.is_empty(),
         then: GateThen {
             name: GateRuleName::Merge,
             says: "the head does not merge cleanly into the base",
-            step: Some(merge_step),
+            step: Some(|r, f| Some(merge_step(r, f))),
             conclusion: Conclusion::Fixed(GateDisposition::Escalate, GateReason::MergeConflict),
         },
     },
@@ -398,7 +487,7 @@ pub const GATE_RULES: [GateRule; 7] = [
         then: GateThen {
             name: GateRuleName::FixtureFault,
             says: "seal.actual != seal.expected",
-            step: Some(seal_step),
+            step: Some(|r, f| Some(seal_step(r, f))),
             conclusion: Conclusion::Fixed(GateDisposition::Escalate, GateReason::SealMismatch),
         },
     },
@@ -408,7 +497,7 @@ pub const GATE_RULES: [GateRule; 7] = [
         then: GateThen {
             name: GateRuleName::Debt,
             says: "freeze debt > cap",
-            step: Some(debt_step),
+            step: Some(|r, f| Some(debt_step(r, f))),
             conclusion: Conclusion::Fixed(GateDisposition::StopQueue, GateReason::DebtOverCap),
         },
     },
@@ -418,7 +507,7 @@ pub const GATE_RULES: [GateRule; 7] = [
         then: GateThen {
             name: GateRuleName::Guard,
             says: "a changed file is, or lies under, a guarded path or a catalog row's source",
-            step: Some(guard_step),
+            step: Some(|r, f| Some(guard_step(r, f))),
             conclusion: Conclusion::Fixed(
                 GateDisposition::Escalate,
                 GateReason::GuardedInputEdited,
@@ -431,7 +520,7 @@ pub const GATE_RULES: [GateRule; 7] = [
         then: GateThen {
             name: GateRuleName::Binary,
             says: "a changed file is compiled or binary, or made executable",
-            step: Some(binary_step),
+            step: Some(|r, f| Some(binary_step(r, f))),
             conclusion: Conclusion::Fixed(GateDisposition::Escalate, GateReason::BinaryAdded),
         },
     },
@@ -441,12 +530,42 @@ pub const GATE_RULES: [GateRule; 7] = [
         then: GateThen {
             name: GateRuleName::TestAware,
             says: "a line the patch adds to a file that is not test-adjacent matches a [suspicious] pattern",
-            step: Some(test_aware_step),
+            step: Some(|r, f| Some(test_aware_step(r, f))),
             conclusion: Conclusion::Fixed(GateDisposition::Escalate, GateReason::TestAwareCode),
         },
     },
     GateRule {
         number: 7,
+        when: |f| f.modified,
+        then: GateThen {
+            name: GateRuleName::Integrity,
+            says: "a run changed a tracked file (content, mode, or deleted it) or the fixtures' seal",
+            step: Some(integrity_step),
+            conclusion: Conclusion::Fixed(GateDisposition::Escalate, GateReason::ModifiedDuringRun),
+        },
+    },
+    GateRule {
+        number: 8,
+        when: |f| f.build == Built::DoesNotBuild,
+        then: GateThen {
+            name: GateRuleName::Build,
+            says: "the build step exited with a catch ([build] catch)",
+            step: Some(build_step),
+            conclusion: Conclusion::Fixed(GateDisposition::Block, GateReason::DoesNotBuild),
+        },
+    },
+    GateRule {
+        number: 9,
+        when: |f| f.build == Built::Broken,
+        then: GateThen {
+            name: GateRuleName::Build,
+            says: "the build step exited with anything but 0 or a catch, or timed out",
+            step: None,
+            conclusion: Conclusion::Fixed(GateDisposition::Escalate, GateReason::HarnessError),
+        },
+    },
+    GateRule {
+        number: 10,
         when: |_| true,
         then: GateThen {
             name: GateRuleName::Route,
@@ -577,6 +696,18 @@ pub enum Step {
         count: usize,
         summary: String,
     },
+    /// What the runs changed that they may not (section 11.3): listed once anything ran.
+    Integrity {
+        findings: Vec<IntegrityFinding>,
+        summary: String,
+    },
+    /// The build step (section 11.8), when one ran.
+    Build {
+        exit_code: Option<u8>,
+        /// Its last lines of output.
+        tail: String,
+        summary: String,
+    },
     /// t0: test-adjacent changed files.
     Scope {
         scope_hits: Vec<String>,
@@ -597,8 +728,15 @@ pub enum Step {
         /// The quorum's rule number (3-7).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         quorum_rule: Option<u8>,
-        /// Every catalog property, in catalog order.
+        /// Every catalog property, in catalog order (its runs as counted: a run its receipt
+        /// does not vouch for is `null`).
         properties: Vec<PropertyReport>,
+        /// Whether the runs had receipts (section 11.1): absent when nothing ran.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        receipts: Option<Receipts>,
+        /// The runs whose receipt does not vouch for their exit code, counted as `null`.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        unvouched: Vec<Unvouched>,
         summary: String,
     },
     /// t2: the fixture suite.
@@ -614,6 +752,17 @@ pub enum Step {
         failed_tests: Vec<String>,
         /// Failed tests discarded because an open ledger row freezes them.
         discarded: Vec<String>,
+        /// Whether the suite had a receipt (section 11.1): absent when it did not run.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        receipts: Option<Receipts>,
+        /// Why its receipt does not vouch for its exit code, when it does not.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        gap: Option<ReceiptGap>,
+        /// Census tests that passed on the base and did not run here (at most 100).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        vanished: Vec<String>,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        vanished_count: u64,
         summary: String,
     },
     /// The scoped freeze from the ledger's open test rows.
@@ -631,6 +780,44 @@ pub enum Step {
         attribution: Attribution,
         summary: String,
     },
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Whether a check's runs had receipts (CONTRACT.md section 11.1).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum Receipts {
+    /// The command writes a JUnit report to `{junit}`: a run counts only with it.
+    On,
+    /// No `{junit}` in the command: exit codes are read as they are.
+    Off,
+}
+
+/// A property run its receipt does not vouch for: counted as `null`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Unvouched {
+    pub property: String,
+    /// 1-based.
+    pub run: u32,
+    /// The exit code it gave.
+    pub exit_code: Option<u8>,
+    pub gap: ReceiptGap,
 }
 
 /// The gate's decision.
@@ -676,6 +863,9 @@ pub struct GateAnswer {
     /// with the runner's user and files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxBackend>,
+    /// The failing cases the reports gave (section 11.8): at most 20, each clipped to 2 KiB.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<FailingCase>,
 }
 
 impl GateDecision {
@@ -691,6 +881,7 @@ impl GateDecision {
             steps: self.steps.clone(),
             judged: request.judged.clone(),
             sandbox: request.sandbox,
+            failures: request.failures.clone(),
         }
     }
 }
@@ -846,6 +1037,59 @@ fn test_aware_step(_: &GateRequest, facts: &GateFacts) -> Step {
     }
 }
 
+fn integrity_step(request: &GateRequest, _: &GateFacts) -> Option<Step> {
+    let ran = request.build.is_some()
+        || !request.property_runs.is_empty()
+        || request.fixture_suite.is_some();
+    if !ran && request.integrity.is_empty() {
+        return None;
+    }
+    let findings = request.integrity.clone();
+    Some(Step::Integrity {
+        summary: match findings.first() {
+            None => "no run changed a tracked file or the fixtures".to_owned(),
+            Some(f) => format!(
+                "{} changed {}{}: evidence from a tree the code under test rewrote proves nothing, and nothing later ran",
+                f.run,
+                plural(
+                    usize::try_from(f.count).unwrap_or(usize::MAX),
+                    "tracked file",
+                    "tracked files"
+                ),
+                if f.seal_changed {
+                    " and the fixtures' seal"
+                } else {
+                    ""
+                }
+            ),
+        },
+        findings,
+    })
+}
+
+fn build_step(request: &GateRequest, facts: &GateFacts) -> Option<Step> {
+    let build = request.build.as_ref()?;
+    Some(Step::Build {
+        exit_code: build.exit_code,
+        tail: build.tail.clone(),
+        summary: match facts.build {
+            Built::Built | Built::NotRun => "the judged tree builds".to_owned(),
+            Built::DoesNotBuild => format!(
+                "the judged tree does not build (exit {}): the patch is wrong, whatever any property says",
+                build.exit_code.unwrap_or_default()
+            ),
+            Built::Broken => format!(
+                "the build step {}: a broken harness, not a verdict on the patch",
+                build
+                    .exit_code
+                    .map_or("was killed (timeout or signal)".to_owned(), |c| format!(
+                        "exited {c}, which is not a catch"
+                    ))
+            ),
+        },
+    })
+}
+
 fn binary_step(_: &GateRequest, facts: &GateFacts) -> Step {
     Step::Binary {
         binaries: facts.binaries.clone(),
@@ -870,8 +1114,8 @@ pub fn decide_gate(request: &GateRequest, default_cap: u64) -> GateDecision {
     let facts = GateFacts::of(request, default_cap);
     let mut steps = Vec::with_capacity(8);
     for rule in &GATE_RULES {
-        if let Some(step) = rule.then.step {
-            steps.push(step(request, &facts));
+        if let Some(step) = rule.then.step.and_then(|step| step(request, &facts)) {
+            steps.push(step);
         }
         if !(rule.when)(&facts) {
             continue;
@@ -944,11 +1188,19 @@ fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Vec<Step>) {
         scope_hits,
     });
 
-    // t1 properties.
+    // t1 properties, each run counted with its receipt.
+    let (runs, unvouched) = counted_runs(request);
+    let receipts = (!request.property_runs.is_empty()).then_some(
+        if request.property_receipts.is_some() {
+            Receipts::On
+        } else {
+            Receipts::Off
+        },
+    );
     let ballot = quorum::ballot(
         &request.changed_files,
         &request.catalog,
-        &request.property_runs,
+        &runs,
         &request.catch_exit_codes,
         &request.ledger,
         request.require_admission,
@@ -962,6 +1214,8 @@ fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Vec<Step>) {
             reason: None,
             quorum_rule: None,
             properties: ballot.properties,
+            receipts: None,
+            unvouched: Vec::new(),
             summary: "skipped on a scope hit: property_check is unknown".to_owned(),
         });
         Verdict::Unknown
@@ -988,7 +1242,7 @@ fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Vec<Step>) {
             quorum_rule: Some(number),
             properties: ballot.properties,
             summary: format!(
-                "quorum {} ({}): property_check is {verdict}{}",
+                "quorum {} ({}): property_check is {verdict}{}{}",
                 outcome.as_str(),
                 reason.as_str(),
                 if unproven == 0 {
@@ -998,8 +1252,18 @@ fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Vec<Step>) {
                         "; {} without an admission proof voted as weak",
                         plural(unproven, "strong property", "strong properties")
                     )
+                },
+                match (receipts, unvouched.len()) {
+                    (Some(Receipts::Off), _) => "; receipts: off (exit codes read as they are)".to_owned(),
+                    (_, 0) => String::new(),
+                    (_, n) => format!(
+                        "; {} without a receipt that vouches for it counted as null",
+                        plural(n, "run", "runs")
+                    ),
                 }
             ),
+            receipts,
+            unvouched,
         });
         verdict
     };
@@ -1044,6 +1308,43 @@ fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Vec<Step>) {
     (verdicts, steps)
 }
 
+/// The property runs as they count (CONTRACT.md section 11.1): with receipts on, a run its
+/// receipt does not vouch for is `null`, and listed.
+fn counted_runs(request: &GateRequest) -> (HashMap<String, Vec<RunOutcome>>, Vec<Unvouched>) {
+    let Some(receipts) = &request.property_receipts else {
+        return (request.property_runs.clone(), Vec::new());
+    };
+    let mut unvouched = Vec::new();
+    let mut ids: Vec<(&String, &Vec<RunOutcome>)> = request.property_runs.iter().collect();
+    ids.sort_by_key(|(id, _)| *id);
+    let runs = ids
+        .into_iter()
+        .map(|(id, given)| {
+            let theirs = receipts.get(id);
+            let runs = given
+                .iter()
+                .enumerate()
+                .map(|(i, run)| {
+                    let receipt = theirs.and_then(|r| r.get(i)).and_then(Option::as_ref);
+                    let (run_counted, gap) =
+                        counted(*run, receipt, &request.catch_exit_codes, false);
+                    if let Some(gap) = gap {
+                        unvouched.push(Unvouched {
+                            property: id.clone(),
+                            run: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                            exit_code: *run,
+                            gap,
+                        });
+                    }
+                    run_counted
+                })
+                .collect();
+            (id.clone(), runs)
+        })
+        .collect();
+    (runs, unvouched)
+}
+
 /// The ledger's open frozen tests.
 fn frozen_tests(request: &GateRequest) -> Vec<FrozenTest> {
     request
@@ -1086,6 +1387,10 @@ fn fixture_step(
             exit_code: None,
             failed_tests: Vec::new(),
             discarded: Vec::new(),
+            receipts: None,
+            gap: None,
+            vanished: Vec::new(),
+            vanished_count: 0,
             summary: summary.to_owned(),
         };
     };
@@ -1096,6 +1401,10 @@ fn fixture_step(
         .cloned()
         .partition(|id| frozen.contains(id.as_str()));
     let is_catch = |c: u8| suite.catch_exit_codes.contains(c);
+    // The suite's skips are the census's to judge (section 11.2), not each run's.
+    let gap = suite.receipt.as_ref().and_then(|r| {
+        counted(suite.exit_code, r.as_ref(), &suite.catch_exit_codes, true).1
+    });
     let (verdict, tier, summary) = match suite.exit_code {
         // A report that disagrees with itself is read as neither a pass nor a failure
         // (section 11.1): nothing in it is discarded either.
@@ -1111,10 +1420,48 @@ fn fixture_step(
                 ),
             )
         }
+        // No receipt vouches for the exit code: neither a pass nor a failure.
+        _ if gap.is_some() => {
+            failed = listed.to_vec();
+            discarded.clear();
+            (
+                Verdict::Unknown,
+                TierVerdict::Error,
+                format!(
+                    "the suite {} but its receipt does not vouch for it ({}): no verdict",
+                    suite
+                        .exit_code
+                        .map_or("was killed".to_owned(), |c| format!("exited {c}")),
+                    gap.map(ReceiptGap::as_str).unwrap_or_default()
+                ),
+            )
+        }
+        // Tests the base ran did not run: whatever else the suite says, it did not say it
+        // about the tests the base has.
+        _ if suite.vanished_count > 0 => {
+            failed = listed.to_vec();
+            discarded.clear();
+            (
+                Verdict::Unknown,
+                TierVerdict::Error,
+                format!(
+                    "{} that passed on the base did not run here (absent from the report, or skipped): no verdict",
+                    plural(
+                        usize::try_from(suite.vanished_count).unwrap_or(usize::MAX),
+                        "census test",
+                        "census tests"
+                    )
+                ),
+            )
+        }
         Some(0) if listed.is_empty() => (
             Verdict::Pass,
             TierVerdict::Pass,
-            "the fixture suite passed".to_owned(),
+            if suite.receipt.is_none() {
+                "the fixture suite passed (receipts: off: its exit code read as it is)".to_owned()
+            } else {
+                "the fixture suite passed, with a receipt".to_owned()
+            },
         ),
         // The exit code and the report disagree: neither is read as the other.
         Some(0) => (
@@ -1186,6 +1533,14 @@ fn fixture_step(
         exit_code: suite.exit_code,
         failed_tests: failed,
         discarded,
+        receipts: Some(if suite.receipt.is_some() {
+            Receipts::On
+        } else {
+            Receipts::Off
+        }),
+        gap,
+        vanished: suite.vanished.clone(),
+        vanished_count: suite.vanished_count,
         summary,
     }
 }
@@ -1303,7 +1658,18 @@ fn rerun_due(request: &GateRequest) -> Option<Vec<String>> {
     let catch = suite
         .exit_code
         .is_some_and(|c| c != 0 && suite.catch_exit_codes.contains(c));
-    if suite.rerun.is_some() || suite.report_disagrees.is_some() || !catch || listed.is_empty() {
+    let vouched = suite.receipt.as_ref().is_none_or(|r| {
+        counted(suite.exit_code, r.as_ref(), &suite.catch_exit_codes, true)
+            .1
+            .is_none()
+    });
+    if suite.rerun.is_some()
+        || suite.report_disagrees.is_some()
+        || !vouched
+        || suite.vanished_count > 0
+        || !catch
+        || listed.is_empty()
+    {
         return None;
     }
     let frozen: HashSet<String> = frozen_tests(request).into_iter().map(|t| t.id).collect();

@@ -3,14 +3,20 @@
 
 use serde_json::Value;
 
-use super::{FixtureSuite, GateRequest, Judged, Rerun, SandboxBackend, SuspiciousLine};
+use std::collections::HashMap;
+
+use super::{
+    BuildRun, FailingCase, FixtureSuite, GateRequest, IntegrityFinding, Judged, Rerun,
+    SandboxBackend, SuspiciousLine,
+};
 use crate::core::catalog::CatalogKind;
 use crate::core::fields::{self, Errors, object};
 use crate::core::quorum::parse_quorum_fields;
-use crate::core::runs::{CatchCodes, parse_catch_codes};
+use crate::core::problem::pointer_key;
+use crate::core::runs::{CatchCodes, Receipt, parse_catch_codes, parse_receipt};
 
 /// The fields of a `/gate` body.
-pub const GATE_FIELDS: [&str; 17] = [
+pub const GATE_FIELDS: [&str; 21] = [
     "patch_id",
     "changed_files",
     "guarded",
@@ -28,21 +34,40 @@ pub const GATE_FIELDS: [&str; 17] = [
     "sandbox",
     "shadows",
     "suspicious",
+    "property_receipts",
+    "failures",
+    "integrity",
+    "build",
 ];
+/// The fields of a failing case.
+pub const FAILURE_FIELDS: [&str; 2] = ["id", "message"];
+/// Most failing cases a request carries (section 11.8).
+pub const MAX_FAILURES: usize = 20;
+/// Longest failing case message, in bytes (section 11.8).
+pub const MAX_FAILURE_BYTES: usize = 2048;
+/// The fields of an integrity finding.
+pub const INTEGRITY_FIELDS: [&str; 4] = ["run", "files", "count", "seal_changed"];
+/// The fields of `build`.
+pub const BUILD_FIELDS: [&str; 3] = ["exit_code", "catch_exit_codes", "tail"];
+/// Longest build tail, in bytes.
+pub const MAX_TAIL_BYTES: usize = 4096;
 /// The fields of a `suspicious` line.
 pub const SUSPICIOUS_FIELDS: [&str; 3] = ["file", "line", "pattern"];
 /// The fields of `judged`.
 pub const JUDGED_FIELDS: [&str; 3] = ["base", "head", "tree"];
 /// The fields of `fixture_suite`.
-pub const SUITE_FIELDS: [&str; 5] = [
+pub const SUITE_FIELDS: [&str; 8] = [
     "exit_code",
     "failed_tests",
     "report_disagrees",
     "catch_exit_codes",
     "rerun",
+    "receipt",
+    "vanished",
+    "vanished_count",
 ];
 /// The fields of `fixture_suite.rerun`.
-pub const RERUN_FIELDS: [&str; 3] = ["exit_code", "failed_tests", "report_disagrees"];
+pub const RERUN_FIELDS: [&str; 4] = ["exit_code", "failed_tests", "report_disagrees", "receipt"];
 /// Longest failed-test id a request may name (a parametrised test's id can be long).
 pub const MAX_TEST_ID_CHARS: usize = 4096;
 
@@ -58,6 +83,18 @@ pub fn fit_test_id(id: String) -> String {
         }
         _ => id,
     }
+}
+
+/// `text` cut to at most `max` bytes on a character boundary, marked with `…` when cut.
+pub fn clip_failure(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max.saturating_sub('…'.len_utf8());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
 }
 
 /// Validates a `/gate` document, reporting every invalid field: the quorum's fields, plus
@@ -111,7 +148,42 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
     let fixture_suite = doc
         .get("fixture_suite")
         .and_then(|v| parse_suite(v, &mut e));
+    let property_receipts = doc
+        .get("property_receipts")
+        .and_then(|v| parse_property_receipts(v, &mut e));
+    let failures = match doc.get("failures") {
+        Some(v) => parse_failures(v, &mut e).unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let integrity = match doc.get("integrity") {
+        Some(v) => fields::array(v, "/integrity", "`integrity`", &mut e, parse_finding)
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let build = doc.get("build").and_then(|v| parse_build(v, &mut e));
     let suite_ok = doc.get("fixture_suite").is_none() || fixture_suite.is_some();
+    if let (Some(q), Some(receipts)) = (&quorum, &property_receipts) {
+        for (id, runs) in &q.results {
+            let given = receipts.get(id).map_or(0, Vec::len);
+            if given != runs.len() {
+                e.push(
+                    pointer_key("/property_receipts", id),
+                    format!(
+                        "{given} receipts for {id:?}, which has {} runs: one receipt (or null) per run",
+                        runs.len()
+                    ),
+                );
+            }
+        }
+        for id in receipts.keys() {
+            if !q.results.contains_key(id) {
+                e.push(
+                    pointer_key("/property_receipts", id),
+                    format!("receipts for {id:?}, which has no runs in `property_runs`"),
+                );
+            }
+        }
+    }
     match quorum {
         Some(q) if e.is_empty() && suite_ok => Ok(GateRequest {
             patch_id: q.patch_id,
@@ -131,9 +203,135 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             sandbox,
             shadows,
             suspicious,
+            property_receipts,
+            failures,
+            integrity,
+            build,
         }),
         _ => Err(e),
     }
+}
+
+/// `property_receipts`: property id → one receipt (or `null`) per run.
+fn parse_property_receipts(
+    v: &Value,
+    e: &mut Errors,
+) -> Option<HashMap<String, Vec<Option<Receipt>>>> {
+    let Some(map) = v.as_object() else {
+        e.push(
+            "/property_receipts",
+            format!(
+                "`property_receipts` must be an object of property id → [receipt or null, ...], not {}",
+                fields::kind_of(v)
+            ),
+        );
+        return None;
+    };
+    let mut out = HashMap::with_capacity(map.len());
+    for (id, list) in map {
+        let at = pointer_key("/property_receipts", id);
+        let receipts = fields::array(list, &at, "a property's receipts", e, |x, p, e| {
+            parse_receipt(x, &p, e)
+        })?;
+        out.insert(id.clone(), receipts);
+    }
+    Some(out)
+}
+
+/// `failures`: at most [`MAX_FAILURES`] cases, each message at most [`MAX_FAILURE_BYTES`].
+fn parse_failures(v: &Value, e: &mut Errors) -> Option<Vec<FailingCase>> {
+    let n = v.as_array().map_or(0, Vec::len);
+    if n > MAX_FAILURES {
+        e.push(
+            "/failures",
+            format!("`failures` holds {n} cases; at most {MAX_FAILURES} are carried"),
+        );
+        return None;
+    }
+    fields::array(v, "/failures", "`failures`", e, |x, p, e| {
+        let case = object(x, &p, "a failing case", &FAILURE_FIELDS, e)?;
+        let id = case.req_string("id", MAX_TEST_ID_CHARS, e);
+        let message = case
+            .required("message", e)
+            .and_then(|m| fields::string(m, &case.pointer("message"), "message", MAX_FAILURE_BYTES, e));
+        if let Some(m) = &message
+            && m.len() > MAX_FAILURE_BYTES
+        {
+            e.push(
+                case.pointer("message"),
+                format!("`message` holds {} bytes; at most {MAX_FAILURE_BYTES}", m.len()),
+            );
+            return None;
+        }
+        Some(FailingCase {
+            id: id?,
+            message: message?,
+        })
+    })
+}
+
+fn parse_finding(x: &Value, p: String, e: &mut Errors) -> Option<IntegrityFinding> {
+    let f = object(x, &p, "an integrity finding", &INTEGRITY_FIELDS, e)?;
+    let run = f.req_string("run", 1024, e);
+    let files = f
+        .required("files", e)
+        .and_then(|v| fields::paths(v, &f.pointer("files"), false, e));
+    let count = f
+        .required("count", e)
+        .and_then(|v| fields::uint(v, &f.pointer("count"), "count", u64::MAX, e));
+    let seal_changed = f.opt_bool("seal_changed", e).unwrap_or(false);
+    let files: Vec<String> = files?.iter().map(|p| p.as_str().to_owned()).collect();
+    if files.len() > 100 {
+        e.push(f.pointer("files"), "at most 100 files are listed; `count` counts them all");
+        return None;
+    }
+    let count = count?;
+    if count < files.len() as u64 || (count == 0 && !seal_changed) {
+        e.push(
+            f.pointer("count"),
+            format!(
+                "`count` is {count}: it counts every file listed (there are {}), and a finding changes a file or the seal",
+                files.len()
+            ),
+        );
+        return None;
+    }
+    Some(IntegrityFinding {
+        run: run?,
+        files,
+        count,
+        seal_changed,
+    })
+}
+
+fn parse_build(v: &Value, e: &mut Errors) -> Option<BuildRun> {
+    let b = object(v, "/build", "`build`", &BUILD_FIELDS, e)?;
+    let exit_code = match b.required("exit_code", e)? {
+        Value::Null => None,
+        x => match fields::whole_u64(x).map(u8::try_from) {
+            Some(Ok(c)) => Some(c),
+            _ => {
+                e.push(
+                    b.pointer("exit_code"),
+                    format!("{x} is not an exit code; `exit_code` is an integer from 0 to 255, or null when the build was killed"),
+                );
+                return None;
+            }
+        },
+    };
+    let catch_exit_codes = match b.get("catch_exit_codes") {
+        Some(c) => parse_catch_codes(c, &b.pointer("catch_exit_codes"), e)?,
+        None => CatchCodes::default(),
+    };
+    let tail = match b.get("tail") {
+        Some(t) => fields::string(t, &b.pointer("tail"), "tail", MAX_TAIL_BYTES, e)?,
+        None => String::new(),
+    };
+    Some(BuildRun {
+        exit_code,
+        catch_exit_codes,
+        tail,
+    })
 }
 
 fn parse_suite(v: &Value, e: &mut Errors) -> Option<FixtureSuite> {
@@ -148,20 +346,58 @@ fn parse_suite(v: &Value, e: &mut Errors) -> Option<FixtureSuite> {
         Some(r) => {
             let rerun = object(r, &suite.pointer("rerun"), "`rerun`", &RERUN_FIELDS, e)?;
             let (exit_code, failed_tests, report_disagrees) = parse_run(&rerun, "the re-run", e)?;
+            let receipt = match rerun.get("receipt") {
+                Some(x) => Some(parse_receipt(x, &rerun.pointer("receipt"), e)?),
+                None => None,
+            };
             Some(Rerun {
                 exit_code,
                 failed_tests,
                 report_disagrees,
+                receipt,
             })
         }
         None => None,
     };
+    let receipt = match suite.get("receipt") {
+        Some(x) => Some(parse_receipt(x, &suite.pointer("receipt"), e)?),
+        None => None,
+    };
+    let vanished: Vec<String> = match suite.get("vanished") {
+        Some(list) => fields::array(list, &suite.pointer("vanished"), "`vanished`", e, |x, p, e| {
+            fields::string(x, &p, "a vanished test id", MAX_TEST_ID_CHARS, e)
+        })?,
+        None => Vec::new(),
+    };
+    if vanished.len() > 100 {
+        e.push(
+            suite.pointer("vanished"),
+            "at most 100 vanished ids are listed; `vanished_count` counts them all",
+        );
+        return None;
+    }
+    let vanished_count = suite
+        .opt_uint("vanished_count", u64::MAX, e)
+        .unwrap_or(vanished.len() as u64);
+    if vanished_count < vanished.len() as u64 {
+        e.push(
+            suite.pointer("vanished_count"),
+            format!(
+                "`vanished_count` is {vanished_count}, fewer than the {} ids listed",
+                vanished.len()
+            ),
+        );
+        return None;
+    }
     Some(FixtureSuite {
         exit_code,
         failed_tests,
         report_disagrees,
         catch_exit_codes,
         rerun,
+        receipt,
+        vanished,
+        vanished_count,
     })
 }
 

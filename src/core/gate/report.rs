@@ -137,6 +137,19 @@ pub fn markdown(answer: &GateAnswer) -> String {
     for step in &answer.steps {
         step_detail(&mut out, step);
     }
+    if !answer.failures.is_empty() {
+        out.push_str("### Failing cases
+
+As each report gave them (clipped to 2 KiB):
+
+");
+        for f in &answer.failures {
+            let _ = writeln!(out, "#### {}
+
+{}
+", code(&f.id), fenced(&f.message));
+        }
+    }
 
     out.push_str("### What to do next\n\n");
     out.push_str(&next(answer));
@@ -152,6 +165,8 @@ pub fn step_name(step: &Step) -> (&'static str, &str) {
         Step::Binary { summary, .. } => ("binary", summary),
         Step::Merge { summary, .. } => ("merge", summary),
         Step::TestAware { summary, .. } => ("test-aware", summary),
+        Step::Integrity { summary, .. } => ("integrity", summary),
+        Step::Build { summary, .. } => ("build", summary),
         Step::Scope { summary, .. } => ("t0 scope", summary),
         Step::Properties { summary, .. } => ("t1 properties", summary),
         Step::Fixtures { summary, .. } => ("t2 fixture suite", summary),
@@ -160,8 +175,44 @@ pub fn step_name(step: &Step) -> (&'static str, &str) {
     }
 }
 
+/// A fenced code block showing `text` as it is: the fence is longer than any run of backticks
+/// inside.
+fn fenced(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat((longest + 1).max(3));
+    let body: String = text
+        .chars()
+        .map(|c| if c.is_control() && c != '\n' && c != '\t' { '\u{fffd}' } else { c })
+        .collect();
+    format!("{fence}text\n{}\n{fence}", body.trim_end())
+}
+
 fn step_detail(out: &mut String, step: &Step) {
     match step {
+        Step::Integrity { findings, .. } if !findings.is_empty() => {
+            out.push_str("### Changed during a run
+
+");
+            for f in findings {
+                let _ = writeln!(
+                    out,
+                    "{} changed {} tracked file(s){}:\n",
+                    prose(&f.run),
+                    f.count,
+                    if f.seal_changed { " and the fixtures' seal" } else { "" }
+                );
+                list(out, f.files.iter().map(|x| code(x)));
+            }
+            out.push('\n');
+        }
+        Step::Build { tail, .. } if !tail.is_empty() => {
+            let _ = writeln!(out, "### Build output (last lines)\n\n{}\n", fenced(tail));
+        }
         Step::Seal {
             actual,
             expected,
@@ -192,7 +243,12 @@ fn step_detail(out: &mut String, step: &Step) {
             list(out, scope_hits.iter().map(|s| code(s)));
             out.push('\n');
         }
-        Step::Properties { properties, .. } => {
+        Step::Properties {
+            properties,
+            receipts,
+            unvouched,
+            ..
+        } => {
             let shown: Vec<_> = properties.iter().filter(|p| p.in_locality).collect();
             let others = properties.len() - shown.len();
             out.push_str("### Quorum\n\n");
@@ -226,6 +282,26 @@ fn step_detail(out: &mut String, step: &Step) {
                 }
             }
             let _ = writeln!(out, "\n{others} other properties are not in locality.\n");
+            if *receipts == Some(super::Receipts::Off) {
+                out.push_str("**receipts: off** — the property command has no `{junit}`: its exit codes were read as they are, with no report to vouch for them.\n\n");
+            }
+            if !unvouched.is_empty() {
+                out.push_str("#### Runs without a receipt\n\nEach counted as `null` (a run nobody can vouch for):\n\n");
+                list(
+                    out,
+                    unvouched.iter().map(|u| {
+                        format!(
+                            "{} run {}: {} — `{}`",
+                            code(&u.property),
+                            u.run,
+                            u.exit_code
+                                .map_or("killed".to_owned(), |c| format!("exit {c}")),
+                            u.gap.as_str()
+                        )
+                    }),
+                );
+                out.push('\n');
+            }
             let unproven: Vec<_> = properties.iter().filter(|p| p.unproven).collect();
             if !unproven.is_empty() {
                 out.push_str("### Unproven strong properties\n\n");
@@ -246,8 +322,22 @@ fn step_detail(out: &mut String, step: &Step) {
         Step::Fixtures {
             failed_tests,
             discarded,
+            receipts,
+            vanished,
+            vanished_count,
             ..
         } => {
+            if *receipts == Some(super::Receipts::Off) {
+                out.push_str("**receipts: off** — the suite command has no `{junit}`: its exit code was read as it is.\n\n");
+            }
+            if !vanished.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "### Census tests that did not run\n\n{vanished_count} test(s) passed on the base and are absent from this run's report, or skipped:\n"
+                );
+                list(out, vanished.iter().map(|t| code(t)));
+                out.push('\n');
+            }
             if !failed_tests.is_empty() {
                 out.push_str("### Failed tests\n\n");
                 list(out, failed_tests.iter().map(|t| code(t)));
@@ -310,6 +400,7 @@ fn next(answer: &GateAnswer) -> String {
                     "both the failed tests and the failing property: the patch broke behaviour and an invariant"
                 }
                 "frozen-test-failure" => "the frozen tests named above",
+                "does-not-build" => "the build output above: the code does not compile",
                 _ => "the steps above",
             };
             let _ = writeln!(
@@ -327,6 +418,12 @@ fn next(answer: &GateAnswer) -> String {
                 }
                 "test-aware-code" => {
                     "the lines listed above: code that asks whether a test runner is loaded (or leaves the process early) can be correct under test and wrong in production, which no run can see. If the line is honest (a test helper in the package, say), a human merges it; moving test code into test files keeps it out of this rule."
+                }
+                "modified-during-run" => {
+                    "the files listed above: a run of the code under test changed files it had no business writing (tracked files, the fixtures). Whatever the runs said afterwards proves nothing. Find the code that writes them."
+                }
+                "harness-error" => {
+                    "the build step above: it neither built nor failed to build (a timeout, a crash, a missing tool). That is the harness, not the patch."
                 }
                 "binary-added" => {
                     "the compiled or binary files listed above. No review can read them, and a test may load them instead of the source: build them in CI from reviewed source instead of committing them."

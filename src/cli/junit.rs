@@ -23,8 +23,6 @@ pub enum JunitError {
     Attr(#[from] quick_xml::events::attributes::AttrError),
     #[error("more than {MAX_FAILED} failed test cases")]
     TooMany,
-    #[error("no <testcase> in the report")]
-    Empty,
 }
 
 fn id_of(start: &BytesStart<'_>) -> Result<String, JunitError> {
@@ -48,14 +46,45 @@ fn id_of(start: &BytesStart<'_>) -> Result<String, JunitError> {
     })
 }
 
-/// What a report says: its failed test ids, and whether it disagrees with itself.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How one test case ended, as its report lists it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Case {
+    Passed,
+    /// A `<failure>` or `<error>` in it.
+    Failed,
+    /// A `<skipped>` in it (and no failure).
+    Skipped,
+}
+
+/// Most failure messages kept (CONTRACT.md section 11.8), and the bytes each.
+pub const MAX_MESSAGES: usize = 20;
+pub const MAX_MESSAGE_BYTES: usize = 2048;
+
+/// What a report says: its cases, their failed ids and messages, and whether it disagrees with
+/// itself.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Report {
     /// The ids of the failed or errored test cases, in report order, each once.
     pub failed: Vec<String>,
     /// Why the report cannot be believed, when it disagrees with itself: the first
     /// disagreement found.
     pub disagrees: Option<String>,
+    /// Every case listed, in report order, with how it ended.
+    pub cases: Vec<(String, Case)>,
+    /// The first failures' messages (`message` attribute, then the element's text), clipped.
+    pub messages: Vec<(String, String)>,
+}
+
+impl Report {
+    /// The cases that ran (passed or failed).
+    pub fn executed(&self) -> u64 {
+        self.cases.iter().filter(|(_, c)| *c != Case::Skipped).count() as u64
+    }
+
+    /// The cases skipped.
+    pub fn skipped(&self) -> u64 {
+        self.cases.iter().filter(|(_, c)| *c == Case::Skipped).count() as u64
+    }
 }
 
 /// What a `<testsuite>` (or `<testsuites>`) declares, and what its cases show.
@@ -100,11 +129,32 @@ impl Tally {
     }
 }
 
-/// Reads a report: the failed test ids, and the first way it disagrees with itself.
+/// The open `<testcase>`.
+struct Open {
+    id: String,
+    failed: bool,
+    skipped: bool,
+    /// The failure message being read, while inside its `<failure>`/`<error>`, and whether its
+    /// text began.
+    message: Option<(String, bool)>,
+}
+
+/// Appends `more` to `text`, at most [`MAX_MESSAGE_BYTES`] in all (on a character boundary).
+fn append_clipped(text: &mut String, more: &str) {
+    let room = MAX_MESSAGE_BYTES.saturating_sub(text.len());
+    let mut end = more.len().min(room);
+    while !more.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.push_str(&more[..end]);
+}
+
+/// Reads a report: its cases, the failed ids and messages, and the first way it disagrees
+/// with itself.
 pub fn read_report(input: impl BufRead) -> Result<Report, JunitError> {
     let mut reader = Reader::from_reader(input);
     let mut buf = Vec::new();
-    let mut failed = Vec::new();
+    let mut report = Report::default();
     let mut seen = std::collections::HashSet::new();
     let mut disagrees: Option<String> = None;
     let mut note = |why: String| {
@@ -114,9 +164,7 @@ pub fn read_report(input: impl BufRead) -> Result<Report, JunitError> {
     };
     // The open suites, outermost first (`<testsuites>` included), each with its tally.
     let mut suites: Vec<(&'static str, Tally)> = Vec::new();
-    let mut cases = 0usize;
-    // The open <testcase>, if any: its id, and whether it failed already.
-    let mut current: Option<(String, bool)> = None;
+    let mut current: Option<Open> = None;
     loop {
         let event = reader.read_event_into(&mut buf)?;
         let (start, empty) = match &event {
@@ -141,12 +189,18 @@ pub fn read_report(input: impl BufRead) -> Result<Report, JunitError> {
                     }
                 }
                 b"testcase" => {
-                    cases += 1;
                     for (_, tally) in suites.iter_mut() {
                         tally.counted[0] += 1;
                     }
-                    if !empty {
-                        current = Some((id_of(e)?, false));
+                    if empty {
+                        report.cases.push((id_of(e)?, Case::Passed));
+                    } else {
+                        current = Some(Open {
+                            id: id_of(e)?,
+                            failed: false,
+                            skipped: false,
+                            message: None,
+                        });
                     }
                 }
                 kind @ (b"failure" | b"error" | b"skipped") => {
@@ -161,17 +215,33 @@ pub fn read_report(input: impl BufRead) -> Result<Report, JunitError> {
                             String::from_utf8_lossy(kind)
                         )),
                         None => {}
-                        Some((id, marked)) => {
+                        Some(open) => {
                             for (_, tally) in suites.iter_mut() {
                                 tally.counted[i] += 1;
                             }
-                            if i < 3 && !*marked {
-                                *marked = true;
-                                if seen.insert(id.clone()) {
-                                    if failed.len() == MAX_FAILED {
+                            if i == 3 {
+                                open.skipped = true;
+                            } else if !open.failed {
+                                open.failed = true;
+                                if seen.insert(open.id.clone()) {
+                                    if report.failed.len() == MAX_FAILED {
                                         return Err(JunitError::TooMany);
                                     }
-                                    failed.push(id.clone());
+                                    report.failed.push(open.id.clone());
+                                    if report.messages.len() < MAX_MESSAGES {
+                                        let mut message = String::new();
+                                        for attr in e.attributes().flatten() {
+                                            if attr.key.as_ref() == b"message" {
+                                                let v = attr.unescape_value().map_err(JunitError::from)?;
+                                                append_clipped(&mut message, &v);
+                                            }
+                                        }
+                                        if empty {
+                                            report.messages.push((open.id.clone(), message));
+                                        } else {
+                                            open.message = Some((message, false));
+                                        }
+                                    }
                                 }
                             }
                         }
@@ -181,7 +251,55 @@ pub fn read_report(input: impl BufRead) -> Result<Report, JunitError> {
             }
         }
         match event {
-            Event::End(e) if e.local_name().as_ref() == b"testcase" => current = None,
+            // The element's text: plain runs, entity references (quick-xml gives them apart)
+            // and CDATA, joined, after the `message` attribute on a line of its own.
+            Event::Text(_) | Event::GeneralRef(_) | Event::CData(_) => {
+                if let Some((message, began)) = current.as_mut().and_then(|o| o.message.as_mut()) {
+                    let piece = match &event {
+                        Event::Text(t) => t.decode().map_err(quick_xml::Error::from)?.into_owned(),
+                        Event::GeneralRef(r) => match r.resolve_char_ref() {
+                            Ok(Some(c)) => c.to_string(),
+                            _ => {
+                                let name = r.decode().map_err(quick_xml::Error::from)?;
+                                quick_xml::escape::resolve_predefined_entity(&name)
+                                    .map_or_else(|| format!("&{name};"), str::to_owned)
+                            }
+                        },
+                        Event::CData(t) => String::from_utf8_lossy(t).into_owned(),
+                        _ => String::new(),
+                    };
+                    if !*began {
+                        if piece.trim().is_empty() {
+                            buf.clear();
+                            continue;
+                        }
+                        *began = true;
+                        if !message.is_empty() {
+                            append_clipped(message, "\n");
+                        }
+                    }
+                    append_clipped(message, &piece);
+                }
+            }
+            Event::End(e) if matches!(e.local_name().as_ref(), b"failure" | b"error") => {
+                if let Some(open) = current.as_mut()
+                    && let Some((message, _)) = open.message.take()
+                {
+                    report.messages.push((open.id.clone(), message.trim_end().to_owned()));
+                }
+            }
+            Event::End(e) if e.local_name().as_ref() == b"testcase" => {
+                if let Some(open) = current.take() {
+                    let case = if open.failed {
+                        Case::Failed
+                    } else if open.skipped {
+                        Case::Skipped
+                    } else {
+                        Case::Passed
+                    };
+                    report.cases.push((open.id, case));
+                }
+            }
             Event::End(e) if matches!(e.local_name().as_ref(), b"testsuite" | b"testsuites") => {
                 if let Some((element, tally)) = suites.pop()
                     && let Some(why) = tally.disagreement(element)
@@ -194,10 +312,8 @@ pub fn read_report(input: impl BufRead) -> Result<Report, JunitError> {
         }
         buf.clear();
     }
-    if cases == 0 {
-        return Err(JunitError::Empty);
-    }
-    Ok(Report { failed, disagrees })
+    report.disagrees = disagrees;
+    Ok(report)
 }
 
 #[cfg(test)]
@@ -270,11 +386,45 @@ mod tests {
     }
 
     #[test]
+    fn counts_cases_and_keeps_failure_messages() {
+        let report = br#"<testsuite name="s"><testcase classname="t" name="ok"/><testcase classname="t" name="prop"><failure message="Falsifying example: prop(x=3)">assert 3 &lt; 3
+  at line 9</failure></testcase><testcase classname="t" name="skip"><skipped/></testcase><testcase classname="t" name="cdata"><error><![CDATA[boom <here>]]></error></testcase></testsuite>"#;
+        let read = read_report(&report[..]).unwrap();
+        assert_eq!(read.executed(), 3);
+        assert_eq!(read.skipped(), 1);
+        assert_eq!(
+            read.cases,
+            [
+                ("t::ok".to_owned(), Case::Passed),
+                ("t::prop".to_owned(), Case::Failed),
+                ("t::skip".to_owned(), Case::Skipped),
+                ("t::cdata".to_owned(), Case::Failed),
+            ]
+        );
+        assert_eq!(
+            read.messages,
+            [
+                (
+                    "t::prop".to_owned(),
+                    "Falsifying example: prop(x=3)\nassert 3 < 3\n  at line 9".to_owned()
+                ),
+                ("t::cdata".to_owned(), "boom <here>".to_owned()),
+            ]
+        );
+        // A long message is clipped to 2 KiB.
+        let long = format!(
+            "<testsuite><testcase name='a'><failure>{}</failure></testcase></testsuite>",
+            "é".repeat(5000)
+        );
+        let read = read_report(long.as_bytes()).unwrap();
+        assert!(read.messages[0].1.len() <= MAX_MESSAGE_BYTES);
+        // No case at all: a report of nothing, which is not an error (the receipt says so).
+        let empty = read_report(&b"<testsuite></testsuite>"[..]).unwrap();
+        assert_eq!(empty.executed(), 0);
+    }
+
+    #[test]
     fn refuses_what_is_not_a_report() {
-        assert!(matches!(
-            read_report(&b"<testsuite></testsuite>"[..]),
-            Err(JunitError::Empty)
-        ));
         assert!(read_report(&b"<testsuite><testcase name='a'></testsuite>"[..]).is_err());
         assert!(read_report(&b"not xml at all <<<"[..]).is_err());
     }
