@@ -719,7 +719,10 @@ fn rows() -> Vec<Row> {
                     "integrity",
                     json!([{"run": "build", "files": ["src/gen.rs"], "count": 1}]),
                 ),
-                ("build", json!({"exit_code": 101, "catch_exit_codes": [101]})),
+                (
+                    "build",
+                    json!({"exit_code": 101, "catch_exit_codes": [101]}),
+                ),
             ]),
             424,
             "ESCALATE",
@@ -742,7 +745,10 @@ fn rows() -> Vec<Row> {
         ),
         (
             "the build is killed",
-            with(&[("build", json!({"exit_code": null, "catch_exit_codes": [101]}))]),
+            with(&[(
+                "build",
+                json!({"exit_code": null, "catch_exit_codes": [101]}),
+            )]),
             424,
             "ESCALATE",
             "build",
@@ -760,7 +766,10 @@ fn rows() -> Vec<Row> {
         ),
         (
             "the tree builds",
-            with(&[("build", json!({"exit_code": 0, "catch_exit_codes": [101], "tail": ""}))]),
+            with(&[(
+                "build",
+                json!({"exit_code": 0, "catch_exit_codes": [101], "tail": ""}),
+            )]),
             200,
             "MERGE_OK",
             "route",
@@ -828,7 +837,10 @@ fn rows() -> Vec<Row> {
         (
             "a catch that lists its failure",
             with(&[
-                ("property_runs", json!({"counter.monotonic": {"runs": [1, 1]}})),
+                (
+                    "property_runs",
+                    json!({"counter.monotonic": {"runs": [1, 1]}}),
+                ),
                 (
                     "property_receipts",
                     json!({"counter.monotonic": [
@@ -847,7 +859,10 @@ fn rows() -> Vec<Row> {
         (
             "a catch that lists no failure (a compile error, a crash) is no catch",
             with(&[
-                ("property_runs", json!({"counter.monotonic": {"runs": [1, 1]}})),
+                (
+                    "property_runs",
+                    json!({"counter.monotonic": {"runs": [1, 1]}}),
+                ),
                 (
                     "property_receipts",
                     json!({"counter.monotonic": [
@@ -1018,7 +1033,10 @@ fn check(name: &str, status: u16, answer: &Value, row: &Row) {
     };
     let mut want: Vec<&str> = want.to_vec();
     if matches!(*rule, "integrity" | "build" | "route") {
-        let at = want.iter().position(|s| *s == "test-aware").map_or(0, |i| i + 1);
+        let at = want
+            .iter()
+            .position(|s| *s == "test-aware")
+            .map_or(0, |i| i + 1);
         for (k, s) in after_test_aware.into_iter().enumerate() {
             want.insert(at + k, s);
         }
@@ -1310,10 +1328,16 @@ async fn invalid_facts_are_refused_field_by_field() {
             "/failures/0/message",
         ),
         (
-            with(&[("integrity", json!([{"run": "r", "files": ["a"], "count": 0}]))]),
+            with(&[(
+                "integrity",
+                json!([{"run": "r", "files": ["a"], "count": 0}]),
+            )]),
             "/integrity/0/count",
         ),
-        (with(&[("build", json!({"exit_code": 256}))]), "/build/exit_code"),
+        (
+            with(&[("build", json!({"exit_code": 256}))]),
+            "/build/exit_code",
+        ),
         (
             with(&[(
                 "fixture_suite",

@@ -131,10 +131,14 @@ fn suite_command() -> String {
 fn report_in_tree(dir: &Path) {
     let config = dir.join("patchgate.toml");
     let text = std::fs::read_to_string(&config).expect("config");
-    assert!(text.contains(&suite_command()), "the example's suite command");
+    assert!(
+        text.contains(&suite_command()),
+        "the example's suite command"
+    );
     let legacy = format!(
         "command = [{PYTEST}, \"--junitxml=.patchgate/junit.xml\", \"tests\"]\njunit = \".patchgate/junit.xml\""
     );
+    let text = text.replace("census = \"suite.census\"\n", "");
     std::fs::write(&config, text.replace(&suite_command(), &legacy)).expect("write");
 }
 
@@ -958,7 +962,10 @@ fn the_ledger_rows_say_what_the_answer_says() {
     let exits_zero = |dir: &Path| {
         let config = dir.join("patchgate.toml");
         let text = std::fs::read_to_string(&config).expect("config");
-        assert!(text.contains(&suite_command()), "the example's suite command");
+        assert!(
+            text.contains(&suite_command()),
+            "the example's suite command"
+        );
         let swallowed = r#"command = ["sh", "-c", "python3 -P -m pytest -q -p no:cacheprovider --junitxml={junit} tests; exit 0"]"#;
         std::fs::write(&config, text.replace(&suite_command(), swallowed)).expect("write");
     };
@@ -1151,10 +1158,21 @@ fn a_poisoned_checkout_cannot_merge_the_next_patch() {
 /// exits, renames every failing case in the JUnit report to the frozen test
 /// `tests.test_legacy::test_legacy_export` (exit 1 kept). The report then blames only a
 /// frozen test, so the failure was discarded: MERGE_OK. Now it is discarded only if the suite
-/// passes without that test (section 12.4): it does not, and the failure counts.
+/// passes without that test (section 12.4): it does not, and the failure counts. With the
+/// census (section 11.2) it is seen earlier: the renamed case vanished.
 #[test]
 fn a_failure_laundered_as_frozen_still_blocks() {
+    require_python();
+    // With the census, the renamed case is a test the base ran that did not run: no verdict.
     let (_repo, g) = python("launders-frozen-failure");
+    expect(&g, "ESCALATE", "inadmissible-evidence", 2);
+    assert_eq!(
+        step(&g.answer, "fixtures")["vanished"],
+        serde_json::json!(["tests.test_cases::test_case[discount_half]"])
+    );
+    // Without it, the re-run without the frozen test fails, and the failure counts.
+    let repo = repository_with("gate-python", "launders-frozen-failure", census_off, |_| {});
+    let g = gate(repo.path(), &[]);
     expect(&g, "BLOCK", "concrete-behavior", 1);
     let t2 = step(&g.answer, "fixtures");
     // The laundered report: it names only the frozen test, as the old gate read it.
@@ -1335,4 +1353,160 @@ fn code_that_behaves_differently_under_test_escalates() {
     assert_eq!(step["lines"][0]["file"], "shop/pricing.py");
     assert_eq!(step["lines"][0]["line"], 14);
     assert!(!g.stderr.contains("run 1/2"), "nothing runs: {}", g.stderr);
+}
+
+/// The tests a plain run of the example takes: the suite and the pricing properties.
+const PLAIN_RUN: [&str; 3] = [
+    "tests",
+    "properties/test_discount_bounded.py",
+    "properties/test_discount_monotonic.py",
+];
+
+/// A plain `pytest` run of [`PLAIN_RUN`] in the patched checkout, as a developer (or an agent
+/// checking its own work) runs it: whether it exits 0.
+fn plain_run_passes(dir: &Path) -> bool {
+    std::process::Command::new("python3")
+        .current_dir(dir)
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .args(["-p", "_hypothesis_pytestplugin"])
+        .args(PLAIN_RUN)
+        .env("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("python3")
+        .success()
+}
+
+/// The base's config as it was before receipts (section 11.1): no `{junit}` in the commands,
+/// no census; exit codes read as they are.
+fn receipts_off(dir: &Path) {
+    let config = dir.join("patchgate.toml");
+    let text = std::fs::read_to_string(&config).expect("config");
+    let off = text
+        .replace("\"--junitxml={junit}\", ", "")
+        .replace("census = \"suite.census\"\n", "");
+    assert_ne!(off, text, "the starter's receipts");
+    std::fs::write(&config, off).expect("write");
+}
+
+/// The base's config without the census (receipts kept).
+fn census_off(dir: &Path) {
+    let config = dir.join("patchgate.toml");
+    let text = std::fs::read_to_string(&config).expect("config");
+    let off = text.replace("census = \"suite.census\"\n", "");
+    assert_ne!(off, text, "the starter's census");
+    std::fs::write(&config, off).expect("write");
+}
+
+/// Issue 25, section 11.1: `exits-on-import` (shop leaves with `os._exit(0)` as soon as a test
+/// runner imports it, spelled so no `[suspicious]` pattern sees it) and `engine-off` (shop
+/// loads a hypothesis profile with no phases: every property is skipped, nothing runs), each beside a real
+/// bug (a 100% discount charges the full price) that the monotonic property catches. A plain
+/// pytest run exits 0 on both, and the gate with exit codes read as they are merged both.
+/// With receipts a run counts only as its report shows it: no report, or a skipped property,
+/// is a run nobody vouches for (`null`), and the gate escalates.
+#[test]
+fn a_run_without_a_receipt_proves_nothing() {
+    require_python();
+    for (patch, gap) in [
+        ("exits-on-import", "no-receipt"),
+        ("engine-off", "nothing-ran"),
+    ] {
+        let old = repository_with("gate-python", patch, receipts_off, |_| {});
+        assert!(plain_run_passes(old.path()), "{patch}: hides the bug");
+        let g = gate(old.path(), &[]);
+        expect(&g, "MERGE_OK", "all-gates-held", 0);
+        assert_eq!(step(&g.answer, "properties")["receipts"], "off", "{patch}");
+
+        let (_repo, g) = python(patch);
+        expect(&g, "ESCALATE", "inadmissible-evidence", 2);
+        let t1 = step(&g.answer, "properties");
+        assert_eq!(t1["receipts"], "on");
+        assert_eq!(t1["verdict"], "unknown", "{patch}: {t1}");
+        let gaps: Vec<&Value> = t1["unvouched"]
+            .as_array()
+            .expect("unvouched runs")
+            .iter()
+            .map(|u| &u["gap"])
+            .collect();
+        assert!(
+            !gaps.is_empty() && gaps.iter().all(|g| *g == gap),
+            "{patch}: {t1}"
+        );
+        let discount = t1["properties"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["id"] == "discount_monotonic")
+            .unwrap();
+        assert_eq!(discount["state"], "error", "{patch}: runs counted as null");
+    }
+}
+
+/// Section 11.1: `collects-only` commits a pytest config whose `addopts` only collects, beside
+/// the broken-case bug: every run exits 0 having run nothing (a plain run passes). The config
+/// is a scope hit, so the suite alone speaks for the patch, and its receipt lists no executed
+/// test: no verdict.
+#[test]
+fn a_suite_that_runs_nothing_is_no_pass() {
+    require_python();
+    let (repo, g) = python("collects-only");
+    assert!(plain_pytest_passes(repo.path()), "hides the bug");
+    expect(&g, "ESCALATE", "inadmissible-evidence", 2);
+    let t2 = step(&g.answer, "fixtures");
+    assert_eq!(t2["verdict"], "unknown", "{t2}");
+    assert_eq!(t2["exit_code"], 0, "{t2}");
+    assert_eq!(t2["gap"], "nothing-ran", "{t2}");
+}
+
+/// Section 11.2: `skips-failures` wraps pytest's own `Function.runtest` (reached without
+/// naming it) so a failed assertion becomes a skip, beside the broken-case bug: a plain run
+/// passes, and with receipts but no census the suite's skip was allowed (MERGE_OK). The census
+/// says the case passed on the base, so on the patch it vanished: no verdict.
+#[test]
+fn a_test_the_base_ran_must_still_run() {
+    require_python();
+    let old = repository_with("gate-python", "skips-failures", census_off, |_| {});
+    assert!(plain_run_passes(old.path()), "hides the bug");
+    expect(&gate(old.path(), &[]), "MERGE_OK", "all-gates-held", 0);
+
+    let (_repo, g) = python("skips-failures");
+    expect(&g, "ESCALATE", "inadmissible-evidence", 2);
+    let t2 = step(&g.answer, "fixtures");
+    assert_eq!(
+        t2["vanished"],
+        serde_json::json!(["tests.test_cases::test_case[discount_half]"]),
+        "{t2}"
+    );
+    assert_eq!(t2["vanished_count"], 1);
+}
+
+/// Section 11.3: `rewrites-fixtures` makes shop rewrite the pinned half-price case to its new
+/// (wrong) rounding when imported, after the gate read the seal: a plain run passes. The runner
+/// checks the copy after every run, by content: the first property run changed a tracked
+/// fixture and the seal, and nothing more runs.
+#[test]
+fn a_run_that_rewrites_the_fixtures_escalates() {
+    require_python();
+    let (repo, g) = python("rewrites-fixtures");
+    assert!(plain_pytest_passes(repo.path()), "hides the bug");
+    expect(&g, "ESCALATE", "modified-during-run", 2);
+    assert_eq!(g.answer["rule"], "integrity");
+    let finding = &step(&g.answer, "integrity")["findings"][0];
+    assert_eq!(
+        finding["files"],
+        serde_json::json!(["fixtures/cases/discount_half.json"]),
+        "{finding}"
+    );
+    assert_eq!(finding["seal_changed"], true);
+    assert!(
+        finding["run"].as_str().unwrap().ends_with("run 1/2"),
+        "{finding}"
+    );
+    assert!(
+        !g.stderr.contains("run 2/2"),
+        "nothing more runs: {}",
+        g.stderr
+    );
 }

@@ -32,7 +32,10 @@ const SUITE_SH: &str = r#"case "$(cat behaviour/suite)" in
     name=$(printf 'x%.0s' $(seq 1 5000))
     printf '<testsuite tests="1" failures="1"><testcase classname="tests.test_api" name="%s"><failure message="no"/></testcase></testsuite>' "$name" > report.xml
     exit 1 ;;
-  sleep) sleep 62.5 ;;
+  sleep)
+    # A daemon that leaves the run's process group, then the hang.
+    setsid sleep 64.5 > /dev/null 2>&1 < /dev/null &
+    sleep 62.5 ;;
   fifo) rm -f report.xml; mkfifo report.xml; exit 1 ;;
   suite-error)
     # Collection crashed (a suite-level <error>) beside the frozen test's failure; run again
@@ -98,6 +101,8 @@ fn repository_with(suite: &str, config: &str) -> tempfile::TempDir {
     );
     write(dir, "checks/property.sh", "exit 0\n");
     write(dir, "checks/suite.sh", SUITE_SH);
+    write(dir, "checks/receipt-property.sh", RECEIPT_PROPERTY_SH);
+    write(dir, "checks/receipt-suite.sh", RECEIPT_SUITE_SH);
     write(dir, "fixtures/case.json", "{\"n\": 1}\n");
     write(dir, "src/code.py", "LIMIT = 10\n");
     write(dir, ".gitignore", "report.xml\n");
@@ -241,9 +246,10 @@ fn interrupt(
 }
 
 /// Every command that runs the code under test stops on SIGINT, SIGTERM or SIGHUP: the
-/// running check's whole process group is killed, the command exits 130 without a decision,
+/// running check's whole process group is killed, and every process it left behind (a
+/// `setsid` daemon), the command exits 128 + the signal (130, 143, 129) without a decision,
 /// and nothing it started is left behind. (Before, `gate` and `ladder run` died at once and
-/// left the running test behind.)
+/// left the running test behind; then they exited 130 whatever the signal.)
 #[test]
 fn ctrl_c_stops_every_runner_and_leaves_nothing_behind() {
     use nix::sys::signal::Signal;
@@ -270,9 +276,13 @@ fn ctrl_c_stops_every_runner_and_leaves_nothing_behind() {
         ],
     ];
     for args in commands {
-        for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        for (signal, exit) in [
+            (Signal::SIGINT, 130),
+            (Signal::SIGTERM, 143),
+            (Signal::SIGHUP, 129),
+        ] {
             let (code, stderr, check) = interrupt(dir, args, signal);
-            assert_eq!(code, Some(130), "{args:?} {signal}: {stderr}");
+            assert_eq!(code, Some(exit), "{args:?} {signal}: {stderr}");
             assert!(
                 stderr.contains("interrupted"),
                 "{args:?} {signal}: {stderr}"
@@ -282,6 +292,13 @@ fn ctrl_c_stops_every_runner_and_leaves_nothing_behind() {
                 assert!(
                     gone.elapsed() < Duration::from_secs(5),
                     "{args:?} {signal}: the check outlived the runner"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            while let Some(daemon) = common::pid_running("sleep\x0064.5\0") {
+                assert!(
+                    gone.elapsed() < Duration::from_secs(5),
+                    "{args:?} {signal}: the daemon {daemon} outlived the runner"
                 );
                 std::thread::sleep(Duration::from_millis(20));
             }
@@ -308,11 +325,12 @@ fn ctrl_c_stops_every_runner_and_leaves_nothing_behind() {
 ///
 /// A new subcommand must say which it is: the table must name every subcommand of the clap
 /// tree.
-const CTRL_C: [(&str, &str); 16] = [
+const CTRL_C: [(&str, &str); 17] = [
     ("serve", "drains"),
     ("gate", "kills-the-check"),
     ("init", "dies"),
     ("admit", "kills-the-check"),
+    ("census", "kills-the-check"),
     ("route", "dies"),
     ("quorum", "dies"),
     ("seal", "dies"),
@@ -806,4 +824,199 @@ fn a_report_that_disagrees_with_itself_is_no_verdict() {
         String::from_utf8_lossy(&old.stdout),
         "MERGE_OK reason=all-gates-held\n"
     );
+}
+
+/// The base's config with receipts (`{junit}`) for the property and the suite.
+const RECEIPT_CONFIG: &str = r#"fixtures = "fixtures"
+expected_seal = "fixtures.seal.expected"
+catalog = "catalog.yaml"
+[properties]
+command = ["sh", "checks/receipt-property.sh", "{id}", "{junit}"]
+runs = 2
+timeout_s = 30
+[suite]
+command = ["sh", "checks/receipt-suite.sh", "{junit}"]
+timeout_s = 60
+"#;
+
+/// The property: one passing case, with its receipt.
+const RECEIPT_PROPERTY_SH: &str = r#"printf '<testsuite tests="1"><testcase classname="p" name="%s"/></testsuite>' "$1" > "$2"
+exit 0
+"#;
+
+/// The suite with a receipt at `$1`, as `behaviour/suite` says.
+const RECEIPT_SUITE_SH: &str = r#"pass='<testsuite tests="1"><testcase classname="t" name="ok"/></testsuite>'
+case "$(cat behaviour/suite)" in
+  pass) printf '%s' "$pass" > "$1" ;;
+  zero-tests) printf '<testsuite tests="0"></testsuite>' > "$1" ;;
+  all-skipped) printf '<testsuite tests="1" skipped="1"><testcase classname="t" name="a"><skipped/></testcase></testsuite>' > "$1" ;;
+  no-report) ;;
+  forged-everywhere)
+    # A passing report everywhere but the receipt path.
+    for d in . "$HOME" /tmp "${TMPDIR:-/tmp}" "$(dirname "$1")/.." ; do
+      printf '%s' "$pass" > "$d/junit.xml" 2>/dev/null
+      printf '%s' "$pass" > "$d/report.xml" 2>/dev/null
+    done ;;
+  catch-without-failure) printf '%s' "$pass" > "$1"; exit 1 ;;
+  counts-lie) printf '<testsuite tests="1" failures="1"><testcase classname="t" name="ok"/></testsuite>' > "$1" ;;
+  rewrite) printf 'LIMIT = 99\n' > src/code.py; printf '%s' "$pass" > "$1" ;;
+  rewrite-keep-mtime)
+    # Same size, the old modification time put back: only the content and ctime differ.
+    touch -r src/code.py /tmp/stamp; printf 'LIMIT = 12\n' > src/code.py; touch -r /tmp/stamp src/code.py
+    printf '%s' "$pass" > "$1" ;;
+  chmod) chmod +x src/code.py; printf '%s' "$pass" > "$1" ;;
+  delete) rm fixtures/case.json; printf '%s' "$pass" > "$1" ;;
+  add-fixture) printf '{}\n' > fixtures/extra.json; printf '%s' "$pass" > "$1" ;;
+  touch-only) touch src/code.py; printf '%s' "$pass" > "$1" ;;
+  untracked) mkdir -p build; printf 'x' > build/out.o; printf '%s' "$pass" > "$1" ;;
+esac
+exit 0
+"#;
+
+/// Section 11.1 and 11.3 at the runner's own level: the suite's receipt, and what a run may
+/// not change, one scripted behaviour each. Expectations written by hand from the contract:
+/// a run counts only as its receipt shows it (`gap`), and a tracked file or the fixtures
+/// changed during a run escalate `modified-during-run`, by content (an edit that keeps the
+/// size and puts the old modification time back is still seen; a touch that changes nothing
+/// is not; untracked output is allowed).
+#[test]
+fn the_suite_counts_only_with_its_receipt_and_an_unchanged_tree() {
+    type Case = (
+        &'static str,
+        &'static str,
+        &'static str,
+        Option<&'static str>,
+        &'static [&'static str],
+        bool,
+    );
+    let cases: [Case; 14] = [
+        ("pass", "MERGE_OK", "all-gates-held", None, &[], false),
+        (
+            "zero-tests",
+            "ESCALATE",
+            "inadmissible-evidence",
+            Some("nothing-ran"),
+            &[],
+            false,
+        ),
+        (
+            "all-skipped",
+            "ESCALATE",
+            "inadmissible-evidence",
+            Some("nothing-ran"),
+            &[],
+            false,
+        ),
+        (
+            "no-report",
+            "ESCALATE",
+            "inadmissible-evidence",
+            Some("no-receipt"),
+            &[],
+            false,
+        ),
+        (
+            "forged-everywhere",
+            "ESCALATE",
+            "inadmissible-evidence",
+            Some("no-receipt"),
+            &[],
+            false,
+        ),
+        (
+            "catch-without-failure",
+            "ESCALATE",
+            "inadmissible-evidence",
+            Some("no-failure-listed"),
+            &[],
+            false,
+        ),
+        (
+            "counts-lie",
+            "ESCALATE",
+            "inadmissible-evidence",
+            Some("report-disagrees"),
+            &[],
+            false,
+        ),
+        (
+            "rewrite",
+            "ESCALATE",
+            "modified-during-run",
+            None,
+            &["src/code.py"],
+            false,
+        ),
+        (
+            "rewrite-keep-mtime",
+            "ESCALATE",
+            "modified-during-run",
+            None,
+            &["src/code.py"],
+            false,
+        ),
+        (
+            "chmod",
+            "ESCALATE",
+            "modified-during-run",
+            None,
+            &["src/code.py"],
+            false,
+        ),
+        (
+            "delete",
+            "ESCALATE",
+            "modified-during-run",
+            None,
+            &["fixtures/case.json"],
+            true,
+        ),
+        (
+            "add-fixture",
+            "ESCALATE",
+            "modified-during-run",
+            None,
+            &[],
+            true,
+        ),
+        ("touch-only", "MERGE_OK", "all-gates-held", None, &[], false),
+        ("untracked", "MERGE_OK", "all-gates-held", None, &[], false),
+    ];
+    for (behaviour, disposition, reason, gap, files, seal) in cases {
+        let repo = repository_with(behaviour, RECEIPT_CONFIG);
+        let dir = repo.path();
+        let (code, answer, stderr) = gate_json(dir, &[]);
+        assert_eq!(answer["disposition"], disposition, "{behaviour}: {stderr}");
+        assert_eq!(answer["reason"], reason, "{behaviour}: {answer}");
+        assert_eq!(code, Some(if disposition == "MERGE_OK" { 0 } else { 2 }));
+        let step = |name: &str| {
+            answer["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["step"] == name)
+                .cloned()
+                .unwrap_or_default()
+        };
+        if let Some(gap) = gap {
+            assert_eq!(step("fixtures")["gap"], gap, "{behaviour}: {answer}");
+        }
+        if reason == "modified-during-run" {
+            let finding = &step("integrity")["findings"][0];
+            assert_eq!(finding["files"], serde_json::json!(files), "{behaviour}");
+            assert_eq!(finding["seal_changed"], seal, "{behaviour}");
+            assert_eq!(finding["run"], "t2-fixtures", "{behaviour}");
+        } else {
+            assert_eq!(
+                step("integrity")["findings"],
+                serde_json::json!([]),
+                "{behaviour}"
+            );
+        }
+        // No report forged anywhere counted, and none was left in the copy for later.
+        assert!(
+            !dir.join("junit.xml").exists(),
+            "{behaviour}: the checkout is not written"
+        );
+    }
 }

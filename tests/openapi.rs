@@ -52,7 +52,7 @@ fn every_request_document_lists_the_fields_its_parser_takes() {
     use patchgate::core::catalog::CatalogKind;
     let doc: serde_json::Value =
         serde_json::from_str(&patchgate::http::openapi::document_json()).unwrap();
-    let table: [(&str, &[&str]); 16] = [
+    let table: [(&str, &[&str]); 20] = [
         ("RouteRequestDoc", &patchgate::core::evidence::ROUTE_FIELDS),
         ("QuorumRequestDoc", &patchgate::core::quorum::REQUEST_FIELDS),
         ("PropertyDoc", CatalogKind::Quorum.fields()),
@@ -75,6 +75,13 @@ fn every_request_document_lists_the_fields_its_parser_takes() {
         ("ChecksRequestDoc", &patchgate::core::checks::FIELDS),
         ("TierRow", &patchgate::core::ladder::ROW_FIELDS),
         ("ResultDoc", &["runs"]),
+        ("ReceiptDoc", &patchgate::core::runs::RECEIPT_FIELDS),
+        ("FailingCaseDoc", &patchgate::core::gate::FAILURE_FIELDS),
+        (
+            "IntegrityFindingDoc",
+            &patchgate::core::gate::INTEGRITY_FIELDS,
+        ),
+        ("BuildDoc", &patchgate::core::gate::BUILD_FIELDS),
     ];
     for (schema, parsed) in table {
         let s = &doc["components"]["schemas"][schema];

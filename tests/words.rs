@@ -123,6 +123,8 @@ fn the_enums_speak_the_contracts_words() {
             "guard",
             "binary",
             "test-aware",
+            "integrity",
+            "build",
             "route"
         ]
     );
@@ -136,6 +138,9 @@ fn the_enums_speak_the_contracts_words() {
             "guarded-input-edited",
             "binary-added",
             "test-aware-code",
+            "modified-during-run",
+            "does-not-build",
+            "harness-error",
             "evidence-gap",
             "behavior-and-invariant",
             "concrete-behavior",
@@ -149,6 +154,19 @@ fn the_enums_speak_the_contracts_words() {
     assert_eq!(words::<NextStep>(), ["runs", "suite", "rerun", "decide"]);
     // How the runs were isolated (section 12.2).
     assert_eq!(words::<SandboxBackend>(), ["bubblewrap", "off"]);
+    // Why a receipt does not vouch for a run (section 11.1).
+    assert_eq!(
+        words::<patchgate::core::runs::ReceiptGap>(),
+        [
+            "no-receipt",
+            "nothing-ran",
+            "skipped",
+            "no-failure-listed",
+            "failure-listed",
+            "report-disagrees"
+        ]
+    );
+    assert_eq!(words::<patchgate::core::gate::Receipts>(), ["on", "off"]);
     // Forge checks (section 9).
     assert_eq!(
         words::<CheckVerdict>(),

@@ -16,12 +16,12 @@ use super::documents::parse_document;
 use super::error::{CliError, CliResult};
 use super::gate::{CONFIG_FILE, GateConfig};
 use super::git::{base_file, commit_of, enter_repository, git};
-use super::runner::{Place, argv_for, run_check};
+use super::runner::{argv_for, receipt_of, run_receipted};
 use super::sandbox::Room;
 use super::{RemoteArgs, interrupt, output, remote};
 use crate::core::admit::{AdmissionRecord, AdmitDecision, AdmitOutcome};
 use crate::core::path::{PrefixTrie, RepoPath};
-use crate::core::runs::{CatchCodes, RunOutcome};
+use crate::core::runs::{CatchCodes, RunOutcome, counted};
 use crate::exit::Exit;
 
 #[derive(Debug, Args)]
@@ -87,16 +87,7 @@ pub fn run(args: AdmitArgs) -> CliResult {
             args.mutant
         )));
     }
-    let text = base_file(&base, &args.config)?.ok_or_else(|| {
-        CliError::data(format!(
-            "the base commit {} has no {}: run `patchgate init`, then commit it",
-            args.base, args.config
-        ))
-    })?;
-    let text = String::from_utf8(text)
-        .map_err(|_| CliError::data(format!("{} is not UTF-8", args.config)))?;
-    let config = GateConfig::parse(&text, &format!("{}:{}", args.base, args.config))
-        .map_err(CliError::data)?;
+    let config = super::gate::base_config(&base, &args.base, &args.config)?;
     let check = check_of(&args, &config, &base)?;
     refuse_guarded_edits(&check, &base, &mutant)?;
     let runs = args.runs.unwrap_or(config.properties.runs);
@@ -236,7 +227,7 @@ fn refuse_guarded_edits(check: &Check, base: &str, mutant: &str) -> Result<(), C
 }
 
 /// The fixtures seal of one tree, as the coreutils pipeline computes it.
-fn seal_of(tree: &Path, fixtures: &str, side: &str) -> Result<String, CliError> {
+pub(super) fn seal_of(tree: &Path, fixtures: &str, side: &str) -> Result<String, CliError> {
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     let read = crate::tree::read_dir_tree(&tree.join(fixtures), fixtures.as_bytes(), threads)
         .map_err(|e| {
@@ -249,13 +240,30 @@ fn seal_of(tree: &Path, fixtures: &str, side: &str) -> Result<String, CliError> 
 }
 
 /// Runs the check `runs` times in `tree`: each run's exit code, or `None` when it was killed
-/// by its timeout or a signal, or could not start (a broken harness).
+/// by its timeout or a signal, or could not start (a broken harness). With `{junit}` in its
+/// command a run counts only as its receipt shows it (CONTRACT.md section 11.5): a mutant
+/// that does not compile, or an id that runs no test, proves nothing (`null`, so the core
+/// reads `harness-error`), whatever its exit code.
 fn run_side(check: &Check, side: &str, room: &Room, runs: u8) -> Result<Vec<RunOutcome>, CliError> {
     let argv = argv_for(&check.command, &check.id);
     let mut codes = Vec::with_capacity(usize::from(runs));
     for n in 1..=runs {
         let label = format!("admit {} {side} run {n}/{runs}", check.id);
-        let (run, _) = run_check(&label, &argv, check.timeout, Place::Room(room))?;
+        let (run, _, read) = run_receipted(&label, &argv, check.timeout, room)?;
+        let run = match read {
+            None => run,
+            Some(read) => {
+                let receipt = receipt_of(&read);
+                let (counted_run, gap) = counted(run, receipt.as_ref(), &check.catch, false);
+                if let Some(gap) = gap {
+                    output::error(&format!(
+                        "{label}: its receipt does not vouch for it ({}): counted as no run",
+                        gap.as_str()
+                    ));
+                }
+                counted_run
+            }
+        };
         codes.push(run);
         interrupt::check()?;
     }

@@ -330,7 +330,9 @@ pub struct Tracked {
 }
 
 pub enum TrackedKind {
-    File { executable: bool },
+    File {
+        executable: bool,
+    },
     /// A symbolic link and its target.
     Link(Vec<u8>),
 }
@@ -387,8 +389,10 @@ pub fn changed_since_export(tracked: &[Tracked], root: &Path) -> Result<Vec<Stri
         }
         let meta = std::fs::symlink_metadata(&t.path);
         let same_kind = match (&t.kind, &meta) {
-            (TrackedKind::Link(target), Ok(m)) if m.file_type().is_symlink() => std::fs::read_link(&t.path)
-                .is_ok_and(|now| now.as_os_str().as_bytes() == target.as_slice()),
+            (TrackedKind::Link(target), Ok(m)) if m.file_type().is_symlink() => {
+                std::fs::read_link(&t.path)
+                    .is_ok_and(|now| now.as_os_str().as_bytes() == target.as_slice())
+            }
             (TrackedKind::File { executable }, Ok(m)) if m.file_type().is_file() => {
                 (m.permissions().mode() & 0o111 != 0) == *executable
             }

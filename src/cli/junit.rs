@@ -78,12 +78,18 @@ pub struct Report {
 impl Report {
     /// The cases that ran (passed or failed).
     pub fn executed(&self) -> u64 {
-        self.cases.iter().filter(|(_, c)| *c != Case::Skipped).count() as u64
+        self.cases
+            .iter()
+            .filter(|(_, c)| *c != Case::Skipped)
+            .count() as u64
     }
 
     /// The cases skipped.
     pub fn skipped(&self) -> u64 {
-        self.cases.iter().filter(|(_, c)| *c == Case::Skipped).count() as u64
+        self.cases
+            .iter()
+            .filter(|(_, c)| *c == Case::Skipped)
+            .count() as u64
     }
 }
 
@@ -232,7 +238,9 @@ pub fn read_report(input: impl BufRead) -> Result<Report, JunitError> {
                                         let mut message = String::new();
                                         for attr in e.attributes().flatten() {
                                             if attr.key.as_ref() == b"message" {
-                                                let v = attr.unescape_value().map_err(JunitError::from)?;
+                                                let v = attr
+                                                    .unescape_value()
+                                                    .map_err(JunitError::from)?;
                                                 append_clipped(&mut message, &v);
                                             }
                                         }
@@ -285,7 +293,9 @@ pub fn read_report(input: impl BufRead) -> Result<Report, JunitError> {
                 if let Some(open) = current.as_mut()
                     && let Some((message, _)) = open.message.take()
                 {
-                    report.messages.push((open.id.clone(), message.trim_end().to_owned()));
+                    report
+                        .messages
+                        .push((open.id.clone(), message.trim_end().to_owned()));
                 }
             }
             Event::End(e) if e.local_name().as_ref() == b"testcase" => {

@@ -3,6 +3,7 @@
 //! (see [`crate::exit::Exit`]).
 
 mod admit;
+mod census;
 mod documents;
 mod error;
 mod gate;
@@ -73,6 +74,10 @@ enum Command {
     /// (exit 0 admitted, 1 rejected, 2 inconclusive).
     #[command(after_help = exits!("0 admitted (two-commit-proof), 1 rejected (fails-on-base, tautology), 2 inconclusive (seal-differs, unstable-on-base, unstable-on-mutant, harness-error); 130 interrupted (the worktrees removed)"))]
     Admit(Box<admit::AdmitArgs>),
+    /// Record the base's tests (the suite run on the base, in a clean room): every test that
+    /// passes there must run on each patch (`[suite] census`).
+    #[command(after_help = exits!("0 recorded; 65 the suite wrote no readable report, or ran no test; 69 no sandbox; 130/143 interrupted"))]
+    Census(Box<census::CensusArgs>),
     /// Route one evidence document through the precedence ladder (exit 0/1/2).
     #[command(after_help = exits!("0 MERGE_OK, 1 BLOCK, 2 ESCALATE; with --checks/--statuses also 75 PENDING (a check still runs)"))]
     Route(route::RouteArgs),
@@ -215,6 +220,7 @@ pub fn main() -> Exit {
         Command::Gate(args) => gate::run(*args),
         Command::Init(args) => gate::init(args),
         Command::Admit(args) => admit::run(*args),
+        Command::Census(args) => census::run(*args),
         Command::Route(args) => route::run(args),
         Command::Quorum(args) => quorum::run(*args),
         Command::Seal(args) => seal::run(*args),

@@ -332,22 +332,20 @@ pub fn run_receipted(
     Ok((run, seconds, Some(read)))
 }
 
+/// A receipt as the core reads it (`None`: no report read).
+pub fn receipt_of(read: &ReceiptRead) -> Option<crate::core::runs::Receipt> {
+    let report = read.as_ref().ok()?;
+    Some(crate::core::runs::Receipt {
+        executed: report.executed(),
+        failed: report.failed.len() as u64,
+        skipped: report.skipped(),
+        disagrees: report.disagrees.clone().map(crate::core::gate::fit_test_id),
+    })
+}
+
 /// A receipt as the facts carry it (`null`: none read).
 pub fn receipt_fact(read: &ReceiptRead) -> serde_json::Value {
-    match read {
-        Err(_) => serde_json::Value::Null,
-        Ok(report) => {
-            let mut r = serde_json::json!({
-                "executed": report.executed(),
-                "failed": report.failed.len(),
-                "skipped": report.skipped(),
-            });
-            if let Some(why) = &report.disagrees {
-                r["disagrees"] = serde_json::json!(crate::core::gate::fit_test_id(why.clone()));
-            }
-            r
-        }
-    }
+    serde_json::to_value(receipt_of(read)).unwrap_or_default()
 }
 
 /// The largest report the runner reads from a run, in bytes.

@@ -372,18 +372,60 @@ mod tests {
             ..r(3, 0, 0)
         };
         let pytest = codes(&[1]);
-        type Case<'a> = (RunOutcome, Option<&'a Receipt>, bool, RunOutcome, Option<ReceiptGap>);
+        type Case<'a> = (
+            RunOutcome,
+            Option<&'a Receipt>,
+            bool,
+            RunOutcome,
+            Option<ReceiptGap>,
+        );
         let cases: [Case; 14] = [
             (Some(0), Some(&r(3, 0, 0)), false, Some(0), None),
             (Some(0), None, false, None, Some(ReceiptGap::NoReceipt)),
-            (Some(0), Some(&r(0, 0, 0)), false, None, Some(ReceiptGap::NothingRan)),
-            (Some(0), Some(&r(0, 0, 4)), true, None, Some(ReceiptGap::NothingRan)),
-            (Some(0), Some(&r(3, 0, 1)), false, None, Some(ReceiptGap::Skipped)),
+            (
+                Some(0),
+                Some(&r(0, 0, 0)),
+                false,
+                None,
+                Some(ReceiptGap::NothingRan),
+            ),
+            (
+                Some(0),
+                Some(&r(0, 0, 4)),
+                true,
+                None,
+                Some(ReceiptGap::NothingRan),
+            ),
+            (
+                Some(0),
+                Some(&r(3, 0, 1)),
+                false,
+                None,
+                Some(ReceiptGap::Skipped),
+            ),
             (Some(0), Some(&r(3, 0, 1)), true, Some(0), None),
-            (Some(0), Some(&r(3, 1, 0)), false, None, Some(ReceiptGap::FailureListed)),
-            (Some(0), Some(&lying), false, None, Some(ReceiptGap::ReportDisagrees)),
+            (
+                Some(0),
+                Some(&r(3, 1, 0)),
+                false,
+                None,
+                Some(ReceiptGap::FailureListed),
+            ),
+            (
+                Some(0),
+                Some(&lying),
+                false,
+                None,
+                Some(ReceiptGap::ReportDisagrees),
+            ),
             (Some(1), Some(&r(3, 1, 0)), false, Some(1), None),
-            (Some(1), Some(&r(3, 0, 0)), false, None, Some(ReceiptGap::NoFailureListed)),
+            (
+                Some(1),
+                Some(&r(3, 0, 0)),
+                false,
+                None,
+                Some(ReceiptGap::NoFailureListed),
+            ),
             (Some(1), None, false, None, Some(ReceiptGap::NoReceipt)),
             (Some(1), Some(&r(3, 1, 2)), false, Some(1), None),
             // Not a pass and not a catch: no verdict already, kept as it is.

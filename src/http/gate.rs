@@ -166,6 +166,89 @@ pub struct GateRequestDoc {
     /// test-adjacent → ESCALATE `test-aware-code`.
     #[schema(nullable = false)]
     suspicious: Option<Vec<SuspiciousLineDoc>>,
+    /// Each property run's receipt (CONTRACT.md section 11.1), by property id, one per run in
+    /// `property_runs` (null: no report read). Absent: the property command has no `{junit}`
+    /// (receipts off). A run counts only as its receipt shows it: exit 0 with an executed case
+    /// and none failed or skipped, a catch with a failed case listed; otherwise `null`.
+    #[schema(nullable = false)]
+    property_receipts: Option<std::collections::BTreeMap<String, Vec<Option<ReceiptDoc>>>>,
+    /// The failing cases the reports gave (section 11.8): at most 20, each message at most
+    /// 2,048 bytes; echoed in the answer and the Markdown report.
+    #[schema(nullable = false, max_items = 20)]
+    failures: Option<Vec<FailingCaseDoc>>,
+    /// What runs changed that they may not (section 11.3): any → ESCALATE
+    /// `modified-during-run`.
+    #[schema(nullable = false)]
+    integrity: Option<Vec<IntegrityFindingDoc>>,
+    /// The build step (section 11.8), when one ran: a catch → BLOCK `does-not-build`; any
+    /// other exit, or killed → ESCALATE `harness-error`.
+    #[schema(nullable = false)]
+    build: Option<BuildDoc>,
+}
+
+/// A run's receipt: what its JUnit report lists.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReceiptDoc {
+    /// Cases that ran (passed, failed or errored).
+    #[schema(minimum = 0, maximum = 4294967295_u64)]
+    executed: u64,
+    /// Cases that failed or errored.
+    #[schema(minimum = 0, maximum = 4294967295_u64)]
+    failed: u64,
+    /// Cases skipped.
+    #[schema(minimum = 0, maximum = 4294967295_u64)]
+    skipped: u64,
+    /// How the report disagrees with itself, when it does.
+    #[schema(nullable = false, max_length = 4096)]
+    disagrees: Option<String>,
+}
+
+/// A failing case as its report gave it.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FailingCaseDoc {
+    #[schema(min_length = 1, max_length = 4096)]
+    id: String,
+    #[schema(max_length = 2048)]
+    message: String,
+}
+
+/// Something a run changed that it may not.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IntegrityFindingDoc {
+    /// The run, as the runner labels it.
+    #[schema(min_length = 1, max_length = 1024)]
+    run: String,
+    /// Tracked files it changed, deleted or changed the mode of (at most 100).
+    #[schema(max_items = 100)]
+    files: Vec<super::openapi::RepoPathDoc>,
+    /// How many, all of them (at least the files listed; 0 only with `seal_changed`).
+    #[schema(minimum = 0)]
+    count: u64,
+    /// Whether the fixtures' seal changed. Default false.
+    #[schema(nullable = false)]
+    seal_changed: Option<bool>,
+}
+
+/// The build step.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BuildDoc {
+    /// 0-255, or null when the build was killed by its timeout or a signal.
+    #[schema(required = true)]
+    exit_code: Option<super::openapi::ExitCodeDoc>,
+    /// The exit codes that mean the code does not build, 1-255; default `[1]`.
+    #[schema(nullable = false, min_items = 1)]
+    catch_exit_codes: Option<Vec<super::openapi::CatchCodeDoc>>,
+    /// Its last lines of output.
+    #[schema(nullable = false, max_length = 4096)]
+    tail: Option<String>,
 }
 
 /// A line the patch adds that matches a `[suspicious]` pattern.
@@ -249,6 +332,18 @@ pub struct FixtureSuiteDoc {
     /// 12.4): failures only frozen tests explain are discarded only when it passed.
     #[schema(nullable = false)]
     rerun: Option<RerunDoc>,
+    /// Its receipt (section 11.1): null when no report was read; absent when the suite
+    /// command has no `{junit}` (receipts off). Without one that vouches for its exit code,
+    /// `fixture_check` is unknown (its skips are allowed: the census judges them).
+    #[schema(nullable = true)]
+    receipt: Option<Option<ReceiptDoc>>,
+    /// Census tests (section 11.2) that passed on the base and did not run here (at most
+    /// 100): any → `fixture_check` unknown.
+    #[schema(nullable = false, max_items = 100)]
+    vanished: Option<Vec<super::openapi::TestIdDoc>>,
+    /// How many vanished, all of them (default: the ids listed).
+    #[schema(nullable = false, minimum = 0)]
+    vanished_count: Option<u64>,
 }
 
 /// The suite's re-run without the frozen tests that failed.
@@ -265,4 +360,7 @@ pub struct RerunDoc {
     /// How its report disagrees with itself, when it does: the re-run did not pass.
     #[schema(nullable = false, max_length = 4096)]
     report_disagrees: Option<String>,
+    /// Its receipt, as the suite's.
+    #[schema(nullable = true)]
+    receipt: Option<Option<ReceiptDoc>>,
 }

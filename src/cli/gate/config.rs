@@ -163,6 +163,9 @@ pub struct SuiteConfig {
     /// (`tests/test_x.py::name`, found from the JUnit `classname::name` in the judged
     /// tree); `{id}`, `{classname}` and `{name}` as in `test_command`.
     pub deselect: Option<Vec<String>>,
+    /// The census file (CONTRACT.md section 11.2, written by `patchgate census --write`):
+    /// every test that passed on the base must run on the head. Guarded.
+    pub census: Option<String>,
 }
 
 fn default_fixtures() -> String {
@@ -245,6 +248,15 @@ impl GateConfig {
         for g in &self.guarded {
             RepoPath::parse(g).map_err(|e| invalid("guarded", &format!("{g:?} {e}")))?;
         }
+        if let Some(c) = &self.suite.census {
+            RepoPath::parse(c).map_err(|e| invalid("suite.census", &format!("{c:?} {e}")))?;
+            if !crate::cli::runner::receipted(&self.suite.command) {
+                return Err(invalid(
+                    "suite.census",
+                    "needs the suite's receipt: put `{junit}` in `[suite] command`",
+                ));
+            }
+        }
         let p = &self.properties;
         if p.command.is_empty() {
             return Err(invalid(
@@ -315,7 +327,10 @@ impl GateConfig {
             crate::cli::runner::timeout(t).map_err(|why| invalid(key, &why))?;
         }
         if self.build.as_ref().is_some_and(|b| b.command.is_empty()) {
-            return Err(invalid("build.command", "must name a program (an argv list)"));
+            return Err(invalid(
+                "build.command",
+                "must name a program (an argv list)",
+            ));
         }
         Ok(())
     }
@@ -329,6 +344,7 @@ impl GateConfig {
             self.ledger.clone(),
             self.expected_seal.clone(),
         ];
+        all.extend(self.suite.census.clone());
         for g in &self.guarded {
             if !all.contains(g) {
                 all.push(g.clone());
@@ -407,9 +423,13 @@ catch = [1]          # pytest fails with 1; its 2-5 are a broken harness, never 
 command = ["python3", "-P", "-s", "--check-hash-based-pycs", "always", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_hypothesis_pytestplugin", "--junitxml={junit}", "tests"]
 timeout_s = 900
 catch = [1]
+# The census: every test that passed on the base must run on the patch (absent or skipped, it
+# vanished, and the suite proves nothing). Write it with `patchgate census --write`, commit it
+# beside the expected seal, and refresh it when the base's tests change; it is guarded.
+census = "suite.census"
 # One test of the suite, for `patchgate admit --test ID` (the freeze rule's seeded-bug proof):
 # `{id}` is the test id (classname::name), `{classname}` and `{name}` its two halves.
-test_command = ["python3", "-P", "-s", "--check-hash-based-pycs", "always", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_hypothesis_pytestplugin", "tests", "-k", "{name}"]
+test_command = ["python3", "-P", "-s", "--check-hash-based-pycs", "always", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_hypothesis_pytestplugin", "--junitxml={junit}", "tests", "-k", "{name}"]
 # Added once per frozen test to re-run the suite without them: a failure only frozen tests
 # explain is discarded only when that re-run passes (`{nodeid}`: pytest's node id of the test).
 deselect = ["--deselect", "{nodeid}"]
@@ -489,6 +509,7 @@ mod tests {
                 "catalog.yaml",
                 "freeze-ledger.json",
                 "fixtures.seal.expected",
+                "suite.census",
                 ".github/workflows"
             ]
         );

@@ -18,16 +18,16 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde_json::{Map, Value, json};
 
-use super::junit;
 use super::documents::{parse_document, parse_seal_text};
 use super::error::{CliError, CliResult};
 use super::git::{
     added_lines, base_file, binary_content, commit_of, enter_repository, fill_commit_counts,
     git_changed, git_made_executable, judged_tree,
 };
+use super::junit;
 use super::runner::{
-    Place, ReceiptRead, argv_for, open_report, receipt_fact, receipted, run_check,
-    run_check_tail, run_receipted,
+    Place, ReceiptRead, argv_for, open_report, receipt_fact, receipted, run_check, run_check_tail,
+    run_receipted,
 };
 use super::sandbox::Room;
 use super::{RemoteArgs, output, remote};
@@ -142,6 +142,18 @@ pub fn init(args: InitArgs) -> CliResult {
     Ok(Exit::Go)
 }
 
+/// The config as the base commit `base` (named `base_ref` for people) holds it at `path`.
+pub(super) fn base_config(base: &str, base_ref: &str, path: &str) -> Result<GateConfig, CliError> {
+    let text = base_file(base, path)?.ok_or_else(|| {
+        CliError::data(format!(
+            "the base commit {base_ref} has no {path}: run `patchgate init`, then commit it to the base branch"
+        ))
+    })?;
+    let text =
+        String::from_utf8(text).map_err(|_| CliError::data(format!("{path} is not UTF-8")))?;
+    GateConfig::parse(&text, &format!("{base_ref}:{path}")).map_err(CliError::data)
+}
+
 /// What the runner knows before running anything.
 struct Gathered {
     config: GateConfig,
@@ -153,6 +165,10 @@ struct Gathered {
     room: Room,
     /// The fixtures' seal before anything ran.
     seal: String,
+    /// The base's census (section 11.2): test id → outcome.
+    census: Option<std::collections::BTreeMap<String, String>>,
+    /// The integrity checks after runs so far, and the seconds they took (said at the end).
+    checked: std::cell::Cell<(u32, f64)>,
 }
 
 fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
@@ -166,16 +182,7 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     let judged = judged_tree(&base, &head)?;
 
     // The config, from the base commit.
-    let text = base_file(&base, &args.config)?.ok_or_else(|| {
-        CliError::data(format!(
-            "the base commit {} has no {}: run `patchgate init`, then commit it to the base branch",
-            base_ref, args.config
-        ))
-    })?;
-    let text = String::from_utf8(text)
-        .map_err(|_| CliError::data(format!("{} is not UTF-8", args.config)))?;
-    let name = format!("{}:{}", base_ref, args.config);
-    let config = GateConfig::parse(&text, &name).map_err(CliError::data)?;
+    let config = base_config(&base, base_ref, &args.config)?;
 
     let changed = git_changed(&base, &judged.tree)?;
     let mut binaries = git_made_executable(&base, &judged.tree)?;
@@ -196,6 +203,29 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         None => Value::Array(Vec::new()),
     };
     fill_commit_counts(&mut ledger, &head)?;
+    // The census (section 11.2), from the base commit; the ledger's tests must be in it.
+    let census = match &config.suite.census {
+        None => None,
+        Some(path) => {
+            let bytes = base_file(&base, path)?.ok_or_else(|| {
+                CliError::data(format!(
+                    "the base commit {base_ref} has no census {path} (`[suite] census`): write it with `patchgate census --base {base_ref} --write` and commit it"
+                ))
+            })?;
+            let census = super::census::parse_census(&bytes, &format!("{base_ref}:{path}"))?;
+            for (i, row) in ledger.as_array().into_iter().flatten().enumerate() {
+                if let Some(id) = row.get("test_id").and_then(Value::as_str)
+                    && !census.contains_key(id)
+                {
+                    return Err(CliError::data(format!(
+                        "{base_ref}:{} row {i} freezes the test {id:?}, which the census {path} does not know: a ledger test id is a census id (`classname::name`)",
+                        config.ledger
+                    )));
+                }
+            }
+            Some(census)
+        }
+    };
     let expected = base_file(&base, &config.expected_seal)?.ok_or_else(|| {
         CliError::data(format!(
             "the base commit {} has no expected seal {}: write it with `patchgate seal {} > {}` and commit it",
@@ -243,39 +273,37 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         changed,
         room,
         seal: actual,
+        census,
+        checked: std::cell::Cell::new((0, 0.0)),
     })
 }
 
 /// The seal of the fixtures directory in the room's copy, in hex.
 fn fixtures_seal(room: &Room, config: &GateConfig) -> Result<String, CliError> {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let tree = crate::tree::read_dir_tree(
-        &room.tree.join(&config.fixtures),
-        config.fixtures.as_bytes(),
-        threads,
-    )
-    .map_err(|e| {
-        CliError::data(format!(
-            "cannot seal the fixtures directory {}: {e}",
-            config.fixtures
-        ))
-    })?;
-    Ok(crate::core::seal::seal(&tree.entries).seal.to_hex())
+    super::admit::seal_of(&room.tree, &config.fixtures, "judged")
 }
 
 /// After a run (CONTRACT.md section 11.3): what it changed that it may not, by content against
 /// the judged tree, as the facts' `integrity` finding; `None` when nothing.
 fn integrity_after(g: &Gathered, label: &str) -> Result<Option<Value>, CliError> {
+    let started = std::time::Instant::now();
     let files = g.room.changed_files()?;
     // A seal that cannot be computed any more (the directory replaced by a file, say) changed.
     let seal_changed = fixtures_seal(&g.room, &g.config).map_or(true, |s| s != g.seal);
+    let (n, seconds) = g.checked.get();
+    g.checked
+        .set((n + 1, seconds + started.elapsed().as_secs_f64()));
     if files.is_empty() && !seal_changed {
         return Ok(None);
     }
     output::error(&format!(
         "{label}: changed {} tracked file(s){}{}: nothing more runs",
         files.len(),
-        if seal_changed { " and the fixtures' seal" } else { "" },
+        if seal_changed {
+            " and the fixtures' seal"
+        } else {
+            ""
+        },
         files
             .first()
             .map(|f| format!(" (first: {f})"))
@@ -407,8 +435,13 @@ pub fn run(args: GateArgs) -> CliResult {
             && let Some(build) = &g.config.build
             && doc.get("build").is_none()
         {
-            let (code, _, tail) =
-                run_check_tail("build", &build.command, build.timeout(), Place::Room(&g.room), 2048)?;
+            let (code, _, tail) = run_check_tail(
+                "build",
+                &build.command,
+                build.timeout(),
+                Place::Room(&g.room),
+                2048,
+            )?;
             doc["build"] = json!({
                 "exit_code": code,
                 "catch_exit_codes": build.catch,
@@ -494,6 +527,13 @@ pub fn run(args: GateArgs) -> CliResult {
             NextStep::Decide => break,
         }
     }
+    let (checks, spent) = g.checked.get();
+    if checks > 0 {
+        output::error(&format!(
+            "integrity: the copy checked after {checks} run{} ({spent:.3} s)",
+            if checks == 1 { "" } else { "s" }
+        ));
+    }
     let answer = finish(&args, &core, &doc, GATHERED_INVALID);
     answer.and_then(|(exit, answer)| {
         if let Some(path) = &args.tier_ledger {
@@ -569,7 +609,9 @@ fn finish(
     // stderr, so stdout stays one JSON document a script can parse.
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
         if args.json {
-            let _ = std::io::stderr().lock().write_all(annotation(&answer).as_bytes());
+            let _ = std::io::stderr()
+                .lock()
+                .write_all(annotation(&answer).as_bytes());
         } else {
             output::stdout(&annotation(&answer))?;
         }
@@ -622,6 +664,24 @@ fn run_suite(
         if let Ok(report) = read {
             if let Some(why) = &report.disagrees {
                 output::error(&format!("{label}: its report disagrees with itself: {why}"));
+            }
+            // The base's tests must still run (section 11.2); a re-run leaves some out.
+            if let Some(census) = g.census.as_ref().filter(|_| extra.is_empty()) {
+                let gone = super::census::vanished(census, &report);
+                if !gone.is_empty() {
+                    output::error(&format!(
+                        "{label}: {} census tests that passed on the base did not run (first: {})",
+                        gone.len(),
+                        gone[0]
+                    ));
+                }
+                run["vanished_count"] = json!(gone.len());
+                run["vanished"] = json!(
+                    gone.into_iter()
+                        .take(100)
+                        .map(fit_test_id)
+                        .collect::<Vec<_>>()
+                );
             }
             let ids: Vec<String> = report.failed.into_iter().map(fit_test_id).collect();
             run["failed_tests"] = json!(ids);

@@ -1190,13 +1190,12 @@ fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Vec<Step>) {
 
     // t1 properties, each run counted with its receipt.
     let (runs, unvouched) = counted_runs(request);
-    let receipts = (!request.property_runs.is_empty()).then_some(
-        if request.property_receipts.is_some() {
+    let receipts =
+        (!request.property_runs.is_empty()).then_some(if request.property_receipts.is_some() {
             Receipts::On
         } else {
             Receipts::Off
-        },
-    );
+        });
     let ballot = quorum::ballot(
         &request.changed_files,
         &request.catalog,
@@ -1254,7 +1253,8 @@ fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Vec<Step>) {
                     )
                 },
                 match (receipts, unvouched.len()) {
-                    (Some(Receipts::Off), _) => "; receipts: off (exit codes read as they are)".to_owned(),
+                    (Some(Receipts::Off), _) =>
+                        "; receipts: off (exit codes read as they are)".to_owned(),
                     (_, 0) => String::new(),
                     (_, n) => format!(
                         "; {} without a receipt that vouches for it counted as null",
@@ -1402,9 +1402,10 @@ fn fixture_step(
         .partition(|id| frozen.contains(id.as_str()));
     let is_catch = |c: u8| suite.catch_exit_codes.contains(c);
     // The suite's skips are the census's to judge (section 11.2), not each run's.
-    let gap = suite.receipt.as_ref().and_then(|r| {
-        counted(suite.exit_code, r.as_ref(), &suite.catch_exit_codes, true).1
-    });
+    let gap = suite
+        .receipt
+        .as_ref()
+        .and_then(|r| counted(suite.exit_code, r.as_ref(), &suite.catch_exit_codes, true).1);
     let (verdict, tier, summary) = match suite.exit_code {
         // A report that disagrees with itself is read as neither a pass nor a failure
         // (section 11.1): nothing in it is discarded either.

@@ -11,8 +11,8 @@ use super::{
 };
 use crate::core::catalog::CatalogKind;
 use crate::core::fields::{self, Errors, object};
-use crate::core::quorum::parse_quorum_fields;
 use crate::core::problem::pointer_key;
+use crate::core::quorum::parse_quorum_fields;
 use crate::core::runs::{CatchCodes, Receipt, parse_catch_codes, parse_receipt};
 
 /// The fields of a `/gate` body.
@@ -156,8 +156,9 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
         None => Vec::new(),
     };
     let integrity = match doc.get("integrity") {
-        Some(v) => fields::array(v, "/integrity", "`integrity`", &mut e, parse_finding)
-            .unwrap_or_default(),
+        Some(v) => {
+            fields::array(v, "/integrity", "`integrity`", &mut e, parse_finding).unwrap_or_default()
+        }
         None => Vec::new(),
     };
     let build = doc.get("build").and_then(|v| parse_build(v, &mut e));
@@ -251,15 +252,18 @@ fn parse_failures(v: &Value, e: &mut Errors) -> Option<Vec<FailingCase>> {
     fields::array(v, "/failures", "`failures`", e, |x, p, e| {
         let case = object(x, &p, "a failing case", &FAILURE_FIELDS, e)?;
         let id = case.req_string("id", MAX_TEST_ID_CHARS, e);
-        let message = case
-            .required("message", e)
-            .and_then(|m| fields::string(m, &case.pointer("message"), "message", MAX_FAILURE_BYTES, e));
+        let message = case.required("message", e).and_then(|m| {
+            fields::string(m, &case.pointer("message"), "message", MAX_FAILURE_BYTES, e)
+        });
         if let Some(m) = &message
             && m.len() > MAX_FAILURE_BYTES
         {
             e.push(
                 case.pointer("message"),
-                format!("`message` holds {} bytes; at most {MAX_FAILURE_BYTES}", m.len()),
+                format!(
+                    "`message` holds {} bytes; at most {MAX_FAILURE_BYTES}",
+                    m.len()
+                ),
             );
             return None;
         }
@@ -282,7 +286,10 @@ fn parse_finding(x: &Value, p: String, e: &mut Errors) -> Option<IntegrityFindin
     let seal_changed = f.opt_bool("seal_changed", e).unwrap_or(false);
     let files: Vec<String> = files?.iter().map(|p| p.as_str().to_owned()).collect();
     if files.len() > 100 {
-        e.push(f.pointer("files"), "at most 100 files are listed; `count` counts them all");
+        e.push(
+            f.pointer("files"),
+            "at most 100 files are listed; `count` counts them all",
+        );
         return None;
     }
     let count = count?;
@@ -364,9 +371,13 @@ fn parse_suite(v: &Value, e: &mut Errors) -> Option<FixtureSuite> {
         None => None,
     };
     let vanished: Vec<String> = match suite.get("vanished") {
-        Some(list) => fields::array(list, &suite.pointer("vanished"), "`vanished`", e, |x, p, e| {
-            fields::string(x, &p, "a vanished test id", MAX_TEST_ID_CHARS, e)
-        })?,
+        Some(list) => fields::array(
+            list,
+            &suite.pointer("vanished"),
+            "`vanished`",
+            e,
+            |x, p, e| fields::string(x, &p, "a vanished test id", MAX_TEST_ID_CHARS, e),
+        )?,
         None => Vec::new(),
     };
     if vanished.len() > 100 {

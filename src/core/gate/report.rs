@@ -138,16 +138,23 @@ pub fn markdown(answer: &GateAnswer) -> String {
         step_detail(&mut out, step);
     }
     if !answer.failures.is_empty() {
-        out.push_str("### Failing cases
+        out.push_str(
+            "### Failing cases
 
 As each report gave them (clipped to 2 KiB):
 
-");
+",
+        );
         for f in &answer.failures {
-            let _ = writeln!(out, "#### {}
+            let _ = writeln!(
+                out,
+                "#### {}
 
 {}
-", code(&f.id), fenced(&f.message));
+",
+                code(&f.id),
+                fenced(&f.message)
+            );
         }
     }
 
@@ -187,7 +194,13 @@ fn fenced(text: &str) -> String {
     let fence = "`".repeat((longest + 1).max(3));
     let body: String = text
         .chars()
-        .map(|c| if c.is_control() && c != '\n' && c != '\t' { '\u{fffd}' } else { c })
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
         .collect();
     format!("{fence}text\n{}\n{fence}", body.trim_end())
 }
@@ -195,16 +208,22 @@ fn fenced(text: &str) -> String {
 fn step_detail(out: &mut String, step: &Step) {
     match step {
         Step::Integrity { findings, .. } if !findings.is_empty() => {
-            out.push_str("### Changed during a run
+            out.push_str(
+                "### Changed during a run
 
-");
+",
+            );
             for f in findings {
                 let _ = writeln!(
                     out,
                     "{} changed {} tracked file(s){}:\n",
                     prose(&f.run),
                     f.count,
-                    if f.seal_changed { " and the fixtures' seal" } else { "" }
+                    if f.seal_changed {
+                        " and the fixtures' seal"
+                    } else {
+                        ""
+                    }
                 );
                 list(out, f.files.iter().map(|x| code(x)));
             }

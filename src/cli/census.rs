@@ -1,0 +1,186 @@
+//! `patchgate census`: the base's tests, recorded so the gate can tell when one stops running
+//! (CONTRACT.md section 11.2). The suite runs on the base in a clean room, as the gate runs it;
+//! its receipt lists every test case and how it ended, and the census is that list: one JSON
+//! line per test id, `{"id": "tests.test_api::test_retry", "outcome": "pass"}`, sorted by id.
+//! Committed beside the expected seal and named by `[suite] census`, it is guarded like it.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::json;
+
+use super::error::{CliError, CliResult};
+use super::gate::{CONFIG_FILE, base_config};
+use super::git::{commit_of, enter_repository};
+use super::junit::Case;
+use super::runner::{receipted, run_receipted};
+use super::sandbox::Room;
+use super::{interrupt, output};
+use crate::exit::Exit;
+
+/// Where the census is written when the config names none.
+pub const DEFAULT_CENSUS: &str = "suite.census";
+
+#[derive(Debug, Args)]
+pub struct CensusArgs {
+    /// The commit whose tests are recorded; the config is read from it.
+    #[arg(long, default_value = "HEAD")]
+    pub base: String,
+    /// The config file's path in the base commit.
+    #[arg(long, default_value = CONFIG_FILE)]
+    pub config: String,
+    /// Run as if started in this directory (inside the repository).
+    #[arg(short = 'C', long = "directory")]
+    pub directory: Option<PathBuf>,
+    /// Write the census file into this checkout (`[suite] census`, default `suite.census`) to
+    /// commit, instead of printing it.
+    #[arg(long)]
+    pub write: bool,
+}
+
+/// A census outcome word.
+fn word(case: Case) -> &'static str {
+    match case {
+        Case::Passed => "pass",
+        Case::Failed => "fail",
+        Case::Skipped => "skip",
+    }
+}
+
+pub fn run(args: CensusArgs) -> CliResult {
+    interrupt::catch()?;
+    super::sandbox::harden_runner();
+    enter_repository(args.directory.as_deref())?;
+    let base = commit_of(&args.base)?;
+    let config = base_config(&base, &args.base, &args.config)?;
+    let suite = &config.suite;
+    if !receipted(&suite.command) {
+        return Err(CliError::data(format!(
+            "{}: the census reads the suite's receipt: put `--junitxml={{junit}}` (or your runner's JUnit option with {{junit}}) in `[suite] command`",
+            args.config
+        )));
+    }
+    let room = Room::open(&config.sandbox, &base)?;
+    let (run, _, read) = run_receipted("census", &suite.command, suite.timeout(), &room)?;
+    interrupt::check()?;
+    let report = match read {
+        Some(Ok(report)) => report,
+        Some(Err(why)) => {
+            return Err(CliError::data(format!(
+                "the suite on {} wrote no readable report ({why}): no census",
+                args.base
+            )));
+        }
+        None => return Err(CliError::software("the suite ran without a receipt")),
+    };
+    if let Some(why) = &report.disagrees {
+        return Err(CliError::data(format!(
+            "the suite's report on {} disagrees with itself ({why}): no census",
+            args.base
+        )));
+    }
+    // Each id once; a case listed twice keeps its worst outcome (fail, then skip).
+    let mut cases: BTreeMap<String, Case> = BTreeMap::new();
+    for (id, case) in report.cases {
+        let rank = |c: Case| match c {
+            Case::Failed => 2,
+            Case::Skipped => 1,
+            Case::Passed => 0,
+        };
+        let e = cases.entry(id).or_insert(case);
+        if rank(case) > rank(*e) {
+            *e = case;
+        }
+    }
+    if cases.is_empty() {
+        return Err(CliError::data(format!(
+            "the suite on {} ran no test: no census",
+            args.base
+        )));
+    }
+    let mut text = String::new();
+    for (id, case) in &cases {
+        text.push_str(&json!({"id": id, "outcome": word(*case)}).to_string());
+        text.push('\n');
+    }
+    let count = |c: Case| cases.values().filter(|x| **x == c).count();
+    let summary = format!(
+        "{} tests ({} pass, {} skip, {} fail; the suite exited {})",
+        cases.len(),
+        count(Case::Passed),
+        count(Case::Skipped),
+        count(Case::Failed),
+        run.map_or("killed".to_owned(), |c| c.to_string())
+    );
+    if !args.write {
+        output::error(&format!("census of {}: {summary}", args.base));
+        output::stdout(&text)?;
+        return Ok(Exit::Go);
+    }
+    let path = PathBuf::from(suite.census.as_deref().unwrap_or(DEFAULT_CENSUS));
+    let top = super::git::git(&["rev-parse", "--show-toplevel"])
+        .ok()
+        .map(|out| PathBuf::from(String::from_utf8_lossy(&out).trim()));
+    output::create(&path, false, top.as_deref())?
+        .write_all(text.as_bytes())
+        .map_err(|e| CliError::software(format!("cannot write {}: {e}", path.display())))?;
+    output::error(&format!(
+        "wrote {}: {summary}. Commit it beside the expected seal{}",
+        path.display(),
+        if suite.census.is_none() {
+            ", and name it in the config: [suite] census = \"suite.census\""
+        } else {
+            ""
+        }
+    ));
+    Ok(Exit::Go)
+}
+
+/// A census file as the gate reads it from the base: test id → outcome word, or why it is not
+/// one (naming the line).
+pub fn parse_census(bytes: &[u8], name: &str) -> Result<BTreeMap<String, String>, CliError> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| CliError::data(format!("the census {name} is not UTF-8")))?;
+    let mut out = BTreeMap::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = |why: String| CliError::data(format!("the census {name} line {}: {why}", i + 1));
+        let v = crate::core::json::strict_value(line.as_bytes())
+            .map_err(|e| bad(format!("not JSON: {e}")))?;
+        let (Some(id), Some(outcome)) = (v["id"].as_str(), v["outcome"].as_str()) else {
+            return Err(bad(
+                "must be {\"id\": \"classname::name\", \"outcome\": \"pass\"|\"skip\"|\"fail\"}"
+                    .to_owned(),
+            ));
+        };
+        if !matches!(outcome, "pass" | "skip" | "fail")
+            || v.as_object().is_some_and(|o| o.len() != 2)
+        {
+            return Err(bad(format!(
+                "{outcome:?} is not pass, skip or fail (or the line has other fields)"
+            )));
+        }
+        out.insert(id.to_owned(), outcome.to_owned());
+    }
+    Ok(out)
+}
+
+/// The census tests that passed on the base and did not run in `report` (absent, or skipped):
+/// sorted, all of them.
+pub fn vanished(census: &BTreeMap<String, String>, report: &super::junit::Report) -> Vec<String> {
+    let ran: std::collections::HashSet<&str> = report
+        .cases
+        .iter()
+        .filter(|(_, c)| *c != Case::Skipped)
+        .map(|(id, _)| id.as_str())
+        .collect();
+    census
+        .iter()
+        .filter(|(id, outcome)| *outcome == "pass" && !ran.contains(id.as_str()))
+        .map(|(id, _)| id.clone())
+        .collect()
+}
