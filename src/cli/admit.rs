@@ -98,8 +98,8 @@ pub fn run(args: AdmitArgs) -> CliResult {
         let base_room = Room::open(&config.sandbox, &base)?;
         let mutant_room = Room::open(&config.sandbox, &mutant)?;
         interrupt::check()?;
-        let base_seal = seal_of(&base_room.tree, &config.fixtures, "base")?;
-        let mutant_seal = seal_of(&mutant_room.tree, &config.fixtures, "mutant")?;
+        let base_seal = super::seal::seal_of(&base_room.tree, &config.fixtures, "base")?;
+        let mutant_seal = super::seal::seal_of(&mutant_room.tree, &config.fixtures, "mutant")?;
         let base_runs = run_side(&check, "base", &base_room, runs)?;
         let mutant_runs = run_side(&check, "mutant", &mutant_room, runs)?;
         ((base_seal, mutant_seal), base_runs, mutant_runs)
@@ -224,19 +224,6 @@ fn refuse_guarded_edits(check: &Check, base: &str, mutant: &str) -> Result<(), C
         "the mutant edits {}, which the proof must not change (the check's own source or the gate's config): a mutant deletes the invariant in the code and changes nothing else",
         hits.join(", ")
     )))
-}
-
-/// The fixtures seal of one tree, as the coreutils pipeline computes it.
-pub(super) fn seal_of(tree: &Path, fixtures: &str, side: &str) -> Result<String, CliError> {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let read = crate::tree::read_dir_tree(&tree.join(fixtures), fixtures.as_bytes(), threads)
-        .map_err(|e| {
-            CliError::data(format!(
-                "cannot seal the {side} tree's fixtures directory {fixtures}: {e}"
-            ))
-        })?;
-    interrupt::check()?;
-    Ok(crate::core::seal::seal(&read.entries).seal.to_hex())
 }
 
 /// Runs the check `runs` times in `tree`: each run's exit code, or `None` when it was killed

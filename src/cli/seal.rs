@@ -189,3 +189,20 @@ fn remote_seal(
     print(&answer, args.json)?;
     Ok(exit)
 }
+
+/// The fixtures seal of one tree, as the coreutils pipeline computes it.
+pub(super) fn seal_of(
+    tree: &std::path::Path,
+    fixtures: &str,
+    side: &str,
+) -> Result<String, CliError> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let read = crate::tree::read_dir_tree(&tree.join(fixtures), fixtures.as_bytes(), threads)
+        .map_err(|e| {
+            CliError::data(format!(
+                "cannot seal the {side} tree's fixtures directory {fixtures}: {e}"
+            ))
+        })?;
+    super::interrupt::check()?;
+    Ok(crate::core::seal::seal(&read.entries).seal.to_hex())
+}

@@ -9,6 +9,7 @@
 //! happens in a sandbox ([`super::sandbox`]). It stops as soon as the answer is known:
 //! nothing runs on a conflict, a seal mismatch, debt over the cap, a guard hit or a binary.
 
+mod census;
 mod config;
 mod shadows;
 
@@ -212,7 +213,7 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
                     "the base commit {base_ref} has no census {path} (`[suite] census`): write it with `patchgate census --base {base_ref} --write` and commit it"
                 ))
             })?;
-            let census = super::census::parse_census(&bytes, &format!("{base_ref}:{path}"))?;
+            let census = census::parse_census(&bytes, &format!("{base_ref}:{path}"))?;
             for (i, row) in ledger.as_array().into_iter().flatten().enumerate() {
                 if let Some(id) = row.get("test_id").and_then(Value::as_str)
                     && !census.contains_key(id)
@@ -280,7 +281,7 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
 
 /// The seal of the fixtures directory in the room's copy, in hex.
 fn fixtures_seal(room: &Room, config: &GateConfig) -> Result<String, CliError> {
-    super::admit::seal_of(&room.tree, &config.fixtures, "judged")
+    super::seal::seal_of(&room.tree, &config.fixtures, "judged")
 }
 
 /// After a run (CONTRACT.md section 11.3): what it changed that it may not, by content against
@@ -667,7 +668,7 @@ fn run_suite(
             }
             // The base's tests must still run (section 11.2); a re-run leaves some out.
             if let Some(census) = g.census.as_ref().filter(|_| extra.is_empty()) {
-                let gone = super::census::vanished(census, &report);
+                let gone = census::vanished(census, &report);
                 if !gone.is_empty() {
                     output::error(&format!(
                         "{label}: {} census tests that passed on the base did not run (first: {})",
