@@ -75,7 +75,7 @@ def plain(root):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--binary", default=os.path.join(ROOT, "target", "release", "patchgate"))
+    ap.add_argument("--binary", type=os.path.abspath, default=os.path.join(ROOT, "target", "release", "patchgate"))
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:

@@ -776,6 +776,79 @@ fn rows() -> Vec<Row> {
             "all-gates-held",
             Some(["pass", "pass", "pass"]),
         ),
+        // Section 11.5: the canary must still fail, with its failure listed.
+        (
+            "the canary still fails",
+            with(&[(
+                "canary",
+                json!({"exit_code": 1, "receipt": {"executed": 1, "failed": 1, "skipped": 0}}),
+            )]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+        (
+            "the canary passes",
+            with(&[(
+                "canary",
+                json!({"exit_code": 0, "receipt": {"executed": 1, "failed": 0, "skipped": 0}}),
+            )]),
+            424,
+            "ESCALATE",
+            "integrity",
+            "checker-neutered",
+            None,
+        ),
+        (
+            "the canary is skipped",
+            with(&[(
+                "canary",
+                json!({"exit_code": 0, "receipt": {"executed": 0, "failed": 0, "skipped": 1}}),
+            )]),
+            424,
+            "ESCALATE",
+            "integrity",
+            "checker-neutered",
+            None,
+        ),
+        (
+            "the canary exits 1 with no report",
+            with(&[("canary", json!({"exit_code": 1, "receipt": null}))]),
+            424,
+            "ESCALATE",
+            "integrity",
+            "checker-neutered",
+            None,
+        ),
+        (
+            "the canary exits with a code that is no catch",
+            with(&[(
+                "canary",
+                json!({"exit_code": 101, "catch_exit_codes": [1], "receipt": {"executed": 1, "failed": 1, "skipped": 0}}),
+            )]),
+            424,
+            "ESCALATE",
+            "integrity",
+            "checker-neutered",
+            None,
+        ),
+        (
+            "the build's verdict before the canary's",
+            with(&[
+                (
+                    "build",
+                    json!({"exit_code": 101, "catch_exit_codes": [101]}),
+                ),
+                ("canary", json!({"exit_code": 0, "receipt": null})),
+            ]),
+            409,
+            "BLOCK",
+            "build",
+            "does-not-build",
+            None,
+        ),
         // Section 11.1: a run counts only with its receipt.
         (
             "property runs with receipts",
@@ -995,52 +1068,40 @@ fn check(name: &str, status: u16, answer: &Value, row: &Row) {
         .iter()
         .map(|s| s["step"].as_str().unwrap())
         .collect();
+    // The pipeline's steps in order; a step that has nothing to say is not listed (integrity
+    // before anything ran, no build, no canary), and a gate rule that decides ends the list
+    // at its own step.
     let doc = &row.1;
     let ran = doc["property_runs"]
         .as_object()
         .is_some_and(|r| !r.is_empty())
-        || doc.get("fixture_suite").is_some()
-        || doc.get("build").is_some()
-        || doc.get("integrity").is_some();
-    let mut after_test_aware: Vec<&str> = Vec::new();
-    if ran {
-        after_test_aware.push("integrity");
-    }
-    if doc.get("build").is_some() && *rule != "integrity" {
-        after_test_aware.push("build");
-    }
-    let want: &[&str] = match *rule {
-        "merge" => &["merge"],
-        "fixture-fault" => &["merge", "seal"],
-        "debt" => &["merge", "seal", "debt"],
-        "guard" => &["merge", "seal", "debt", "guard"],
-        "binary" => &["merge", "seal", "debt", "guard", "binary"],
-        "test-aware" => &["merge", "seal", "debt", "guard", "binary", "test-aware"],
-        "integrity" | "build" => &["merge", "seal", "debt", "guard", "binary", "test-aware"],
-        _ => &[
-            "merge",
-            "seal",
-            "debt",
-            "guard",
-            "binary",
-            "test-aware",
-            "scope",
-            "properties",
-            "fixtures",
-            "freeze",
-            "router",
-        ],
-    };
-    let mut want: Vec<&str> = want.to_vec();
-    if matches!(*rule, "integrity" | "build" | "route") {
-        let at = want
+        || ["fixture_suite", "build", "integrity", "canary"]
             .iter()
-            .position(|s| *s == "test-aware")
-            .map_or(0, |i| i + 1);
-        for (k, s) in after_test_aware.into_iter().enumerate() {
-            want.insert(at + k, s);
-        }
+            .any(|k| doc.get(*k).is_some());
+    let mut pipeline = vec!["merge", "seal", "debt", "guard", "binary", "test-aware"];
+    if ran {
+        pipeline.push("integrity");
     }
+    if doc.get("build").is_some() {
+        pipeline.push("build");
+    }
+    if doc.get("canary").is_some() {
+        pipeline.push("canary");
+    }
+    pipeline.extend(["scope", "properties", "fixtures", "freeze", "router"]);
+    let last = match (*rule, *reason) {
+        ("merge", _) => "merge",
+        ("fixture-fault", _) => "seal",
+        ("integrity", "modified-during-run") => "integrity",
+        ("integrity", _) => "canary",
+        ("route", _) => "router",
+        (other, _) => other,
+    };
+    let end = pipeline
+        .iter()
+        .position(|s| *s == last)
+        .unwrap_or_else(|| panic!("{name}: no step {last}"));
+    let want = &pipeline[..=end];
     assert_eq!(steps, want, "{name}");
 }
 
@@ -1383,7 +1444,8 @@ async fn the_rules_are_listed_in_order() {
             {"number": 7, "rule": "integrity", "when": "a run changed a tracked file (content, mode, or deleted it) or the fixtures' seal", "disposition": "ESCALATE", "reason": "modified-during-run", "exit_codes": [2]},
             {"number": 8, "rule": "build", "when": "the build step exited with a catch ([build] catch)", "disposition": "BLOCK", "reason": "does-not-build", "exit_codes": [1]},
             {"number": 9, "rule": "build", "when": "the build step exited with anything but 0 or a catch, or timed out", "disposition": "ESCALATE", "reason": "harness-error", "exit_codes": [2]},
-            {"number": 10, "rule": "route", "when": "otherwise: the router over t0 scope, t1 properties, t2 fixture suite and the scoped freeze", "disposition": null, "reason": null, "exit_codes": [0, 1, 2]}
+            {"number": 10, "rule": "integrity", "when": "the canary, a check that fails in the base, did not fail with a receipt listing its failure", "disposition": "ESCALATE", "reason": "checker-neutered", "exit_codes": [2]},
+            {"number": 11, "rule": "route", "when": "otherwise: the router over t0 scope, t1 properties, t2 fixture suite and the scoped freeze", "disposition": null, "reason": null, "exit_codes": [0, 1, 2]}
         ])
     );
 }

@@ -662,6 +662,19 @@ fn init_writes_a_starter_that_the_gate_reads() {
         std::fs::read_to_string(example("gate-python").join("repo/patchgate.toml")).unwrap(),
         "the example's config is the starter, unchanged"
     );
+    // The canary beside it: the example's imports its package.
+    let canary = std::fs::read_to_string(dir.path().join("properties/test_patchgate_canary.py"))
+        .expect("the canary");
+    assert_eq!(
+        canary.replace(
+            "# import mypackage  # noqa: F401  (your package: make the canary see what it does at import)",
+            "import shop  # noqa: F401  (the package: the canary sees what it does at import)"
+        ),
+        std::fs::read_to_string(
+            example("gate-python").join("repo/properties/test_patchgate_canary.py")
+        )
+        .unwrap()
+    );
     // A second init refuses to overwrite (64); --force overwrites.
     patchgate()
         .current_dir(dir.path())
@@ -1293,7 +1306,8 @@ fn a_patch_that_conflicts_with_the_base_escalates() {
 /// autoload off, no plugin named) the properties pass on the patch's tree: the engine is the
 /// patch's. The runner asks the runs' Python what it can import, sees that
 /// `lib/hypothesis` shadows an installed module, and reports it: a toolchain scope hit, so the
-/// property tier cannot vouch, and the suite catches the bug.
+/// property tier cannot vouch, and the suite catches the bug. With the canary, the shadow is
+/// seen first: the canary's hypothesis is the patch's, and it stops failing.
 #[test]
 fn a_patch_shadowing_hypothesis_on_the_pythonpath_is_a_scope_hit() {
     require_python();
@@ -1316,7 +1330,20 @@ fn a_patch_shadowing_hypothesis_on_the_pythonpath_is_a_scope_hit() {
         old.status.success(),
         "the shadow hides the bug from the properties"
     );
+    // The canary imports hypothesis too, gets the shadow, and no longer fails as it must.
     let g = gate(dir, &[]);
+    expect(&g, "ESCALATE", "checker-neutered", 2);
+    // Without the canary: a toolchain scope hit, and the suite catches the bug.
+    let repo = repository_with(
+        "gate-python",
+        "shadows-hypothesis",
+        |dir: &Path| {
+            pythonpath(dir);
+            canary_off(dir);
+        },
+        |_| {},
+    );
+    let g = gate(repo.path(), &[]);
     expect(&g, "BLOCK", "concrete-behavior", 1);
     assert_eq!(
         step(&g.answer, "scope")["scope_hits"],
@@ -1381,6 +1408,7 @@ fn plain_run_passes(dir: &Path) -> bool {
 /// The base's config as it was before receipts (section 11.1): no `{junit}` in the commands,
 /// no census; exit codes read as they are.
 fn receipts_off(dir: &Path) {
+    canary_off(dir);
     let config = dir.join("patchgate.toml");
     let text = std::fs::read_to_string(&config).expect("config");
     let off = text
@@ -1390,8 +1418,18 @@ fn receipts_off(dir: &Path) {
     std::fs::write(&config, off).expect("write");
 }
 
+/// The base's config without the canary.
+fn canary_off(dir: &Path) {
+    let config = dir.join("patchgate.toml");
+    let text = std::fs::read_to_string(&config).expect("config");
+    let at = text.find("\n[canary]\n").expect("the starter's canary") + 1;
+    let end = at + text[at..].find("\n[sandbox]\n").expect("the next section") + 1;
+    std::fs::write(&config, format!("{}{}", &text[..at], &text[end..])).expect("write");
+}
+
 /// The base's config without the census (receipts kept).
 fn census_off(dir: &Path) {
+    canary_off(dir);
     let config = dir.join("patchgate.toml");
     let text = std::fs::read_to_string(&config).expect("config");
     let off = text.replace("census = \"suite.census\"\n", "");
@@ -1405,7 +1443,8 @@ fn census_off(dir: &Path) {
 /// bug (a 100% discount charges the full price) that the monotonic property catches. A plain
 /// pytest run exits 0 on both, and the gate with exit codes read as they are merged both.
 /// With receipts a run counts only as its report shows it: no report, or a skipped property,
-/// is a run nobody vouches for (`null`), and the gate escalates.
+/// is a run nobody vouches for (`null`), and the gate escalates. (Shown with the canary off:
+/// with it, the canary is what sees these first.)
 #[test]
 fn a_run_without_a_receipt_proves_nothing() {
     require_python();
@@ -1419,7 +1458,8 @@ fn a_run_without_a_receipt_proves_nothing() {
         expect(&g, "MERGE_OK", "all-gates-held", 0);
         assert_eq!(step(&g.answer, "properties")["receipts"], "off", "{patch}");
 
-        let (_repo, g) = python(patch);
+        let repo = repository_with("gate-python", patch, canary_off, |_| {});
+        let g = gate(repo.path(), &[]);
         expect(&g, "ESCALATE", "inadmissible-evidence", 2);
         let t1 = step(&g.answer, "properties");
         assert_eq!(t1["receipts"], "on");
@@ -1451,7 +1491,8 @@ fn a_run_without_a_receipt_proves_nothing() {
 #[test]
 fn a_suite_that_runs_nothing_is_no_pass() {
     require_python();
-    let (repo, g) = python("collects-only");
+    let repo = repository_with("gate-python", "collects-only", canary_off, |_| {});
+    let g = gate(repo.path(), &[]);
     assert!(plain_pytest_passes(repo.path()), "hides the bug");
     expect(&g, "ESCALATE", "inadmissible-evidence", 2);
     let t2 = step(&g.answer, "fixtures");
@@ -1471,7 +1512,8 @@ fn a_test_the_base_ran_must_still_run() {
     assert!(plain_run_passes(old.path()), "hides the bug");
     expect(&gate(old.path(), &[]), "MERGE_OK", "all-gates-held", 0);
 
-    let (_repo, g) = python("skips-failures");
+    let repo = repository_with("gate-python", "skips-failures", canary_off, |_| {});
+    let g = gate(repo.path(), &[]);
     expect(&g, "ESCALATE", "inadmissible-evidence", 2);
     let t2 = step(&g.answer, "fixtures");
     assert_eq!(
@@ -1484,8 +1526,8 @@ fn a_test_the_base_ran_must_still_run() {
 
 /// Section 11.3: `rewrites-fixtures` makes shop rewrite the pinned half-price case to its new
 /// (wrong) rounding when imported, after the gate read the seal: a plain run passes. The runner
-/// checks the copy after every run, by content: the first property run changed a tracked
-/// fixture and the seal, and nothing more runs.
+/// checks the copy after every run, by content: the first run that imports shop (the canary)
+/// changed a tracked fixture and the seal, and nothing more runs.
 #[test]
 fn a_run_that_rewrites_the_fixtures_escalates() {
     require_python();
@@ -1500,13 +1542,37 @@ fn a_run_that_rewrites_the_fixtures_escalates() {
         "{finding}"
     );
     assert_eq!(finding["seal_changed"], true);
+    assert_eq!(finding["run"], "canary", "{finding}");
     assert!(
-        finding["run"].as_str().unwrap().ends_with("run 1/2"),
-        "{finding}"
-    );
-    assert!(
-        !g.stderr.contains("run 2/2"),
+        !g.stderr.contains("run 1/2"),
         "nothing more runs: {}",
         g.stderr
     );
+}
+
+/// Section 11.5: the canary (`properties/test_patchgate_canary.py`, a hypothesis property that
+/// must fail, importing the package) runs on the patch before any property. Every patch here
+/// switches the checker off one way or another, and a plain run passes on each (shown in the
+/// tests above); on each the canary stops failing as it must: ESCALATE `checker-neutered`,
+/// before any property runs. The honest patches still merge (`a_good_fix_merges`).
+#[test]
+fn a_checker_switched_off_is_caught_by_the_canary() {
+    require_python();
+    for patch in [
+        "exits-on-import",
+        "engine-off",
+        "skips-failures",
+        "collects-only",
+    ] {
+        let (_repo, g) = python(patch);
+        expect(&g, "ESCALATE", "checker-neutered", 2);
+        assert_eq!(g.answer["rule"], "integrity", "{patch}");
+        let canary = step(&g.answer, "canary");
+        assert_eq!(canary["failed"], false, "{patch}: {canary}");
+        assert!(
+            !g.stderr.contains("run 1/2"),
+            "{patch}: no property ran: {}",
+            g.stderr
+        );
+    }
 }

@@ -52,7 +52,7 @@ fn every_request_document_lists_the_fields_its_parser_takes() {
     use patchgate::core::catalog::CatalogKind;
     let doc: serde_json::Value =
         serde_json::from_str(&patchgate::http::openapi::document_json()).unwrap();
-    let table: [(&str, &[&str]); 20] = [
+    let table: [(&str, &[&str]); 21] = [
         ("RouteRequestDoc", &patchgate::core::evidence::ROUTE_FIELDS),
         ("QuorumRequestDoc", &patchgate::core::quorum::REQUEST_FIELDS),
         ("PropertyDoc", CatalogKind::Quorum.fields()),
@@ -82,6 +82,7 @@ fn every_request_document_lists_the_fields_its_parser_takes() {
             &patchgate::core::gate::INTEGRITY_FIELDS,
         ),
         ("BuildDoc", &patchgate::core::gate::BUILD_FIELDS),
+        ("CanaryDoc", &patchgate::core::gate::CANARY_FIELDS),
     ];
     for (schema, parsed) in table {
         let s = &doc["components"]["schemas"][schema];

@@ -141,6 +141,7 @@ fn the_enums_speak_the_contracts_words() {
             "modified-during-run",
             "does-not-build",
             "harness-error",
+            "checker-neutered",
             "evidence-gap",
             "behavior-and-invariant",
             "concrete-behavior",

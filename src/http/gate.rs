@@ -184,6 +184,26 @@ pub struct GateRequestDoc {
     /// other exit, or killed → ESCALATE `harness-error`.
     #[schema(nullable = false)]
     build: Option<BuildDoc>,
+    /// The canary's run (section 11.5), when one ran: unless it exited with a catch and its
+    /// receipt lists a failure → ESCALATE `checker-neutered`.
+    #[schema(nullable = false)]
+    canary: Option<CanaryDoc>,
+}
+
+/// The canary's run.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CanaryDoc {
+    /// 0-255, or null when the canary was killed by its timeout or a signal.
+    #[schema(required = true)]
+    exit_code: Option<super::openapi::ExitCodeDoc>,
+    /// The exit codes that are a catch for it, 1-255; default `[1]`.
+    #[schema(nullable = false, min_items = 1)]
+    catch_exit_codes: Option<Vec<super::openapi::CatchCodeDoc>>,
+    /// Its receipt; null when no report was read.
+    #[schema(required = true, nullable = true)]
+    receipt: Option<ReceiptDoc>,
 }
 
 /// A run's receipt: what its JUnit report lists.

@@ -39,6 +39,8 @@ pub struct GateConfig {
     pub require_admission: bool,
     /// Built once on the judged tree before any property runs (CONTRACT.md section 11.8).
     pub build: Option<BuildConfig>,
+    /// A check that fails in the base and must still fail on the patch (section 11.5).
+    pub canary: Option<CanaryConfig>,
     pub properties: PropertiesConfig,
     pub suite: SuiteConfig,
     /// Where the code under test runs (CONTRACT.md section 12.2).
@@ -119,6 +121,28 @@ fn default_build_catch() -> CatchCodes {
 
 impl BuildConfig {
     /// The build's timeout (checked when the config was read).
+    pub fn timeout(&self) -> Duration {
+        crate::cli::runner::timeout(self.timeout_s).unwrap_or(Duration::ZERO)
+    }
+}
+
+/// `[canary]`: the check that proves the checker can still fail.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CanaryConfig {
+    /// argv (no shell), with `{junit}`: its receipt must list its failure.
+    pub command: Vec<String>,
+    #[serde(default = "default_property_timeout")]
+    pub timeout_s: f64,
+    #[serde(default)]
+    pub catch: CatchCodes,
+    /// The canary's files: guarded, like a property's source.
+    #[serde(default)]
+    pub source: Vec<String>,
+}
+
+impl CanaryConfig {
+    /// The canary's timeout (checked when the config was read).
     pub fn timeout(&self) -> Duration {
         crate::cli::runner::timeout(self.timeout_s).unwrap_or(Duration::ZERO)
     }
@@ -326,6 +350,19 @@ impl GateConfig {
         ] {
             crate::cli::runner::timeout(t).map_err(|why| invalid(key, &why))?;
         }
+        if let Some(c) = &self.canary {
+            if !crate::cli::runner::receipted(&c.command) {
+                return Err(invalid(
+                    "canary.command",
+                    "must contain `{junit}`: a canary counts only when its receipt lists its failure",
+                ));
+            }
+            crate::cli::runner::timeout(c.timeout_s)
+                .map_err(|why| invalid("canary.timeout_s", &why))?;
+            for p in &c.source {
+                RepoPath::parse(p).map_err(|e| invalid("canary.source", &format!("{p:?} {e}")))?;
+            }
+        }
         if self.build.as_ref().is_some_and(|b| b.command.is_empty()) {
             return Err(invalid(
                 "build.command",
@@ -345,6 +382,11 @@ impl GateConfig {
             self.expected_seal.clone(),
         ];
         all.extend(self.suite.census.clone());
+        for c in self.canary.iter().flat_map(|c| &c.source) {
+            if !all.contains(c) {
+                all.push(c.clone());
+            }
+        }
         for g in &self.guarded {
             if !all.contains(g) {
                 all.push(g.clone());
@@ -356,6 +398,26 @@ impl GateConfig {
 
 /// What `patchgate init` writes: a commented starter for a Python repository (pytest), with a
 /// Rust (`cargo test`) variant in comments.
+/// The canary `patchgate init` writes beside the starter (Python: pytest + hypothesis).
+pub const CANARY_PY: &str = r#""""patchgate's canary (CONTRACT.md section 11.5): this test must FAIL.
+
+The gate runs it on every patch before any property. If it passes, is skipped, or leaves no
+report, something in the patch switched the checker off, and the gate escalates
+`checker-neutered`. Import your package below: whatever it does when imported under test
+(leave early, patch the test runner, empty the property engine), it then does here too.
+"""
+
+from hypothesis import given, settings, strategies as st
+
+# import mypackage  # noqa: F401  (your package: make the canary see what it does at import)
+
+
+@settings(database=None, derandomize=True)
+@given(st.integers(min_value=0))
+def test_patchgate_canary(n):
+    assert n < 10, "the canary fails, as it must"
+"#;
+
 pub const STARTER: &str = r#"# patchgate.toml: the patch gate's configuration.
 #
 # patchgate reads this file FROM THE BASE COMMIT (`git show BASE:patchgate.toml`), never from
@@ -434,6 +496,18 @@ test_command = ["python3", "-P", "-s", "--check-hash-based-pycs", "always", "-m"
 # explain is discarded only when that re-run passes (`{nodeid}`: pytest's node id of the test).
 deselect = ["--deselect", "{nodeid}"]
 
+[canary]
+# A check that must fail (CONTRACT.md section 11.5): run on the patch before any property, it
+# must still fail, with its failure listed in its receipt. If the patch switches the checker off
+# (an early exit under test, the property engine's phases emptied, failures turned into skips,
+# a plugin or config that runs nothing), the canary stops failing, and the gate escalates
+# `checker-neutered`. `patchgate init` writes the canary file; make it import your package, so
+# whatever the package does at import time, it does to the canary too. Its files are guarded.
+command = ["python3", "-P", "-s", "--check-hash-based-pycs", "always", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_hypothesis_pytestplugin", "--junitxml={junit}", "properties/test_patchgate_canary.py"]
+catch = [1]
+timeout_s = 120
+source = ["properties/test_patchgate_canary.py"]
+
 [sandbox]
 # Every run happens in a sandbox (bubblewrap: `apt-get install bubblewrap`): a fresh copy of the
 # tree, no `.git`, new PID/IPC/network namespaces, a private HOME and /tmp, the rest of the
@@ -491,7 +565,8 @@ mod tests {
             "the starter's sandbox is required"
         );
         assert!(!c.sandbox.network);
-        for argv in [&c.properties.command, &c.suite.command] {
+        let canary = c.canary.as_ref().expect("the starter's canary");
+        for argv in [&c.properties.command, &c.suite.command, &canary.command] {
             assert!(crate::cli::runner::receipted(argv), "{{junit}} in {argv:?}");
             for safe in [
                 "-P",
@@ -510,6 +585,7 @@ mod tests {
                 "freeze-ledger.json",
                 "fixtures.seal.expected",
                 "suite.census",
+                "properties/test_patchgate_canary.py",
                 ".github/workflows"
             ]
         );

@@ -42,7 +42,7 @@ use crate::core::ladder::{SCOPE_TIER, T1, T2, TierVerdict};
 use crate::core::path::RepoPath;
 use crate::core::problem::Problem;
 use crate::exit::Exit;
-use config::STARTER;
+use config::{CANARY_PY, STARTER};
 pub(super) use config::{CONFIG_FILE, GateConfig};
 
 #[derive(Debug, Args)]
@@ -136,9 +136,32 @@ pub fn init(args: InitArgs) -> CliResult {
     };
     file.write_all(text.as_bytes())
         .map_err(|e| CliError::software(format!("cannot write {}: {e}", args.path.display())))?;
+    // The canary beside it (section 11.5), where the starter's `[canary]` runs it; an existing
+    // one is kept unless `--force`.
+    let canary = args
+        .path
+        .parent()
+        .unwrap_or(Path::new(""))
+        .join("properties/test_patchgate_canary.py");
+    let wrote_canary = if canary.exists() && !args.force {
+        false
+    } else {
+        if let Some(dir) = canary.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| CliError::software(format!("cannot make {}: {e}", dir.display())))?;
+        }
+        std::fs::write(&canary, CANARY_PY)
+            .map_err(|e| CliError::software(format!("cannot write {}: {e}", canary.display())))?;
+        true
+    };
     output::error(&format!(
-        "wrote {}: edit it, commit it to the base branch, then `patchgate gate --base <branch> --dry-run`",
-        args.path.display()
+        "wrote {}{}: edit them, commit them to the base branch, then `patchgate census --write` (commit suite.census too) and `patchgate gate --base <branch> --dry-run`",
+        args.path.display(),
+        if wrote_canary {
+            format!(" and the canary {}", canary.display())
+        } else {
+            String::new()
+        }
     ));
     Ok(Exit::Go)
 }
@@ -414,7 +437,7 @@ pub fn run(args: GateArgs) -> CliResult {
     // Each step at most once: the build (when configured), then the core asks for runs, then
     // the suite, then (when only frozen tests failed) the suite's re-run without them, then a
     // decision. A run that changes the tree stops it (section 11.3).
-    for round in 0..6 {
+    for round in 0..7 {
         let plan = core.next(&doc)?;
         // Said once: t1's verdict after its runs, or the scope hit that skipped it.
         if let Some(Step::Properties { ran, summary, .. }) = plan
@@ -449,6 +472,24 @@ pub fn run(args: GateArgs) -> CliResult {
                 "tail": clip_failure(&tail, 2048),
             });
             if let Some(finding) = integrity_after(&g, "build")? {
+                doc["integrity"] = json!([finding]);
+            }
+            continue;
+        }
+        // The canary, once, after the build and before any property (section 11.5).
+        if matches!(plan.next, NextStep::Runs | NextStep::Suite)
+            && let Some(canary) = &g.config.canary
+            && doc.get("canary").is_none()
+        {
+            let (code, _, read) =
+                run_receipted("canary", &canary.command, canary.timeout(), &g.room)?;
+            let read = read.unwrap_or_else(|| Err("no receipt".to_owned()));
+            doc["canary"] = json!({
+                "exit_code": code,
+                "catch_exit_codes": canary.catch,
+                "receipt": receipt_fact(&read),
+            });
+            if let Some(finding) = integrity_after(&g, "canary")? {
                 doc["integrity"] = json!([finding]);
             }
             continue;

@@ -28,9 +28,9 @@ use super::runs::{CatchCodes, Receipt, ReceiptGap, RunOutcome, counted};
 use super::seal::SealCheck;
 
 pub use parse::{
-    BUILD_FIELDS, FAILURE_FIELDS, GATE_FIELDS, INTEGRITY_FIELDS, JUDGED_FIELDS, MAX_FAILURE_BYTES,
-    MAX_FAILURES, MAX_TEST_ID_CHARS, RERUN_FIELDS, SUITE_FIELDS, SUSPICIOUS_FIELDS, clip_failure,
-    fit_test_id, parse_gate_request,
+    BUILD_FIELDS, CANARY_FIELDS, FAILURE_FIELDS, GATE_FIELDS, INTEGRITY_FIELDS, JUDGED_FIELDS,
+    MAX_FAILURE_BYTES, MAX_FAILURES, MAX_TEST_ID_CHARS, RERUN_FIELDS, SUITE_FIELDS,
+    SUSPICIOUS_FIELDS, clip_failure, fit_test_id, parse_gate_request,
 };
 pub use report::{markdown, step_name, text_line};
 
@@ -170,6 +170,32 @@ pub struct GateRequest {
     pub integrity: Vec<IntegrityFinding>,
     /// The build step, when one ran (section 11.8).
     pub build: Option<BuildRun>,
+    /// The canary's run on the judged tree, when one ran (section 11.5).
+    pub canary: Option<CanaryRun>,
+}
+
+/// The canary's run (CONTRACT.md section 11.5): a check that fails in the base must still
+/// fail here, with its failure listed in its receipt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CanaryRun {
+    /// `None`: killed by its timeout or a signal.
+    pub exit_code: Option<u8>,
+    pub catch_exit_codes: CatchCodes,
+    /// Its receipt (`None`: no report read).
+    pub receipt: Option<Receipt>,
+}
+
+impl CanaryRun {
+    /// Whether it still failed as a canary must: a catch its receipt vouches for.
+    pub fn sang(&self) -> bool {
+        let (run, gap) = counted(
+            self.exit_code,
+            self.receipt.as_ref(),
+            &self.catch_exit_codes,
+            false,
+        );
+        gap.is_none() && self.catch_exit_codes.caught(run)
+    }
 }
 
 /// A line the patch adds that matches a `[suspicious]` pattern (CONTRACT.md section 11.6).
@@ -318,6 +344,7 @@ pub enum GateReason {
     ModifiedDuringRun,
     DoesNotBuild,
     HarnessError,
+    CheckerNeutered,
     EvidenceGap,
     BehaviorAndInvariant,
     ConcreteBehavior,
@@ -368,6 +395,8 @@ pub struct GateFacts {
     pub modified: bool,
     /// How the build step ended.
     pub build: Built,
+    /// The canary ran and did not fail as it must.
+    pub neutered: bool,
 }
 
 /// How the build step ended (CONTRACT.md section 11.8).
@@ -409,6 +438,7 @@ impl GateFacts {
                     .collect()
             },
             modified: !request.integrity.is_empty(),
+            neutered: request.canary.as_ref().is_some_and(|c| !c.sang()),
             build: match &request.build {
                 None => Built::NotRun,
                 Some(b) if b.exit_code == Some(0) => Built::Built,
@@ -470,7 +500,7 @@ pub type GateRule = rules::Rule<GateFacts, GateThen>;
 
 /// The gate's rules. Ordered, first match wins; the last hands over to the router. Each rule
 /// records its step before it is tried, so the answer's `steps` are the steps reached.
-pub const GATE_RULES: [GateRule; 10] = [
+pub const GATE_RULES: [GateRule; 11] = [
     GateRule {
         number: 1,
         when: |f| !f.conflicts.is_empty(),
@@ -566,6 +596,16 @@ pub const GATE_RULES: [GateRule; 10] = [
     },
     GateRule {
         number: 10,
+        when: |f| f.neutered,
+        then: GateThen {
+            name: GateRuleName::Integrity,
+            says: "the canary, a check that fails in the base, did not fail with a receipt listing its failure",
+            step: Some(canary_step),
+            conclusion: Conclusion::Fixed(GateDisposition::Escalate, GateReason::CheckerNeutered),
+        },
+    },
+    GateRule {
+        number: 11,
         when: |_| true,
         then: GateThen {
             name: GateRuleName::Route,
@@ -706,6 +746,15 @@ pub enum Step {
         exit_code: Option<u8>,
         /// Its last lines of output.
         tail: String,
+        summary: String,
+    },
+    /// The canary (section 11.5), when one ran: `failed` is whether it still failed as it
+    /// must.
+    Canary {
+        exit_code: Option<u8>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        receipt: Option<Receipt>,
+        failed: bool,
         summary: String,
     },
     /// t0: test-adjacent changed files.
@@ -1039,6 +1088,7 @@ fn test_aware_step(_: &GateRequest, facts: &GateFacts) -> Step {
 
 fn integrity_step(request: &GateRequest, _: &GateFacts) -> Option<Step> {
     let ran = request.build.is_some()
+        || request.canary.is_some()
         || !request.property_runs.is_empty()
         || request.fixture_suite.is_some();
     if !ran && request.integrity.is_empty() {
@@ -1086,6 +1136,32 @@ fn build_step(request: &GateRequest, facts: &GateFacts) -> Option<Step> {
                         "exited {c}, which is not a catch"
                     ))
             ),
+        },
+    })
+}
+
+fn canary_step(request: &GateRequest, _: &GateFacts) -> Option<Step> {
+    let canary = request.canary.as_ref()?;
+    let sang = canary.sang();
+    Some(Step::Canary {
+        exit_code: canary.exit_code,
+        receipt: canary.receipt.clone(),
+        failed: sang,
+        summary: if sang {
+            "the canary still fails, with its failure listed: the checker can fail".to_owned()
+        } else {
+            format!(
+                "the canary, which fails in the base, {} here: something in this tree switches the checker off, and no pass from it counts",
+                match (canary.exit_code, &canary.receipt) {
+                    (None, _) => "was killed".to_owned(),
+                    (Some(0), _) => "exited 0".to_owned(),
+                    (Some(c), None) => format!("exited {c} without a report"),
+                    (Some(c), Some(r)) if r.failed == 0 => {
+                        format!("exited {c} but its report lists no failure")
+                    }
+                    (Some(c), Some(_)) => format!("exited {c}, which is not a catch"),
+                }
+            )
         },
     })
 }

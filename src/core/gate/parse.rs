@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 
 use super::{
-    BuildRun, FailingCase, FixtureSuite, GateRequest, IntegrityFinding, Judged, Rerun,
+    BuildRun, CanaryRun, FailingCase, FixtureSuite, GateRequest, IntegrityFinding, Judged, Rerun,
     SandboxBackend, SuspiciousLine,
 };
 use crate::core::catalog::CatalogKind;
@@ -16,7 +16,7 @@ use crate::core::quorum::parse_quorum_fields;
 use crate::core::runs::{CatchCodes, Receipt, parse_catch_codes, parse_receipt};
 
 /// The fields of a `/gate` body.
-pub const GATE_FIELDS: [&str; 21] = [
+pub const GATE_FIELDS: [&str; 22] = [
     "patch_id",
     "changed_files",
     "guarded",
@@ -38,7 +38,10 @@ pub const GATE_FIELDS: [&str; 21] = [
     "failures",
     "integrity",
     "build",
+    "canary",
 ];
+/// The fields of `canary`.
+pub const CANARY_FIELDS: [&str; 3] = ["exit_code", "catch_exit_codes", "receipt"];
 /// The fields of a failing case.
 pub const FAILURE_FIELDS: [&str; 2] = ["id", "message"];
 /// Most failing cases a request carries (section 11.8).
@@ -162,6 +165,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
         None => Vec::new(),
     };
     let build = doc.get("build").and_then(|v| parse_build(v, &mut e));
+    let canary = doc.get("canary").and_then(|v| parse_canary(v, &mut e));
     let suite_ok = doc.get("fixture_suite").is_none() || fixture_suite.is_some();
     if let (Some(q), Some(receipts)) = (&quorum, &property_receipts) {
         for (id, runs) in &q.results {
@@ -208,6 +212,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             failures,
             integrity,
             build,
+            canary,
         }),
         _ => Err(e),
     }
@@ -311,21 +316,43 @@ fn parse_finding(x: &Value, p: String, e: &mut Errors) -> Option<IntegrityFindin
     })
 }
 
-fn parse_build(v: &Value, e: &mut Errors) -> Option<BuildRun> {
-    let b = object(v, "/build", "`build`", &BUILD_FIELDS, e)?;
-    let exit_code = match b.required("exit_code", e)? {
-        Value::Null => None,
+fn parse_canary(v: &Value, e: &mut Errors) -> Option<CanaryRun> {
+    let c = object(v, "/canary", "`canary`", &CANARY_FIELDS, e)?;
+    let exit_code = exit_code_of(&c, "the canary", e)?;
+    let catch_exit_codes = match c.get("catch_exit_codes") {
+        Some(x) => parse_catch_codes(x, &c.pointer("catch_exit_codes"), e)?,
+        None => CatchCodes::default(),
+    };
+    let receipt = parse_receipt(c.required("receipt", e)?, &c.pointer("receipt"), e)?;
+    Some(CanaryRun {
+        exit_code,
+        catch_exit_codes,
+        receipt,
+    })
+}
+
+/// A required `exit_code`: 0-255, or null when `what` was killed. `None` when invalid.
+fn exit_code_of(o: &fields::Obj<'_>, what: &str, e: &mut Errors) -> Option<Option<u8>> {
+    match o.required("exit_code", e)? {
+        Value::Null => Some(None),
         x => match fields::whole_u64(x).map(u8::try_from) {
-            Some(Ok(c)) => Some(c),
+            Some(Ok(c)) => Some(Some(c)),
             _ => {
                 e.push(
-                    b.pointer("exit_code"),
-                    format!("{x} is not an exit code; `exit_code` is an integer from 0 to 255, or null when the build was killed"),
+                    o.pointer("exit_code"),
+                    format!(
+                        "{x} is not an exit code; `exit_code` is an integer from 0 to 255, or null when {what} was killed"
+                    ),
                 );
-                return None;
+                None
             }
         },
-    };
+    }
+}
+
+fn parse_build(v: &Value, e: &mut Errors) -> Option<BuildRun> {
+    let b = object(v, "/build", "`build`", &BUILD_FIELDS, e)?;
+    let exit_code = exit_code_of(&b, "the build", e)?;
     let catch_exit_codes = match b.get("catch_exit_codes") {
         Some(c) => parse_catch_codes(c, &b.pointer("catch_exit_codes"), e)?,
         None => CatchCodes::default(),
@@ -418,21 +445,7 @@ type SuiteRun = (Option<u8>, Option<Vec<String>>, Option<String>);
 
 /// A suite run's fields (see [`SuiteRun`]).
 fn parse_run(run: &fields::Obj<'_>, what: &str, e: &mut Errors) -> Option<SuiteRun> {
-    let exit_code = match run.required("exit_code", e)? {
-        Value::Null => None,
-        x => match fields::whole_u64(x).map(u8::try_from) {
-            Some(Ok(c)) => Some(c),
-            _ => {
-                e.push(
-                    run.pointer("exit_code"),
-                    format!(
-                        "{x} is not an exit code; `exit_code` is an integer from 0 to 255, or null when {what} was killed"
-                    ),
-                );
-                return None;
-            }
-        },
-    };
+    let exit_code = exit_code_of(run, what, e)?;
     let failed_tests = match run.get("failed_tests") {
         None => None,
         Some(list) => Some(fields::array(

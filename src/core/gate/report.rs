@@ -174,6 +174,7 @@ pub fn step_name(step: &Step) -> (&'static str, &str) {
         Step::TestAware { summary, .. } => ("test-aware", summary),
         Step::Integrity { summary, .. } => ("integrity", summary),
         Step::Build { summary, .. } => ("build", summary),
+        Step::Canary { summary, .. } => ("canary", summary),
         Step::Scope { summary, .. } => ("t0 scope", summary),
         Step::Properties { summary, .. } => ("t1 properties", summary),
         Step::Fixtures { summary, .. } => ("t2 fixture suite", summary),
@@ -440,6 +441,9 @@ fn next(answer: &GateAnswer) -> String {
                 }
                 "modified-during-run" => {
                     "the files listed above: a run of the code under test changed files it had no business writing (tracked files, the fixtures). Whatever the runs said afterwards proves nothing. Find the code that writes them."
+                }
+                "checker-neutered" => {
+                    "the canary above: a check that fails in the base did not fail in this tree. Something the patch brings (at import time, in a plugin, in the test configuration) switches the checker off or makes failures pass, and no pass from this tree can be trusted. Find what the patch does under test."
                 }
                 "harness-error" => {
                     "the build step above: it neither built nor failed to build (a timeout, a crash, a missing tool). That is the harness, not the patch."
