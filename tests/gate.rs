@@ -849,6 +849,58 @@ fn rows() -> Vec<Row> {
             "does-not-build",
             None,
         ),
+        // Section 11.5: an admitted property run with its mutant applied must catch it.
+        (
+            "a re-proof that catches its mutant",
+            with(&[(
+                "reproof",
+                json!([{"property": "counter.monotonic", "applied": true, "exit_code": 1, "receipt": {"executed": 1, "failed": 1, "skipped": 0}}]),
+            )]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+        (
+            "a re-proof that passes with its mutant applied",
+            with(&[(
+                "reproof",
+                json!([
+                    {"property": "counter.monotonic", "applied": false, "note": "does not apply"},
+                    {"property": "counter.monotonic", "applied": true, "exit_code": 0, "receipt": {"executed": 1, "failed": 0, "skipped": 0}}
+                ]),
+            )]),
+            424,
+            "ESCALATE",
+            "integrity",
+            "checker-neutered",
+            None,
+        ),
+        (
+            "a re-proof whose mutant does not apply proves nothing either way",
+            with(&[(
+                "reproof",
+                json!([{"property": "counter.monotonic", "applied": false, "note": "does not apply"}]),
+            )]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+        (
+            "a re-proof's exit 0 without a receipt is no pass",
+            with(&[(
+                "reproof",
+                json!([{"property": "counter.monotonic", "applied": true, "exit_code": 0, "receipt": null}]),
+            )]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
         // Section 11.1: a run counts only with its receipt.
         (
             "property runs with receipts",
@@ -1088,11 +1140,15 @@ fn check(name: &str, status: u16, answer: &Value, row: &Row) {
     if doc.get("canary").is_some() {
         pipeline.push("canary");
     }
+    if doc["reproof"].as_array().is_some_and(|r| !r.is_empty()) {
+        pipeline.push("reproof");
+    }
     pipeline.extend(["scope", "properties", "fixtures", "freeze", "router"]);
     let last = match (*rule, *reason) {
         ("merge", _) => "merge",
         ("fixture-fault", _) => "seal",
         ("integrity", "modified-during-run") => "integrity",
+        ("integrity", _) if name.contains("re-proof") => "reproof",
         ("integrity", _) => "canary",
         ("route", _) => "router",
         (other, _) => other,
@@ -1445,7 +1501,8 @@ async fn the_rules_are_listed_in_order() {
             {"number": 8, "rule": "build", "when": "the build step exited with a catch ([build] catch)", "disposition": "BLOCK", "reason": "does-not-build", "exit_codes": [1]},
             {"number": 9, "rule": "build", "when": "the build step exited with anything but 0 or a catch, or timed out", "disposition": "ESCALATE", "reason": "harness-error", "exit_codes": [2]},
             {"number": 10, "rule": "integrity", "when": "the canary, a check that fails in the base, did not fail with a receipt listing its failure", "disposition": "ESCALATE", "reason": "checker-neutered", "exit_codes": [2]},
-            {"number": 11, "rule": "route", "when": "otherwise: the router over t0 scope, t1 properties, t2 fixture suite and the scoped freeze", "disposition": null, "reason": null, "exit_codes": [0, 1, 2]}
+            {"number": 11, "rule": "integrity", "when": "an admitted property passed on the judged tree with its admission mutant applied", "disposition": "ESCALATE", "reason": "checker-neutered", "exit_codes": [2]},
+            {"number": 12, "rule": "route", "when": "otherwise: the router over t0 scope, t1 properties, t2 fixture suite and the scoped freeze", "disposition": null, "reason": null, "exit_codes": [0, 1, 2]}
         ])
     );
 }

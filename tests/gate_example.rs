@@ -1576,3 +1576,90 @@ fn a_checker_switched_off_is_caught_by_the_canary() {
         );
     }
 }
+
+/// Section 11.5, the re-proof: `eq-overload` wraps `apply_discount` so it returns an int
+/// subclass whose every comparison agrees (the operator overloading ImpossibleBench names), and
+/// hides in that wrapper a real bug (a 100% discount charges the full price). No assertion on
+/// the result can fail any more: a plain run passes, and the gate with receipts, the census and
+/// the canary merged it. Once `discount_bounded` is admitted (`patchgate admit --write`, which
+/// stores its mutant in the base), the gate runs it again on the patch with that mutant applied:
+/// it still passes, so it can no longer fail here: ESCALATE `checker-neutered`. The honest fix
+/// still merges on the same base (its re-proof catches the mutant).
+#[test]
+fn a_property_that_can_no_longer_fail_is_caught_by_the_re_proof() {
+    require_python();
+    let repo = repository("gate-python", "eq-overload", |_| {});
+    let dir = repo.path();
+    assert!(plain_run_passes(dir), "hides the bug");
+    let g = gate(dir, &[]);
+    expect(&g, "MERGE_OK", "all-gates-held", 0);
+
+    // Admit discount_bounded on the base: its record and its mutant, committed.
+    git(dir, &["checkout", "-q", "-b", "mutant", "main"]);
+    apply(
+        dir,
+        &example("gate-python").join("patches/mutant-discount-bounded.patch"),
+    );
+    commit(dir, "mutant: the bound deleted");
+    git(dir, &["checkout", "-q", "main"]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (exit, answer, stderr) = admit(
+        dir,
+        tmp.path(),
+        &[
+            "discount_bounded",
+            "--mutant",
+            "mutant",
+            "--base",
+            "main",
+            "--write",
+        ],
+    );
+    assert_eq!(exit, 0, "{answer} {stderr}");
+    let stored = std::fs::read_to_string(dir.join("mutants/discount_bounded.diff"))
+        .expect("the mutant is stored");
+    assert!(
+        stored.contains("+    return cents * (100 - percent)\n"),
+        "{stored}"
+    );
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "admit discount_bounded"]);
+    git(dir, &["branch", "-D", "mutant"]);
+
+    git(dir, &["checkout", "-q", "patch"]);
+    let g = gate(dir, &[]);
+    expect(&g, "ESCALATE", "checker-neutered", 2);
+    let reproof = step(&g.answer, "reproof");
+    assert_eq!(
+        reproof["tried"][0]["property"], "discount_bounded",
+        "{reproof}"
+    );
+    assert_eq!(reproof["tried"][0]["applied"], true);
+    assert_eq!(reproof["tried"][0]["exit_code"], 0);
+
+    // The honest fix on the same base still merges. It rewrites the very line the mutant
+    // deletes, so the mutant does not apply: noted, nothing to re-prove.
+    git(dir, &["checkout", "-q", "-b", "honest", "main"]);
+    apply(dir, &example("gate-python").join("patches/good-fix.patch"));
+    commit(dir, "good fix");
+    let g = gate(dir, &[]);
+    expect(&g, "MERGE_OK", "all-gates-held", 0);
+    let reproof = step(&g.answer, "reproof");
+    assert_eq!(reproof["tried"][0]["applied"], false, "{reproof}");
+    // A patch elsewhere in the package: the mutant applies, the property catches it, and the
+    // patch merges.
+    git(dir, &["checkout", "-q", "-b", "elsewhere", "main"]);
+    let pricing = dir.join("shop/pricing.py");
+    let text = std::fs::read_to_string(&pricing).unwrap();
+    std::fs::write(
+        &pricing,
+        format!("{text}\n\ndef cents_of(dollars: int) -> int:\n    return dollars * 100\n"),
+    )
+    .unwrap();
+    commit(dir, "a helper");
+    let g = gate(dir, &[]);
+    expect(&g, "MERGE_OK", "all-gates-held", 0);
+    let reproof = step(&g.answer, "reproof");
+    assert_eq!(reproof["tried"][0]["applied"], true, "{reproof}");
+    assert_eq!(reproof["tried"][0]["exit_code"], 1, "{reproof}");
+}

@@ -132,8 +132,28 @@ pub fn run(args: AdmitArgs) -> CliResult {
         match (&answer.outcome, &answer.record) {
             (AdmitOutcome::Admitted, Some(record)) => {
                 write_record(Path::new(&config.catalog), &check.id, record)?;
+                // The mutant itself, for the gate's re-proof (CONTRACT.md section 11.5): a CI
+                // clone without the mutant's branch still has it, in the base.
+                let diff = git(&[
+                    "diff",
+                    "--no-color",
+                    "--no-ext-diff",
+                    "--no-textconv",
+                    "--full-index",
+                    "--binary",
+                    &base,
+                    &mutant,
+                ])?;
+                let path = config.properties.mutant_path(&check.id);
+                if let Some(dir) = Path::new(&path).parent() {
+                    std::fs::create_dir_all(dir).map_err(|e| {
+                        CliError::software(format!("cannot make {}: {e}", dir.display()))
+                    })?;
+                }
+                std::fs::write(&path, diff)
+                    .map_err(|e| CliError::software(format!("cannot write {path}: {e}")))?;
                 output::error(&format!(
-                    "wrote the proof into {} as `admitted` of {}: review the change and commit it",
+                    "wrote the proof into {} as `admitted` of {}, and its mutant into {path}: review the change and commit both",
                     config.catalog, check.id
                 ));
             }

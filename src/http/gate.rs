@@ -188,6 +188,30 @@ pub struct GateRequestDoc {
     /// receipt lists a failure → ESCALATE `checker-neutered`.
     #[schema(nullable = false)]
     canary: Option<CanaryDoc>,
+    /// The re-proofs tried (section 11.5), at most 100: an admitted property that passed
+    /// with its mutant applied → ESCALATE `checker-neutered`.
+    #[schema(nullable = false, max_items = 100)]
+    reproof: Option<Vec<ReproofDoc>>,
+}
+
+/// One re-proof: an admitted property run on the judged tree with its mutant applied.
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReproofDoc {
+    #[schema(min_length = 1, max_length = 256)]
+    property: String,
+    /// Whether the mutant applied (default false: nothing ran).
+    #[schema(nullable = false)]
+    applied: Option<bool>,
+    /// 0-255, or null when the run was killed.
+    exit_code: Option<super::openapi::ExitCodeDoc>,
+    /// Its receipt; null when no report was read; absent with receipts off.
+    #[schema(nullable = true)]
+    receipt: Option<Option<ReceiptDoc>>,
+    /// Why it proves nothing either way, when it does not.
+    #[schema(nullable = false, max_length = 4096)]
+    note: Option<String>,
 }
 
 /// The canary's run.

@@ -163,6 +163,22 @@ pub struct PropertiesConfig {
     /// The exit codes that are a catch (default `[1]`; `cargo test`'s is 101).
     #[serde(default)]
     pub catch: CatchCodes,
+    /// Where `patchgate admit --write` stores each admitted property's mutant
+    /// (`<mutants>/<id>.diff`), for the re-proof. Guarded.
+    #[serde(default = "default_mutants")]
+    pub mutants: String,
+    /// How many admitted, in-locality properties are run again on the patch with their
+    /// mutant applied, chosen at random (CONTRACT.md section 11.5): each must still catch.
+    /// 0 turns the re-proof off.
+    #[serde(default = "default_reprove")]
+    pub reprove: u8,
+}
+
+fn default_mutants() -> String {
+    "mutants".into()
+}
+fn default_reprove() -> u8 {
+    1
 }
 
 /// How the fixture suite runs.
@@ -215,6 +231,11 @@ fn default_suite_timeout() -> f64 {
 }
 
 impl PropertiesConfig {
+    /// Where the mutant of property `id` is stored.
+    pub fn mutant_path(&self, id: &str) -> String {
+        format!("{}/{id}.diff", self.mutants.trim_end_matches('/'))
+    }
+
     /// One run's timeout (checked when the config was read).
     pub fn timeout(&self) -> Duration {
         crate::cli::runner::timeout(self.timeout_s).unwrap_or(Duration::ZERO)
@@ -257,6 +278,7 @@ impl GateConfig {
             ("expected_seal", &self.expected_seal),
             ("catalog", &self.catalog),
             ("ledger", &self.ledger),
+            ("properties.mutants", &self.properties.mutants),
         ] {
             RepoPath::parse(path).map_err(|e| invalid(key, &format!("{path:?} {e}")))?;
         }
@@ -382,6 +404,7 @@ impl GateConfig {
             self.expected_seal.clone(),
         ];
         all.extend(self.suite.census.clone());
+        all.push(self.properties.mutants.clone());
         for c in self.canary.iter().flat_map(|c| &c.source) {
             if !all.contains(c) {
                 all.push(c.clone());
@@ -477,6 +500,13 @@ command = ["python3", "-P", "-s", "--check-hash-based-pycs", "always", "-m", "py
 runs = 2
 timeout_s = 120
 catch = [1]          # pytest fails with 1; its 2-5 are a broken harness, never a failure
+# The re-proof: before a pass is trusted, `reprove` admitted, in-locality properties (chosen at
+# random) run once more on the patch with their admission mutant applied, and must still catch
+# it: a property that can no longer fail (an `__eq__` that always agrees) escalates
+# `checker-neutered`. `patchgate admit ID --mutant REF --write` stores each mutant in
+# `mutants/ID.diff`, guarded; commit it with the catalog. 0 turns the re-proof off.
+reprove = 1
+mutants = "mutants"
 
 [suite]
 # The fixture suite (t2), with its receipt (`{junit}`, as above): failed test ids come from
@@ -585,6 +615,7 @@ mod tests {
                 "freeze-ledger.json",
                 "fixtures.seal.expected",
                 "suite.census",
+                "mutants",
                 "properties/test_patchgate_canary.py",
                 ".github/workflows"
             ]

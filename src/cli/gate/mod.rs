@@ -189,6 +189,9 @@ struct Gathered {
     room: Room,
     /// The fixtures' seal before anything ran.
     seal: String,
+    /// The base commit and the judged tree.
+    base: String,
+    tree: String,
     /// The base's census (section 11.2): test id → outcome.
     census: Option<std::collections::BTreeMap<String, String>>,
     /// The integrity checks after runs so far, and the seconds they took (said at the end).
@@ -297,6 +300,8 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         changed,
         room,
         seal: actual,
+        base: base.clone(),
+        tree: judged.tree.clone(),
         census,
         checked: std::cell::Cell::new((0, 0.0)),
     })
@@ -339,6 +344,119 @@ fn integrity_after(g: &Gathered, label: &str) -> Result<Option<Value>, CliError>
         "files": files.iter().take(100).collect::<Vec<_>>(),
         "seal_changed": seal_changed,
     })))
+}
+
+/// The re-proof (CONTRACT.md section 11.5): up to `[properties] reprove` admitted properties
+/// that ran on this patch, in a random order, each run once on a fresh copy of the judged tree
+/// with its admission mutant (stored in the base by `patchgate admit --write`) applied. A
+/// mutant that does not apply, or a run that neither passes nor catches, is noted and the next
+/// is tried. What each did is the facts' `reproof`; the core decides.
+fn reprove(g: &Gathered, doc: &Value) -> Result<Vec<Value>, CliError> {
+    let p = &g.config.properties;
+    let ran = doc["property_runs"].as_object();
+    let mut candidates: Vec<String> = doc["catalog"]["properties"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|row| row.get("admitted").is_some())
+        .filter_map(|row| row["id"].as_str())
+        .filter(|id| ran.is_some_and(|r| r.contains_key(*id)))
+        .map(str::to_owned)
+        .collect();
+    if p.reprove == 0 || candidates.is_empty() {
+        return Ok(Vec::new());
+    }
+    shuffle(&mut candidates);
+    let mut tried = Vec::new();
+    let mut proven = 0;
+    for id in candidates {
+        if proven == p.reprove {
+            break;
+        }
+        let path = p.mutant_path(&id);
+        let Some(diff) = base_file(&g.base, &path)? else {
+            tried.push(json!({"property": id, "applied": false, "note": format!(
+                "no mutant stored at {path} in the base: `patchgate admit {id} --mutant REF --write` stores it"
+            )}));
+            continue;
+        };
+        let room = Room::open(&g.config.sandbox, &g.tree)?;
+        if let Err(why) = apply_diff(&room.tree, &diff) {
+            output::error(&format!(
+                "re-proof {id}: its mutant does not apply here ({why})"
+            ));
+            tried.push(json!({"property": id, "applied": false, "note": format!(
+                "its mutant does not apply to this tree: {why}"
+            )}));
+            continue;
+        }
+        let label = format!("re-proof {id} (mutant applied)");
+        let (code, _, read) =
+            run_receipted(&label, &argv_for(&p.command, &id), p.timeout(), &room)?;
+        let mut entry = json!({"property": id, "applied": true, "exit_code": code});
+        let receipt = read.as_ref().and_then(super::runner::receipt_of);
+        if let Some(read) = &read {
+            entry["receipt"] = receipt_fact(read);
+        }
+        let (run, _) = crate::core::runs::counted(code, receipt.as_ref(), &p.catch, false);
+        let run = if read.is_some() { run } else { code };
+        if run == Some(0) || p.catch.caught(run) {
+            proven += 1;
+        } else {
+            entry["note"] = json!("neither a pass nor a catch: another is tried");
+        }
+        tried.push(entry);
+    }
+    Ok(tried)
+}
+
+/// Puts `items` in a random order (the re-proof's choice: an attacker cannot know which
+/// admitted property will be re-proven).
+fn shuffle(items: &mut [String]) {
+    use std::hash::{BuildHasher, Hasher};
+    let mut state = std::collections::hash_map::RandomState::new().build_hasher();
+    state.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    let mut x = state.finish() | 1;
+    for i in (1..items.len()).rev() {
+        // xorshift64
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let j = usize::try_from(x % (i as u64 + 1)).unwrap_or(0);
+        items.swap(i, j);
+    }
+}
+
+/// Applies a diff to the files under `tree` (not a repository: `git apply` works as `patch`
+/// there, and looks no further up for one).
+fn apply_diff(tree: &Path, diff: &[u8]) -> Result<(), String> {
+    use std::io::Write as _;
+    let mut child = super::git::git_command()
+        .current_dir(tree)
+        .env("GIT_CEILING_DIRECTORIES", tree.parent().unwrap_or(tree))
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .args(["apply", "--whitespace=nowarn", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run git apply: {e}"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(diff);
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("git apply: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_owned())
+    }
 }
 
 /// The failing cases a receipt lists (CONTRACT.md section 11.8), added to the facts'
@@ -437,7 +555,7 @@ pub fn run(args: GateArgs) -> CliResult {
     // Each step at most once: the build (when configured), then the core asks for runs, then
     // the suite, then (when only frozen tests failed) the suite's re-run without them, then a
     // decision. A run that changes the tree stops it (section 11.3).
-    for round in 0..7 {
+    for round in 0..8 {
         let plan = core.next(&doc)?;
         // Said once: t1's verdict after its runs, or the scope hit that skipped it.
         if let Some(Step::Properties { ran, summary, .. }) = plan
@@ -492,6 +610,14 @@ pub fn run(args: GateArgs) -> CliResult {
             if let Some(finding) = integrity_after(&g, "canary")? {
                 doc["integrity"] = json!([finding]);
             }
+            continue;
+        }
+        // The re-proof, once, after the properties passed and before the suite (section 11.5).
+        if plan.next == NextStep::Suite
+            && doc.get("property_runs").is_some()
+            && doc.get("reproof").is_none()
+        {
+            doc["reproof"] = Value::Array(reprove(&g, &doc)?);
             continue;
         }
         match plan.next {

@@ -29,7 +29,7 @@ use super::seal::SealCheck;
 
 pub use parse::{
     BUILD_FIELDS, CANARY_FIELDS, FAILURE_FIELDS, GATE_FIELDS, INTEGRITY_FIELDS, JUDGED_FIELDS,
-    MAX_FAILURE_BYTES, MAX_FAILURES, MAX_TEST_ID_CHARS, RERUN_FIELDS, SUITE_FIELDS,
+    MAX_FAILURE_BYTES, MAX_FAILURES, MAX_TEST_ID_CHARS, REPROOF_FIELDS, RERUN_FIELDS, SUITE_FIELDS,
     SUSPICIOUS_FIELDS, clip_failure, fit_test_id, parse_gate_request,
 };
 pub use report::{markdown, step_name, text_line};
@@ -172,6 +172,41 @@ pub struct GateRequest {
     pub build: Option<BuildRun>,
     /// The canary's run on the judged tree, when one ran (section 11.5).
     pub canary: Option<CanaryRun>,
+    /// The re-proofs tried (section 11.5): admitted properties run on the judged tree with
+    /// their admission mutant applied.
+    pub reproof: Vec<Reproof>,
+}
+
+/// One re-proof (CONTRACT.md section 11.5): an admitted property run on the judged tree with
+/// its admission mutant applied. It must catch the mutant; a pass means the property can no
+/// longer fail there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Reproof {
+    pub property: String,
+    /// Whether the mutant's diff applied to the judged tree (when not, nothing ran).
+    pub applied: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<u8>,
+    /// Its receipt (absent: receipts off, or nothing ran; `null`: no report read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<Option<Receipt>>,
+    /// Why it proves nothing either way, when it does not (the diff did not apply, an error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Reproof {
+    /// The property passed with its mutant applied: it can no longer fail here.
+    pub fn passed(&self, catch: &CatchCodes) -> bool {
+        if !self.applied {
+            return false;
+        }
+        let run = match &self.receipt {
+            Some(r) => counted(self.exit_code, r.as_ref(), catch, false).0,
+            None => self.exit_code,
+        };
+        run == Some(0)
+    }
 }
 
 /// The canary's run (CONTRACT.md section 11.5): a check that fails in the base must still
@@ -397,6 +432,8 @@ pub struct GateFacts {
     pub build: Built,
     /// The canary ran and did not fail as it must.
     pub neutered: bool,
+    /// An admitted property passed with its mutant applied.
+    pub reproof_passed: bool,
 }
 
 /// How the build step ended (CONTRACT.md section 11.8).
@@ -439,6 +476,10 @@ impl GateFacts {
             },
             modified: !request.integrity.is_empty(),
             neutered: request.canary.as_ref().is_some_and(|c| !c.sang()),
+            reproof_passed: request
+                .reproof
+                .iter()
+                .any(|r| r.passed(&request.catch_exit_codes)),
             build: match &request.build {
                 None => Built::NotRun,
                 Some(b) if b.exit_code == Some(0) => Built::Built,
@@ -500,7 +541,7 @@ pub type GateRule = rules::Rule<GateFacts, GateThen>;
 
 /// The gate's rules. Ordered, first match wins; the last hands over to the router. Each rule
 /// records its step before it is tried, so the answer's `steps` are the steps reached.
-pub const GATE_RULES: [GateRule; 11] = [
+pub const GATE_RULES: [GateRule; 12] = [
     GateRule {
         number: 1,
         when: |f| !f.conflicts.is_empty(),
@@ -606,6 +647,16 @@ pub const GATE_RULES: [GateRule; 11] = [
     },
     GateRule {
         number: 11,
+        when: |f| f.reproof_passed,
+        then: GateThen {
+            name: GateRuleName::Integrity,
+            says: "an admitted property passed on the judged tree with its admission mutant applied",
+            step: Some(reproof_step),
+            conclusion: Conclusion::Fixed(GateDisposition::Escalate, GateReason::CheckerNeutered),
+        },
+    },
+    GateRule {
+        number: 12,
         when: |_| true,
         then: GateThen {
             name: GateRuleName::Route,
@@ -755,6 +806,11 @@ pub enum Step {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         receipt: Option<Receipt>,
         failed: bool,
+        summary: String,
+    },
+    /// The re-proofs (section 11.5), when any was tried.
+    Reproof {
+        tried: Vec<Reproof>,
         summary: String,
     },
     /// t0: test-adjacent changed files.
@@ -1089,6 +1145,7 @@ fn test_aware_step(_: &GateRequest, facts: &GateFacts) -> Step {
 fn integrity_step(request: &GateRequest, _: &GateFacts) -> Option<Step> {
     let ran = request.build.is_some()
         || request.canary.is_some()
+        || !request.reproof.is_empty()
         || !request.property_runs.is_empty()
         || request.fixture_suite.is_some();
     if !ran && request.integrity.is_empty() {
@@ -1163,6 +1220,33 @@ fn canary_step(request: &GateRequest, _: &GateFacts) -> Option<Step> {
                 }
             )
         },
+    })
+}
+
+fn reproof_step(request: &GateRequest, facts: &GateFacts) -> Option<Step> {
+    if request.reproof.is_empty() {
+        return None;
+    }
+    let tried = request.reproof.clone();
+    let passed: Vec<&str> = tried
+        .iter()
+        .filter(|r| r.passed(&request.catch_exit_codes))
+        .map(|r| r.property.as_str())
+        .collect();
+    Some(Step::Reproof {
+        summary: if facts.reproof_passed {
+            format!(
+                "{} passed on this tree with its admission mutant applied: here it can no longer fail, so its pass proves nothing",
+                passed.join(", ")
+            )
+        } else {
+            format!(
+                "{} tried with {} mutant applied: none passed",
+                plural(tried.len(), "admitted property", "admitted properties"),
+                if tried.len() == 1 { "its" } else { "their" }
+            )
+        },
+        tried,
     })
 }
 

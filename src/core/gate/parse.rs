@@ -6,8 +6,8 @@ use serde_json::Value;
 use std::collections::HashMap;
 
 use super::{
-    BuildRun, CanaryRun, FailingCase, FixtureSuite, GateRequest, IntegrityFinding, Judged, Rerun,
-    SandboxBackend, SuspiciousLine,
+    BuildRun, CanaryRun, FailingCase, FixtureSuite, GateRequest, IntegrityFinding, Judged, Reproof,
+    Rerun, SandboxBackend, SuspiciousLine,
 };
 use crate::core::catalog::CatalogKind;
 use crate::core::fields::{self, Errors, object};
@@ -16,7 +16,7 @@ use crate::core::quorum::parse_quorum_fields;
 use crate::core::runs::{CatchCodes, Receipt, parse_catch_codes, parse_receipt};
 
 /// The fields of a `/gate` body.
-pub const GATE_FIELDS: [&str; 22] = [
+pub const GATE_FIELDS: [&str; 23] = [
     "patch_id",
     "changed_files",
     "guarded",
@@ -39,7 +39,10 @@ pub const GATE_FIELDS: [&str; 22] = [
     "integrity",
     "build",
     "canary",
+    "reproof",
 ];
+/// The fields of a re-proof.
+pub const REPROOF_FIELDS: [&str; 5] = ["property", "applied", "exit_code", "receipt", "note"];
 /// The fields of `canary`.
 pub const CANARY_FIELDS: [&str; 3] = ["exit_code", "catch_exit_codes", "receipt"];
 /// The fields of a failing case.
@@ -166,6 +169,21 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
     };
     let build = doc.get("build").and_then(|v| parse_build(v, &mut e));
     let canary = doc.get("canary").and_then(|v| parse_canary(v, &mut e));
+    let reproof = match doc.get("reproof") {
+        Some(v) => {
+            let n = v.as_array().map_or(0, Vec::len);
+            if n > 100 {
+                e.push(
+                    "/reproof",
+                    format!("`reproof` holds {n} entries; at most 100"),
+                );
+                Vec::new()
+            } else {
+                fields::array(v, "/reproof", "`reproof`", &mut e, parse_reproof).unwrap_or_default()
+            }
+        }
+        None => Vec::new(),
+    };
     let suite_ok = doc.get("fixture_suite").is_none() || fixture_suite.is_some();
     if let (Some(q), Some(receipts)) = (&quorum, &property_receipts) {
         for (id, runs) in &q.results {
@@ -213,6 +231,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             integrity,
             build,
             canary,
+            reproof,
         }),
         _ => Err(e),
     }
@@ -313,6 +332,28 @@ fn parse_finding(x: &Value, p: String, e: &mut Errors) -> Option<IntegrityFindin
         files,
         count,
         seal_changed,
+    })
+}
+
+fn parse_reproof(x: &Value, p: String, e: &mut Errors) -> Option<Reproof> {
+    let r = object(x, &p, "a re-proof", &REPROOF_FIELDS, e)?;
+    let property = r.req_string("property", 256, e);
+    let applied = r.opt_bool("applied", e);
+    let exit_code = match r.get("exit_code") {
+        Some(_) => exit_code_of(&r, "the re-proof", e)?,
+        None => None,
+    };
+    let receipt = match r.get("receipt") {
+        Some(v) => Some(parse_receipt(v, &r.pointer("receipt"), e)?),
+        None => None,
+    };
+    let note = r.opt_string("note", 4096, e);
+    Some(Reproof {
+        property: property?,
+        applied: applied.unwrap_or(false),
+        exit_code,
+        receipt,
+        note,
     })
 }
 

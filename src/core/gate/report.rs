@@ -175,6 +175,7 @@ pub fn step_name(step: &Step) -> (&'static str, &str) {
         Step::Integrity { summary, .. } => ("integrity", summary),
         Step::Build { summary, .. } => ("build", summary),
         Step::Canary { summary, .. } => ("canary", summary),
+        Step::Reproof { summary, .. } => ("re-proof", summary),
         Step::Scope { summary, .. } => ("t0 scope", summary),
         Step::Properties { summary, .. } => ("t1 properties", summary),
         Step::Fixtures { summary, .. } => ("t2 fixture suite", summary),
