@@ -599,19 +599,51 @@ fn the_config_comes_from_the_base_and_a_bad_one_is_one_line() {
     assert!(g.stderr.contains("debt_cpa"), "{}", g.stderr);
 }
 
+/// The Rust example's config before receipts and the build step: exit codes read as they are.
+fn rust_receipts_off(dir: &Path) {
+    let config = dir.join("patchgate.toml");
+    let text = std::fs::read_to_string(&config).expect("config");
+    let at = text.find("\n[build]\n").expect("the build step") + 1;
+    let old = r#"[properties]
+command = ["cargo", "test", "--quiet", "--offline", "--test", "properties", "--", "--exact", "{id}"]
+runs = 2
+timeout_s = 300
+catch = [101]
+
+[suite]
+command = ["cargo", "test", "--quiet", "--offline", "--test", "cases"]
+timeout_s = 300
+catch = [101]
+"#;
+    std::fs::write(&config, format!("{}{old}", &text[..at])).expect("write");
+}
+
+/// `examples/gate-rust` with `cargo test` (catch 101), its receipts (libtest's JUnit output)
+/// and its build step. `does-not-compile`: read by exit code, cargo's 101 for a compile error
+/// was a "broken invariant" (BLOCK invariant-or-over-specified-property, which invites
+/// weakening the property); the build step says what it is (BLOCK does-not-build, the
+/// compiler's last lines in the step). `exits-early`: the library leaves with exit 0 when run
+/// from a test binary (`/deps/` in its path; `exit(done)`, so no `[suspicious]` pattern sees
+/// it), beside a real bug a plain `cargo test` no longer shows: merged by exit code, no verdict
+/// with receipts (the test binaries wrote no report).
 #[test]
 fn a_rust_repository_fails_with_101_and_that_is_a_catch() {
     let target = tempfile::tempdir().expect("tempdir");
-    for (patch, disposition, reason, exit) in [
-        (
-            "broken-invariant",
-            "BLOCK",
-            "invariant-or-over-specified-property",
-            1,
-        ),
-        ("good-fix", "MERGE_OK", "all-gates-held", 0),
-    ] {
-        let repo = repository("gate-rust", patch, |_| {});
+    type Case = (&'static str, bool, &'static str, &'static str, i32);
+    let cases: [Case; 6] = [
+        ("broken-invariant", true, "BLOCK", "invariant-or-over-specified-property", 1),
+        ("good-fix", true, "MERGE_OK", "all-gates-held", 0),
+        ("does-not-compile", false, "BLOCK", "invariant-or-over-specified-property", 1),
+        ("does-not-compile", true, "BLOCK", "does-not-build", 1),
+        ("exits-early", false, "MERGE_OK", "all-gates-held", 0),
+        ("exits-early", true, "ESCALATE", "inadmissible-evidence", 2),
+    ];
+    for (patch, receipts, disposition, reason, exit) in cases {
+        let repo = if receipts {
+            repository("gate-rust", patch, |_| {})
+        } else {
+            repository_with("gate-rust", patch, rust_receipts_off, |_| {})
+        };
         let mut cmd = patchgate();
         let out = cmd
             .current_dir(repo.path())
@@ -624,16 +656,16 @@ fn a_rust_repository_fails_with_101_and_that_is_a_catch() {
         assert_eq!(
             out.status.code(),
             Some(exit),
-            "{patch}: {}\n{answer}",
+            "{patch} {receipts}: {}\n{answer}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert_eq!(answer["disposition"], disposition, "{patch}");
-        assert_eq!(answer["reason"], reason, "{patch}");
-        if exit == 1 {
+        assert_eq!(answer["disposition"], disposition, "{patch} {receipts}");
+        assert_eq!(answer["reason"], reason, "{patch} {receipts}");
+        if patch == "broken-invariant" {
             let t1 = step(&answer, "properties");
             assert_eq!(t1["reason"], "stable-failure");
             // Giving the whole remainder to the first share still adds up; it is not fair,
-            // and cargo's 101 is read as the catch it is.
+            // and cargo's 101 is read as the catch it is, its failure listed in the receipt.
             let states: Vec<(&str, &str)> = t1["properties"]
                 .as_array()
                 .unwrap()
@@ -643,6 +675,31 @@ fn a_rust_repository_fails_with_101_and_that_is_a_catch() {
             assert_eq!(
                 states,
                 [("split_adds_up", "pass"), ("split_is_fair", "fail")]
+            );
+            assert_eq!(t1["receipts"], "on");
+            assert!(
+                answer["failures"][0]["id"]
+                    .as_str()
+                    .is_some_and(|id| id.ends_with("split_is_fair")),
+                "{answer}"
+            );
+        }
+        if reason == "does-not-build" {
+            let build = step(&answer, "build");
+            assert!(
+                build["tail"].as_str().unwrap().contains("mismatched types"),
+                "{build}"
+            );
+        }
+        if patch == "exits-early" && receipts {
+            let t1 = step(&answer, "properties");
+            assert!(
+                t1["unvouched"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|u| u["gap"] == "nothing-ran"),
+                "{t1}"
             );
         }
     }
