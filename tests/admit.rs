@@ -844,8 +844,12 @@ fn write_puts_the_record_in_the_catalog_row_and_nothing_else() {
         added[0]
     );
     assert!(after.starts_with("# the catalog\n"));
-    // The only change in the checkout is the catalog: the user reviews and commits it.
-    assert_eq!(git(dir, &["status", "--porcelain"]), "M catalog.yaml");
+    // The only changes in the checkout are the catalog and the stored mutant (for the gate's
+    // re-proof, section 11.5): the user reviews and commits them.
+    assert_eq!(
+        git(dir, &["status", "--porcelain", "--untracked-files=all"]),
+        "M catalog.yaml\n?? mutants/proven.diff"
+    );
     // What was written is what /quorum reads as a proof.
     let doc: Value = serde_norway::from_str(&after).unwrap();
     assert_eq!(doc["properties"][0]["admitted"], a.answer["record"]);

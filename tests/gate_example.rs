@@ -631,9 +631,21 @@ fn a_rust_repository_fails_with_101_and_that_is_a_catch() {
     let target = tempfile::tempdir().expect("tempdir");
     type Case = (&'static str, bool, &'static str, &'static str, i32);
     let cases: [Case; 6] = [
-        ("broken-invariant", true, "BLOCK", "invariant-or-over-specified-property", 1),
+        (
+            "broken-invariant",
+            true,
+            "BLOCK",
+            "invariant-or-over-specified-property",
+            1,
+        ),
         ("good-fix", true, "MERGE_OK", "all-gates-held", 0),
-        ("does-not-compile", false, "BLOCK", "invariant-or-over-specified-property", 1),
+        (
+            "does-not-compile",
+            false,
+            "BLOCK",
+            "invariant-or-over-specified-property",
+            1,
+        ),
         ("does-not-compile", true, "BLOCK", "does-not-build", 1),
         ("exits-early", false, "MERGE_OK", "all-gates-held", 0),
         ("exits-early", true, "ESCALATE", "inadmissible-evidence", 2),
@@ -903,7 +915,18 @@ fn admission_with_real_mutants() {
         ],
     );
     assert_eq!(code, 0, "{stderr}");
-    assert_eq!(git(dir, &["status", "--porcelain"]), "M catalog.yaml");
+    assert_eq!(
+        git(dir, &["status", "--porcelain", "--untracked-files=all"]),
+        "M catalog.yaml\n?? mutants/discount_bounded.diff"
+    );
+    // The stored mutant is the mutant commit's diff from the base.
+    let stored = std::fs::read_to_string(dir.join("mutants/discount_bounded.diff")).unwrap();
+    assert!(
+        stored.contains(
+            "-    return cents * (100 - percent) // 100\n+    return cents * (100 - percent)\n"
+        ),
+        "{stored}"
+    );
     let catalog: Value =
         serde_norway::from_str(&std::fs::read_to_string(dir.join("catalog.yaml")).unwrap())
             .unwrap();

@@ -566,16 +566,28 @@ patterns = [
   'std::process::exit\s*\(\s*0\s*\)',
 ]
 
-# A Rust repository instead:
+# A Rust repository instead (examples/gate-rust): build once, then read libtest's JUnit output
+# as the receipt (RUSTC_BOOTSTRAP=1 lets a stable toolchain's test binaries write it):
+# [build]
+# command = ["cargo", "test", "--no-run", "--quiet", "--offline"]
+# catch = [101]      # a compile error: BLOCK does-not-build
+# timeout_s = 900
 # [properties]
-# command = ["cargo", "test", "--quiet", "--test", "properties", "--", "--exact", "{id}"]
+# command = ["sh", "-c", "exec cargo test --quiet --offline --test properties -- -Z unstable-options --format junit --exact \"$1\" > \"$2\"", "sh", "{id}", "{junit}"]
 # catch = [101]      # cargo test fails with 101
 # [suite]
-# command = ["cargo", "nextest", "run", "--profile", "ci"]   # JUnit: [profile.ci.junit] in .config/nextest.toml
-# catch = [100]      # nextest fails with 100 (cargo test: 101)
-# junit = "target/nextest/ci/junit.xml"
-# test_command = ["cargo", "nextest", "run", "--profile", "ci", "-E", "test(={name})"]
-# deselect = ["-E", "not test(={name})"]
+# command = ["sh", "-c", "out=$1; shift; exec cargo test --quiet --offline -- -Z unstable-options --format junit \"$@\" > \"$out\"", "sh", "{junit}"]
+# catch = [101]      # (a re-run's deselected tests arrive as "$@")
+# test_command = ["sh", "-c", "exec cargo test --quiet --offline -- -Z unstable-options --format junit --exact \"$1\" > \"$2\"", "sh", "{name}", "{junit}"]
+# deselect = ["--skip", "{name}"]
+# [canary]           # tests/patchgate_canary.rs: #[test] fn patchgate_canary() { assert!(false, "must fail") }
+# command = ["sh", "-c", "exec cargo test --quiet --offline --test patchgate_canary -- -Z unstable-options --format junit > \"$1\"", "sh", "{junit}"]
+# catch = [101]
+# source = ["tests/patchgate_canary.rs"]
+# [sandbox]
+# env = ["RUSTC_BOOTSTRAP=1"]
+# (cargo-nextest writes JUnit to a path its config names, `[profile.ci.junit]` in
+# .config/nextest.toml: point a wrapper at {junit}, or use the libtest form above.)
 "#;
 
 #[cfg(test)]

@@ -53,13 +53,14 @@ impl ScopeMarkers {
 /// tests (a root-level Python module shadows an installed one under `python3 -m`; `*.pth`,
 /// `sitecustomize.py`, `usercustomize.py` and package metadata run or register code at start;
 /// pytest's configuration files), and what builds or selects a Rust test binary (`build.rs`,
-/// `.cargo/`, `rust-toolchain*`, `.config/nextest.toml`).
+/// `Cargo.toml`, whose `[[test]]` entries can turn a test's harness off, `.cargo/`,
+/// `rust-toolchain*`, `.config/nextest.toml`).
 pub fn is_toolchain_file(path: &RepoPath) -> bool {
     let segments: Vec<&str> = path.segments().collect();
     let Some((base, dirs)) = segments.split_last() else {
         return false;
     };
-    const FILES: [&str; 9] = [
+    const FILES: [&str; 10] = [
         "sitecustomize.py",
         "usercustomize.py",
         "pytest.ini",
@@ -69,6 +70,7 @@ pub fn is_toolchain_file(path: &RepoPath) -> bool {
         "pyproject.toml",
         "conftest.py",
         "build.rs",
+        "Cargo.toml",
     ];
     let metadata = |s: &str| s.ends_with(".dist-info") || s.ends_with(".egg-info");
     (dirs.is_empty() && base.ends_with(".py"))
