@@ -140,13 +140,16 @@ mod tests {
             "rust-toolchain",
             "rust-toolchain.toml",
             ".config/nextest.toml",
+            // Its `[[test]]` entries can turn a test's harness off (issue 25).
+            "Cargo.toml",
+            "crates/a/Cargo.toml",
         ] {
             assert!(is_toolchain_file(&path(p)), "{p}");
         }
         for p in [
             "shop/pricing.py",
             "src/lib.rs",
-            "Cargo.toml",
+            "Cargo.lock",
             "docs/setup.md",
             "config/nextest.toml",
             "pathfinder.py.txt",
