@@ -641,6 +641,19 @@ fn a_run_cannot_reach_the_runner_or_the_machine() {
             mode == "off",
             "{mode}: {stderr}"
         );
+        // The integrity step notes it (section 11.4); in the sandbox the PID namespace ended it.
+        let integrity = answer["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["step"] == "integrity")
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(
+            integrity["left_behind"].as_u64().unwrap_or(0),
+            u64::from(mode == "off"),
+            "{mode}: {integrity}"
+        );
         if let Some(pid) = survivor {
             let _ = nix::sys::signal::kill(
                 nix::unistd::Pid::from_raw(pid),

@@ -127,6 +127,7 @@ pub fn run_tier_in(
         let _ = child.wait();
     }
     let left = end_leftovers();
+    LEFT_BEHIND.fetch_add(left, std::sync::atomic::Ordering::Relaxed);
     if left > 0 {
         output::error(&format!(
             "{}: {left} process{} left behind, killed",
@@ -135,6 +136,15 @@ pub fn run_tier_in(
         ));
     }
     Ok((status, started.elapsed().as_secs_f64()))
+}
+
+/// How many processes runs left behind so far (each killed): the gate's facts carry it.
+static LEFT_BEHIND: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many processes the runs of this process left behind, all killed (CONTRACT.md section
+/// 11.4).
+pub fn left_behind() -> usize {
+    LEFT_BEHIND.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Kills and reaps every process a finished run left behind (CONTRACT.md section 11.4): with

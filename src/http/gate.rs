@@ -192,6 +192,10 @@ pub struct GateRequestDoc {
     /// with its mutant applied → ESCALATE `checker-neutered`.
     #[schema(nullable = false, max_items = 100)]
     reproof: Option<Vec<ReproofDoc>>,
+    /// Processes the runs left behind, each killed before its report was read (section
+    /// 11.4); noted in the integrity step, never a verdict.
+    #[schema(nullable = false, minimum = 0, maximum = 4294967295_u64)]
+    left_behind: Option<u64>,
 }
 
 /// One re-proof: an admitted property run on the judged tree with its mutant applied.

@@ -695,6 +695,10 @@ pub fn run(args: GateArgs) -> CliResult {
             NextStep::Decide => break,
         }
     }
+    let left = super::runner::left_behind();
+    if left > 0 {
+        doc["left_behind"] = json!(left);
+    }
     let (checks, spent) = g.checked.get();
     if checks > 0 {
         output::error(&format!(

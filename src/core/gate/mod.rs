@@ -175,6 +175,8 @@ pub struct GateRequest {
     /// The re-proofs tried (section 11.5): admitted properties run on the judged tree with
     /// their admission mutant applied.
     pub reproof: Vec<Reproof>,
+    /// Processes the runs left behind, each killed before its report was read (section 11.4).
+    pub left_behind: u64,
 }
 
 /// One re-proof (CONTRACT.md section 11.5): an admitted property run on the judged tree with
@@ -790,6 +792,9 @@ pub enum Step {
     /// What the runs changed that they may not (section 11.3): listed once anything ran.
     Integrity {
         findings: Vec<IntegrityFinding>,
+        /// Processes the runs left behind, each killed (section 11.4).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        left_behind: u64,
         summary: String,
     },
     /// The build step (section 11.8), when one ran.
@@ -1144,6 +1149,7 @@ fn test_aware_step(_: &GateRequest, facts: &GateFacts) -> Step {
 
 fn integrity_step(request: &GateRequest, _: &GateFacts) -> Option<Step> {
     let ran = request.build.is_some()
+        || request.left_behind > 0
         || request.canary.is_some()
         || !request.reproof.is_empty()
         || !request.property_runs.is_empty()
@@ -1152,9 +1158,21 @@ fn integrity_step(request: &GateRequest, _: &GateFacts) -> Option<Step> {
         return None;
     }
     let findings = request.integrity.clone();
+    let left = match request.left_behind {
+        0 => String::new(),
+        n => format!(
+            "; {} left behind by runs, killed before any report was read",
+            plural(
+                usize::try_from(n).unwrap_or(usize::MAX),
+                "process",
+                "processes"
+            )
+        ),
+    };
     Some(Step::Integrity {
+        left_behind: request.left_behind,
         summary: match findings.first() {
-            None => "no run changed a tracked file or the fixtures".to_owned(),
+            None => format!("no run changed a tracked file or the fixtures{left}"),
             Some(f) => format!(
                 "{} changed {}{}: evidence from a tree the code under test rewrote proves nothing, and nothing later ran",
                 f.run,

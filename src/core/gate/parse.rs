@@ -16,7 +16,7 @@ use crate::core::quorum::parse_quorum_fields;
 use crate::core::runs::{CatchCodes, Receipt, parse_catch_codes, parse_receipt};
 
 /// The fields of a `/gate` body.
-pub const GATE_FIELDS: [&str; 23] = [
+pub const GATE_FIELDS: [&str; 24] = [
     "patch_id",
     "changed_files",
     "guarded",
@@ -40,6 +40,7 @@ pub const GATE_FIELDS: [&str; 23] = [
     "build",
     "canary",
     "reproof",
+    "left_behind",
 ];
 /// The fields of a re-proof.
 pub const REPROOF_FIELDS: [&str; 5] = ["property", "applied", "exit_code", "receipt", "note"];
@@ -169,6 +170,9 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
     };
     let build = doc.get("build").and_then(|v| parse_build(v, &mut e));
     let canary = doc.get("canary").and_then(|v| parse_canary(v, &mut e));
+    let left_behind = doc
+        .opt_uint("left_behind", u64::from(u32::MAX), &mut e)
+        .unwrap_or(0);
     let reproof = match doc.get("reproof") {
         Some(v) => {
             let n = v.as_array().map_or(0, Vec::len);
@@ -232,6 +236,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             build,
             canary,
             reproof,
+            left_behind,
         }),
         _ => Err(e),
     }
