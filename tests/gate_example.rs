@@ -1743,3 +1743,71 @@ fn a_property_that_can_no_longer_fail_is_caught_by_the_re_proof() {
     assert_eq!(reproof["tried"][0]["applied"], true, "{reproof}");
     assert_eq!(reproof["tried"][0]["exit_code"], 1, "{reproof}");
 }
+
+/// `patchgate init --rust` (section 11): the Rust starter and its canary, on the Rust example
+/// (the canary made to call into the crate, as its comment asks; `census --write` on the
+/// base). The honest fix merges; the broken invariant blocks on its property; the patch that
+/// does not compile blocks as such; `exits-early` (the crate exits 0 under a test binary) is
+/// caught by the canary, which calls into the crate.
+#[test]
+fn the_rust_starter_gates_the_rust_example() {
+    let tmp = common::git_repo();
+    let dir = tmp.path();
+    copy_tree(&example("gate-rust").join("repo"), dir);
+    patchgate()
+        .current_dir(dir)
+        .args(["init", "--rust", "--force"])
+        .assert()
+        .code(0);
+    let canary = dir.join("tests/patchgate_canary.rs");
+    let text = std::fs::read_to_string(&canary).expect("the canary");
+    let calls = text.replace(
+        "    // let _ = mycrate::some_function();  // your crate: make the canary see what it does",
+        "    let _ = budget::split(1, 1);",
+    );
+    assert_ne!(calls, text, "the canary says where to call the crate");
+    std::fs::write(&canary, calls).unwrap();
+    commit(dir, "base: patchgate");
+    patchgate()
+        .current_dir(dir)
+        .args(["census", "--write"])
+        .assert()
+        .code(0);
+    let census = std::fs::read_to_string(dir.join("suite.census")).unwrap();
+    assert_eq!(census.lines().count(), 3, "{census}");
+    assert!(!census.contains("patchgate_canary"), "{census}");
+    commit(dir, "base: census");
+    for (patch, disposition, reason, exit) in [
+        ("good-fix", "MERGE_OK", "all-gates-held", 0),
+        (
+            "broken-invariant",
+            "BLOCK",
+            "invariant-or-over-specified-property",
+            1,
+        ),
+        ("does-not-compile", "BLOCK", "does-not-build", 1),
+        ("exits-early", "ESCALATE", "checker-neutered", 2),
+    ] {
+        git(dir, &["checkout", "-q", "-B", patch, "main"]);
+        apply(
+            dir,
+            &example("gate-rust").join(format!("patches/{patch}.patch")),
+        );
+        commit(dir, patch);
+        let out = patchgate()
+            .current_dir(dir)
+            .args(["gate", "--base", "main", "--json"])
+            .env_remove("GITHUB_ACTIONS")
+            .output()
+            .expect("run");
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        assert_eq!(
+            out.status.code(),
+            Some(exit),
+            "{patch}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(answer["disposition"], disposition, "{patch}");
+        assert_eq!(answer["reason"], reason, "{patch}");
+    }
+}

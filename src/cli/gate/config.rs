@@ -421,6 +421,78 @@ impl GateConfig {
 
 /// What `patchgate init` writes: a commented starter for a Python repository (pytest), with a
 /// Rust (`cargo test`) variant in comments.
+/// The canary `patchgate init --rust` writes (`tests/patchgate_canary.rs`).
+pub const CANARY_RS: &str = r#"//! patchgate's canary (CONTRACT.md section 11.5): this test must FAIL.
+//!
+//! The gate runs it on every patch before any property. If it passes, or leaves no report,
+//! something in the patch switched the checker off (an exit under test, a harness turned off),
+//! and the gate escalates `checker-neutered`. Call into your crate below: whatever it does
+//! under test, it then does here too.
+
+#[test]
+fn patchgate_canary() {
+    // let _ = mycrate::some_function();  // your crate: make the canary see what it does
+    let n: u64 = std::hint::black_box(10);
+    assert!(n < 10, "the canary fails, as it must");
+}
+"#;
+
+/// What `patchgate init --rust` writes: the starter for a Rust repository (cargo test; its
+/// receipts from libtest's JUnit output).
+pub const STARTER_RUST: &str = r#"# patchgate.toml for a Rust repository: the patch gate's configuration, read FROM THE BASE
+# COMMIT, never from the patch (see the Python starter, `patchgate init`, for every key).
+fixtures = "fixtures"
+expected_seal = "fixtures.seal.expected"
+catalog = "catalog.yaml"
+ledger = "freeze-ledger.json"
+debt_cap = 5
+guarded = [".github/workflows"]
+require_admission = false
+
+# Built once, before any property, with its own timeout (CONTRACT.md section 11.8): a patch that
+# does not compile is BLOCK does-not-build (the compiler's last lines in the report), never a
+# broken invariant, and a cold compile never times a property out.
+[build]
+command = ["cargo", "test", "--no-run", "--quiet", "--offline"]
+catch = [101]
+timeout_s = 900
+
+# Receipts (section 11.1): libtest writes its JUnit report to stdout with
+# `-Z unstable-options --format junit` (RUSTC_BOOTSTRAP=1 below lets a stable toolchain's test
+# binaries take it), redirected to `{junit}`, a fresh path outside the tree. A run that leaves
+# no report (a mutant that does not compile, `process::exit` under test, a test binary with
+# `harness = false`) ran nothing: it counts as null. One property is one test, run `--exact`.
+[properties]
+command = ["sh", "-c", "exec cargo test --quiet --offline --test properties -- -Z unstable-options --format junit --exact \"$1\" > \"$2\"", "sh", "{id}", "{junit}"]
+runs = 2
+timeout_s = 300
+catch = [101]        # cargo test fails with 101
+reprove = 1
+mutants = "mutants"
+
+[suite]
+# Every test of the crate but the canary; a re-run's deselected tests arrive as "$@".
+command = ["sh", "-c", "out=$1; shift; exec cargo test --quiet --offline -- -Z unstable-options --format junit --skip patchgate_canary \"$@\" > \"$out\"", "sh", "{junit}"]
+timeout_s = 900
+catch = [101]
+census = "suite.census"
+test_command = ["sh", "-c", "exec cargo test --quiet --offline -- -Z unstable-options --format junit --exact \"$1\" > \"$2\"", "sh", "{name}", "{junit}"]
+deselect = ["--skip", "{name}"]
+
+[canary]
+# tests/patchgate_canary.rs, written by `patchgate init --rust`: a test that must fail. Make it
+# call into your crate. Guarded.
+command = ["sh", "-c", "exec cargo test --quiet --offline --test patchgate_canary -- -Z unstable-options --format junit > \"$1\"", "sh", "{junit}"]
+catch = [101]
+timeout_s = 300
+source = ["tests/patchgate_canary.rs"]
+
+[sandbox]
+mode = "required"
+network = false
+env = ["RUSTC_BOOTSTRAP=1"]
+"#;
+
 /// The canary `patchgate init` writes beside the starter (Python: pytest + hypothesis).
 pub const CANARY_PY: &str = r#""""patchgate's canary (CONTRACT.md section 11.5): this test must FAIL.
 
@@ -631,6 +703,24 @@ mod tests {
                 "properties/test_patchgate_canary.py",
                 ".github/workflows"
             ]
+        );
+    }
+
+    #[test]
+    fn the_rust_starter_is_a_valid_config() {
+        let c = GateConfig::parse(STARTER_RUST, "patchgate.toml").unwrap();
+        let canary = c.canary.as_ref().expect("its canary");
+        for argv in [&c.properties.command, &c.suite.command, &canary.command] {
+            assert!(crate::cli::runner::receipted(argv), "{{junit}} in {argv:?}");
+        }
+        assert_eq!(
+            c.build.as_ref().map(|b| b.catch.as_slice()),
+            Some(&[101][..])
+        );
+        assert_eq!(c.properties.catch.as_slice(), &[101]);
+        assert!(
+            c.guarded("patchgate.toml")
+                .contains(&"tests/patchgate_canary.rs".to_owned())
         );
     }
 

@@ -42,7 +42,7 @@ use crate::core::ladder::{SCOPE_TIER, T1, T2, TierVerdict};
 use crate::core::path::RepoPath;
 use crate::core::problem::Problem;
 use crate::exit::Exit;
-use config::{CANARY_PY, STARTER};
+use config::{CANARY_PY, CANARY_RS, STARTER, STARTER_RUST};
 pub(super) use config::{CONFIG_FILE, GateConfig};
 
 #[derive(Debug, Args)]
@@ -108,6 +108,10 @@ pub struct InitArgs {
     /// two-commit proof (`patchgate admit`). Off by default.
     #[arg(long)]
     pub require_admission: bool,
+    /// The starter for a Rust repository (cargo test, its build step, libtest's JUnit
+    /// receipts) and its canary `tests/patchgate_canary.rs`, instead of pytest's.
+    #[arg(long)]
+    pub rust: bool,
 }
 
 /// `patchgate init`: writes the commented starter config.
@@ -129,10 +133,15 @@ pub fn init(args: InitArgs) -> CliResult {
             CliError::software(format!("cannot write {}: {e}", args.path.display()))
         }
     })?;
-    let text = if args.require_admission {
-        STARTER.replace("require_admission = false", "require_admission = true")
+    let (starter, canary_file, canary_text) = if args.rust {
+        (STARTER_RUST, "tests/patchgate_canary.rs", CANARY_RS)
     } else {
-        STARTER.to_owned()
+        (STARTER, "properties/test_patchgate_canary.py", CANARY_PY)
+    };
+    let text = if args.require_admission {
+        starter.replace("require_admission = false", "require_admission = true")
+    } else {
+        starter.to_owned()
     };
     file.write_all(text.as_bytes())
         .map_err(|e| CliError::software(format!("cannot write {}: {e}", args.path.display())))?;
@@ -142,7 +151,7 @@ pub fn init(args: InitArgs) -> CliResult {
         .path
         .parent()
         .unwrap_or(Path::new(""))
-        .join("properties/test_patchgate_canary.py");
+        .join(canary_file);
     let wrote_canary = if canary.exists() && !args.force {
         false
     } else {
@@ -150,7 +159,7 @@ pub fn init(args: InitArgs) -> CliResult {
             std::fs::create_dir_all(dir)
                 .map_err(|e| CliError::software(format!("cannot make {}: {e}", dir.display())))?;
         }
-        std::fs::write(&canary, CANARY_PY)
+        std::fs::write(&canary, canary_text)
             .map_err(|e| CliError::software(format!("cannot write {}: {e}", canary.display())))?;
         true
     };
