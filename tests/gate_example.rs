@@ -1811,3 +1811,71 @@ fn the_rust_starter_gates_the_rust_example() {
         assert_eq!(answer["reason"], reason, "{patch}");
     }
 }
+
+/// Section 11.5 on the Rust example: admission reads receipts. A mutant that does not compile
+/// exits 101 on every run, cargo's catch: read by exit code it "proved" the property
+/// (admitted). Its runs wrote no report, so they prove nothing: inconclusive
+/// `harness-error`. And a catalog id with a typo (`split_is_fiar`) runs no test and exits 0:
+/// read by exit code it voted strong and the patch merged; with receipts it ran nothing, no
+/// verdict.
+#[test]
+fn rust_runs_without_a_receipt_prove_nothing() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    for (receipts, exit, reason) in [(false, 0, "two-commit-proof"), (true, 2, "harness-error")] {
+        let repo = if receipts {
+            repository("gate-rust", "does-not-compile", |_| {})
+        } else {
+            repository_with("gate-rust", "does-not-compile", rust_receipts_off, |_| {})
+        };
+        let dir = repo.path();
+        let (code, answer, stderr) = admit(
+            dir,
+            tmp.path(),
+            &["split_is_fair", "--mutant", "patch", "--base", "main"],
+        );
+        assert_eq!(code, exit, "receipts {receipts}: {answer} {stderr}");
+        assert_eq!(answer["reason"], reason, "receipts {receipts}");
+    }
+    let typo = |dir: &Path| {
+        let catalog = dir.join("catalog.yaml");
+        let text = std::fs::read_to_string(&catalog).unwrap();
+        std::fs::write(
+            &catalog,
+            text.replace("id: split_is_fair", "id: split_is_fiar"),
+        )
+        .unwrap();
+    };
+    for (receipts, disposition, reason) in [
+        (false, "MERGE_OK", "all-gates-held"),
+        (true, "ESCALATE", "inadmissible-evidence"),
+    ] {
+        let repo = repository_with(
+            "gate-rust",
+            "good-fix",
+            |dir: &Path| {
+                typo(dir);
+                if !receipts {
+                    rust_receipts_off(dir);
+                }
+            },
+            |_| {},
+        );
+        let out = patchgate()
+            .current_dir(repo.path())
+            .args(["gate", "--base", "main", "--json"])
+            .env_remove("GITHUB_ACTIONS")
+            .output()
+            .expect("run");
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        assert_eq!(
+            answer["disposition"], disposition,
+            "receipts {receipts}: {answer}"
+        );
+        assert_eq!(answer["reason"], reason, "receipts {receipts}");
+        if receipts {
+            let t1 = step(&answer, "properties");
+            assert_eq!(t1["unvouched"][0]["property"], "split_is_fiar", "{t1}");
+            assert_eq!(t1["unvouched"][0]["gap"], "nothing-ran", "{t1}");
+        }
+    }
+}
