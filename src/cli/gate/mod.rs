@@ -1076,6 +1076,21 @@ fn dry_run(args: &GateArgs, g: &Gathered, plan: &GateNext) -> CliResult {
     }
     let p = &g.config.properties;
     let suite = g.config.suite.command.join(" ");
+    if matches!(plan.next, NextStep::Runs | NextStep::Suite) {
+        if let Some(build) = &g.config.build {
+            out.push_str(&format!(
+                "  build: would run first, once (timeout {} s): {}\n",
+                build.timeout_s,
+                build.command.join(" ")
+            ));
+        }
+        if let Some(canary) = &g.config.canary {
+            out.push_str(&format!(
+                "  canary: would run next; it must fail, with its failure in its receipt: {}\n",
+                canary.command.join(" ")
+            ));
+        }
+    }
     match plan.next {
         NextStep::Decide if plan.rule != GateRuleName::Route => {
             out.push_str(&format!(
