@@ -276,7 +276,7 @@ pub struct IntegrityFindingDoc {
     #[schema(max_items = 100)]
     files: Vec<super::openapi::RepoPathDoc>,
     /// How many, all of them (at least the files listed; 0 only with `seal_changed`).
-    #[schema(minimum = 0)]
+    #[schema(minimum = 0, maximum = 4294967295_u64)]
     count: u64,
     /// Whether the fixtures' seal changed. Default false.
     #[schema(nullable = false)]
@@ -390,7 +390,7 @@ pub struct FixtureSuiteDoc {
     #[schema(nullable = false, max_items = 100)]
     vanished: Option<Vec<super::openapi::TestIdDoc>>,
     /// How many vanished, all of them (default: the ids listed).
-    #[schema(nullable = false, minimum = 0)]
+    #[schema(nullable = false, minimum = 0, maximum = 4294967295_u64)]
     vanished_count: Option<u64>,
 }
 

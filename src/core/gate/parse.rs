@@ -311,7 +311,7 @@ fn parse_finding(x: &Value, p: String, e: &mut Errors) -> Option<IntegrityFindin
         .and_then(|v| fields::paths(v, &f.pointer("files"), false, e));
     let count = f
         .required("count", e)
-        .and_then(|v| fields::uint(v, &f.pointer("count"), "count", u64::MAX, e));
+        .and_then(|v| fields::uint(v, &f.pointer("count"), "count", u64::from(u32::MAX), e));
     let seal_changed = f.opt_bool("seal_changed", e).unwrap_or(false);
     let files: Vec<String> = files?.iter().map(|p| p.as_str().to_owned()).collect();
     if files.len() > 100 {
@@ -461,7 +461,7 @@ fn parse_suite(v: &Value, e: &mut Errors) -> Option<FixtureSuite> {
         return None;
     }
     let vanished_count = suite
-        .opt_uint("vanished_count", u64::MAX, e)
+        .opt_uint("vanished_count", u64::from(u32::MAX), e)
         .unwrap_or(vanished.len() as u64);
     if vanished_count < vanished.len() as u64 {
         e.push(
