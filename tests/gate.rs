@@ -1414,6 +1414,14 @@ async fn invalid_facts_are_refused_field_by_field() {
             "/changed_files/0",
         ),
         (with(&[("seal", Value::Null)]), "/seal"),
+        (
+            with(&[("timings_ms", json!({"gather": 3, "lunch": 60}))]),
+            "/timings_ms/lunch",
+        ),
+        (
+            with(&[("timings_ms", json!({"suite": 1.5}))]),
+            "/timings_ms/suite",
+        ),
         // Section 11: one receipt per run, for runs that exist.
         (
             with(&[("property_receipts", json!({"counter.monotonic": [null]}))]),

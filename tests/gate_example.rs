@@ -472,6 +472,8 @@ fn the_server_and_the_local_core_give_the_same_answer() {
         // addresses (`<function f at 0x7f...>`); their test ids may not.
         let strip = |mut v: Value| {
             v.as_object_mut().map(|o| o.remove("decision_id"));
+            // And the wall time of each phase: two runs never take the same.
+            v.as_object_mut().map(|o| o.remove("timings_ms"));
             if let Some(Value::Array(failures)) = v.get_mut("failures") {
                 for f in failures {
                     f.as_object_mut().map(|o| o.remove("message"));
@@ -523,6 +525,12 @@ fn reports_evidence_markdown_and_the_github_annotation() {
     );
     assert!(report.contains("`tests.test_cases::test_case[discount_half]`"));
     assert!(report.contains("### What to do next"));
+    // Where the time went, by phase (issue 26).
+    assert!(report.contains("Time: gather "), "{report}");
+    assert!(
+        report.contains(" · properties ") && report.contains(" · suite "),
+        "{report}"
+    );
     // With `--json`, stdout is the JSON answer alone: the annotation goes to stderr.
     let json = patchgate()
         .current_dir(repo.path())
@@ -534,6 +542,9 @@ fn reports_evidence_markdown_and_the_github_annotation() {
     let answer: serde_json::Value =
         serde_json::from_slice(&json.stdout).expect("stdout is one JSON document");
     assert_eq!(answer["reason"], "concrete-behavior");
+    for phase in ["gather", "canary", "properties", "suite"] {
+        assert!(answer["timings_ms"][phase].is_u64(), "{phase}: {answer}");
+    }
     assert!(
         String::from_utf8_lossy(&json.stderr)
             .contains("::error title=patchgate BLOCK::BLOCK reason=concrete-behavior"),

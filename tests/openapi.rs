@@ -52,7 +52,7 @@ fn every_request_document_lists_the_fields_its_parser_takes() {
     use patchgate::core::catalog::CatalogKind;
     let doc: serde_json::Value =
         serde_json::from_str(&patchgate::http::openapi::document_json()).unwrap();
-    let table: [(&str, &[&str]); 22] = [
+    let table: [(&str, &[&str]); 23] = [
         ("RouteRequestDoc", &patchgate::core::evidence::ROUTE_FIELDS),
         ("QuorumRequestDoc", &patchgate::core::quorum::REQUEST_FIELDS),
         ("PropertyDoc", CatalogKind::Quorum.fields()),
@@ -84,6 +84,7 @@ fn every_request_document_lists_the_fields_its_parser_takes() {
         ("BuildDoc", &patchgate::core::gate::BUILD_FIELDS),
         ("CanaryDoc", &patchgate::core::gate::CANARY_FIELDS),
         ("ReproofDoc", &patchgate::core::gate::REPROOF_FIELDS),
+        ("TimingsDoc", &patchgate::core::gate::TIMING_STEPS),
     ];
     for (schema, parsed) in table {
         let s = &doc["components"]["schemas"][schema];

@@ -196,6 +196,32 @@ pub struct GateRequestDoc {
     /// 11.4); noted in the integrity step, never a verdict.
     #[schema(nullable = false, minimum = 0, maximum = 4294967295_u64)]
     left_behind: Option<u64>,
+    /// Where the runner's time went, by phase, in milliseconds: echoed in the answer and the
+    /// Markdown report, never a decision.
+    #[schema(nullable = false)]
+    timings_ms: Option<TimingsDoc>,
+}
+
+/// The runner's phases, each in milliseconds (0 to 4,294,967,295).
+#[allow(dead_code)]
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TimingsDoc {
+    /// git, the base's inputs, the copy of the judged tree, the seal.
+    #[schema(nullable = false, minimum = 0, maximum = 4294967295_u64)]
+    gather: Option<u64>,
+    #[schema(nullable = false, minimum = 0, maximum = 4294967295_u64)]
+    build: Option<u64>,
+    #[schema(nullable = false, minimum = 0, maximum = 4294967295_u64)]
+    canary: Option<u64>,
+    #[schema(nullable = false, minimum = 0, maximum = 4294967295_u64)]
+    properties: Option<u64>,
+    #[schema(nullable = false, minimum = 0, maximum = 4294967295_u64)]
+    reproof: Option<u64>,
+    #[schema(nullable = false, minimum = 0, maximum = 4294967295_u64)]
+    suite: Option<u64>,
+    #[schema(nullable = false, minimum = 0, maximum = 4294967295_u64)]
+    rerun: Option<u64>,
 }
 
 /// One re-proof: an admitted property run on the judged tree with its mutant applied.

@@ -35,7 +35,7 @@ Errors are RFC 9457 problem documents."
         crate::core::ladder::Plan, crate::core::ladder::Report, crate::core::ladder::TierReport,
         crate::core::ladder::TierRow, crate::core::ladder::TierVerdict, crate::core::ladder::FreezeAnswer,
         crate::core::ladder::Review, crate::core::ladder::CalibrationClass,
-        super::gate::GateRequestDoc, super::gate::JudgedDoc, super::gate::SuspiciousLineDoc, super::gate::GateCatalogDoc, super::gate::GatePropertyDoc, super::gate::FixtureSuiteDoc, super::gate::RerunDoc, super::gate::ReceiptDoc, super::gate::FailingCaseDoc, super::gate::IntegrityFindingDoc, super::gate::BuildDoc, super::gate::CanaryDoc, super::gate::ReproofDoc,
+        super::gate::GateRequestDoc, super::gate::JudgedDoc, super::gate::SuspiciousLineDoc, super::gate::GateCatalogDoc, super::gate::GatePropertyDoc, super::gate::FixtureSuiteDoc, super::gate::RerunDoc, super::gate::ReceiptDoc, super::gate::FailingCaseDoc, super::gate::IntegrityFindingDoc, super::gate::BuildDoc, super::gate::CanaryDoc, super::gate::ReproofDoc, super::gate::TimingsDoc,
         crate::core::gate::GateAnswer, crate::core::gate::GateDisposition, crate::core::gate::GateRuleName,
         crate::core::gate::GateReason, crate::core::gate::Step, crate::core::gate::GuardHit, crate::core::gate::OpenRow,
         crate::core::gate::GateRuleRow, crate::core::gate::GateNext, crate::core::gate::NextStep,

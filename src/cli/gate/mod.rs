@@ -555,7 +555,16 @@ pub fn run(args: GateArgs) -> CliResult {
     // Ctrl-C kills the running check's whole group and exits 130: no test outlives the gate.
     super::interrupt::catch()?;
     super::sandbox::harden_runner();
+    let started = std::time::Instant::now();
     let g = gather(&args)?;
+    // Where the time goes, by phase (milliseconds), into the facts and the report.
+    let mut timings = Map::new();
+    let mut timed = |phase: &str, since: std::time::Instant| {
+        let ms = u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let before = timings.get(phase).and_then(Value::as_u64).unwrap_or(0);
+        timings.insert(phase.to_owned(), json!(before.saturating_add(ms)));
+    };
+    timed("gather", started);
     if args.dry_run {
         return dry_run(&args, &g, &core.next(&g.doc)?);
     }
@@ -581,6 +590,7 @@ pub fn run(args: GateArgs) -> CliResult {
                 ));
             }
         }
+        let phase = std::time::Instant::now();
         // The build step, once, before anything of the code under test runs (section 11.8).
         if matches!(plan.next, NextStep::Runs | NextStep::Suite)
             && let Some(build) = &g.config.build
@@ -601,6 +611,7 @@ pub fn run(args: GateArgs) -> CliResult {
             if let Some(finding) = integrity_after(&g, "build")? {
                 doc["integrity"] = json!([finding]);
             }
+            timed("build", phase);
             continue;
         }
         // The canary, once, after the build and before any property (section 11.5).
@@ -619,6 +630,7 @@ pub fn run(args: GateArgs) -> CliResult {
             if let Some(finding) = integrity_after(&g, "canary")? {
                 doc["integrity"] = json!([finding]);
             }
+            timed("canary", phase);
             continue;
         }
         // The re-proof, once, after the properties passed and before the suite (section 11.5).
@@ -627,6 +639,7 @@ pub fn run(args: GateArgs) -> CliResult {
             && doc.get("reproof").is_none()
         {
             doc["reproof"] = Value::Array(reprove(&g, &doc)?);
+            timed("reproof", phase);
             continue;
         }
         match plan.next {
@@ -669,6 +682,7 @@ pub fn run(args: GateArgs) -> CliResult {
                 if on {
                     doc["property_receipts"] = Value::Object(receipts);
                 }
+                timed("properties", phase);
             }
             NextStep::Suite => {
                 if doc.get("fixture_suite").is_some() {
@@ -681,6 +695,7 @@ pub fn run(args: GateArgs) -> CliResult {
                 if let Some(finding) = integrity_after(&g, T2)? {
                     doc["integrity"] = json!([finding]);
                 }
+                timed("suite", phase);
             }
             NextStep::Rerun => {
                 let Some(template) = &g.config.suite.deselect else {
@@ -700,6 +715,7 @@ pub fn run(args: GateArgs) -> CliResult {
                 if let Some(finding) = integrity_after(&g, &label)? {
                     doc["integrity"] = json!([finding]);
                 }
+                timed("rerun", phase);
             }
             NextStep::Decide => break,
         }
@@ -708,6 +724,7 @@ pub fn run(args: GateArgs) -> CliResult {
     if left > 0 {
         doc["left_behind"] = json!(left);
     }
+    doc["timings_ms"] = Value::Object(timings);
     let (checks, spent) = g.checked.get();
     if checks > 0 {
         output::error(&format!(

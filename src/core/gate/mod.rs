@@ -30,7 +30,7 @@ use super::seal::SealCheck;
 pub use parse::{
     BUILD_FIELDS, CANARY_FIELDS, FAILURE_FIELDS, GATE_FIELDS, INTEGRITY_FIELDS, JUDGED_FIELDS,
     MAX_FAILURE_BYTES, MAX_FAILURES, MAX_TEST_ID_CHARS, REPROOF_FIELDS, RERUN_FIELDS, SUITE_FIELDS,
-    SUSPICIOUS_FIELDS, clip_failure, fit_test_id, parse_gate_request,
+    SUSPICIOUS_FIELDS, TIMING_STEPS, clip_failure, fit_test_id, parse_gate_request,
 };
 pub use report::{markdown, step_name, text_line};
 
@@ -177,6 +177,9 @@ pub struct GateRequest {
     pub reproof: Vec<Reproof>,
     /// Processes the runs left behind, each killed before its report was read (section 11.4).
     pub left_behind: u64,
+    /// Where the runner's time went, by phase ([`TIMING_STEPS`]), in milliseconds: echoed in
+    /// the answer and the report, never a decision.
+    pub timings_ms: std::collections::BTreeMap<String, u64>,
 }
 
 /// One re-proof (CONTRACT.md section 11.5): an admitted property run on the judged tree with
@@ -976,6 +979,9 @@ pub struct GateAnswer {
     /// The failing cases the reports gave (section 11.8): at most 20, each clipped to 2 KiB.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<FailingCase>,
+    /// Where the runner's time went, by phase, in milliseconds (when the facts say).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub timings_ms: std::collections::BTreeMap<String, u64>,
 }
 
 impl GateDecision {
@@ -992,6 +998,7 @@ impl GateDecision {
             judged: request.judged.clone(),
             sandbox: request.sandbox,
             failures: request.failures.clone(),
+            timings_ms: request.timings_ms.clone(),
         }
     }
 }

@@ -16,7 +16,7 @@ use crate::core::quorum::parse_quorum_fields;
 use crate::core::runs::{CatchCodes, Receipt, parse_catch_codes, parse_receipt};
 
 /// The fields of a `/gate` body.
-pub const GATE_FIELDS: [&str; 24] = [
+pub const GATE_FIELDS: [&str; 25] = [
     "patch_id",
     "changed_files",
     "guarded",
@@ -41,6 +41,17 @@ pub const GATE_FIELDS: [&str; 24] = [
     "canary",
     "reproof",
     "left_behind",
+    "timings_ms",
+];
+/// The runner's phases a request may time (`timings_ms`), in pipeline order.
+pub const TIMING_STEPS: [&str; 7] = [
+    "gather",
+    "build",
+    "canary",
+    "properties",
+    "reproof",
+    "suite",
+    "rerun",
 ];
 /// The fields of a re-proof.
 pub const REPROOF_FIELDS: [&str; 5] = ["property", "applied", "exit_code", "receipt", "note"];
@@ -173,6 +184,20 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
     let left_behind = doc
         .opt_uint("left_behind", u64::from(u32::MAX), &mut e)
         .unwrap_or(0);
+    let timings_ms = match doc.get("timings_ms") {
+        Some(v) => object(v, "/timings_ms", "`timings_ms`", &TIMING_STEPS, &mut e)
+            .map(|t| {
+                TIMING_STEPS
+                    .iter()
+                    .filter_map(|k| {
+                        let ms = t.opt_uint(k, u64::from(u32::MAX), &mut e)?;
+                        Some(((*k).to_owned(), ms))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        None => std::collections::BTreeMap::new(),
+    };
     let reproof = match doc.get("reproof") {
         Some(v) => {
             let n = v.as_array().map_or(0, Vec::len);
@@ -237,6 +262,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             canary,
             reproof,
             left_behind,
+            timings_ms,
         }),
         _ => Err(e),
     }

@@ -109,6 +109,16 @@ pub fn markdown(answer: &GateAnswer) -> String {
             j.head, j.base, j.tree
         );
     }
+    if !answer.timings_ms.is_empty() {
+        let parts: Vec<String> = super::TIMING_STEPS
+            .iter()
+            .filter_map(|k| {
+                let ms = answer.timings_ms.get(*k)?;
+                Some(format!("{k} {:.1} s", *ms as f64 / 1000.0))
+            })
+            .collect();
+        let _ = writeln!(out, "Time: {}.\n", parts.join(" · "));
+    }
     if answer.sandbox == Some(super::SandboxBackend::Off) {
         out.push_str("**sandbox: off** — the code under test ran with the runner's user and files (`[sandbox] mode = \"off\"`): it could reach the runner and the machine.\n\n");
     }
