@@ -1422,6 +1422,9 @@ async fn invalid_facts_are_refused_field_by_field() {
             with(&[("timings_ms", json!({"suite": 1.5}))]),
             "/timings_ms/suite",
         ),
+        // Issue 26: a batch is read through its receipts.
+        (with(&[("batched", json!(true))]), "/batched"),
+        (with(&[("batched", json!("yes"))]), "/batched"),
         // Section 11: one receipt per run, for runs that exist.
         (
             with(&[("property_receipts", json!({"counter.monotonic": [null]}))]),

@@ -1502,9 +1502,12 @@ fn receipts_off(dir: &Path) {
     canary_off(dir);
     let config = dir.join("patchgate.toml");
     let text = std::fs::read_to_string(&config).expect("config");
+    // (A batched command needs receipts: one process per property and run.)
     let off = text
         .replace("\"--junitxml={junit}\", ", "")
-        .replace("census = \"suite.census\"\n", "");
+        .replace("census = \"suite.census\"\n", "")
+        .replace("properties/test_{ids}.py", "properties/test_{id}.py")
+        .replace("case = \"properties.test_{id}\"\n", "");
     assert_ne!(off, text, "the starter's receipts");
     std::fs::write(&config, off).expect("write");
 }

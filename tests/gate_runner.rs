@@ -1033,3 +1033,131 @@ fn the_suite_counts_only_with_its_receipt_and_an_unchanged_tree() {
         );
     }
 }
+
+/// A batched property command (`{ids}`): every property of a run in one process, and each
+/// property's outcome in that run read from its own test cases in the receipt (`case`).
+const BATCH_CONFIG: &str = r#"fixtures = "fixtures"
+expected_seal = "fixtures.seal.expected"
+catalog = "catalog.yaml"
+[properties]
+command = ["sh", "checks/batch.sh", "{junit}", "{ids}"]
+case = "props.{id}"
+runs = 2
+timeout_s = 30
+[suite]
+command = ["sh", "checks/receipt-suite.sh", "{junit}"]
+timeout_s = 60
+"#;
+
+/// One process for the properties it is given, its report as `behaviour/batch` says.
+const BATCH_SH: &str = r#"out=$1; shift
+b=$(cat behaviour/batch)
+{
+  printf '<testsuite>'
+  for id in "$@"; do
+    case "$b:$id" in
+      one-fails:breaks) printf '<testcase classname="props.%s" name="test_it"><failure message="broken"/></testcase>' "$id" ;;
+      one-absent:absent) ;;
+      *) printf '<testcase classname="props.%s" name="test_it[1]"/><testcase classname="props.%s" name="test_it[2]"/>' "$id" "$id" ;;
+    esac
+  done
+  [ "$b" = other-case-failed ] && printf '<testcase classname="conftest" name="setup"><error message="x"/></testcase>'
+  printf '</testsuite>'
+} > "$out"
+case $b in one-fails|exit-1-no-failure|other-case-failed) exit 1 ;; esac
+exit 0
+"#;
+
+/// Issue 26: a batch's exit code is shared, so a property's outcome in it is its own cases'.
+/// Expectations by hand: a property whose cases all passed passes even when another's failed
+/// (the batch's exit 1 is theirs); a property with no case in the report ran nothing (`null`);
+/// an exit 1 that no property's failed case explains vouches for nobody.
+#[test]
+fn a_batched_run_gives_each_property_its_own_cases_outcome() {
+    let catalog = "properties:\n".to_owned()
+        + &["holds", "breaks", "absent"]
+            .map(|id| format!("  - id: {id}\n    strength: strong\n    locality: [src]\n"))
+            .concat();
+    type Case = (
+        &'static str,
+        &'static str,
+        [&'static str; 3],
+        &'static [(&'static str, &'static str)],
+    );
+    let cases: [Case; 5] = [
+        ("all-pass", "MERGE_OK", ["pass", "pass", "pass"], &[]),
+        ("one-fails", "BLOCK", ["pass", "fail", "pass"], &[]),
+        (
+            "one-absent",
+            "ESCALATE",
+            ["pass", "pass", "error"],
+            &[("absent", "nothing-ran")],
+        ),
+        (
+            "exit-1-no-failure",
+            "ESCALATE",
+            ["error", "error", "error"],
+            &[
+                ("holds", "no-failure-listed"),
+                ("breaks", "no-failure-listed"),
+            ],
+        ),
+        (
+            "other-case-failed",
+            "ESCALATE",
+            ["error", "error", "error"],
+            &[("absent", "no-failure-listed")],
+        ),
+    ];
+    for (behaviour, disposition, states, gaps) in cases {
+        let repo = repository_with("pass", BATCH_CONFIG);
+        let dir = repo.path();
+        git(dir, &["checkout", "-q", "main"]);
+        write(dir, "catalog.yaml", &catalog);
+        write(dir, "checks/batch.sh", BATCH_SH);
+        write(dir, "behaviour/batch", behaviour);
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "-m", "batched"]);
+        git(dir, &["checkout", "-q", "patch"]);
+        git(dir, &["merge", "-q", "main", "-m", "base"]);
+        let (_, answer, stderr) = gate_json(dir, &[]);
+        assert_eq!(answer["disposition"], disposition, "{behaviour}: {stderr}");
+        // One process per run for the three properties.
+        assert!(
+            stderr.contains("t1-properties run 1/2 (3 properties): exit")
+                && stderr.contains("t1-properties run 2/2 (3 properties): exit")
+                && !stderr.contains("holds run"),
+            "{behaviour}: {stderr}"
+        );
+        let t1 = answer["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["step"] == "properties")
+            .unwrap();
+        let got: Vec<&str> = ["holds", "breaks", "absent"]
+            .iter()
+            .map(|id| {
+                t1["properties"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|p| p["id"] == *id)
+                    .unwrap()["state"]
+                    .as_str()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(got, states, "{behaviour}: {t1}");
+        for (id, gap) in gaps {
+            assert!(
+                t1["unvouched"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|u| u["property"] == *id && u["gap"] == *gap),
+                "{behaviour}: {id} {gap}: {t1}"
+            );
+        }
+    }
+}

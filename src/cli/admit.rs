@@ -16,7 +16,7 @@ use super::documents::parse_document;
 use super::error::{CliError, CliResult};
 use super::gate::{CONFIG_FILE, GateConfig};
 use super::git::{base_file, commit_of, enter_repository, git};
-use super::runner::{argv_for, receipt_of, run_receipted};
+use super::runner::{property_argv, property_receipt, run_receipted};
 use super::sandbox::Room;
 use super::{RemoteArgs, interrupt, output, remote};
 use crate::core::admit::{AdmissionRecord, AdmitDecision, AdmitOutcome};
@@ -72,6 +72,8 @@ struct Check {
     catch: CatchCodes,
     /// Paths the mutant may not edit: the gate's guarded inputs, and the property's source.
     guarded: Vec<String>,
+    /// A property's test cases in the receipt (`[properties] case`).
+    case: Option<String>,
 }
 
 pub fn run(args: AdmitArgs) -> CliResult {
@@ -183,6 +185,7 @@ fn check_of(args: &AdmitArgs, config: &GateConfig, base: &str) -> Result<Check, 
             timeout: config.suite.timeout(),
             catch: config.suite.catch.clone(),
             guarded,
+            case: None,
         });
     }
     let id = args.id.clone().unwrap_or_default();
@@ -217,6 +220,7 @@ fn check_of(args: &AdmitArgs, config: &GateConfig, base: &str) -> Result<Check, 
         timeout: config.properties.timeout(),
         catch: config.properties.catch.clone(),
         guarded,
+        case: config.properties.case.clone(),
     })
 }
 
@@ -252,7 +256,7 @@ fn refuse_guarded_edits(check: &Check, base: &str, mutant: &str) -> Result<(), C
 /// that does not compile, or an id that runs no test, proves nothing (`null`, so the core
 /// reads `harness-error`), whatever its exit code.
 fn run_side(check: &Check, side: &str, room: &Room, runs: u8) -> Result<Vec<RunOutcome>, CliError> {
-    let argv = argv_for(&check.command, &check.id);
+    let argv = property_argv(&check.command, std::slice::from_ref(&check.id));
     let mut codes = Vec::with_capacity(usize::from(runs));
     for n in 1..=runs {
         let label = format!("admit {} {side} run {n}/{runs}", check.id);
@@ -260,7 +264,7 @@ fn run_side(check: &Check, side: &str, room: &Room, runs: u8) -> Result<Vec<RunO
         let run = match read {
             None => run,
             Some(read) => {
-                let receipt = receipt_of(&read);
+                let receipt = property_receipt(&read, check.case.as_deref(), &check.id);
                 let (counted_run, gap) = counted(run, receipt.as_ref(), &check.catch, false);
                 if let Some(gap) = gap {
                     output::error(&format!(

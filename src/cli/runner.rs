@@ -43,6 +43,31 @@ pub fn argv_for(template: &[String], id: &str) -> Vec<String> {
         .collect()
 }
 
+/// The placeholder of a batched property command: the argument holding it is repeated once
+/// per property of the batch, with `{ids}` replaced by the property's id.
+pub const IDS: &str = "{ids}";
+
+/// A property command for `ids` (one process): an argument with `{ids}` is repeated once per
+/// id; with a single id, `{id}` (and its halves) is put in as [`argv_for`] does.
+pub fn property_argv(template: &[String], ids: &[String]) -> Vec<String> {
+    let mut argv = Vec::with_capacity(template.len() + ids.len());
+    for a in template {
+        if a.contains(IDS) {
+            argv.extend(ids.iter().map(|id| a.replace(IDS, id)));
+        } else if let [id] = ids {
+            argv.extend(argv_for(std::slice::from_ref(a), id));
+        } else {
+            argv.push(a.clone());
+        }
+    }
+    argv
+}
+
+/// Whether a command template runs several properties in one process.
+pub fn batched(template: &[String]) -> bool {
+    template.iter().any(|a| a.contains(IDS))
+}
+
 /// Where a command runs: the current directory, a directory, or a gate's clean room
 /// (CONTRACT.md section 12.2: the copy of the judged tree, inside the sandbox).
 #[derive(Clone, Copy)]
@@ -356,6 +381,41 @@ pub fn receipt_of(read: &ReceiptRead) -> Option<crate::core::runs::Receipt> {
 /// A receipt as the facts carry it (`null`: none read).
 pub fn receipt_fact(read: &ReceiptRead) -> serde_json::Value {
     serde_json::to_value(receipt_of(read)).unwrap_or_default()
+}
+
+/// Property `id`'s part of a receipt: only its own test cases, those `case` (the
+/// `[properties] case` template) names with `{id}` put in ([`crate::core::runs::case_of`]);
+/// without a `case`, the whole report.
+pub fn property_receipt(
+    read: &ReceiptRead,
+    case: Option<&str>,
+    id: &str,
+) -> Option<crate::core::runs::Receipt> {
+    let Some(case) = case else {
+        return receipt_of(read);
+    };
+    let report = read.as_ref().ok()?;
+    let prefix = case.replace("{id}", id);
+    let (mut executed, mut failed, mut skipped) = (0, 0, 0);
+    for (case_id, how) in &report.cases {
+        if !crate::core::runs::case_of(case_id, &prefix) {
+            continue;
+        }
+        match how {
+            super::junit::Case::Passed => executed += 1,
+            super::junit::Case::Failed => {
+                executed += 1;
+                failed += 1;
+            }
+            super::junit::Case::Skipped => skipped += 1,
+        }
+    }
+    Some(crate::core::runs::Receipt {
+        executed,
+        failed,
+        skipped,
+        disagrees: report.disagrees.clone().map(crate::core::gate::fit_test_id),
+    })
 }
 
 /// The largest report the runner reads from a run, in bytes.

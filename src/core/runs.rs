@@ -181,6 +181,34 @@ impl ReceiptGap {
     }
 }
 
+/// Whether the test case `case_id` (`classname::name`, as a receipt lists it) is one of a
+/// property's, whose cases `prefix` names (`[properties] case` with the id put in): the case
+/// itself, or a case inside it (`prefix` then `::` or `.`: a module's tests, a class's, a
+/// parametrized case's). `properties.test_sort` names neither `properties.test_sort_x::t`
+/// nor `other.properties.test_sort::t`.
+pub fn case_of(case_id: &str, prefix: &str) -> bool {
+    case_id
+        .strip_prefix(prefix)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with("::") || rest.starts_with('.'))
+}
+
+/// A property's part of a batched run (several properties in one process, `{ids}`): the exit
+/// code is the batch's, so a catch whose failure this property's own cases do not list, when
+/// another property's cases in the same run do, is this property's exit 0 (which [`counted`]
+/// then holds to its receipt: a case ran, none failed or skipped). A catch no property's cases
+/// explain stays a catch, and [`counted`] makes it `null` (`no-failure-listed`).
+pub fn in_batch(
+    run: RunOutcome,
+    receipt: Option<&Receipt>,
+    catch: &CatchCodes,
+    another_failed: bool,
+) -> RunOutcome {
+    match receipt {
+        Some(r) if catch.caught(run) && r.failed == 0 && another_failed => Some(0),
+        _ => run,
+    }
+}
+
 /// What a run counts as, given its receipt (`None`: no report): exit 0 only with a report that
 /// lists an executed case and no failure, error (or, unless `skips_allowed`, skip); a catch
 /// only with a report that lists a failed case; otherwise `null`, with the gap. Any other exit
@@ -477,5 +505,85 @@ mod tests {
             classify(&[Some(1), Some(2)], &codes(&[1, 2])),
             RunState::Fail
         );
+    }
+}
+
+#[cfg(test)]
+mod batch_tests {
+    use super::*;
+
+    #[test]
+    fn a_property_s_cases_are_the_case_or_inside_it() {
+        for (case, prefix, mine) in [
+            (
+                "properties.test_sort::test_it",
+                "properties.test_sort",
+                true,
+            ),
+            (
+                "properties.test_sort::test_it[3]",
+                "properties.test_sort",
+                true,
+            ),
+            (
+                "properties.test_sort.TestX::test_it",
+                "properties.test_sort",
+                true,
+            ),
+            (
+                "integration::split_is_fair",
+                "integration::split_is_fair",
+                true,
+            ),
+            (
+                "properties.test_sort_x::test_it",
+                "properties.test_sort",
+                false,
+            ),
+            (
+                "other.properties.test_sort::t",
+                "properties.test_sort",
+                false,
+            ),
+            (
+                "integration::split_is_fair_too",
+                "integration::split_is_fair",
+                false,
+            ),
+        ] {
+            assert_eq!(case_of(case, prefix), mine, "{case} in {prefix}");
+        }
+    }
+
+    #[test]
+    fn a_catch_in_a_batch_is_the_property_s_only_when_its_cases_failed() {
+        let catch = CatchCodes::default();
+        let clean = Receipt {
+            executed: 2,
+            failed: 0,
+            skipped: 0,
+            disagrees: None,
+        };
+        let failed = Receipt {
+            failed: 1,
+            ..clean.clone()
+        };
+        for (run, receipt, another, counted_as) in [
+            // Another property's failure explains the exit: this one passed.
+            (Some(1), Some(&clean), true, Some(0)),
+            // Nobody's failure explains it: a catch, which `counted` makes null.
+            (Some(1), Some(&clean), false, Some(1)),
+            (Some(1), Some(&failed), true, Some(1)),
+            (Some(0), Some(&clean), false, Some(0)),
+            (Some(2), Some(&clean), true, Some(2)),
+            (None, Some(&clean), true, None),
+            (Some(1), None, true, Some(1)),
+        ] {
+            assert_eq!(
+                in_batch(run, receipt, &catch, another),
+                counted_as,
+                "{run:?} {receipt:?} {another}"
+            );
+        }
     }
 }

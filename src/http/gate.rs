@@ -172,6 +172,12 @@ pub struct GateRequestDoc {
     /// and none failed or skipped, a catch with a failed case listed; otherwise `null`.
     #[schema(nullable = false)]
     property_receipts: Option<std::collections::BTreeMap<String, Vec<Option<ReceiptDoc>>>>,
+    /// The property runs were batched (several properties in one process): each run's exit
+    /// code is its batch's, and a property's outcome in it is its own test cases' in the
+    /// receipt (a catch another property's cases explain is this one's pass). Needs
+    /// `property_receipts`. Default false.
+    #[schema(nullable = false)]
+    batched: Option<bool>,
     /// The failing cases the reports gave (section 11.8): at most 20, each message at most
     /// 2,048 bytes; echoed in the answer and the Markdown report.
     #[schema(nullable = false, max_items = 20)]

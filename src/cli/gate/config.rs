@@ -163,6 +163,11 @@ pub struct PropertiesConfig {
     /// The exit codes that are a catch (default `[1]`; `cargo test`'s is 101).
     #[serde(default)]
     pub catch: CatchCodes,
+    /// The test cases of property `{id}` in a run's receipt (`classname::name`, the case or
+    /// a prefix of it up to `::` or `.`; pytest: `properties.test_{id}`, libtest:
+    /// `integration::{id}`). Needed by a batched command (`{ids}`); when set, a property's
+    /// run counts only as its own cases show it.
+    pub case: Option<String>,
     /// Where `patchgate admit --write` stores each admitted property's mutant
     /// (`<mutants>/<id>.diff`), for the re-proof. Guarded.
     #[serde(default = "default_mutants")]
@@ -310,11 +315,46 @@ impl GateConfig {
                 "must name a program (an argv list)",
             ));
         }
-        if !p.command.iter().any(|a| a.contains("{id}")) {
+        let batched = crate::cli::runner::batched(&p.command);
+        if !batched && !p.command.iter().any(|a| a.contains("{id}")) {
             return Err(invalid(
                 "properties.command",
-                "must contain `{id}` (replaced by each property's id), or every property would run the same command",
+                "must contain `{id}` (replaced by each property's id) or `{ids}` (one argument per property, several in one run), or every property would run the same command",
             ));
+        }
+        if batched {
+            if p.command.iter().any(|a| a.contains("{id}")) {
+                return Err(invalid(
+                    "properties.command",
+                    "holds both `{ids}` and `{id}`: a batched command names its properties with `{ids}` only",
+                ));
+            }
+            if !crate::cli::runner::receipted(&p.command) {
+                return Err(invalid(
+                    "properties.command",
+                    "with `{ids}` must contain `{junit}`: in a batch, each property's outcome is read from its own test cases in the receipt",
+                ));
+            }
+            if p.case.is_none() {
+                return Err(invalid(
+                    "properties.case",
+                    "is needed with `{ids}`: it names a property's test cases in the receipt (pytest: \"properties.test_{id}\")",
+                ));
+            }
+        }
+        if let Some(case) = &p.case {
+            if !case.contains("{id}") {
+                return Err(invalid(
+                    "properties.case",
+                    &format!("{case:?} must contain `{{id}}` (each property's cases are its own)"),
+                ));
+            }
+            if !crate::cli::runner::receipted(&p.command) {
+                return Err(invalid(
+                    "properties.case",
+                    "names test cases in the receipt: put `{junit}` in `[properties] command`",
+                ));
+            }
         }
         if !(2..=10).contains(&p.runs) {
             return Err(invalid("properties.runs", "must be 2 to 10"));
@@ -461,9 +501,11 @@ timeout_s = 900
 # `-Z unstable-options --format junit` (RUSTC_BOOTSTRAP=1 below lets a stable toolchain's test
 # binaries take it), redirected to `{junit}`, a fresh path outside the tree. A run that leaves
 # no report (a mutant that does not compile, `process::exit` under test, a test binary with
-# `harness = false`) ran nothing: it counts as null. One property is one test, run `--exact`.
+# `harness = false`) ran nothing: it counts as null. One property is one test: `{ids}` gives
+# every property of a run to one test binary (`--exact a b`), and `case` finds each one's case.
 [properties]
-command = ["sh", "-c", "exec cargo test --quiet --offline --test properties -- -Z unstable-options --format junit --exact \"$1\" > \"$2\"", "sh", "{id}", "{junit}"]
+command = ["sh", "-c", "out=$1; shift; exec cargo test --quiet --offline --test properties -- -Z unstable-options --format junit --exact \"$@\" > \"$out\"", "sh", "{junit}", "{ids}"]
+case = "integration::{id}"
 runs = 2
 timeout_s = 300
 catch = [101]        # cargo test fails with 101
@@ -556,9 +598,13 @@ guarded = [".github/workflows"]
 require_admission = false
 
 [properties]
-# argv, no shell; `{id}` is replaced by the property id. Each in-locality, not-frozen property
-# runs `runs` times in its own process group, in the sandbox below, on a fresh copy of the tree
-# that would land (the merge of the patch into the base).
+# argv, no shell. `{ids}` names the properties to run: the argument holding it is repeated once
+# per in-locality, not-frozen property, so each of the `runs` runs is one process for all of
+# them (a pytest start is paid once, not once per property); `case` names a property's test
+# cases in the receipt (pytest's classname of properties/test_X.py is properties.test_X), and
+# each property's outcome in a run is its own cases'. (`{id}` instead runs one process per
+# property and run.) Every run is in its own process group, in the sandbox below, on a copy of
+# the tree that would land (the merge of the patch into the base).
 # Python runs with a safe import path: `-P` (the working directory is not first on sys.path, so
 # a committed `pytest.py` cannot shadow pytest), `-s` (no user site), hash-checked bytecode, and
 # pytest's plugin autoload off (see [sandbox] env) with the plugins it needs named (`-p`). With
@@ -568,7 +614,8 @@ require_admission = false
 # report. A run counts only as its report shows it: exit 0 with at least one test run and none
 # failed or skipped; a failure with the failed test listed. Anything else is a run nobody can
 # vouch for (null). Without `{junit}` exit codes are read as they are (`receipts: off`).
-command = ["python3", "-P", "-s", "--check-hash-based-pycs", "always", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_hypothesis_pytestplugin", "--junitxml={junit}", "properties/test_{id}.py"]
+command = ["python3", "-P", "-s", "--check-hash-based-pycs", "always", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_hypothesis_pytestplugin", "--junitxml={junit}", "properties/test_{ids}.py"]
+case = "properties.test_{id}"
 runs = 2
 timeout_s = 120
 catch = [1]          # pytest fails with 1; its 2-5 are a broken harness, never a failure
@@ -645,7 +692,8 @@ patterns = [
 # catch = [101]      # a compile error: BLOCK does-not-build
 # timeout_s = 900
 # [properties]
-# command = ["sh", "-c", "exec cargo test --quiet --offline --test properties -- -Z unstable-options --format junit --exact \"$1\" > \"$2\"", "sh", "{id}", "{junit}"]
+# command = ["sh", "-c", "out=$1; shift; exec cargo test --quiet --offline --test properties -- -Z unstable-options --format junit --exact \"$@\" > \"$out\"", "sh", "{junit}", "{ids}"]
+# case = "integration::{id}"   # libtest's classname of an integration test
 # catch = [101]      # cargo test fails with 101
 # [suite]
 # command = ["sh", "-c", "out=$1; shift; exec cargo test --quiet --offline -- -Z unstable-options --format junit \"$@\" > \"$out\"", "sh", "{junit}"]
@@ -738,5 +786,43 @@ mod tests {
         let abs = STARTER.replace("fixtures = \"fixtures\"", "fixtures = \"/etc\"");
         let e = GateConfig::parse(&abs, "patchgate.toml").unwrap_err();
         assert!(e.contains("`fixtures`"), "{e}");
+    }
+
+    /// Issue 26: a batched property command, and what it needs.
+    #[test]
+    fn a_batched_command_needs_its_receipt_and_its_case() {
+        for starter in [STARTER, STARTER_RUST] {
+            let c = GateConfig::parse(starter, "patchgate.toml").unwrap();
+            assert!(crate::cli::runner::batched(&c.properties.command));
+            assert!(c.properties.case.as_deref().unwrap().contains("{id}"));
+        }
+        let case = "case = \"properties.test_{id}\"\n";
+        for (edit, key, what) in [
+            (
+                STARTER.replace(
+                    "\"--junitxml={junit}\", \"properties/test_{ids}",
+                    "\"properties/test_{ids}",
+                ),
+                "`properties.command`",
+                "`{junit}`",
+            ),
+            (STARTER.replace(case, ""), "`properties.case`", "is needed"),
+            (
+                STARTER.replace(case, "case = \"properties.test\"\n"),
+                "`properties.case`",
+                "must contain `{id}`",
+            ),
+            (
+                STARTER.replace(
+                    "\"properties/test_{ids}.py\"]",
+                    "\"properties/test_{ids}.py\", \"-k\", \"{id}\"]",
+                ),
+                "`properties.command`",
+                "both",
+            ),
+        ] {
+            let e = GateConfig::parse(&edit, "patchgate.toml").unwrap_err();
+            assert!(e.contains(key) && e.contains(what), "{key}: {e}");
+        }
     }
 }

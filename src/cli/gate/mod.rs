@@ -13,6 +13,7 @@ mod census;
 mod config;
 mod shadows;
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -27,8 +28,8 @@ use super::git::{
 };
 use super::junit;
 use super::runner::{
-    Place, ReceiptRead, argv_for, open_report, receipt_fact, receipted, run_check, run_check_tail,
-    run_receipted,
+    Place, ReceiptRead, argv_for, batched, open_report, property_argv, property_receipt,
+    receipt_fact, receipted, run_check, run_check_tail, run_receipted,
 };
 use super::sandbox::Room;
 use super::{RemoteArgs, output, remote};
@@ -400,12 +401,14 @@ fn reprove(g: &Gathered, doc: &Value) -> Result<Vec<Value>, CliError> {
             continue;
         }
         let label = format!("re-proof {id} (mutant applied)");
-        let (code, _, read) =
-            run_receipted(&label, &argv_for(&p.command, &id), p.timeout(), &room)?;
+        let argv = property_argv(&p.command, std::slice::from_ref(&id));
+        let (code, _, read) = run_receipted(&label, &argv, p.timeout(), &room)?;
         let mut entry = json!({"property": id, "applied": true, "exit_code": code});
-        let receipt = read.as_ref().and_then(super::runner::receipt_of);
-        if let Some(read) = &read {
-            entry["receipt"] = receipt_fact(read);
+        let receipt = read
+            .as_ref()
+            .and_then(|r| property_receipt(r, p.case.as_deref(), &id));
+        if read.is_some() {
+            entry["receipt"] = json!(receipt);
         }
         let (run, _) = crate::core::runs::counted(code, receipt.as_ref(), &p.catch, false);
         let run = if read.is_some() { run } else { code };
@@ -646,31 +649,44 @@ pub fn run(args: GateArgs) -> CliResult {
             NextStep::Runs => {
                 let p = &g.config.properties;
                 let on = receipted(&p.command);
-                let mut runs = Map::new();
-                let mut receipts = Map::new();
-                'properties: for id in &plan.property_ids {
-                    let argv = argv_for(&p.command, id);
-                    let mut codes = Vec::with_capacity(usize::from(p.runs));
-                    let mut theirs = Vec::with_capacity(usize::from(p.runs));
-                    for n in 1..=p.runs {
-                        let label = format!("{T1} {id} run {n}/{}", p.runs);
-                        let (run, s, read) = run_receipted(&label, &argv, p.timeout(), &g.room)?;
-                        seconds.t1 += s;
-                        codes.push(run);
-                        if let Some(read) = read {
-                            theirs.push(receipt_fact(&read));
-                            add_failures(&mut doc, &read);
-                        }
-                        if let Some(finding) = integrity_after(&g, &label)? {
-                            // Nothing more runs: the properties run so far are reported
-                            // whole, and the core decides on the finding.
-                            doc["integrity"] = json!([finding]);
-                            break 'properties;
+                let batch = batched(&p.command);
+                // One process per run of a batch (every property at once), or per property
+                // and run.
+                let jobs: Vec<(u8, Vec<String>)> = if batch {
+                    (1..=p.runs)
+                        .map(|n| (n, plan.property_ids.clone()))
+                        .collect()
+                } else {
+                    plan.property_ids
+                        .iter()
+                        .flat_map(|id| (1..=p.runs).map(move |n| (n, vec![id.clone()])))
+                        .collect()
+                };
+                let mut codes: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
+                let mut theirs: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
+                for (n, ids) in &jobs {
+                    let label = match ids.as_slice() {
+                        [id] => format!("{T1} {id} run {n}/{}", p.runs),
+                        _ => format!("{T1} run {n}/{} ({} properties)", p.runs, ids.len()),
+                    };
+                    let argv = property_argv(&p.command, ids);
+                    let (run, s, read) = run_receipted(&label, &argv, p.timeout(), &g.room)?;
+                    seconds.t1 += s;
+                    for id in ids {
+                        codes.entry(id).or_default().push(json!(run));
+                        if let Some(read) = &read {
+                            let receipt = property_receipt(read, p.case.as_deref(), id);
+                            theirs.entry(id).or_default().push(json!(receipt));
                         }
                     }
-                    runs.insert(id.clone(), json!({ "runs": codes }));
-                    if on {
-                        receipts.insert(id.clone(), Value::Array(theirs));
+                    if let Some(read) = &read {
+                        add_failures(&mut doc, read);
+                    }
+                    if let Some(finding) = integrity_after(&g, &label)? {
+                        // Nothing more runs: the properties whose runs all ran are
+                        // reported, and the core decides on the finding.
+                        doc["integrity"] = json!([finding]);
+                        break;
                     }
                 }
                 if doc.get("property_runs").is_some() {
@@ -678,9 +694,23 @@ pub fn run(args: GateArgs) -> CliResult {
                         "the core asked for the properties twice",
                     ));
                 }
+                let mut runs = Map::new();
+                let mut receipts = Map::new();
+                for (id, ran) in codes.iter().filter(|(_, r)| r.len() == usize::from(p.runs)) {
+                    runs.insert((*id).to_owned(), json!({ "runs": ran }));
+                    if on {
+                        receipts.insert(
+                            (*id).to_owned(),
+                            Value::Array(theirs.get(id).cloned().unwrap_or_default()),
+                        );
+                    }
+                }
                 doc["property_runs"] = Value::Object(runs);
                 if on {
                     doc["property_receipts"] = Value::Object(receipts);
+                }
+                if batch {
+                    doc["batched"] = json!(true);
                 }
                 timed("properties", phase);
             }
@@ -1127,8 +1157,18 @@ fn dry_run(args: &GateArgs, g: &Gathered, plan: &GateNext) -> CliResult {
                 p.runs,
                 p.timeout_s
             ));
-            for id in &plan.property_ids {
-                out.push_str(&format!("    {}\n", argv_for(&p.command, id).join(" ")));
+            if batched(&p.command) {
+                out.push_str(&format!(
+                    "    {} (each run one process; each property's outcome from its own cases)\n",
+                    property_argv(&p.command, &plan.property_ids).join(" ")
+                ));
+            } else {
+                for id in &plan.property_ids {
+                    out.push_str(&format!(
+                        "    {}\n",
+                        property_argv(&p.command, std::slice::from_ref(id)).join(" ")
+                    ));
+                }
             }
             out.push_str(&format!("  {T2}: then, if {T1} passes: {suite}\n"));
         }

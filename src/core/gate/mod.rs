@@ -24,7 +24,7 @@ use super::path::{PrefixTrie, RepoPath};
 use super::quorum::{self, Outcome, PropertyReport, Reason};
 use super::route::{self, Attribution, Disposition, RuleName, Verdict, Verdicts};
 use super::rules;
-use super::runs::{CatchCodes, Receipt, ReceiptGap, RunOutcome, counted};
+use super::runs::{CatchCodes, Receipt, ReceiptGap, RunOutcome, counted, in_batch};
 use super::seal::SealCheck;
 
 pub use parse::{
@@ -164,6 +164,9 @@ pub struct GateRequest {
     /// Each property run's receipt, by property id, in run order (section 11.1): `None` when
     /// the property command has no `{junit}` (receipts off).
     pub property_receipts: Option<HashMap<String, Vec<Option<Receipt>>>>,
+    /// The property runs were batched (`{ids}`): each run's exit code is its batch's, and a
+    /// property's outcome in it is its own test cases' ([`in_batch`]).
+    pub batched: bool,
     /// The failing cases the reports gave (section 11.8).
     pub failures: Vec<FailingCase>,
     /// What runs changed that they may not (section 11.3).
@@ -1500,6 +1503,22 @@ fn counted_runs(request: &GateRequest) -> (HashMap<String, Vec<RunOutcome>>, Vec
         return (request.property_runs.clone(), Vec::new());
     };
     let mut unvouched = Vec::new();
+    // Batched: whether run n of the batch listed a failure in some property's cases.
+    let most = request
+        .property_runs
+        .values()
+        .map(Vec::len)
+        .max()
+        .unwrap_or(0);
+    let failed_in: Vec<bool> = (0..most)
+        .map(|i| {
+            receipts.values().any(|r| {
+                r.get(i)
+                    .and_then(Option::as_ref)
+                    .is_some_and(|r| r.failed > 0)
+            })
+        })
+        .collect();
     let mut ids: Vec<(&String, &Vec<RunOutcome>)> = request.property_runs.iter().collect();
     ids.sort_by_key(|(id, _)| *id);
     let runs = ids
@@ -1511,8 +1530,18 @@ fn counted_runs(request: &GateRequest) -> (HashMap<String, Vec<RunOutcome>>, Vec
                 .enumerate()
                 .map(|(i, run)| {
                     let receipt = theirs.and_then(|r| r.get(i)).and_then(Option::as_ref);
+                    let own = if request.batched {
+                        in_batch(
+                            *run,
+                            receipt,
+                            &request.catch_exit_codes,
+                            failed_in.get(i).copied().unwrap_or(false),
+                        )
+                    } else {
+                        *run
+                    };
                     let (run_counted, gap) =
-                        counted(*run, receipt, &request.catch_exit_codes, false);
+                        counted(own, receipt, &request.catch_exit_codes, false);
                     if let Some(gap) = gap {
                         unvouched.push(Unvouched {
                             property: id.clone(),

@@ -16,7 +16,7 @@ use crate::core::quorum::parse_quorum_fields;
 use crate::core::runs::{CatchCodes, Receipt, parse_catch_codes, parse_receipt};
 
 /// The fields of a `/gate` body.
-pub const GATE_FIELDS: [&str; 25] = [
+pub const GATE_FIELDS: [&str; 26] = [
     "patch_id",
     "changed_files",
     "guarded",
@@ -35,6 +35,7 @@ pub const GATE_FIELDS: [&str; 25] = [
     "shadows",
     "suspicious",
     "property_receipts",
+    "batched",
     "failures",
     "integrity",
     "build",
@@ -169,6 +170,13 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
     let property_receipts = doc
         .get("property_receipts")
         .and_then(|v| parse_property_receipts(v, &mut e));
+    let batched = doc.opt_bool("batched", &mut e).unwrap_or(false);
+    if batched && doc.get("property_receipts").is_none() && doc.get("property_runs").is_some() {
+        e.push(
+            "/batched",
+            "batched runs need `property_receipts`: a property's outcome in a batch is its own test cases'",
+        );
+    }
     let failures = match doc.get("failures") {
         Some(v) => parse_failures(v, &mut e).unwrap_or_default(),
         None => Vec::new(),
@@ -256,6 +264,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             shadows,
             suspicious,
             property_receipts,
+            batched,
             failures,
             integrity,
             build,
