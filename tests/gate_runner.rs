@@ -717,7 +717,7 @@ fn the_copy_has_git_only_when_asked_and_then_read_only() {
 #[test]
 fn without_bubblewrap_required_refuses_and_off_says_so() {
     let bin = tempfile::tempdir().unwrap();
-    for tool in ["git", "sh"] {
+    for tool in ["git", "sh", "cp"] {
         let path = String::from_utf8(
             std::process::Command::new("sh")
                 .args(["-c", &format!("command -v {tool}")])
@@ -1159,5 +1159,28 @@ fn a_batched_run_gives_each_property_its_own_cases_outcome() {
                 "{behaviour}: {id} {gap}: {t1}"
             );
         }
+    }
+}
+
+/// Issue 26: with `--server`, a server that cannot be reached is found before anything runs:
+/// exit 69 at once, no check started (the suite here would sleep for a minute).
+#[test]
+fn an_unreachable_server_is_found_before_anything_runs() {
+    let repo = repository("sleep");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = patchgate()
+        .current_dir(repo.path())
+        .args(["gate", "--base", "main", "--server"])
+        .arg(format!("http://127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(69), "{stderr}");
+    for started_a_run in ["t1-properties", "t2-fixtures", "canary", "build"] {
+        assert!(!stderr.contains(started_a_run), "{started_a_run}: {stderr}");
     }
 }

@@ -329,6 +329,28 @@ pub struct Tracked {
     pub stat: StatKey,
 }
 
+impl Tracked {
+    /// The same file in a copy of the tree made at `to` from `from` (`cp -a`): its `lstat`
+    /// key there.
+    pub fn moved(&self, from: &Path, to: &Path) -> Result<Tracked, CliError> {
+        let path = to.join(self.path.strip_prefix(from).unwrap_or(&self.path));
+        let stat = StatKey::of(&path).map_err(|e| {
+            CliError::software(format!("cannot read the copy's {}: {e}", path.display()))
+        })?;
+        Ok(Tracked {
+            path,
+            oid: self.oid.clone(),
+            kind: match &self.kind {
+                TrackedKind::File { executable } => TrackedKind::File {
+                    executable: *executable,
+                },
+                TrackedKind::Link(target) => TrackedKind::Link(target.clone()),
+            },
+            stat,
+        })
+    }
+}
+
 pub enum TrackedKind {
     File {
         executable: bool,

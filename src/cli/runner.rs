@@ -74,6 +74,8 @@ pub fn batched(template: &[String]) -> bool {
 pub enum Place<'a> {
     Here,
     Room(&'a Room),
+    /// In the room, with this run's own receipt directory writable (and no other run's).
+    Receipted(&'a Room, &'a Path),
 }
 
 impl Place<'_> {
@@ -88,11 +90,27 @@ impl Place<'_> {
                 c
             }
             Place::Room(room) => room
-                .command(argv)
+                .command(argv, None)
+                .map_err(|e| std::io::Error::other(e.message))?,
+            Place::Receipted(room, receipts) => room
+                .command(argv, Some(receipts))
                 .map_err(|e| std::io::Error::other(e.message))?,
         })
     }
 }
+
+/// The process groups of the runs under way (their leaders' pids): what
+/// [`end_leftovers`] never ends. Held while a run starts, so a run just started is never
+/// taken for a leftover.
+static LIVE: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
+
+fn live() -> std::sync::MutexGuard<'static, Vec<i32>> {
+    LIVE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Why a run ended before its command did: a caught signal, or its gate no longer needing it.
+const CANCELLED: &str = "cancelled";
 
 /// Runs `argv` in its own process group, at `place`; on timeout the whole group is killed
 /// (in the sandbox, its PID namespace with it), so no test runner it spawned outlives it.
@@ -105,6 +123,7 @@ pub fn run_tier_in(
     timeout: Duration,
     place: Place<'_>,
     log: Option<std::fs::File>,
+    cancel: Option<&std::sync::atomic::AtomicBool>,
 ) -> std::io::Result<(Option<ExitStatus>, f64)> {
     use std::os::fd::AsFd;
     use std::os::unix::process::CommandExt;
@@ -123,8 +142,14 @@ pub fn run_tier_in(
         .stdout(stdout)
         .stderr(stderr)
         .process_group(0);
-    let mut child = command.spawn()?;
-    let pgid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+    let mut child = {
+        let mut live = live();
+        let child = command.spawn()?;
+        live.push(i32::try_from(child.id()).unwrap_or(i32::MAX));
+        child
+    };
+    let leader = i32::try_from(child.id()).unwrap_or(i32::MAX);
+    let pgid = nix::unistd::Pid::from_raw(leader);
     // Waited for in slices, so a caught Ctrl-C is seen within one.
     let slice = Duration::from_millis(100);
     let status = loop {
@@ -135,15 +160,17 @@ pub fn run_tier_in(
         if let Some(status) = wait_timeout::ChildExt::wait_timeout(&mut child, left.min(slice))? {
             break Some(status);
         }
-        if crate::cli::interrupt::requested() {
+        let cancelled = cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::SeqCst));
+        if crate::cli::interrupt::requested() || cancelled {
             let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
             let _ = child.wait();
             // And whatever left its group: nothing the runner started outlives it.
-            end_leftovers();
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::Interrupted,
-                "interrupted",
-            ));
+            ended(leader);
+            return Err(if cancelled && !crate::cli::interrupt::requested() {
+                std::io::Error::other(CANCELLED)
+            } else {
+                std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted")
+            });
         }
     };
     // Whatever the leader did, nothing of its group outlives the tier.
@@ -151,7 +178,7 @@ pub fn run_tier_in(
     if status.is_none() {
         let _ = child.wait();
     }
-    let left = end_leftovers();
+    let left = ended(leader);
     LEFT_BEHIND.fetch_add(left, std::sync::atomic::Ordering::Relaxed);
     if left > 0 {
         output::error(&format!(
@@ -161,6 +188,15 @@ pub fn run_tier_in(
         ));
     }
     Ok((status, started.elapsed().as_secs_f64()))
+}
+
+/// A run whose leader was `leader` ended: when it was the last under way, whatever runs left
+/// behind is ended ([`end_leftovers`]; while others run, a process that left its group may
+/// be theirs, so the last run to end does it). How many were found.
+fn ended(leader: i32) -> usize {
+    let mut live = live();
+    live.retain(|pid| *pid != leader);
+    if live.is_empty() { end_leftovers() } else { 0 }
 }
 
 /// How many processes runs left behind so far (each killed): the gate's facts carry it.
@@ -245,13 +281,15 @@ pub struct Ran {
     pub run: RunOutcome,
     pub how: String,
     pub seconds: f64,
+    /// Stopped because its gate no longer needed it (see [`run_check_in`]): no run at all.
+    pub cancelled: bool,
 }
 
 /// Runs one check (see [`run_tier_in`]). A command that cannot start is a broken harness: a
 /// run without an exit code. A caught Ctrl-C (SIGINT, SIGTERM, SIGHUP) kills the check's group
 /// and is the error (130).
 pub fn run_in(argv: &[String], timeout: Duration, place: Place<'_>) -> Result<Ran, CliError> {
-    run_logged_in(argv, timeout, place, None)
+    run_logged_in(argv, timeout, place, None, None)
 }
 
 /// [`run_in`], its output written to `log` when given.
@@ -260,14 +298,23 @@ fn run_logged_in(
     timeout: Duration,
     place: Place<'_>,
     log: Option<std::fs::File>,
+    cancel: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<Ran, CliError> {
-    match run_tier_in(argv, timeout, place, log) {
+    let started = Instant::now();
+    match run_tier_in(argv, timeout, place, log, cancel) {
         Ok((status, seconds)) => Ok(Ran {
             run: status
                 .and_then(|s| s.code())
                 .and_then(|c| u8::try_from(c).ok()),
             how: describe(status, timeout.as_secs_f64()),
             seconds,
+            cancelled: false,
+        }),
+        Err(e) if e.to_string() == CANCELLED => Ok(Ran {
+            run: None,
+            how: "stopped: no longer needed".to_owned(),
+            seconds: started.elapsed().as_secs_f64(),
+            cancelled: true,
         }),
         Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
             interrupt::check()?;
@@ -280,24 +327,28 @@ fn run_logged_in(
                 argv.first().map(String::as_str).unwrap_or_default()
             ),
             seconds: 0.0,
+            cancelled: false,
         }),
     }
 }
 
-/// [`run_in`], saying on stderr how the check labelled `label` ended.
-pub fn run_check(
+/// [`run_in`], saying on stderr how the check labelled `label` ended; stopped (killed,
+/// [`Ran::cancelled`]) as soon as `cancel` is set: a run started before the gate knew whether
+/// it needs it.
+pub fn run_check_in(
     label: &str,
     argv: &[String],
     timeout: Duration,
     place: Place<'_>,
-) -> Result<(RunOutcome, f64), CliError> {
-    let ran = run_in(argv, timeout, place)?;
+    cancel: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<Ran, CliError> {
+    let ran = run_logged_in(argv, timeout, place, None, cancel)?;
     output::error(&format!("{label}: {} ({:.1} s)", ran.how, ran.seconds));
-    Ok((ran.run, ran.seconds))
+    Ok(ran)
 }
 
 /// Runs one check with its output captured, and gives its last lines (at most `max_bytes`,
-/// whole lines) beside what [`run_check`] gives; the whole output is echoed to stderr.
+/// whole lines) beside what [`run_check_in`] gives; the whole output is echoed to stderr.
 pub fn run_check_tail(
     label: &str,
     argv: &[String],
@@ -311,7 +362,7 @@ pub fn run_check_tail(
     let handle = log
         .try_clone()
         .map_err(|e| CliError::software(format!("cannot make a log file: {e}")))?;
-    let ran = run_logged_in(argv, timeout, place, Some(handle))?;
+    let ran = run_logged_in(argv, timeout, place, Some(handle), None)?;
     let mut text = Vec::new();
     let _ = log.rewind();
     let _ = (&mut log).take(MAX_REPORT_BYTES).read_to_end(&mut text);
@@ -342,7 +393,7 @@ pub fn receipted(template: &[String]) -> bool {
 /// What a run's receipt was: its report, or why none could be read.
 pub type ReceiptRead = Result<super::junit::Report, String>;
 
-/// Runs one check in the room (see [`run_check`]); with `{junit}` in `argv`, at a fresh path
+/// Runs one check in the room (see [`run_check_in`]); with `{junit}` in `argv`, at a fresh path
 /// outside the copy, and reads the report it wrote there as its receipt. `None`: receipts off.
 pub fn run_receipted(
     label: &str,
@@ -350,21 +401,39 @@ pub fn run_receipted(
     timeout: Duration,
     room: &Room,
 ) -> Result<(RunOutcome, f64, Option<ReceiptRead>), CliError> {
+    let (ran, read) = run_receipted_in(label, argv, timeout, room, None)?;
+    Ok((ran.run, ran.seconds, read))
+}
+
+/// [`run_receipted`], stopped as soon as `cancel` is set ([`run_check_in`]). Each run's
+/// receipt directory is its own (runs may be under way at once), fresh, and the only one its
+/// sandbox can write.
+pub fn run_receipted_in(
+    label: &str,
+    argv: &[String],
+    timeout: Duration,
+    room: &Room,
+    cancel: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<(Ran, Option<ReceiptRead>), CliError> {
     if !receipted(argv) {
-        let (run, seconds) = run_check(label, argv, timeout, Place::Room(room))?;
-        return Ok((run, seconds, None));
+        let ran = run_check_in(label, argv, timeout, Place::Room(room), cancel)?;
+        return Ok((ran, None));
     }
     let path = room.fresh_receipt()?;
+    let dir = path.parent().unwrap_or(&path).to_path_buf();
     let shown = path.to_string_lossy();
     let argv: Vec<String> = argv.iter().map(|a| a.replace(JUNIT, &shown)).collect();
-    let (run, seconds) = run_check(label, &argv, timeout, Place::Room(room))?;
+    let ran = run_check_in(label, &argv, timeout, Place::Receipted(room, &dir), cancel)?;
+    if ran.cancelled {
+        return Ok((ran, None));
+    }
     let read = open_report(&path).and_then(|f| {
         super::junit::read_report(std::io::BufReader::new(f)).map_err(|e| e.to_string())
     });
     if let Err(why) = &read {
         output::error(&format!("{label}: no receipt ({why})"));
     }
-    Ok((run, seconds, Some(read)))
+    Ok((ran, Some(read)))
 }
 
 /// A receipt as the core reads it (`None`: no report read).

@@ -99,9 +99,11 @@ pub struct Room {
     /// Every file of the copy as it was written: what a run may not change.
     tracked: Vec<super::git::Tracked>,
     home: PathBuf,
-    /// Where runs write their receipts (CONTRACT.md section 11.1): outside the copy, emptied
-    /// before every run.
+    /// Where runs write their receipts (CONTRACT.md section 11.1): outside the copy, a fresh
+    /// directory for every run.
     receipts: PathBuf,
+    /// How many receipt directories were handed out.
+    issued: std::sync::atomic::AtomicU32,
     pub backend: Backend,
     bwrap: PathBuf,
     env: Vec<(OsString, OsString)>,
@@ -168,6 +170,7 @@ impl Room {
             tracked,
             home,
             receipts,
+            issued: std::sync::atomic::AtomicU32::new(0),
             backend,
             bwrap: bwrap.unwrap_or_else(|| PathBuf::from("bwrap")),
             network: config.network,
@@ -176,8 +179,9 @@ impl Room {
     }
 
     /// The command that runs `argv` in the room: in the copy, with the room's environment,
-    /// inside the sandbox unless it is off.
-    pub fn command(&self, argv: &[String]) -> Result<Command, CliError> {
+    /// inside the sandbox unless it is off; `receipts`, the run's own receipt directory, is
+    /// all of the receipts it can write.
+    pub fn command(&self, argv: &[String], receipts: Option<&Path>) -> Result<Command, CliError> {
         let (program, args) = argv
             .split_first()
             .ok_or_else(|| CliError::software("empty command"))?;
@@ -190,7 +194,14 @@ impl Room {
             Backend::Bubblewrap => {
                 let mut c = Command::new(&self.bwrap);
                 c.args(isolation(self.network));
-                for writable in [&self.tree, &self.home, &self.receipts] {
+                for writable in [
+                    Some(self.tree.as_path()),
+                    Some(self.home.as_path()),
+                    receipts,
+                ]
+                .into_iter()
+                .flatten()
+                {
                     c.arg("--bind").arg(writable).arg(writable);
                 }
                 if let Some(git_dir) = &self.git_dir {
@@ -223,26 +234,112 @@ impl Room {
         super::git::changed_since_export(&self.tracked, &self.tree)
     }
 
-    /// A fresh path for the next run's receipt: the receipts directory emptied (whatever an
-    /// earlier run left there, or planted for this one, is gone), and a name in it.
+    /// A fresh path for the next run's receipt: in a directory of its own, new and empty
+    /// (whatever an earlier run left, or planted for this one, is gone), which only this run
+    /// can write.
     pub fn fresh_receipt(&self) -> Result<PathBuf, CliError> {
-        match std::fs::remove_dir_all(&self.receipts) {
+        let n = self
+            .issued
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let dir = self.receipts.join(format!("run-{n}"));
+        match std::fs::remove_dir_all(&dir) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => {
                 return Err(CliError::software(format!(
-                    "cannot empty the receipts directory {}: {e}",
-                    self.receipts.display()
+                    "cannot empty the receipt directory {}: {e}",
+                    dir.display()
                 )));
             }
         }
-        std::fs::create_dir(&self.receipts).map_err(|e| {
+        std::fs::create_dir(&dir).map_err(|e| {
             CliError::software(format!(
-                "cannot make the receipts directory {}: {e}",
-                self.receipts.display()
+                "cannot make the receipt directory {}: {e}",
+                dir.display()
             ))
         })?;
-        Ok(self.receipts.join("junit.xml"))
+        Ok(dir.join("junit.xml"))
+    }
+
+    /// A second room holding a copy of this one's tree as it is now (the build's output with
+    /// it: `cp -a`, with reflinks where the file system has them), its own `HOME`, `/tmp` and
+    /// receipts: where a run goes whose evidence must not depend on the runs in this one
+    /// (the suite, started while the properties run). The tracked files must be unchanged
+    /// (checked just before); they are what a run there may not change either.
+    pub fn fork(&self) -> Result<Room, CliError> {
+        let started = std::time::Instant::now();
+        let from = self.tree.parent().unwrap_or(&self.tree);
+        let dir = tempfile::Builder::new()
+            .prefix("patchgate-room-")
+            .tempdir_in(from.parent().unwrap_or(from))
+            .map_err(|e| CliError::software(format!("cannot make the gate's directory: {e}")))?;
+        let root = dir.path().to_path_buf();
+        let (copy, home, tmp, receipts) = (
+            root.join("tree"),
+            root.join("home"),
+            root.join("tmp"),
+            root.join("receipts"),
+        );
+        for d in [&home, &tmp, &receipts] {
+            std::fs::create_dir(d)
+                .map_err(|e| CliError::software(format!("cannot make {}: {e}", d.display())))?;
+        }
+        let out = Command::new("cp")
+            .args(["-a", "--reflink=auto"])
+            .arg(&self.tree)
+            .arg(&copy)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| CliError::software(format!("cannot run cp: {e}")))?;
+        if !out.status.success() {
+            return Err(CliError::software(format!(
+                "cannot copy the room's tree: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        let tracked = self
+            .tracked
+            .iter()
+            .map(|t| t.moved(&self.tree, &copy))
+            .collect::<Result<Vec<_>, _>>()?;
+        super::output::error(&format!(
+            "clean room: a second copy for the suite ({:.2} s)",
+            started.elapsed().as_secs_f64()
+        ));
+        let env = self
+            .env
+            .iter()
+            .map(|(k, v)| {
+                let v = if v == self.home.as_os_str() {
+                    home.clone().into_os_string()
+                } else if v
+                    == self
+                        .tree
+                        .parent()
+                        .unwrap_or(&self.tree)
+                        .join("tmp")
+                        .as_os_str()
+                {
+                    tmp.clone().into_os_string()
+                } else {
+                    v.clone()
+                };
+                (k.clone(), v)
+            })
+            .collect();
+        Ok(Room {
+            _dir: dir,
+            tree: copy,
+            tracked,
+            home,
+            receipts,
+            issued: std::sync::atomic::AtomicU32::new(0),
+            backend: self.backend,
+            bwrap: self.bwrap.clone(),
+            env,
+            network: self.network,
+            git_dir: self.git_dir.clone(),
+        })
     }
 }
 

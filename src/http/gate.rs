@@ -228,6 +228,10 @@ pub struct TimingsDoc {
     suite: Option<u64>,
     #[schema(nullable = false, minimum = 0, maximum = 4294967295_u64)]
     rerun: Option<u64>,
+    /// The whole gate, start to answer: less than the steps' sum when runs overlapped
+    /// (`--jobs`).
+    #[schema(nullable = false, minimum = 0, maximum = 4294967295_u64)]
+    total: Option<u64>,
 }
 
 /// One re-proof: an admitted property run on the judged tree with its mutant applied.

@@ -29,7 +29,7 @@ use super::git::{
 use super::junit;
 use super::runner::{
     Place, ReceiptRead, argv_for, batched, open_report, property_argv, property_receipt,
-    receipt_fact, receipted, run_check, run_check_tail, run_receipted,
+    receipt_fact, receipted, run_check_tail, run_receipted, run_receipted_in,
 };
 use super::sandbox::Room;
 use super::{RemoteArgs, output, remote};
@@ -86,6 +86,11 @@ pub struct GateArgs {
     /// Print the full answer as JSON instead of the one line.
     #[arg(long)]
     pub json: bool,
+    /// How many runs may be under way at once (default: the number of cores): the canary and
+    /// the property runs, and the suite started beside them in its own copy. 1 runs each in
+    /// turn, the suite only once the core asks for it.
+    #[arg(long, short = 'j')]
+    pub jobs: Option<std::num::NonZeroU8>,
     /// Write the facts gathered (the `POST /gate` body) here, to audit or replay them.
     #[arg(long)]
     pub facts_out: Option<PathBuf>,
@@ -205,7 +210,7 @@ struct Gathered {
     /// The base's census (section 11.2): test id → outcome.
     census: Option<std::collections::BTreeMap<String, String>>,
     /// The integrity checks after runs so far, and the seconds they took (said at the end).
-    checked: std::cell::Cell<(u32, f64)>,
+    checked: std::sync::Mutex<(u32, f64)>,
 }
 
 fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
@@ -313,7 +318,7 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         base: base.clone(),
         tree: judged.tree.clone(),
         census,
-        checked: std::cell::Cell::new((0, 0.0)),
+        checked: std::sync::Mutex::new((0, 0.0)),
     })
 }
 
@@ -324,14 +329,21 @@ fn fixtures_seal(room: &Room, config: &GateConfig) -> Result<String, CliError> {
 
 /// After a run (CONTRACT.md section 11.3): what it changed that it may not, by content against
 /// the judged tree, as the facts' `integrity` finding; `None` when nothing.
-fn integrity_after(g: &Gathered, label: &str) -> Result<Option<Value>, CliError> {
+fn integrity_after(g: &Gathered, room: &Room, label: &str) -> Result<Option<Value>, CliError> {
     let started = std::time::Instant::now();
-    let files = g.room.changed_files()?;
+    let files = room.changed_files()?;
     // A seal that cannot be computed any more (the directory replaced by a file, say) changed.
-    let seal_changed = fixtures_seal(&g.room, &g.config).map_or(true, |s| s != g.seal);
-    let (n, seconds) = g.checked.get();
-    g.checked
-        .set((n + 1, seconds + started.elapsed().as_secs_f64()));
+    let seal_changed = fixtures_seal(room, &g.config).map_or(true, |s| s != g.seal);
+    // A signal that came meanwhile (the seal stops for it) is the answer, not a finding.
+    super::interrupt::check()?;
+    {
+        let mut checked = g
+            .checked
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        checked.0 += 1;
+        checked.1 += started.elapsed().as_secs_f64();
+    }
     if files.is_empty() && !seal_changed {
         return Ok(None);
     }
@@ -562,200 +574,193 @@ pub fn run(args: GateArgs) -> CliResult {
     let g = gather(&args)?;
     // Where the time goes, by phase (milliseconds), into the facts and the report.
     let mut timings = Map::new();
-    let mut timed = |phase: &str, since: std::time::Instant| {
-        let ms = u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let before = timings.get(phase).and_then(Value::as_u64).unwrap_or(0);
-        timings.insert(phase.to_owned(), json!(before.saturating_add(ms)));
-    };
-    timed("gather", started);
+    timed(&mut timings, "gather", started);
     if args.dry_run {
         return dry_run(&args, &g, &core.next(&g.doc)?);
     }
     let mut doc = g.doc.clone();
     let mut seconds = Seconds::default();
-    // Each step at most once: the build (when configured), then the core asks for runs, then
-    // the suite, then (when only frozen tests failed) the suite's re-run without them, then a
-    // decision. A run that changes the tree stops it (section 11.3).
-    for round in 0..8 {
-        let plan = core.next(&doc)?;
-        // Said once: t1's verdict after its runs, or the scope hit that skipped it.
-        if let Some(Step::Properties { ran, summary, .. }) = plan
-            .steps
-            .iter()
-            .find(|s| matches!(s, Step::Properties { .. }))
-            .filter(|_| plan.next != NextStep::Runs)
-        {
-            if *ran && doc.get("property_runs").is_some() && doc.get("fixture_suite").is_none() {
-                output::error(&format!("{T1}: {summary}"));
-            } else if !*ran && round == 0 {
-                output::error(&format!(
-                    "{SCOPE_TIER}: scope hit (test-adjacent files changed): {T1} skipped"
-                ));
-            }
-        }
-        let phase = std::time::Instant::now();
-        // The build step, once, before anything of the code under test runs (section 11.8).
-        if matches!(plan.next, NextStep::Runs | NextStep::Suite)
-            && let Some(build) = &g.config.build
-            && doc.get("build").is_none()
-        {
-            let (code, _, tail) = run_check_tail(
-                "build",
-                &build.command,
-                build.timeout(),
-                Place::Room(&g.room),
-                2048,
-            )?;
-            doc["build"] = json!({
-                "exit_code": code,
-                "catch_exit_codes": build.catch,
-                "tail": clip_failure(&tail, 2048),
-            });
-            if let Some(finding) = integrity_after(&g, "build")? {
-                doc["integrity"] = json!([finding]);
-            }
-            timed("build", phase);
-            continue;
-        }
-        // The canary, once, after the build and before any property (section 11.5).
-        if matches!(plan.next, NextStep::Runs | NextStep::Suite)
-            && let Some(canary) = &g.config.canary
-            && doc.get("canary").is_none()
-        {
-            let (code, _, read) =
-                run_receipted("canary", &canary.command, canary.timeout(), &g.room)?;
-            let read = read.unwrap_or_else(|| Err("no receipt".to_owned()));
-            doc["canary"] = json!({
-                "exit_code": code,
-                "catch_exit_codes": canary.catch,
-                "receipt": receipt_fact(&read),
-            });
-            if let Some(finding) = integrity_after(&g, "canary")? {
-                doc["integrity"] = json!([finding]);
-            }
-            timed("canary", phase);
-            continue;
-        }
-        // The re-proof, once, after the properties passed and before the suite (section 11.5).
-        if plan.next == NextStep::Suite
-            && doc.get("property_runs").is_some()
-            && doc.get("reproof").is_none()
-        {
-            doc["reproof"] = Value::Array(reprove(&g, &doc)?);
-            timed("reproof", phase);
-            continue;
-        }
-        match plan.next {
-            NextStep::Runs => {
-                let p = &g.config.properties;
-                let on = receipted(&p.command);
-                let batch = batched(&p.command);
-                // One process per run of a batch (every property at once), or per property
-                // and run.
-                let jobs: Vec<(u8, Vec<String>)> = if batch {
-                    (1..=p.runs)
-                        .map(|n| (n, plan.property_ids.clone()))
-                        .collect()
-                } else {
-                    plan.property_ids
-                        .iter()
-                        .flat_map(|id| (1..=p.runs).map(move |n| (n, vec![id.clone()])))
-                        .collect()
-                };
-                let mut codes: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
-                let mut theirs: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
-                for (n, ids) in &jobs {
-                    let label = match ids.as_slice() {
-                        [id] => format!("{T1} {id} run {n}/{}", p.runs),
-                        _ => format!("{T1} run {n}/{} ({} properties)", p.runs, ids.len()),
-                    };
-                    let argv = property_argv(&p.command, ids);
-                    let (run, s, read) = run_receipted(&label, &argv, p.timeout(), &g.room)?;
-                    seconds.t1 += s;
-                    for id in ids {
-                        codes.entry(id).or_default().push(json!(run));
-                        if let Some(read) = &read {
-                            let receipt = property_receipt(read, p.case.as_deref(), id);
-                            theirs.entry(id).or_default().push(json!(receipt));
-                        }
-                    }
-                    if let Some(read) = &read {
-                        add_failures(&mut doc, read);
-                    }
-                    if let Some(finding) = integrity_after(&g, &label)? {
-                        // Nothing more runs: the properties whose runs all ran are
-                        // reported, and the core decides on the finding.
-                        doc["integrity"] = json!([finding]);
-                        break;
-                    }
+    let jobs = args.jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+        |j| usize::from(j.get()),
+    );
+    // The suite's own copy of the tree as the build left it (made once, after the build), and
+    // the suite run started there early when it may run beside the properties.
+    let suite_room: std::sync::OnceLock<Room> = std::sync::OnceLock::new();
+    std::thread::scope(|scope| -> Result<(), CliError> {
+        let mut early: Option<Early<'_, '_>> = None;
+        // Each step at most once: the build (when configured), then the canary and the runs
+        // the core asks for, then the suite, then (when only frozen tests failed) the suite's
+        // re-run without them, then a decision. A run that changes the tree stops it (section
+        // 11.3).
+        for round in 0..8 {
+            let plan = core.next(&doc)?;
+            // Said once: t1's verdict after its runs, or the scope hit that skipped it.
+            if let Some(Step::Properties { ran, summary, .. }) = plan
+                .steps
+                .iter()
+                .find(|s| matches!(s, Step::Properties { .. }))
+                .filter(|_| plan.next != NextStep::Runs)
+            {
+                if *ran && doc.get("property_runs").is_some() && doc.get("fixture_suite").is_none()
+                {
+                    output::error(&format!("{T1}: {summary}"));
+                } else if !*ran && round == 0 {
+                    output::error(&format!(
+                        "{SCOPE_TIER}: scope hit (test-adjacent files changed): {T1} skipped"
+                    ));
                 }
-                if doc.get("property_runs").is_some() {
+            }
+            let phase = std::time::Instant::now();
+            let running = matches!(plan.next, NextStep::Runs | NextStep::Suite);
+            // The build step, once, before anything of the code under test runs (section 11.8).
+            if running
+                && let Some(build) = &g.config.build
+                && doc.get("build").is_none()
+            {
+                let (code, _, tail) = run_check_tail(
+                    "build",
+                    &build.command,
+                    build.timeout(),
+                    Place::Room(&g.room),
+                    2048,
+                )?;
+                doc["build"] = json!({
+                    "exit_code": code,
+                    "catch_exit_codes": build.catch,
+                    "tail": clip_failure(&tail, 2048),
+                });
+                if let Some(finding) = integrity_after(&g, &g.room, "build")? {
+                    doc["integrity"] = json!([finding]);
+                }
+                timed(&mut timings, "build", phase);
+                continue;
+            }
+            // After the build: the suite's copy, and the suite started in it at once when
+            // there are cores to spare (`--jobs`): its evidence cannot depend on the other
+            // runs, and it is used only if the core asks for the suite.
+            if running && suite_room.get().is_none() && doc.get("fixture_suite").is_none() {
+                let _ = suite_room.set(g.room.fork()?);
+                if jobs > 1
+                    && let Some(room) = suite_room.get()
+                {
+                    early = Some(Early::start(scope, &g, room));
+                }
+            }
+            // The canary (once, before any property counts: section 11.5) and the property
+            // runs, up to `jobs` at once (one slot is the early suite's).
+            let canary = g
+                .config
+                .canary
+                .as_ref()
+                .filter(|_| doc.get("canary").is_none());
+            let properties = plan.next == NextStep::Runs && doc.get("property_runs").is_none();
+            if running && (canary.is_some() || properties) {
+                let mut work = Vec::new();
+                if canary.is_some() {
+                    work.push(Job::Canary);
+                }
+                if properties {
+                    work.extend(property_jobs(&g.config.properties, &plan.property_ids));
+                }
+                let slots = jobs.saturating_sub(usize::from(early.is_some())).max(1);
+                let done = run_jobs(&g, &work, slots);
+                let mut done = done.into_iter().collect::<Result<Vec<_>, _>>()?;
+                if let Some(finding) = done.iter_mut().find_map(|d| d.finding.take()) {
+                    doc["integrity"] = json!([finding]);
+                }
+                let (canaries, runs): (Vec<_>, Vec<_>) =
+                    done.into_iter().partition(|d| matches!(d.job, Job::Canary));
+                if let (Some(c), Some(d)) = (canary, canaries.into_iter().next()) {
+                    let read = d.read.unwrap_or_else(|| Err("no receipt".to_owned()));
+                    doc["canary"] = json!({
+                        "exit_code": d.ran.run,
+                        "catch_exit_codes": c.catch,
+                        "receipt": receipt_fact(&read),
+                    });
+                    insert_ms(&mut timings, "canary", d.ran.seconds);
+                }
+                // The property runs count only if the core, knowing the canary, still asks
+                // for them: as if they had run after it.
+                if properties && core.next(&doc)?.next == NextStep::Runs {
+                    seconds.t1 += runs.iter().map(|d| d.ran.seconds).sum::<f64>();
+                    record_properties(&g, &mut doc, runs);
+                    timed(&mut timings, "properties", phase);
+                } else if properties {
+                    output::error(&format!(
+                        "{T1}: decided before its runs counted (the canary, or a run that changed the tree): not counted"
+                    ));
+                }
+                continue;
+            }
+            // The re-proof, once, after the properties passed and before the suite (section
+            // 11.5).
+            if plan.next == NextStep::Suite
+                && doc.get("property_runs").is_some()
+                && doc.get("reproof").is_none()
+            {
+                doc["reproof"] = Value::Array(reprove(&g, &doc)?);
+                timed(&mut timings, "reproof", phase);
+                continue;
+            }
+            match plan.next {
+                NextStep::Runs => {
                     return Err(CliError::software(
                         "the core asked for the properties twice",
                     ));
                 }
-                let mut runs = Map::new();
-                let mut receipts = Map::new();
-                for (id, ran) in codes.iter().filter(|(_, r)| r.len() == usize::from(p.runs)) {
-                    runs.insert((*id).to_owned(), json!({ "runs": ran }));
-                    if on {
-                        receipts.insert(
-                            (*id).to_owned(),
-                            Value::Array(theirs.get(id).cloned().unwrap_or_default()),
-                        );
+                NextStep::Suite => {
+                    if doc.get("fixture_suite").is_some() {
+                        return Err(CliError::software("the core asked for the suite twice"));
                     }
+                    let room = suite_room.get().unwrap_or(&g.room);
+                    let done = match early.take() {
+                        Some(e) => e.join()?,
+                        None => run_suite(&g, room, T2, &[], None)?,
+                    };
+                    seconds.t2 = done.seconds;
+                    insert_ms(&mut timings, "suite", done.seconds);
+                    let mut suite = done.record(&mut doc);
+                    suite["catch_exit_codes"] = json!(g.config.suite.catch);
+                    doc["fixture_suite"] = suite;
                 }
-                doc["property_runs"] = Value::Object(runs);
-                if on {
-                    doc["property_receipts"] = Value::Object(receipts);
+                NextStep::Rerun => {
+                    let Some(template) = &g.config.suite.deselect else {
+                        output::error(&format!(
+                            "{T2}: only frozen tests failed, but the base's config has no `[suite] deselect` to re-run the suite without them: nothing is discarded"
+                        ));
+                        break;
+                    };
+                    if doc["fixture_suite"].get("rerun").is_some() {
+                        return Err(CliError::software("the core asked for the re-run twice"));
+                    }
+                    let room = suite_room.get().unwrap_or(&g.room);
+                    let extra = deselect_args(template, &plan.deselect, &room.tree);
+                    let label = format!("{T2} re-run without {}", plan.deselect.join(", "));
+                    let done = run_suite(&g, room, &label, &extra, None)?;
+                    seconds.t2 += done.seconds;
+                    doc["fixture_suite"]["rerun"] = done.record(&mut doc);
+                    timed(&mut timings, "rerun", phase);
                 }
-                if batch {
-                    doc["batched"] = json!(true);
-                }
-                timed("properties", phase);
+                NextStep::Decide => break,
             }
-            NextStep::Suite => {
-                if doc.get("fixture_suite").is_some() {
-                    return Err(CliError::software("the core asked for the suite twice"));
-                }
-                let (mut suite, s) = run_suite(&g, &mut doc, T2, &[])?;
-                seconds.t2 = s;
-                suite["catch_exit_codes"] = json!(g.config.suite.catch);
-                doc["fixture_suite"] = suite;
-                if let Some(finding) = integrity_after(&g, T2)? {
-                    doc["integrity"] = json!([finding]);
-                }
-                timed("suite", phase);
-            }
-            NextStep::Rerun => {
-                let Some(template) = &g.config.suite.deselect else {
-                    output::error(&format!(
-                        "{T2}: only frozen tests failed, but the base's config has no `[suite] deselect` to re-run the suite without them: nothing is discarded"
-                    ));
-                    break;
-                };
-                if doc["fixture_suite"].get("rerun").is_some() {
-                    return Err(CliError::software("the core asked for the re-run twice"));
-                }
-                let extra = deselect_args(template, &plan.deselect, &g.room.tree);
-                let label = format!("{T2} re-run without {}", plan.deselect.join(", "));
-                let (rerun, s) = run_suite(&g, &mut doc, &label, &extra)?;
-                seconds.t2 += s;
-                doc["fixture_suite"]["rerun"] = rerun;
-                if let Some(finding) = integrity_after(&g, &label)? {
-                    doc["integrity"] = json!([finding]);
-                }
-                timed("rerun", phase);
-            }
-            NextStep::Decide => break,
         }
-    }
+        // A suite started early that the decision did not need: stopped, not run.
+        if let Some(e) = early.take() {
+            e.stop();
+        }
+        Ok(())
+    })?;
+    timed(&mut timings, "total", started);
     let left = super::runner::left_behind();
     if left > 0 {
         doc["left_behind"] = json!(left);
     }
     doc["timings_ms"] = Value::Object(timings);
-    let (checks, spent) = g.checked.get();
+    let (checks, spent) = *g
+        .checked
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if checks > 0 {
         output::error(&format!(
             "integrity: the copy checked after {checks} run{} ({spent:.3} s)",
@@ -769,6 +774,251 @@ pub fn run(args: GateArgs) -> CliResult {
         }
         Ok(exit)
     })
+}
+
+/// Adds the time since `since` to `phase` in `timings` (milliseconds).
+fn timed(timings: &mut Map<String, Value>, phase: &str, since: std::time::Instant) {
+    insert_ms(timings, phase, since.elapsed().as_secs_f64());
+}
+
+/// Adds `seconds` to `phase` in `timings` (milliseconds).
+fn insert_ms(timings: &mut Map<String, Value>, phase: &str, seconds: f64) {
+    let ms = (seconds * 1000.0).round().clamp(0.0, f64::from(u32::MAX)) as u64;
+    let before = timings.get(phase).and_then(Value::as_u64).unwrap_or(0);
+    timings.insert(phase.to_owned(), json!(before.saturating_add(ms)));
+}
+
+/// One run of the canary-and-properties phase: they do not depend on each other, and run up
+/// to `--jobs` at once in the room.
+enum Job {
+    Canary,
+    /// Run `n` of these properties (one process for all of them when batched).
+    Properties {
+        n: u8,
+        ids: Vec<String>,
+    },
+}
+
+/// A job run: how it ended, its receipt, and what it changed that it may not.
+struct Done<'j> {
+    job: &'j Job,
+    ran: super::runner::Ran,
+    read: Option<ReceiptRead>,
+    finding: Option<Value>,
+}
+
+/// The property runs the plan asks for: one process per run of a batch (every property at
+/// once), or per property and run; in run order.
+fn property_jobs(p: &config::PropertiesConfig, ids: &[String]) -> Vec<Job> {
+    if batched(&p.command) {
+        (1..=p.runs)
+            .map(|n| Job::Properties {
+                n,
+                ids: ids.to_vec(),
+            })
+            .collect()
+    } else {
+        ids.iter()
+            .flat_map(|id| {
+                (1..=p.runs).map(move |n| Job::Properties {
+                    n,
+                    ids: vec![id.clone()],
+                })
+            })
+            .collect()
+    }
+}
+
+/// Runs `work` in the room, up to `slots` at once, in order of start. Once one changes the
+/// tree (section 11.3), or fails, or a signal comes, nothing more starts and what runs is
+/// stopped: the jobs stopped or never started are not in the result.
+fn run_jobs<'j>(g: &Gathered, work: &'j [Job], slots: usize) -> Vec<Result<Done<'j>, CliError>> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let stop = AtomicBool::new(false);
+    let next = AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(Vec::new());
+    let p = &g.config.properties;
+    let one = |job: &'j Job| -> Result<Option<Done<'j>>, CliError> {
+        let (label, argv, timeout) = match job {
+            Job::Canary => {
+                let c = g
+                    .config
+                    .canary
+                    .as_ref()
+                    .ok_or_else(|| CliError::software("no canary"))?;
+                ("canary".to_owned(), c.command.clone(), c.timeout())
+            }
+            Job::Properties { n, ids } => (
+                match ids.as_slice() {
+                    [id] => format!("{T1} {id} run {n}/{}", p.runs),
+                    _ => format!("{T1} run {n}/{} ({} properties)", p.runs, ids.len()),
+                },
+                property_argv(&p.command, ids),
+                p.timeout(),
+            ),
+        };
+        let (ran, read) = run_receipted_in(&label, &argv, timeout, &g.room, Some(&stop))?;
+        if ran.cancelled {
+            return Ok(None);
+        }
+        // A canary that did not fail as it must decides (section 11.5): no property run
+        // counts after it, so none more is started.
+        if let (Job::Canary, Some(c)) = (job, &g.config.canary) {
+            let sang = crate::core::gate::CanaryRun {
+                exit_code: ran.run,
+                catch_exit_codes: c.catch.clone(),
+                receipt: read.as_ref().and_then(super::runner::receipt_of),
+            }
+            .sang();
+            if !sang {
+                stop.store(true, Ordering::SeqCst);
+            }
+        }
+        let finding = integrity_after(g, &g.room, &label)?;
+        if finding.is_some() {
+            // Nothing more runs: the runs so far are reported, and the core decides.
+            stop.store(true, Ordering::SeqCst);
+        }
+        Ok(Some(Done {
+            job,
+            ran,
+            read,
+            finding,
+        }))
+    };
+    std::thread::scope(|scope| {
+        for _ in 0..slots.clamp(1, work.len().max(1)) {
+            scope.spawn(|| {
+                while !stop.load(Ordering::SeqCst) {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(job) = work.get(i) else { break };
+                    let done = one(job);
+                    if done.is_err() {
+                        stop.store(true, Ordering::SeqCst);
+                    }
+                    if let Some(done) = done.transpose() {
+                        results
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                            .push((i, done));
+                    }
+                }
+            });
+        }
+    });
+    let mut results = results
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
+}
+
+/// The property runs done, as the facts hold them: each property's exit codes in run order
+/// (a batch's for every property in it) and, with receipts, each its own cases' receipt. A
+/// property not every run of which finished (the tree changed) is left out.
+fn record_properties(g: &Gathered, doc: &mut Value, done: Vec<Done<'_>>) {
+    let p = &g.config.properties;
+    let on = receipted(&p.command);
+    let mut codes: BTreeMap<&str, Vec<(u8, Value)>> = BTreeMap::new();
+    let mut theirs: BTreeMap<&str, Vec<(u8, Value)>> = BTreeMap::new();
+    for d in &done {
+        let Job::Properties { n, ids } = d.job else {
+            continue;
+        };
+        for id in ids {
+            codes.entry(id).or_default().push((*n, json!(d.ran.run)));
+            if let Some(read) = &d.read {
+                let receipt = property_receipt(read, p.case.as_deref(), id);
+                theirs.entry(id).or_default().push((*n, json!(receipt)));
+            }
+        }
+        if let Some(read) = &d.read {
+            add_failures(doc, read);
+        }
+    }
+    let in_order = |mut runs: Vec<(u8, Value)>| {
+        runs.sort_by_key(|(n, _)| *n);
+        Value::Array(runs.into_iter().map(|(_, v)| v).collect())
+    };
+    let mut runs = Map::new();
+    let mut receipts = Map::new();
+    for (id, ran) in codes {
+        if ran.len() != usize::from(p.runs) {
+            continue;
+        }
+        runs.insert(id.to_owned(), json!({ "runs": in_order(ran) }));
+        if on {
+            receipts.insert(
+                id.to_owned(),
+                in_order(theirs.remove(id).unwrap_or_default()),
+            );
+        }
+    }
+    doc["property_runs"] = Value::Object(runs);
+    if on {
+        doc["property_receipts"] = Value::Object(receipts);
+    }
+    if batched(&p.command) {
+        doc["batched"] = json!(true);
+    }
+}
+
+/// The suite started early, in its own copy, while the canary and the properties run.
+/// Dropped unjoined (an error, a signal), it is stopped.
+struct Early<'scope, 'env> {
+    handle: Option<std::thread::ScopedJoinHandle<'scope, Result<SuiteDone, CliError>>>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    _env: std::marker::PhantomData<&'env ()>,
+}
+
+impl<'scope, 'env> Early<'scope, 'env> {
+    fn start(
+        scope: &'scope std::thread::Scope<'scope, 'env>,
+        g: &'env Gathered,
+        room: &'env Room,
+    ) -> Self {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&stop);
+        output::error(&format!(
+            "{T2}: started now in its own copy, beside the other runs; used only if {T1} passes"
+        ));
+        let handle = scope.spawn(move || run_suite(g, room, T2, &[], Some(&flag)));
+        Early {
+            handle: Some(handle),
+            stop,
+            _env: std::marker::PhantomData,
+        }
+    }
+
+    /// Its result, once it ended.
+    fn join(mut self) -> Result<SuiteDone, CliError> {
+        self.handle
+            .take()
+            .ok_or_else(|| CliError::software("the suite was joined twice"))?
+            .join()
+            .unwrap_or_else(|_| Err(CliError::software("the suite's thread panicked")))
+    }
+
+    /// Stops it (killed if it still runs); what it did is not recorded: it did not run.
+    fn stop(mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(Ok(Ok(done))) = self.handle.take().map(std::thread::ScopedJoinHandle::join) {
+            output::error(&format!(
+                "{T2}: {}: the decision came before the suite, which is recorded as not run",
+                if done.cancelled {
+                    "its early run was stopped"
+                } else {
+                    "its early run is not counted"
+                }
+            ));
+        }
+    }
+}
+
+impl Drop for Early<'_, '_> {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// The seconds each tier's runs took, as the runner measured them.
@@ -872,30 +1122,60 @@ fn suspicious_lines(config: &GateConfig, base: &str, tree: &str) -> Result<Value
     Ok(Value::Array(hits))
 }
 
-/// Runs the fixture suite (t2) in the room, with `extra` arguments after its command (the
-/// deselected tests of a re-run): `{exit_code, failed_tests?}` as the facts hold a run of
-/// it, and the seconds it took.
+/// A run of the fixture suite: its facts (`{exit_code, receipt?, failed_tests?, ...}`), the
+/// seconds it took, its receipt (whose failures go into the facts' `failures`), and what it
+/// changed that it may not.
+struct SuiteDone {
+    run: Value,
+    seconds: f64,
+    read: Option<ReceiptRead>,
+    finding: Option<Value>,
+    cancelled: bool,
+}
+
+impl SuiteDone {
+    /// Its failures and its integrity finding into the facts; its own facts, to be put where
+    /// they go.
+    fn record(self, doc: &mut Value) -> Value {
+        if let Some(read) = &self.read {
+            add_failures(doc, read);
+        }
+        if let Some(finding) = self.finding {
+            doc["integrity"] = json!([finding]);
+        }
+        self.run
+    }
+}
+
+/// Runs the fixture suite (t2) in `room`, with `extra` arguments after its command (the
+/// deselected tests of a re-run), then checks what it changed; stopped when `cancel` is set.
 fn run_suite(
     g: &Gathered,
-    doc: &mut Value,
+    room: &Room,
     label: &str,
     extra: &[String],
-) -> Result<(Value, f64), CliError> {
-    let (config, room) = (&g.config, &g.room);
-    let s = &config.suite;
+    cancel: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<SuiteDone, CliError> {
+    let s = &g.config.suite;
+    let argv: Vec<String> = s.command.iter().chain(extra).cloned().collect();
     if receipted(&s.command) {
-        let argv: Vec<String> = s.command.iter().chain(extra).cloned().collect();
-        let (code, seconds, read) = run_receipted(label, &argv, s.timeout(), room)?;
-        let read = read.unwrap_or_else(|| Err("no receipt".to_owned()));
-        let mut run = json!({ "exit_code": code, "receipt": receipt_fact(&read) });
-        add_failures(doc, &read);
-        if let Ok(report) = read {
+        let (ran, read) = run_receipted_in(label, &argv, s.timeout(), room, cancel)?;
+        let read = if ran.cancelled {
+            None
+        } else {
+            Some(read.unwrap_or_else(|| Err("no receipt".to_owned())))
+        };
+        let mut run = json!({ "exit_code": ran.run });
+        if let Some(read) = &read {
+            run["receipt"] = receipt_fact(read);
+        }
+        if let Some(Ok(report)) = &read {
             if let Some(why) = &report.disagrees {
                 output::error(&format!("{label}: its report disagrees with itself: {why}"));
             }
             // The base's tests must still run (section 11.2); a re-run leaves some out.
             if let Some(census) = g.census.as_ref().filter(|_| extra.is_empty()) {
-                let gone = census::vanished(census, &report);
+                let gone = census::vanished(census, report);
                 if !gone.is_empty() {
                     output::error(&format!(
                         "{label}: {} census tests that passed on the base did not run (first: {})",
@@ -911,10 +1191,21 @@ fn run_suite(
                         .collect::<Vec<_>>()
                 );
             }
-            let ids: Vec<String> = report.failed.into_iter().map(fit_test_id).collect();
+            let ids: Vec<String> = report.failed.iter().cloned().map(fit_test_id).collect();
             run["failed_tests"] = json!(ids);
         }
-        return Ok((run, seconds));
+        let finding = if ran.cancelled {
+            None
+        } else {
+            integrity_after(g, room, label)?
+        };
+        return Ok(SuiteDone {
+            run,
+            seconds: ran.seconds,
+            read,
+            finding,
+            cancelled: ran.cancelled,
+        });
     }
     // A report left from before (or committed by the patch) must never be read as this
     // run's: only a report the suite writes now counts.
@@ -944,10 +1235,9 @@ fn run_suite(
             }
         }
     }
-    let argv: Vec<String> = s.command.iter().chain(extra).cloned().collect();
-    let (code, seconds) = run_check(label, &argv, s.timeout(), Place::Room(room))?;
-    let mut run = json!({ "exit_code": code });
-    if let Some((j, path)) = junit {
+    let ran = super::runner::run_check_in(label, &argv, s.timeout(), Place::Room(room), cancel)?;
+    let mut run = json!({ "exit_code": ran.run });
+    if let Some((j, path)) = junit.filter(|_| !ran.cancelled) {
         match open_report(&path) {
             Ok(f) => match junit::read_report(std::io::BufReader::new(f)) {
                 Ok(report) => {
@@ -969,7 +1259,18 @@ fn run_suite(
             )),
         }
     }
-    Ok((run, seconds))
+    let finding = if ran.cancelled {
+        None
+    } else {
+        integrity_after(g, room, label)?
+    };
+    Ok(SuiteDone {
+        run,
+        seconds: ran.seconds,
+        read: None,
+        finding,
+        cancelled: ran.cancelled,
+    })
 }
 
 /// The arguments that leave `ids` out of a suite run: `[suite] deselect` once per test, with

@@ -42,7 +42,9 @@ pub(super) fn run(args: RunArgs) -> CliResult {
         output::error(&format!("{name}: running {}", tier.command.join(" ")));
         // Checked when the config was read.
         let limit = timeout(tier.timeout_s).map_err(CliError::data)?;
-        let Ran { run, how, seconds } = run_in(&tier.command, limit, Place::Here)?;
+        let Ran {
+            run, how, seconds, ..
+        } = run_in(&tier.command, limit, Place::Here)?;
         let verdict = TierVerdict::of_run(run, &tier.catch);
         let row = json!({
             "patch": patch, "tier": name, "verdict": verdict.as_str(), "seconds": seconds,

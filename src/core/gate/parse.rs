@@ -45,7 +45,7 @@ pub const GATE_FIELDS: [&str; 26] = [
     "timings_ms",
 ];
 /// The runner's phases a request may time (`timings_ms`), in pipeline order.
-pub const TIMING_STEPS: [&str; 7] = [
+pub const TIMING_STEPS: [&str; 8] = [
     "gather",
     "build",
     "canary",
@@ -53,6 +53,7 @@ pub const TIMING_STEPS: [&str; 7] = [
     "reproof",
     "suite",
     "rerun",
+    "total",
 ];
 /// The fields of a re-proof.
 pub const REPROOF_FIELDS: [&str; 5] = ["property", "applied", "exit_code", "receipt", "note"];
