@@ -542,7 +542,7 @@ fn reports_evidence_markdown_and_the_github_annotation() {
     let answer: serde_json::Value =
         serde_json::from_slice(&json.stdout).expect("stdout is one JSON document");
     assert_eq!(answer["reason"], "concrete-behavior");
-    for phase in ["gather", "canary", "properties", "suite"] {
+    for phase in ["gather", "canary", "properties", "suite", "total"] {
         assert!(answer["timings_ms"][phase].is_u64(), "{phase}: {answer}");
     }
     assert!(

@@ -330,15 +330,11 @@ pub struct Tracked {
 }
 
 impl Tracked {
-    /// The same file in a copy of the tree made at `to` from `from` (`cp -a`): its `lstat`
-    /// key there.
-    pub fn moved(&self, from: &Path, to: &Path) -> Result<Tracked, CliError> {
-        let path = to.join(self.path.strip_prefix(from).unwrap_or(&self.path));
-        let stat = StatKey::of(&path).map_err(|e| {
-            CliError::software(format!("cannot read the copy's {}: {e}", path.display()))
-        })?;
-        Ok(Tracked {
-            path,
+    /// The same file in a copy of the tree made at `to` from `from` (its `lstat` key still
+    /// the original's: take it again with [`Tracked::restat`]).
+    pub fn moved(&self, from: &Path, to: &Path) -> Tracked {
+        Tracked {
+            path: to.join(self.path.strip_prefix(from).unwrap_or(&self.path)),
             oid: self.oid.clone(),
             kind: match &self.kind {
                 TrackedKind::File { executable } => TrackedKind::File {
@@ -346,8 +342,19 @@ impl Tracked {
                 },
                 TrackedKind::Link(target) => TrackedKind::Link(target.clone()),
             },
-            stat,
-        })
+            stat: self.stat,
+        }
+    }
+
+    /// Takes every file's `lstat` key again (in a copy just made of files checked unchanged).
+    /// A file gone keeps its key, and is found changed.
+    pub fn restat(tracked: &mut [Tracked]) {
+        let now = StatKey::of_all(tracked);
+        for (t, key) in tracked.iter_mut().zip(now) {
+            if let Some(key) = key {
+                t.stat = key;
+            }
+        }
     }
 }
 
@@ -372,6 +379,52 @@ pub struct StatKey {
 }
 
 impl StatKey {
+    /// The keys of every tracked file as it is now (`None`: gone or unreadable), on every
+    /// core, each directory opened once (`fstatat` by name: 20,000 files in a few ms).
+    fn of_all(tracked: &[Tracked]) -> Vec<Option<StatKey>> {
+        let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        let chunk = tracked.len().div_ceil(threads).max(256);
+        std::thread::scope(|scope| {
+            let parts: Vec<_> = tracked
+                .chunks(chunk)
+                .map(|part| scope.spawn(move || Self::of_chunk(part)))
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|p| p.join().unwrap_or_default())
+                .collect()
+        })
+    }
+
+    fn of_chunk(part: &[Tracked]) -> Vec<Option<StatKey>> {
+        use rustix::fs::{AtFlags, Mode, OFlags, openat, statat};
+        let mut dir: Option<(&Path, Option<std::os::fd::OwnedFd>)> = None;
+        part.iter()
+            .map(|t| {
+                let (parent, name) = (t.path.parent()?, t.path.file_name()?);
+                if dir.as_ref().is_none_or(|(p, _)| *p != parent) {
+                    let fd = openat(
+                        rustix::fs::CWD,
+                        parent,
+                        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                        Mode::empty(),
+                    )
+                    .ok();
+                    dir = Some((parent, fd));
+                }
+                let fd = dir.as_ref()?.1.as_ref()?;
+                let st = statat(fd, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+                Some(StatKey {
+                    ino: st.st_ino,
+                    size: u64::try_from(st.st_size).unwrap_or(u64::MAX),
+                    mode: st.st_mode,
+                    mtime: (st.st_mtime, i64::try_from(st.st_mtime_nsec).unwrap_or(-1)),
+                    ctime: (st.st_ctime, i64::try_from(st.st_ctime_nsec).unwrap_or(-1)),
+                })
+            })
+            .collect()
+    }
+
     pub fn of(path: &Path) -> std::io::Result<Self> {
         use std::os::unix::fs::MetadataExt;
         let m = std::fs::symlink_metadata(path)?;
@@ -401,8 +454,8 @@ pub fn changed_since_export(tracked: &[Tracked], root: &Path) -> Result<Vec<Stri
     };
     let mut changed = Vec::new();
     let mut touched: Vec<&Tracked> = Vec::new();
-    for t in tracked {
-        let Ok(now) = StatKey::of(&t.path) else {
+    for (t, now) in tracked.iter().zip(StatKey::of_all(tracked)) {
+        let Some(now) = now else {
             changed.push(rel(t));
             continue;
         };

@@ -217,9 +217,18 @@ pub fn left_behind() -> usize {
 pub fn end_leftovers() -> usize {
     use nix::sys::wait::{WaitPidFlag, waitpid};
     let me = std::process::id();
+    // The runner's own helpers (git, making a copy meanwhile) are in its process group; what a
+    // run started is in the run's group, or left it.
+    let own_group = nix::unistd::getpgrp().as_raw();
     let mut ended = 0;
     for _ in 0..64 {
-        let children = children_of(me);
+        let children: Vec<(i32, String)> = children_of(me)
+            .into_iter()
+            .filter(|(pid, _)| {
+                nix::unistd::getpgid(Some(nix::unistd::Pid::from_raw(*pid)))
+                    .map_or(true, |g| g.as_raw() != own_group)
+            })
+            .collect();
         if children.is_empty() {
             break;
         }
@@ -232,12 +241,8 @@ pub fn end_leftovers() -> usize {
             }
         }
     }
-    // Children that already exited, unreaped.
-    while let Ok(status) = waitpid(None, Some(WaitPidFlag::WNOHANG)) {
-        if matches!(status, nix::sys::wait::WaitStatus::StillAlive) {
-            break;
-        }
-    }
+    // (Exited ones, unreaped, were among the children: reaped above. Never `waitpid(-1)`:
+    // it would reap a helper another thread is waiting for.)
     ended
 }
 

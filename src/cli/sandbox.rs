@@ -98,6 +98,9 @@ pub struct Room {
     pub tree: PathBuf,
     /// Every file of the copy as it was written: what a run may not change.
     tracked: Vec<super::git::Tracked>,
+    /// Every directory of the copy and its `lstat` key, taken before any run: a directory
+    /// whose key is the same had nothing added, removed or renamed in it.
+    dirs: Vec<(PathBuf, super::git::StatKey)>,
     home: PathBuf,
     /// Where runs write their receipts (CONTRACT.md section 11.1): outside the copy, a fresh
     /// directory for every run.
@@ -166,6 +169,7 @@ impl Room {
         Ok(Room {
             env: environment(&config.env, &home, &tmp, backend),
             _dir: dir,
+            dirs: directories(&copy),
             tree: copy,
             tracked,
             home,
@@ -234,6 +238,44 @@ impl Room {
         super::git::changed_since_export(&self.tracked, &self.tree)
     }
 
+    /// Whether `dir` (a directory of the copy) holds anything but tracked files and
+    /// directories: a file, link or other entry a run added. With no tracked file changed
+    /// ([`Room::changed_files`]) and none added, what `dir` holds is what was judged, and
+    /// its seal with it, without hashing it again. An unreadable entry counts as added.
+    pub fn added_under(&self, dir: &str) -> bool {
+        let top = self.tree.join(dir);
+        let mut under = self
+            .dirs
+            .iter()
+            .filter(|(d, _)| d.starts_with(&top))
+            .peekable();
+        if under.peek().is_some()
+            && under.all(|(d, key)| super::git::StatKey::of(d).is_ok_and(|now| now == *key))
+        {
+            return false;
+        }
+        let tracked: std::collections::HashSet<&Path> =
+            self.tracked.iter().map(|t| t.path.as_path()).collect();
+        let mut pending = vec![self.tree.join(dir)];
+        while let Some(d) = pending.pop() {
+            let entries = match std::fs::read_dir(&d) {
+                Ok(e) => e,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(_) => return true,
+            };
+            for entry in entries {
+                let Ok(entry) = entry else { return true };
+                let path = entry.path();
+                match entry.file_type() {
+                    Ok(t) if t.is_dir() => pending.push(path),
+                    Ok(_) if tracked.contains(path.as_path()) => {}
+                    _ => return true,
+                }
+            }
+        }
+        false
+    }
+
     /// A fresh path for the next run's receipt: in a directory of its own, new and empty
     /// (whatever an earlier run left, or planted for this one, is gone), which only this run
     /// can write.
@@ -262,10 +304,12 @@ impl Room {
     }
 
     /// A second room holding a copy of this one's tree as it is now (the build's output with
-    /// it: `cp -a`, with reflinks where the file system has them), its own `HOME`, `/tmp` and
-    /// receipts: where a run goes whose evidence must not depend on the runs in this one
-    /// (the suite, started while the properties run). The tracked files must be unchanged
-    /// (checked just before); they are what a run there may not change either.
+    /// it: `cp -a`, reflinks where the file system has them), its own `HOME`, `/tmp` and
+    /// receipts: where a run goes whose evidence must not depend on the runs in this one (the
+    /// suite, started while the properties run). Not hard links (`cp -al`, 5 times faster):
+    /// a file written in place in one would be written in both, and a suite that rewrites a
+    /// source file would change what the property runs beside it see. The tracked files must
+    /// be unchanged (checked just before): they are what a run there may not change either.
     pub fn fork(&self) -> Result<Room, CliError> {
         let started = std::time::Instant::now();
         let from = self.tree.parent().unwrap_or(&self.tree);
@@ -297,11 +341,13 @@ impl Room {
                 String::from_utf8_lossy(&out.stderr).trim()
             )));
         }
-        let tracked = self
+        // The same files, their keys taken in the copy.
+        let mut tracked: Vec<super::git::Tracked> = self
             .tracked
             .iter()
             .map(|t| t.moved(&self.tree, &copy))
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect();
+        super::git::Tracked::restat(&mut tracked);
         super::output::error(&format!(
             "clean room: a second copy for the suite ({:.2} s)",
             started.elapsed().as_secs_f64()
@@ -312,14 +358,7 @@ impl Room {
             .map(|(k, v)| {
                 let v = if v == self.home.as_os_str() {
                     home.clone().into_os_string()
-                } else if v
-                    == self
-                        .tree
-                        .parent()
-                        .unwrap_or(&self.tree)
-                        .join("tmp")
-                        .as_os_str()
-                {
+                } else if v == from.join("tmp").as_os_str() {
                     tmp.clone().into_os_string()
                 } else {
                     v.clone()
@@ -329,6 +368,7 @@ impl Room {
             .collect();
         Ok(Room {
             _dir: dir,
+            dirs: directories(&copy),
             tree: copy,
             tracked,
             home,
@@ -341,6 +381,27 @@ impl Room {
             git_dir: self.git_dir.clone(),
         })
     }
+}
+
+/// Every directory under `root` (itself included) and its `lstat` key, each key taken before
+/// its directory is read.
+fn directories(root: &Path) -> Vec<(PathBuf, super::git::StatKey)> {
+    let mut found = Vec::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        let Ok(key) = super::git::StatKey::of(&d) else {
+            continue;
+        };
+        if let Ok(entries) = std::fs::read_dir(&d) {
+            for entry in entries.flatten() {
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    pending.push(entry.path());
+                }
+            }
+        }
+        found.push((d, key));
+    }
+    found
 }
 
 fn room_parent(tree: &str) -> PathBuf {

@@ -663,9 +663,12 @@ source = ["properties/test_patchgate_canary.py"]
 # machine read-only, the environment cleared but for PATH, LANG, the toolchain locations and
 # what `env` names (never PATCHGATE_*). "required" refuses to run without it (exit 69); "off"
 # runs the code under test with your user and files, and every answer says `sandbox: off`.
+# Runs may be under way at once (`patchgate gate --jobs`, default: the cores): the property runs
+# share the copy, as re-runs on one checkout do, and each has its own /tmp, where hypothesis
+# keeps its example database here, so no run replays what another found.
 mode = "required"
 network = false
-env = ["PYTEST_DISABLE_PLUGIN_AUTOLOAD=1"]
+env = ["PYTEST_DISABLE_PLUGIN_AUTOLOAD=1", "HYPOTHESIS_STORAGE_DIRECTORY=/tmp/hypothesis"]
 
 [suspicious]
 # A line the patch adds to code (a file that is not test-adjacent) that matches one of these

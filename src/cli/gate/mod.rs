@@ -87,8 +87,8 @@ pub struct GateArgs {
     #[arg(long)]
     pub json: bool,
     /// How many runs may be under way at once (default: the number of cores): the canary and
-    /// the property runs, and the suite started beside them in its own copy. 1 runs each in
-    /// turn, the suite only once the core asks for it.
+    /// the property runs, and the suite started beside them in its own copy (used only if the
+    /// core asks for it). 1 runs each in turn in one copy, the suite only once the core asks.
     #[arg(long, short = 'j')]
     pub jobs: Option<std::num::NonZeroU8>,
     /// Write the facts gathered (the `POST /gate` body) here, to audit or replay them.
@@ -332,8 +332,16 @@ fn fixtures_seal(room: &Room, config: &GateConfig) -> Result<String, CliError> {
 fn integrity_after(g: &Gathered, room: &Room, label: &str) -> Result<Option<Value>, CliError> {
     let started = std::time::Instant::now();
     let files = room.changed_files()?;
-    // A seal that cannot be computed any more (the directory replaced by a file, say) changed.
-    let seal_changed = fixtures_seal(room, &g.config).map_or(true, |s| s != g.seal);
+    // The fixtures hold what was judged when no tracked file changed and nothing was added
+    // among them: then their seal is the one taken before (hashing 20,000 files after every
+    // run is what this saves). Else it is taken again; one that cannot be computed any more
+    // (the directory replaced by a file, say) changed.
+    let fixtures = g.config.fixtures.trim_end_matches('/');
+    let touched = files
+        .iter()
+        .any(|f| f == fixtures || f.starts_with(&format!("{fixtures}/")))
+        || room.added_under(fixtures);
+    let seal_changed = touched && fixtures_seal(room, &g.config).map_or(true, |s| s != g.seal);
     // A signal that came meanwhile (the seal stops for it) is the answer, not a finding.
     super::interrupt::check()?;
     {
@@ -571,12 +579,13 @@ pub fn run(args: GateArgs) -> CliResult {
     super::interrupt::catch()?;
     super::sandbox::harden_runner();
     let started = std::time::Instant::now();
-    let g = gather(&args)?;
+    let gathered = gather(&args)?;
+    let g = &gathered;
     // Where the time goes, by phase (milliseconds), into the facts and the report.
     let mut timings = Map::new();
     timed(&mut timings, "gather", started);
     if args.dry_run {
-        return dry_run(&args, &g, &core.next(&g.doc)?);
+        return dry_run(&args, g, &core.next(&g.doc)?);
     }
     let mut doc = g.doc.clone();
     let mut seconds = Seconds::default();
@@ -584,11 +593,13 @@ pub fn run(args: GateArgs) -> CliResult {
         || std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
         |j| usize::from(j.get()),
     );
-    // The suite's own copy of the tree as the build left it (made once, after the build), and
-    // the suite run started there early when it may run beside the properties.
+    // With `--jobs` over 1, the suite's own copy of the tree as the build left it (made once,
+    // after the build, before any other run), and the suite started there at once, beside the
+    // other runs. With 1, each run in turn in the one copy, the suite last, as the core asks.
     let suite_room: std::sync::OnceLock<Room> = std::sync::OnceLock::new();
     std::thread::scope(|scope| -> Result<(), CliError> {
         let mut early: Option<Early<'_, '_>> = None;
+        let mut said_t1 = false;
         // Each step at most once: the build (when configured), then the canary and the runs
         // the core asks for, then the suite, then (when only frozen tests failed) the suite's
         // re-run without them, then a decision. A run that changes the tree stops it (section
@@ -602,8 +613,8 @@ pub fn run(args: GateArgs) -> CliResult {
                 .find(|s| matches!(s, Step::Properties { .. }))
                 .filter(|_| plan.next != NextStep::Runs)
             {
-                if *ran && doc.get("property_runs").is_some() && doc.get("fixture_suite").is_none()
-                {
+                if *ran && doc.get("property_runs").is_some() && !said_t1 {
+                    said_t1 = true;
                     output::error(&format!("{T1}: {summary}"));
                 } else if !*ran && round == 0 {
                     output::error(&format!(
@@ -630,21 +641,20 @@ pub fn run(args: GateArgs) -> CliResult {
                     "catch_exit_codes": build.catch,
                     "tail": clip_failure(&tail, 2048),
                 });
-                if let Some(finding) = integrity_after(&g, &g.room, "build")? {
+                if let Some(finding) = integrity_after(g, &g.room, "build")? {
                     doc["integrity"] = json!([finding]);
                 }
                 timed(&mut timings, "build", phase);
                 continue;
             }
-            // After the build: the suite's copy, and the suite started in it at once when
-            // there are cores to spare (`--jobs`): its evidence cannot depend on the other
-            // runs, and it is used only if the core asks for the suite.
-            if running && suite_room.get().is_none() && doc.get("fixture_suite").is_none() {
+            // After the build, before any other run: the suite's copy (after a build step,
+            // copied from the room as the build left it), and the suite started in it at once
+            // when there are cores to spare (`--jobs`): its evidence cannot depend on the
+            // other runs, and it is used only if the core asks for the suite.
+            if running && jobs > 1 && suite_room.get().is_none() {
                 let _ = suite_room.set(g.room.fork()?);
-                if jobs > 1
-                    && let Some(room) = suite_room.get()
-                {
-                    early = Some(Early::start(scope, &g, room));
+                if let Some(copy) = suite_room.get() {
+                    early = Some(Early::start(scope, g, copy));
                 }
             }
             // The canary (once, before any property counts: section 11.5) and the property
@@ -664,7 +674,7 @@ pub fn run(args: GateArgs) -> CliResult {
                     work.extend(property_jobs(&g.config.properties, &plan.property_ids));
                 }
                 let slots = jobs.saturating_sub(usize::from(early.is_some())).max(1);
-                let done = run_jobs(&g, &work, slots);
+                let done = run_jobs(g, &work, slots);
                 let mut done = done.into_iter().collect::<Result<Vec<_>, _>>()?;
                 if let Some(finding) = done.iter_mut().find_map(|d| d.finding.take()) {
                     doc["integrity"] = json!([finding]);
@@ -684,7 +694,7 @@ pub fn run(args: GateArgs) -> CliResult {
                 // for them: as if they had run after it.
                 if properties && core.next(&doc)?.next == NextStep::Runs {
                     seconds.t1 += runs.iter().map(|d| d.ran.seconds).sum::<f64>();
-                    record_properties(&g, &mut doc, runs);
+                    record_properties(g, &mut doc, runs);
                     timed(&mut timings, "properties", phase);
                 } else if properties {
                     output::error(&format!(
@@ -699,8 +709,11 @@ pub fn run(args: GateArgs) -> CliResult {
                 && doc.get("property_runs").is_some()
                 && doc.get("reproof").is_none()
             {
-                doc["reproof"] = Value::Array(reprove(&g, &doc)?);
-                timed(&mut timings, "reproof", phase);
+                let tried = reprove(g, &doc)?;
+                if !tried.is_empty() {
+                    timed(&mut timings, "reproof", phase);
+                }
+                doc["reproof"] = Value::Array(tried);
                 continue;
             }
             match plan.next {
@@ -713,10 +726,9 @@ pub fn run(args: GateArgs) -> CliResult {
                     if doc.get("fixture_suite").is_some() {
                         return Err(CliError::software("the core asked for the suite twice"));
                     }
-                    let room = suite_room.get().unwrap_or(&g.room);
                     let done = match early.take() {
                         Some(e) => e.join()?,
-                        None => run_suite(&g, room, T2, &[], None)?,
+                        None => run_suite(g, suite_room.get().unwrap_or(&g.room), T2, &[], None)?,
                     };
                     seconds.t2 = done.seconds;
                     insert_ms(&mut timings, "suite", done.seconds);
@@ -737,7 +749,7 @@ pub fn run(args: GateArgs) -> CliResult {
                     let room = suite_room.get().unwrap_or(&g.room);
                     let extra = deselect_args(template, &plan.deselect, &room.tree);
                     let label = format!("{T2} re-run without {}", plan.deselect.join(", "));
-                    let done = run_suite(&g, room, &label, &extra, None)?;
+                    let done = run_suite(g, room, &label, &extra, None)?;
                     seconds.t2 += done.seconds;
                     doc["fixture_suite"]["rerun"] = done.record(&mut doc);
                     timed(&mut timings, "rerun", phase);
