@@ -102,6 +102,16 @@ pub struct GateArgs {
     pub remote: RemoteArgs,
 }
 
+impl GateArgs {
+    /// How many runs may be under way at once: `--jobs`, else the number of cores.
+    fn jobs(&self) -> usize {
+        self.jobs.map_or_else(
+            || std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+            |j| usize::from(j.get()),
+        )
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct InitArgs {
     /// Where to write the starter config.
@@ -589,10 +599,7 @@ pub fn run(args: GateArgs) -> CliResult {
     }
     let mut doc = g.doc.clone();
     let mut seconds = Seconds::default();
-    let jobs = args.jobs.map_or_else(
-        || std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
-        |j| usize::from(j.get()),
-    );
+    let jobs = args.jobs();
     // With `--jobs` over 1, the suite's own copy of the tree as the build left it (made once,
     // after the build, before any other run), and the suite started there at once, beside the
     // other runs. With 1, each run in turn in the one copy, the suite last, as the core asks.
@@ -1483,7 +1490,14 @@ fn dry_run(args: &GateArgs, g: &Gathered, plan: &GateNext) -> CliResult {
                     ));
                 }
             }
-            out.push_str(&format!("  {T2}: then, if {T1} passes: {suite}\n"));
+            let jobs = args.jobs();
+            if jobs > 1 {
+                out.push_str(&format!(
+                    "  {T2}: started at the same time in its own copy (--jobs {jobs}), used only if {T1} passes: {suite}\n"
+                ));
+            } else {
+                out.push_str(&format!("  {T2}: then, if {T1} passes: {suite}\n"));
+            }
         }
         NextStep::Suite => out.push_str(&format!(
             "  {T1}: skipped (scope hit)\n  {T2}: would run {suite}\n"
