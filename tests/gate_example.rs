@@ -1891,6 +1891,89 @@ fn rust_runs_without_a_receipt_prove_nothing() {
     }
 }
 
+/// Issue 26: the build cache (`[build] cache`, kept by `patchgate warm`). The attack first:
+/// `poisons-the-cache` is the good fix plus code that, when the tests call it, dates every
+/// file of `target/` in 2100. Where a build output is reused (a CI cache of `target/`, a
+/// shared checkout) cargo then takes it as newer than any source a later patch brings: a
+/// plain `cargo test` of the broken invariant after it passes — the bug is hidden. The gate
+/// restores the cache `warm` built from the base into each room, with the base's unchanged
+/// files given the cache's source time and the patch's files written now; a gate never writes
+/// the cache back. So the poisoning patch merges (it is the good fix), the cache is unchanged
+/// after it, and the broken invariant, compiled from its own source, blocks.
+#[test]
+fn a_build_cache_from_the_base_rebuilds_what_the_patch_changed_and_no_patch_writes_it() {
+    let repo = repository("gate-rust", "poisons-the-cache", |_| {});
+    let dir = repo.path();
+    git(dir, &["checkout", "-q", "-b", "bug", "main"]);
+    apply(
+        dir,
+        &example("gate-rust").join("patches/broken-invariant.patch"),
+    );
+    commit(dir, "only a bug");
+    let cargo_test = |branch: &str| {
+        git(dir, &["checkout", "-q", branch]);
+        std::process::Command::new("cargo")
+            .current_dir(dir)
+            .args(["test", "--quiet", "--offline"])
+            .env("CARGO_TARGET_DIR", dir.join("target"))
+            .output()
+            .expect("cargo")
+            .status
+            .success()
+    };
+    // The attack, where the build output is reused (the bug itself blocks below).
+    assert!(cargo_test("patch"), "the poisoning patch passes");
+    assert!(
+        cargo_test("bug"),
+        "after it, a plain cargo test of the bug passes"
+    );
+    std::fs::remove_dir_all(dir.join("target")).expect("clean");
+    git(dir, &["checkout", "-q", "main"]);
+
+    patchgate().current_dir(dir).args(["warm"]).assert().code(0);
+    let listing = || {
+        let mut files = Vec::new();
+        let mut pending = vec![dir.join(".git/patchgate/build")];
+        while let Some(d) = pending.pop() {
+            for e in std::fs::read_dir(&d).expect("the cache").flatten() {
+                let meta = e.metadata().expect("metadata");
+                if meta.is_dir() {
+                    pending.push(e.path());
+                } else {
+                    files.push((e.path(), meta.len(), meta.modified().expect("mtime")));
+                }
+            }
+        }
+        files.sort();
+        files
+    };
+    let kept = listing();
+    assert!(
+        kept.iter()
+            .any(|(p, ..)| p.to_string_lossy().contains("/target/debug/")),
+        "warm kept the base's target/"
+    );
+    for (head, disposition, reason, exit) in [
+        ("patch", "MERGE_OK", "all-gates-held", 0),
+        ("bug", "BLOCK", "invariant-or-over-specified-property", 1),
+    ] {
+        let out = patchgate()
+            .current_dir(dir)
+            .args(["gate", "--base", "main", "--head", head, "--json"])
+            .env_remove("GITHUB_ACTIONS")
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        assert_eq!(out.status.code(), Some(exit), "{head}: {stderr}");
+        assert_eq!(answer["disposition"], disposition, "{head}");
+        assert_eq!(answer["reason"], reason, "{head}");
+        assert!(stderr.contains("the build cache of tree"), "{stderr}");
+        assert!(stderr.contains("restored"), "{stderr}");
+        assert_eq!(listing(), kept, "{head}: a gate never writes the cache");
+    }
+}
+
 /// Issue 26: runs at once decide exactly as runs in turn. Every example patch (Python and
 /// Rust) is gated twice on the same repository: `--jobs 1` (each run in turn, the suite only
 /// once the core asks for it) and `--jobs 3` (the canary and the property runs at once, the

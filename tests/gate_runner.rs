@@ -325,12 +325,13 @@ fn ctrl_c_stops_every_runner_and_leaves_nothing_behind() {
 ///
 /// A new subcommand must say which it is: the table must name every subcommand of the clap
 /// tree.
-const CTRL_C: [(&str, &str); 17] = [
+const CTRL_C: [(&str, &str); 18] = [
     ("serve", "drains"),
     ("gate", "kills-the-check"),
     ("init", "dies"),
     ("admit", "kills-the-check"),
     ("census", "kills-the-check"),
+    ("warm", "kills-the-check"),
     ("route", "dies"),
     ("quorum", "dies"),
     ("seal", "dies"),

@@ -95,10 +95,12 @@ pub fn run(args: AdmitArgs) -> CliResult {
     let runs = args.runs.unwrap_or(config.properties.runs);
 
     // The proof, in two clean rooms (CONTRACT.md section 12.2): each tree a fresh copy from
-    // git's objects, run in the sandbox the base's config asks for; no build output shared.
+    // git's objects, run in the sandbox the base's config asks for; each starts from its own copy
+    // of the build cache (`patchgate warm`), when there is one, and shares nothing it builds.
     let (seals, base_runs, mutant_runs) = {
-        let base_room = Room::open(&config.sandbox, &base)?;
-        let mutant_room = Room::open(&config.sandbox, &mutant)?;
+        let cache = config.build_cache();
+        let base_room = Room::open(&config.sandbox, &base, cache.as_ref())?;
+        let mutant_room = Room::open(&config.sandbox, &mutant, cache.as_ref())?;
         interrupt::check()?;
         let base_seal = super::seal::seal_of(&base_room.tree, &config.fixtures, "base")?;
         let mutant_seal = super::seal::seal_of(&mutant_room.tree, &config.fixtures, "mutant")?;

@@ -12,8 +12,6 @@ use clap::Args;
 use serde_json::json;
 
 use super::error::{CliError, CliResult};
-use super::gate::{CONFIG_FILE, base_config};
-use super::git::{commit_of, enter_repository};
 use super::junit::Case;
 use super::runner::{receipted, run_receipted};
 use super::sandbox::Room;
@@ -25,15 +23,9 @@ pub const DEFAULT_CENSUS: &str = "suite.census";
 
 #[derive(Debug, Args)]
 pub struct CensusArgs {
-    /// The commit whose tests are recorded; the config is read from it.
-    #[arg(long, default_value = "HEAD")]
-    pub base: String,
-    /// The config file's path in the base commit.
-    #[arg(long, default_value = CONFIG_FILE)]
-    pub config: String,
-    /// Run as if started in this directory (inside the repository).
-    #[arg(short = 'C', long = "directory")]
-    pub directory: Option<PathBuf>,
+    /// The commit (and its config) recorded or built.
+    #[command(flatten)]
+    pub on: super::BaseArgs,
     /// Write the census file into this checkout (`[suite] census`, default `suite.census`) to
     /// commit, instead of printing it.
     #[arg(long)]
@@ -52,17 +44,15 @@ fn word(case: Case) -> &'static str {
 pub fn run(args: CensusArgs) -> CliResult {
     interrupt::catch()?;
     super::sandbox::harden_runner();
-    enter_repository(args.directory.as_deref())?;
-    let base = commit_of(&args.base)?;
-    let config = base_config(&base, &args.base, &args.config)?;
+    let (base, config) = args.on.open()?;
     let suite = &config.suite;
     if !receipted(&suite.command) {
         return Err(CliError::data(format!(
             "{}: the census reads the suite's receipt: put `--junitxml={{junit}}` (or your runner's JUnit option with {{junit}}) in `[suite] command`",
-            args.config
+            args.on.config
         )));
     }
-    let room = Room::open(&config.sandbox, &base)?;
+    let room = Room::open(&config.sandbox, &base, config.build_cache().as_ref())?;
     let (run, _, read) = run_receipted("census", &suite.command, suite.timeout(), &room)?;
     interrupt::check()?;
     let report = match read {
@@ -70,7 +60,7 @@ pub fn run(args: CensusArgs) -> CliResult {
         Some(Err(why)) => {
             return Err(CliError::data(format!(
                 "the suite on {} wrote no readable report ({why}): no census",
-                args.base
+                args.on.base
             )));
         }
         None => return Err(CliError::software("the suite ran without a receipt")),
@@ -78,7 +68,7 @@ pub fn run(args: CensusArgs) -> CliResult {
     if let Some(why) = &report.disagrees {
         return Err(CliError::data(format!(
             "the suite's report on {} disagrees with itself ({why}): no census",
-            args.base
+            args.on.base
         )));
     }
     // Each id once; a case listed twice keeps its worst outcome (fail, then skip).
@@ -97,7 +87,7 @@ pub fn run(args: CensusArgs) -> CliResult {
     if cases.is_empty() {
         return Err(CliError::data(format!(
             "the suite on {} ran no test: no census",
-            args.base
+            args.on.base
         )));
     }
     let mut text = String::new();
@@ -115,7 +105,7 @@ pub fn run(args: CensusArgs) -> CliResult {
         run.map_or("killed".to_owned(), |c| c.to_string())
     );
     if !args.write {
-        output::error(&format!("census of {}: {summary}", args.base));
+        output::error(&format!("census of {}: {summary}", args.on.base));
         output::stdout(&text)?;
         return Ok(Exit::Go);
     }

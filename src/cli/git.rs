@@ -175,31 +175,30 @@ pub fn tree_bytes(tree: &str) -> Option<u64> {
     )
 }
 
-/// Writes the files of `tree` into the directory `dest`, byte for byte from git's objects:
-/// `ls-tree` names them, one `cat-file --batch` streams them. Neither the worktree nor its
-/// index is read, and no attribute, filter or conversion applies: a `.git/info/attributes`
-/// plus a smudge filter planted in the repository (by an earlier, unconfined run) would
-/// otherwise run its command and rewrite files as they are exported. Symbolic links are
-/// written as links (they point wherever they point: the copy is read through them by the
-/// runs only); a path that would pass through one, leave `dest` or name `.git` is refused.
-/// Returns how many files (and links) it wrote.
-pub fn export_tree(tree: &str, dest: &Path) -> Result<Vec<Tracked>, CliError> {
-    use std::collections::HashSet;
-    use std::io::{BufRead, BufReader, Read, Write};
-    use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::fs::{OpenOptionsExt, symlink};
+/// The modification time of every file a build cache was built from, and of the same files
+/// in every room that uses it (2001-09-09): older than any build, so a build tool that
+/// compares times (cargo) finds what it built from them fresh, and anything written now
+/// (a file the patch changed) newer.
+pub fn source_time() -> std::time::SystemTime {
+    std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000)
+}
 
+/// One entry of a tree, every level down (`git ls-tree -r`).
+pub struct TreeEntry {
+    pub mode: u32,
+    pub oid: String,
+    pub path: Vec<u8>,
+}
+
+/// Every entry of `tree` (files, links, submodules), each path checked to stay inside the
+/// tree: no empty, `.` or `..` part, no `.git`.
+pub fn ls_tree(tree: &str) -> Result<Vec<TreeEntry>, CliError> {
     let malformed = |path: &[u8], why: &str| {
         CliError::data(format!(
             "the tree {tree} cannot be exported: {:?} {why}",
             String::from_utf8_lossy(path)
         ))
     };
-    struct Entry {
-        mode: u32,
-        oid: String,
-        path: Vec<u8>,
-    }
     let listing = git(&["ls-tree", "-r", "-z", "--full-tree", tree])?;
     let mut entries = Vec::new();
     for record in listing.split(|b| *b == 0).filter(|r| !r.is_empty()) {
@@ -221,12 +220,41 @@ pub fn export_tree(tree: &str, dest: &Path) -> Result<Vec<Tracked>, CliError> {
         if !safe {
             return Err(malformed(path, "is not a path inside the tree"));
         }
-        entries.push(Entry {
+        entries.push(TreeEntry {
             mode,
             oid: oid.to_owned(),
             path: path.to_vec(),
         });
     }
+    Ok(entries)
+}
+
+/// Writes the files of `tree` into the directory `dest`, byte for byte from git's objects:
+/// `ls-tree` names them, one `cat-file --batch` streams them. Neither the worktree nor its
+/// index is read, and no attribute, filter or conversion applies: a `.git/info/attributes`
+/// plus a smudge filter planted in the repository (by an earlier, unconfined run) would
+/// otherwise run its command and rewrite files as they are exported. Symbolic links are
+/// written as links (they point wherever they point: the copy is read through them by the
+/// runs only); a path that would pass through one, leave `dest` or name `.git` is refused.
+/// A file `aged` names gets [`source_time`] as its modification time (the build cache's
+/// sources); every other one is written now.
+pub fn export_tree(
+    tree: &str,
+    dest: &Path,
+    aged: Option<&dyn Fn(&TreeEntry) -> bool>,
+) -> Result<Vec<Tracked>, CliError> {
+    use std::collections::HashSet;
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::{OpenOptionsExt, symlink};
+
+    let malformed = |path: &[u8], why: &str| {
+        CliError::data(format!(
+            "the tree {tree} cannot be exported: {:?} {why}",
+            String::from_utf8_lossy(path)
+        ))
+    };
+    let entries = ls_tree(tree)?;
     // Submodules (mode 160000) are commits, not blobs: an empty directory stands for each.
     let blobs: Vec<String> = entries
         .iter()
@@ -252,6 +280,8 @@ pub fn export_tree(tree: &str, dest: &Path) -> Result<Vec<Tracked>, CliError> {
     let mut links: HashSet<Vec<u8>> = HashSet::new();
     let mut content = Vec::new();
     let mut tracked = Vec::with_capacity(entries.len());
+    // The directory made last: entries come sorted, so most share it.
+    let mut made: Option<std::path::PathBuf> = None;
     for entry in &entries {
         // No entry may pass through a symbolic link the tree holds.
         let mut at = 0;
@@ -263,8 +293,11 @@ pub fn export_tree(tree: &str, dest: &Path) -> Result<Vec<Tracked>, CliError> {
             at += 1;
         }
         let target = dest.join(std::ffi::OsStr::from_bytes(&entry.path));
-        if let Some(parent) = target.parent() {
+        if let Some(parent) = target.parent()
+            && made.as_deref() != Some(parent)
+        {
             std::fs::create_dir_all(parent).map_err(failed)?;
+            made = Some(parent.to_path_buf());
         }
         if entry.mode == 0o160000 {
             std::fs::create_dir_all(&target).map_err(failed)?;
@@ -284,23 +317,31 @@ pub fn export_tree(tree: &str, dest: &Path) -> Result<Vec<Tracked>, CliError> {
         content.resize(size + 1, 0);
         out.read_exact(&mut content).map_err(failed)?;
         content.truncate(size);
-        let kind = if entry.mode == 0o120000 {
+        let (kind, stat) = if entry.mode == 0o120000 {
             symlink(std::ffi::OsStr::from_bytes(&content), &target).map_err(failed)?;
             links.insert(entry.path.clone());
-            TrackedKind::Link(content.clone())
+            let stat = StatKey::of(&target).map_err(failed)?;
+            (TrackedKind::Link(content.clone()), stat)
         } else {
             let executable = entry.mode & 0o111 != 0;
-            std::fs::OpenOptions::new()
+            let stat = std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
                 .mode(if executable { 0o755 } else { 0o644 })
                 .custom_flags(libc::O_NOFOLLOW)
                 .open(&target)
-                .and_then(|mut f| f.write_all(&content))
+                .and_then(|mut f| {
+                    f.write_all(&content)?;
+                    if aged.is_some_and(|aged| aged(entry)) {
+                        f.set_modified(source_time())?;
+                    }
+                    // Its key as written (the file as `lstat` will see it: opened
+                    // `O_NOFOLLOW`, so not through a link).
+                    f.metadata().map(|m| StatKey::from_metadata(&m))
+                })
                 .map_err(failed)?;
-            TrackedKind::File { executable }
+            (TrackedKind::File { executable }, stat)
         };
-        let stat = StatKey::of(&target).map_err(failed)?;
         tracked.push(Tracked {
             path: target,
             oid: entry.oid.clone(),
@@ -426,15 +467,19 @@ impl StatKey {
     }
 
     pub fn of(path: &Path) -> std::io::Result<Self> {
+        Ok(Self::from_metadata(&std::fs::symlink_metadata(path)?))
+    }
+
+    /// The key of what `m` describes.
+    pub fn from_metadata(m: &std::fs::Metadata) -> Self {
         use std::os::unix::fs::MetadataExt;
-        let m = std::fs::symlink_metadata(path)?;
-        Ok(Self {
+        Self {
             ino: m.ino(),
             size: m.size(),
             mode: m.mode(),
             mtime: (m.mtime(), m.mtime_nsec()),
             ctime: (m.ctime(), m.ctime_nsec()),
-        })
+        }
     }
 }
 

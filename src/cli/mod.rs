@@ -3,6 +3,7 @@
 //! (see [`crate::exit::Exit`]).
 
 mod admit;
+mod build_cache;
 mod census;
 mod documents;
 mod error;
@@ -20,6 +21,7 @@ mod runner;
 mod sandbox;
 mod seal;
 mod serve;
+mod warm;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -78,6 +80,10 @@ enum Command {
     /// passes there must run on each patch (`[suite] census`).
     #[command(after_help = exits!("0 recorded; 65 the suite wrote no readable report, or ran no test; 69 no sandbox; 130/143 interrupted"))]
     Census(Box<census::CensusArgs>),
+    /// Build a trusted commit (the base branch) in a clean room and keep `[build] cache` as the
+    /// build cache every later room starts from; never run it on a patch.
+    #[command(after_help = exits!("0 kept; 65 no [build] cache, or the build failed; 69 no sandbox; 130/143 interrupted"))]
+    Warm(Box<warm::WarmArgs>),
     /// Route one evidence document through the precedence ladder (exit 0/1/2).
     #[command(after_help = exits!("0 MERGE_OK, 1 BLOCK, 2 ESCALATE; with --checks/--statuses also 75 PENDING (a check still runs)"))]
     Route(route::RouteArgs),
@@ -105,6 +111,30 @@ enum Command {
     /// Print the OpenAPI document.
     #[command(after_help = "Exit codes: 0 printed; 70 cannot write to stdout.")]
     Openapi,
+}
+
+/// The trusted commit a command builds or runs on (`census`, `warm`), and its config.
+#[derive(Debug, Args)]
+pub struct BaseArgs {
+    /// The trusted commit (the base branch); the config is read from it.
+    #[arg(long, default_value = "HEAD")]
+    pub base: String,
+    /// The config file's path in the base commit.
+    #[arg(long, default_value = gate::CONFIG_FILE)]
+    pub config: String,
+    /// Run as if started in this directory (inside the repository).
+    #[arg(short = 'C', long = "directory")]
+    pub directory: Option<PathBuf>,
+}
+
+impl BaseArgs {
+    /// Enters the repository; the base commit's id and its config.
+    pub fn open(&self) -> Result<(String, gate::GateConfig), CliError> {
+        git::enter_repository(self.directory.as_deref())?;
+        let base = git::commit_of(&self.base)?;
+        let config = gate::base_config(&base, &self.base, &self.config)?;
+        Ok((base, config))
+    }
 }
 
 /// Where a decision command asks: locally (default) or a server.
@@ -218,6 +248,7 @@ pub fn main() -> Exit {
     error::finish(match cli.command {
         Command::Serve(args) => serve::run(args),
         Command::Gate(args) => gate::run(*args),
+        Command::Warm(args) => warm::run(*args),
         Command::Init(args) => gate::init(args),
         Command::Admit(args) => admit::run(*args),
         Command::Census(args) => census::run(*args),

@@ -11,6 +11,7 @@ use std::process::{Command, Stdio};
 
 use serde::Deserialize;
 
+use super::build_cache::BuildCache;
 use super::error::CliError;
 
 /// `[sandbox]`: how every run is isolated from the runner and the machine.
@@ -118,7 +119,13 @@ impl Room {
     /// Makes the room for `tree` (a tree id of the repository in the current directory),
     /// with a working sandbox or, under `mode = "required"`, not at all (69, saying what to
     /// install).
-    pub fn open(config: &SandboxConfig, tree: &str) -> Result<Room, CliError> {
+    /// With a build `cache`, the files the cache's tree has too get its source time and the
+    /// cache is copied in (see [`super::build_cache`]).
+    pub fn open(
+        config: &SandboxConfig,
+        tree: &str,
+        cache: Option<&BuildCache>,
+    ) -> Result<Room, CliError> {
         let bwrap = find_program("bwrap");
         let backend = match config.mode {
             SandboxMode::Off => Backend::Off,
@@ -132,28 +139,33 @@ impl Room {
                 Backend::Bubblewrap
             }
         };
-        let dir = tempfile::Builder::new()
-            .prefix("patchgate-room-")
-            .tempdir_in(room_parent(tree))
-            .map_err(|e| CliError::software(format!("cannot make the gate's directory: {e}")))?;
-        let root = dir.path().to_path_buf();
-        let (copy, home, tmp, receipts) = (
-            root.join("tree"),
-            root.join("home"),
-            root.join("tmp"),
-            root.join("receipts"),
-        );
-        for d in [&copy, &home, &tmp, &receipts] {
-            std::fs::create_dir(d)
-                .map_err(|e| CliError::software(format!("cannot make {}: {e}", d.display())))?;
-        }
+        let places = Places::make(&room_parent(tree))?;
+        let copy = places.tree.clone();
+        std::fs::create_dir(&copy)
+            .map_err(|e| CliError::software(format!("cannot make {}: {e}", copy.display())))?;
         let started = std::time::Instant::now();
-        let tracked = super::git::export_tree(tree, &copy)?;
+        let aged = cache.map(|c| move |e: &super::git::TreeEntry| c.unchanged(e));
+        let tracked = super::git::export_tree(
+            tree,
+            &copy,
+            aged.as_ref()
+                .map(|f| f as &dyn Fn(&super::git::TreeEntry) -> bool),
+        )?;
         let files = tracked.len();
+        let restored = cache.map(|c| (c, c.restore(&copy)));
         super::output::error(&format!(
-            "clean room: tree {} copied ({files} files, {:.2} s); runs in {}",
-            &tree[..tree.len().min(12)],
+            "clean room: tree {} copied ({files} files, {:.2} s){}; runs in {}",
+            short(tree),
             started.elapsed().as_secs_f64(),
+            match restored {
+                None => String::new(),
+                Some((c, Ok(()))) =>
+                    format!(", the build cache of tree {} restored", short(&c.tree)),
+                Some((c, Err(why))) => format!(
+                    ", the build cache of tree {} not restored ({why}): the build starts cold",
+                    short(&c.tree)
+                ),
+            },
             match backend {
                 Backend::Bubblewrap => "bubblewrap",
                 Backend::Off => "no sandbox ([sandbox] mode = \"off\")",
@@ -167,13 +179,13 @@ impl Room {
             }
         };
         Ok(Room {
-            env: environment(&config.env, &home, &tmp, backend),
-            _dir: dir,
+            env: environment(&config.env, &places.home, &places.tmp, backend),
+            _dir: places.dir,
             dirs: directories(&copy),
             tree: copy,
             tracked,
-            home,
-            receipts,
+            home: places.home,
+            receipts: places.receipts,
             issued: std::sync::atomic::AtomicU32::new(0),
             backend,
             bwrap: bwrap.unwrap_or_else(|| PathBuf::from("bwrap")),
@@ -198,21 +210,17 @@ impl Room {
             Backend::Bubblewrap => {
                 let mut c = Command::new(&self.bwrap);
                 c.args(isolation(self.network));
-                for writable in [
-                    Some(self.tree.as_path()),
-                    Some(self.home.as_path()),
-                    receipts,
-                ]
-                .into_iter()
-                .flatten()
-                {
+                c.arg("--bind").arg(&self.tree).arg(TREE_INSIDE);
+                for writable in [Some(self.home.as_path()), receipts].into_iter().flatten() {
                     c.arg("--bind").arg(writable).arg(writable);
                 }
                 if let Some(git_dir) = &self.git_dir {
-                    c.arg("--ro-bind").arg(git_dir).arg(self.tree.join(".git"));
+                    c.arg("--ro-bind")
+                        .arg(git_dir)
+                        .arg(Path::new(TREE_INSIDE).join(".git"));
                 }
                 c.arg("--chdir")
-                    .arg(&self.tree)
+                    .arg(TREE_INSIDE)
                     .arg("--")
                     .arg(program)
                     .args(args);
@@ -226,11 +234,13 @@ impl Room {
     }
 }
 
-/// Where rooms are made: `$TMPDIR` when set (the machine's owner chose); else `/dev/shm`
-/// when it has room for the tree with plenty to spare ([`SHM_SPARE`] beside twice the tree:
-/// the runs write there too); else `/var/tmp`, else the system's temporary directory.
-/// Measured on the CI machines (`scripts/bench_gate.py`): a 20,000-file tree is written to
-/// tmpfs in 0.3 s and to their disk in 1 to 17 s, as the disk's state goes.
+/// Where every sandboxed run sees the copy of the judged tree, whichever room holds it: one
+/// path for the build of the base (`patchgate warm`) and every run after it, so what a build
+/// tool keeps by absolute path (rustc's incremental data, dep-info) is the same in each room,
+/// and the paths in failure messages are the same from one gate to the next. In the run's own
+/// `/tmp` (a fresh tmpfs); the room's real path is not bound.
+pub const TREE_INSIDE: &str = "/tmp/tree";
+
 impl Room {
     /// The tracked files of the copy a run changed, deleted or changed the mode of, by
     /// content against the judged tree (CONTRACT.md section 11.3).
@@ -313,34 +323,10 @@ impl Room {
     pub fn fork(&self) -> Result<Room, CliError> {
         let started = std::time::Instant::now();
         let from = self.tree.parent().unwrap_or(&self.tree);
-        let dir = tempfile::Builder::new()
-            .prefix("patchgate-room-")
-            .tempdir_in(from.parent().unwrap_or(from))
-            .map_err(|e| CliError::software(format!("cannot make the gate's directory: {e}")))?;
-        let root = dir.path().to_path_buf();
-        let (copy, home, tmp, receipts) = (
-            root.join("tree"),
-            root.join("home"),
-            root.join("tmp"),
-            root.join("receipts"),
-        );
-        for d in [&home, &tmp, &receipts] {
-            std::fs::create_dir(d)
-                .map_err(|e| CliError::software(format!("cannot make {}: {e}", d.display())))?;
-        }
-        let out = Command::new("cp")
-            .args(["-a", "--reflink=auto"])
-            .arg(&self.tree)
-            .arg(&copy)
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| CliError::software(format!("cannot run cp: {e}")))?;
-        if !out.status.success() {
-            return Err(CliError::software(format!(
-                "cannot copy the room's tree: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
-        }
+        let places = Places::make(from.parent().unwrap_or(from))?;
+        let copy = places.tree.clone();
+        super::build_cache::copy_keeping_times(&self.tree, &copy)
+            .map_err(|why| CliError::software(format!("cannot copy the room's tree: {why}")))?;
         // The same files, their keys taken in the copy.
         let mut tracked: Vec<super::git::Tracked> = self
             .tracked
@@ -357,9 +343,9 @@ impl Room {
             .iter()
             .map(|(k, v)| {
                 let v = if v == self.home.as_os_str() {
-                    home.clone().into_os_string()
+                    places.home.clone().into_os_string()
                 } else if v == from.join("tmp").as_os_str() {
-                    tmp.clone().into_os_string()
+                    places.tmp.clone().into_os_string()
                 } else {
                     v.clone()
                 };
@@ -367,12 +353,12 @@ impl Room {
             })
             .collect();
         Ok(Room {
-            _dir: dir,
+            _dir: places.dir,
             dirs: directories(&copy),
             tree: copy,
             tracked,
-            home,
-            receipts,
+            home: places.home,
+            receipts: places.receipts,
             issued: std::sync::atomic::AtomicU32::new(0),
             backend: self.backend,
             bwrap: self.bwrap.clone(),
@@ -381,6 +367,43 @@ impl Room {
             git_dir: self.git_dir.clone(),
         })
     }
+}
+
+/// A room's directory (removed when dropped) and where its parts go: `tree` (not made: the
+/// copy is written there), and `home`, `tmp` and `receipts` (made, empty).
+struct Places {
+    dir: tempfile::TempDir,
+    tree: PathBuf,
+    home: PathBuf,
+    tmp: PathBuf,
+    receipts: PathBuf,
+}
+
+impl Places {
+    fn make(parent: &Path) -> Result<Places, CliError> {
+        let dir = tempfile::Builder::new()
+            .prefix("patchgate-room-")
+            .tempdir_in(parent)
+            .map_err(|e| CliError::software(format!("cannot make the gate's directory: {e}")))?;
+        let root = dir.path().to_path_buf();
+        let places = Places {
+            tree: root.join("tree"),
+            home: root.join("home"),
+            tmp: root.join("tmp"),
+            receipts: root.join("receipts"),
+            dir,
+        };
+        for d in [&places.home, &places.tmp, &places.receipts] {
+            std::fs::create_dir(d)
+                .map_err(|e| CliError::software(format!("cannot make {}: {e}", d.display())))?;
+        }
+        Ok(places)
+    }
+}
+
+/// A tree id as the messages show it.
+fn short(tree: &str) -> &str {
+    &tree[..tree.len().min(12)]
 }
 
 /// Every directory under `root` (itself included) and its `lstat` key, each key taken before
@@ -404,6 +427,11 @@ fn directories(root: &Path) -> Vec<(PathBuf, super::git::StatKey)> {
     found
 }
 
+/// Where rooms are made: `$TMPDIR` when set (the machine's owner chose); else `/dev/shm`
+/// when it has room for the tree with plenty to spare ([`SHM_SPARE`] beside twice the tree:
+/// the runs write there too); else `/var/tmp`, else the system's temporary directory.
+/// Measured on the CI machines (`scripts/bench_gate.py`): a 20,000-file tree is written to
+/// tmpfs in 0.3 s and to their disk in 1 to 17 s, as the disk's state goes.
 fn room_parent(tree: &str) -> PathBuf {
     if let Some(dir) = std::env::var_os("TMPDIR")
         .map(PathBuf::from)

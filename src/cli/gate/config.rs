@@ -113,6 +113,10 @@ pub struct BuildConfig {
     /// The exit codes that mean the code does not build (default: cargo's 101).
     #[serde(default = "default_build_catch")]
     pub catch: CatchCodes,
+    /// Directories the build writes that a later build can start from (cargo: `target`):
+    /// kept by `patchgate warm` from a build of the base, copied into every room.
+    #[serde(default)]
+    pub cache: Vec<String>,
 }
 
 fn default_build_catch() -> CatchCodes {
@@ -425,6 +429,9 @@ impl GateConfig {
                 RepoPath::parse(p).map_err(|e| invalid("canary.source", &format!("{p:?} {e}")))?;
             }
         }
+        for c in self.build.iter().flat_map(|b| &b.cache) {
+            RepoPath::parse(c).map_err(|e| invalid("build.cache", &format!("{c:?} {e}")))?;
+        }
         if self.build.as_ref().is_some_and(|b| b.command.is_empty()) {
             return Err(invalid(
                 "build.command",
@@ -432,6 +439,11 @@ impl GateConfig {
             ));
         }
         Ok(())
+    }
+
+    /// The build cache `patchgate warm` kept for `[build] cache`, if any.
+    pub fn build_cache(&self) -> Option<crate::cli::build_cache::BuildCache> {
+        crate::cli::build_cache::BuildCache::find(self.build.as_ref().map_or(&[], |b| &b.cache))
     }
 
     /// Every guarded path: the config itself, the catalog, the ledger, the expected seal, and
@@ -492,10 +504,13 @@ require_admission = false
 # Built once, before any property, with its own timeout (CONTRACT.md section 11.8): a patch that
 # does not compile is BLOCK does-not-build (the compiler's last lines in the report), never a
 # broken invariant, and a cold compile never times a property out.
+# `cache`: what `patchgate warm` keeps from a build of the base (run it where main moves) and
+# every room starts from, so a gate compiles what the patch changed; a gate never writes it.
 [build]
 command = ["cargo", "test", "--no-run", "--quiet", "--offline"]
 catch = [101]
 timeout_s = 900
+cache = ["target"]
 
 # Receipts (section 11.1): libtest writes its JUnit report to stdout with
 # `-Z unstable-options --format junit` (RUSTC_BOOTSTRAP=1 below lets a stable toolchain's test
@@ -694,6 +709,7 @@ patterns = [
 # command = ["cargo", "test", "--no-run", "--quiet", "--offline"]
 # catch = [101]      # a compile error: BLOCK does-not-build
 # timeout_s = 900
+# cache = ["target"]  # kept by `patchgate warm` from a build of the base
 # [properties]
 # command = ["sh", "-c", "out=$1; shift; exec cargo test --quiet --offline --test properties -- -Z unstable-options --format junit --exact \"$@\" > \"$out\"", "sh", "{junit}", "{ids}"]
 # case = "integration::{id}"   # libtest's classname of an integration test

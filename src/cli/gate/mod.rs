@@ -212,6 +212,10 @@ struct Gathered {
     changed: Vec<String>,
     /// Where every run happens.
     room: Room,
+    /// The build cache the rooms start from (`patchgate warm`), if any.
+    cache: Option<crate::cli::build_cache::BuildCache>,
+    /// The suite's own copy, being made (see [`Spare`]).
+    spare: Spare,
     /// The fixtures' seal before anything ran.
     seal: String,
     /// The base commit and the judged tree.
@@ -290,7 +294,19 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     )?;
     // The clean room: a fresh copy of the judged tree, where every run happens (69 under
     // `mode = "required"` without a working sandbox, before anything runs).
-    let room = Room::open(&config.sandbox, &judged.tree)?;
+    // The build cache (`patchgate warm`), copied in unless nothing will run.
+    let cache = config.build_cache();
+    let room = Room::open(
+        &config.sandbox,
+        &judged.tree,
+        cache.as_ref().filter(|_| !args.dry_run),
+    )?;
+    // The suite's own copy (runs at once, no build step to copy after): written beside the
+    // rest of the gathering, on another core.
+    let spare = Spare::start(
+        (args.jobs() > 1 && config.build.is_none() && !args.dry_run)
+            .then(|| (config.sandbox.clone(), judged.tree.clone())),
+    );
     for file in binary_content(&room.tree, &changed) {
         if !binaries.contains(&file) {
             binaries.push(file);
@@ -324,6 +340,8 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         head,
         changed,
         room,
+        cache,
+        spare,
         seal: actual,
         base: base.clone(),
         tree: judged.tree.clone(),
@@ -420,7 +438,7 @@ fn reprove(g: &Gathered, doc: &Value) -> Result<Vec<Value>, CliError> {
             )}));
             continue;
         };
-        let room = Room::open(&g.config.sandbox, &g.tree)?;
+        let room = Room::open(&g.config.sandbox, &g.tree, g.cache.as_ref())?;
         if let Err(why) = apply_diff(&room.tree, &diff) {
             output::error(&format!(
                 "re-proof {id}: its mutant does not apply here ({why})"
@@ -600,12 +618,13 @@ pub fn run(args: GateArgs) -> CliResult {
     let mut doc = g.doc.clone();
     let mut seconds = Seconds::default();
     let jobs = args.jobs();
-    // With `--jobs` over 1, the suite's own copy of the tree as the build left it (made once,
-    // after the build, before any other run), and the suite started there at once, beside the
-    // other runs. With 1, each run in turn in the one copy, the suite last, as the core asks.
+    // With `--jobs` over 1, the suite in its own copy of the tree, started at once beside the
+    // other runs (the copy kept for its re-run). With 1, each run in turn in the one copy, the
+    // suite last, as the core asks.
     let suite_room: std::sync::OnceLock<Room> = std::sync::OnceLock::new();
     std::thread::scope(|scope| -> Result<(), CliError> {
         let mut early: Option<Early<'_, '_>> = None;
+        let mut early_tried = false;
         let mut said_t1 = false;
         // Each step at most once: the build (when configured), then the canary and the runs
         // the core asks for, then the suite, then (when only frozen tests failed) the suite's
@@ -654,15 +673,18 @@ pub fn run(args: GateArgs) -> CliResult {
                 timed(&mut timings, "build", phase);
                 continue;
             }
-            // After the build, before any other run: the suite's copy (after a build step,
-            // copied from the room as the build left it), and the suite started in it at once
-            // when there are cores to spare (`--jobs`): its evidence cannot depend on the
-            // other runs, and it is used only if the core asks for the suite.
-            if running && jobs > 1 && suite_room.get().is_none() {
-                let _ = suite_room.set(g.room.fork()?);
-                if let Some(copy) = suite_room.get() {
-                    early = Some(Early::start(scope, g, copy));
-                }
+            // After the build, before any other run: the suite started in its own copy when
+            // there are cores to spare (`--jobs`): its evidence cannot depend on the other
+            // runs, and it is used only if the core asks for the suite. After a build step the
+            // copy is the room as the build left it, made now; without one, a fresh copy from
+            // git's objects, made while the gate gathered (`Spare`).
+            if running && jobs > 1 && !early_tried {
+                early_tried = true;
+                let copy = match &g.config.build {
+                    Some(_) => Some(g.room.fork()?),
+                    None => None,
+                };
+                early = Some(Early::start(scope, g, copy));
             }
             // The canary (once, before any property counts: section 11.5) and the property
             // runs, up to `jobs` at once (one slot is the early suite's).
@@ -734,8 +756,12 @@ pub fn run(args: GateArgs) -> CliResult {
                         return Err(CliError::software("the core asked for the suite twice"));
                     }
                     let done = match early.take() {
-                        Some(e) => e.join()?,
-                        None => run_suite(g, suite_room.get().unwrap_or(&g.room), T2, &[], None)?,
+                        Some(e) => {
+                            let (room, done) = e.join()?;
+                            let _ = suite_room.set(room);
+                            done
+                        }
+                        None => run_suite(g, &g.room, T2, &[], None)?,
                     };
                     seconds.t2 = done.seconds;
                     insert_ms(&mut timings, "suite", done.seconds);
@@ -787,12 +813,20 @@ pub fn run(args: GateArgs) -> CliResult {
         ));
     }
     let answer = finish(&args, &core, &doc, GATHERED_INVALID);
-    answer.and_then(|(exit, answer)| {
+    let exit = answer.and_then(|(exit, answer)| {
         if let Some(path) = &args.tier_ledger {
             append_rows(path, &g.head, &g.changed, &tier_rows(&answer, seconds))?;
         }
         Ok(exit)
-    })
+    });
+    // The copies removed at once, each on its own core (20,000 files take a while).
+    std::thread::scope(|s| {
+        if let Some(room) = suite_room.into_inner() {
+            s.spawn(move || drop(room));
+        }
+        drop(gathered);
+    });
+    exit
 }
 
 /// Adds the time since `since` to `phase` in `timings` (milliseconds).
@@ -982,26 +1016,69 @@ fn record_properties(g: &Gathered, doc: &mut Value, done: Vec<Done<'_>>) {
     }
 }
 
-/// The suite started early, in its own copy, while the canary and the properties run.
-/// Dropped unjoined (an error, a signal), it is stopped.
+/// A second copy of the judged tree, made in a thread of its own while the gate gathers:
+/// where the suite runs when runs are at once and there is no build step (whose output the
+/// copy would need). Taken by the suite; a gate that never runs it waits for it on drop, so
+/// the copy is removed before the gate exits.
+struct Spare(std::sync::Mutex<Option<std::thread::JoinHandle<Result<Room, CliError>>>>);
+
+impl Spare {
+    fn start(what: Option<(super::sandbox::SandboxConfig, String)>) -> Spare {
+        Spare(std::sync::Mutex::new(what.map(|(sandbox, tree)| {
+            std::thread::spawn(move || Room::open(&sandbox, &tree, None))
+        })))
+    }
+
+    /// The copy, once made; `None` when none was started (or it was taken).
+    fn take(&self) -> Option<Result<Room, CliError>> {
+        let handle = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()?;
+        Some(
+            handle
+                .join()
+                .unwrap_or_else(|_| Err(CliError::software("the suite's copy panicked"))),
+        )
+    }
+}
+
+impl Drop for Spare {
+    fn drop(&mut self) {
+        drop(self.take());
+    }
+}
+
+/// The suite started early, in its own copy, while the canary and the properties run; it
+/// gives its copy back with its result (for a re-run). Dropped unjoined (an error, a signal),
+/// it is stopped.
 struct Early<'scope, 'env> {
-    handle: Option<std::thread::ScopedJoinHandle<'scope, Result<SuiteDone, CliError>>>,
+    handle: Option<std::thread::ScopedJoinHandle<'scope, Result<(Room, SuiteDone), CliError>>>,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     _env: std::marker::PhantomData<&'env ()>,
 }
 
 impl<'scope, 'env> Early<'scope, 'env> {
+    /// Starts it in `copy`, or (none given) in the spare copy, or a fresh one it makes first.
     fn start(
         scope: &'scope std::thread::Scope<'scope, 'env>,
         g: &'env Gathered,
-        room: &'env Room,
+        copy: Option<Room>,
     ) -> Self {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = std::sync::Arc::clone(&stop);
         output::error(&format!(
             "{T2}: started now in its own copy, beside the other runs; used only if {T1} passes"
         ));
-        let handle = scope.spawn(move || run_suite(g, room, T2, &[], Some(&flag)));
+        let handle = scope.spawn(move || {
+            let room = match copy.map(Ok).or_else(|| g.spare.take()) {
+                Some(room) => room?,
+                None => Room::open(&g.config.sandbox, &g.tree, g.cache.as_ref())?,
+            };
+            let done = run_suite(g, &room, T2, &[], Some(&flag))?;
+            Ok((room, done))
+        });
         Early {
             handle: Some(handle),
             stop,
@@ -1010,7 +1087,7 @@ impl<'scope, 'env> Early<'scope, 'env> {
     }
 
     /// Its result, once it ended.
-    fn join(mut self) -> Result<SuiteDone, CliError> {
+    fn join(mut self) -> Result<(Room, SuiteDone), CliError> {
         self.handle
             .take()
             .ok_or_else(|| CliError::software("the suite was joined twice"))?
@@ -1021,7 +1098,8 @@ impl<'scope, 'env> Early<'scope, 'env> {
     /// Stops it (killed if it still runs); what it did is not recorded: it did not run.
     fn stop(mut self) {
         self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
-        if let Some(Ok(Ok(done))) = self.handle.take().map(std::thread::ScopedJoinHandle::join) {
+        if let Some(Ok(Ok((_, done)))) = self.handle.take().map(std::thread::ScopedJoinHandle::join)
+        {
             output::error(&format!(
                 "{T2}: {}: the decision came before the suite, which is recorded as not run",
                 if done.cancelled {
@@ -1446,9 +1524,19 @@ fn dry_run(args: &GateArgs, g: &Gathered, plan: &GateNext) -> CliResult {
     if matches!(plan.next, NextStep::Runs | NextStep::Suite) {
         if let Some(build) = &g.config.build {
             out.push_str(&format!(
-                "  build: would run first, once (timeout {} s): {}\n",
+                "  build: would run first, once (timeout {} s): {}{}\n",
                 build.timeout_s,
-                build.command.join(" ")
+                build.command.join(" "),
+                match (&g.cache, build.cache.is_empty()) {
+                    (Some(c), _) => format!(
+                        "; from the build cache of tree {} (`patchgate warm`)",
+                        &c.tree[..12]
+                    ),
+                    (None, false) => {
+                        "; no build cache yet (`patchgate warm` on the base keeps one)".to_owned()
+                    }
+                    (None, true) => String::new(),
+                }
             ));
         }
         if let Some(canary) = &g.config.canary {
