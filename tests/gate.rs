@@ -654,6 +654,75 @@ fn rows() -> Vec<Row> {
             "inadmissible-evidence",
             Some(["unknown", "unknown", "pass"]),
         ),
+        // Issue 27: `inert` paths. Only inert files changed, and no property observes them:
+        // the property tier does not apply and the suite decides.
+        (
+            "a patch only in inert paths: the suite decides",
+            with(&[
+                (
+                    "changed_files",
+                    changed(&["docs/readme.md", "docs/guide/setup.md"]),
+                ),
+                ("inert", json!(["docs"])),
+                ("property_runs", json!({})),
+            ]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+        (
+            "a patch only in inert paths: a failing suite blocks",
+            with(&[
+                ("changed_files", changed(&["docs/readme.md"])),
+                ("inert", json!(["docs"])),
+                ("property_runs", json!({})),
+                ("fixture_suite", suite(json!(1), &["t::doctest"])),
+            ]),
+            409,
+            "BLOCK",
+            "route",
+            "concrete-behavior",
+            Some(["pass", "fail", "pass"]),
+        ),
+        (
+            "a patch only in inert paths: no suite is missing",
+            with(&[
+                ("changed_files", changed(&["docs/readme.md"])),
+                ("inert", json!(["docs"])),
+                ("property_runs", json!({})),
+                ("fixture_suite", Value::Null),
+            ]),
+            424,
+            "ESCALATE",
+            "route",
+            "evidence-gap",
+            Some(["pass", "missing", "pass"]),
+        ),
+        (
+            "one changed file outside the inert paths: the quorum is empty",
+            with(&[
+                ("changed_files", changed(&["docs/readme.md", "NOTES.md"])),
+                ("inert", json!(["docs"])),
+                ("property_runs", json!({})),
+                ("fixture_suite", Value::Null),
+            ]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["unknown", "unknown", "pass"]),
+        ),
+        (
+            "an inert path a property observes: the properties still run",
+            with(&[("inert", json!(["store"])), ("property_runs", json!({}))]),
+            424,
+            "ESCALATE",
+            "route",
+            "evidence-gap",
+            Some(["missing", "pass", "pass"]),
+        ),
         (
             "a frozen property is excluded, never passed",
             with(&[
@@ -1184,6 +1253,114 @@ fn every_contract_row_in_the_core() {
         let status = common::status_of_exit(decision.exit_code());
         check(row.0, status, &answer, &row);
     }
+}
+
+/// Issue 27: what t1 says about files no property observes. Inert only: it did not run and
+/// says why; a change no strong property observes: the files, by name (inert ones left out),
+/// and the Markdown's next step says what to add instead of talking of flaky runs.
+#[test]
+fn t1_names_what_no_property_observes() {
+    use patchgate::core::decision::{Decision, Defaults};
+    use patchgate::core::gate::GateDecision;
+    let decide = |doc: Value| {
+        let body = serde_json::to_vec(&doc).unwrap();
+        let request = GateDecision::parse(&body).expect("valid");
+        let decision = GateDecision::decide(&request, &Defaults::default());
+        let answer = decision.answer(&request, "d-1".into());
+        let markdown = GateDecision::markdown(&answer);
+        let answer = serde_json::to_value(answer).unwrap();
+        let t1 = answer["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["step"] == "properties")
+            .cloned()
+            .expect("t1");
+        (t1, markdown)
+    };
+    let (t1, _) = decide(with(&[
+        ("changed_files", json!(["docs/readme.md"])),
+        ("inert", json!(["docs"])),
+        ("property_runs", json!({})),
+    ]));
+    assert_eq!(t1["ran"], false, "{t1}");
+    assert_eq!(t1["verdict"], "pass", "{t1}");
+    assert!(t1["summary"].as_str().unwrap().contains("inert"), "{t1}");
+    assert!(t1.get("unobserved").is_none(), "{t1}");
+
+    let (t1, markdown) = decide(with(&[
+        (
+            "changed_files",
+            json!(["docs/readme.md", "NOTES.md", "api/serializers/x.py"]),
+        ),
+        ("inert", json!(["docs"])),
+        ("property_runs", json!({})),
+        ("fixture_suite", Value::Null),
+    ]));
+    // A weak property observes api/serializers: no strong one does.
+    assert_eq!(
+        t1["unobserved"],
+        json!(["NOTES.md", "api/serializers/x.py"]),
+        "{t1}"
+    );
+    assert!(t1["summary"].as_str().unwrap().contains("NOTES.md"), "{t1}");
+    assert!(
+        markdown.contains("no strong property observes"),
+        "{markdown}"
+    );
+    assert!(markdown.contains("`inert`"), "{markdown}");
+    assert!(!markdown.contains("flaky property"), "{markdown}");
+
+    let (t1, _) = decide(base());
+    assert!(t1.get("unobserved").is_none(), "held quorum: {t1}");
+}
+
+/// Issue 27: `--shadow` on a decided facts document: every output says what enforcing would
+/// do, the JSON keeps the decision as made (`exit_code` 1) with `"shadow": true`, and the
+/// process exits 0.
+#[test]
+fn shadow_mode_reports_what_enforcing_would_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let facts = dir.path().join("facts.json");
+    let doc = with(&[(
+        "fixture_suite",
+        json!({"exit_code": 1, "failed_tests": ["t::a"]}),
+    )]);
+    std::fs::write(&facts, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let (json_out, md) = (dir.path().join("a.json"), dir.path().join("r.md"));
+    let out = common::patchgate()
+        .args(["gate", "--shadow", "--facts"])
+        .arg(&facts)
+        .arg("--json-out")
+        .arg(&json_out)
+        .arg("--markdown-out")
+        .arg(&md)
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "would BLOCK reason=concrete-behavior (shadow mode: exit 0; enforced, exit 1)\n"
+    );
+    let answer: Value = serde_json::from_slice(&std::fs::read(&json_out).unwrap()).unwrap();
+    assert_eq!(answer["shadow"], true);
+    assert_eq!(answer["disposition"], "BLOCK");
+    assert_eq!(answer["exit_code"], 1);
+    let report = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        report.starts_with(
+            "## patchgate (shadow mode): would BLOCK (exit 1 when enforced; exit 0 now)\n"
+        ),
+        "{report}"
+    );
+    // Without it, the same facts block.
+    common::patchgate()
+        .args(["gate", "--facts"])
+        .arg(&facts)
+        .env_remove("GITHUB_ACTIONS")
+        .assert()
+        .code(1);
 }
 
 #[test]

@@ -1891,6 +1891,68 @@ fn rust_runs_without_a_receipt_prove_nothing() {
     }
 }
 
+/// Issue 27: a patch no property observes. A page under `docs/` (inert in the starter's
+/// config, which the example's is): the property tier does not apply, the suite runs and
+/// decides — MERGE_OK. A note at the root (not inert): nothing observes it, so the gate
+/// escalates before running anything, names the file and says what to add.
+#[test]
+fn a_patch_no_property_observes_is_inert_or_named() {
+    require_python();
+    let tmp = common::git_repo();
+    let dir = tmp.path();
+    copy_tree(&example("gate-python").join("repo"), dir);
+    commit(dir, "base");
+    for (branch, file, disposition, reason, exit) in [
+        ("docs", "docs/setup.md", "MERGE_OK", "all-gates-held", 0),
+        ("notes", "NOTES.md", "ESCALATE", "inadmissible-evidence", 2),
+    ] {
+        git(dir, &["checkout", "-q", "-B", branch, "main"]);
+        std::fs::create_dir_all(dir.join(file).parent().unwrap()).unwrap();
+        std::fs::write(dir.join(file), "How to set up the shop.\n").unwrap();
+        commit(dir, branch);
+        let g = gate(dir, &[]);
+        expect(&g, disposition, reason, exit);
+        let t1 = step(&g.answer, "properties");
+        assert_eq!(t1["ran"], exit != 0, "{branch}: {t1}");
+        if exit == 0 {
+            assert_eq!(
+                step(&g.answer, "fixtures")["ran"],
+                true,
+                "{branch}: the suite decides"
+            );
+        } else {
+            assert_eq!(t1["unobserved"], serde_json::json!([file]), "{t1}");
+            let plan = patchgate()
+                .current_dir(dir)
+                .args(["gate", "--base", "main", "--dry-run"])
+                .output()
+                .expect("dry run");
+            let plan = String::from_utf8_lossy(&plan.stdout);
+            assert!(
+                plan.contains(&format!("warning: no strong property observes {file}")),
+                "{plan}"
+            );
+        }
+    }
+    // Shadow mode from the base's config: the same decision, said as what enforcing would
+    // do, and exit 0.
+    git(dir, &["checkout", "-q", "main"]);
+    let config = std::fs::read_to_string(dir.join("patchgate.toml")).unwrap();
+    let shadow = config.replace("\nshadow = false\n", "\nshadow = true\n");
+    assert_ne!(shadow, config, "the starter has the key");
+    std::fs::write(dir.join("patchgate.toml"), shadow).unwrap();
+    commit(dir, "base: shadow mode");
+    git(dir, &["checkout", "-q", "notes"]);
+    let g = gate(dir, &[]);
+    assert_eq!(g.exit, 0, "{}", g.stderr);
+    assert_eq!(
+        g.stdout,
+        "would ESCALATE reason=inadmissible-evidence (shadow mode: exit 0; enforced, exit 2)\n"
+    );
+    assert_eq!(g.answer["shadow"], true, "{}", g.answer);
+    assert_eq!(g.answer["exit_code"], 2, "the decision as made");
+}
+
 /// Issue 26: the build cache (`[build] cache`, kept by `patchgate warm`). The attack first:
 /// `poisons-the-cache` is the good fix plus code that, when the tests call it, dates every
 /// file of `target/` in 2100. Where a build output is reused (a CI cache of `target/`, a

@@ -120,6 +120,10 @@ pub struct GateRequestDoc {
     /// ledger, expected seal, and what else the base config names.
     #[schema(nullable = false)]
     guarded: Option<Vec<super::openapi::RepoPathDoc>>,
+    /// Paths (files or directories) no property could observe (docs): a patch that changes
+    /// only these, and that no property observes, skips the property tier; the suite decides.
+    #[schema(nullable = false)]
+    inert: Option<Vec<super::openapi::RepoPathDoc>>,
     seal: SealDoc,
     catalog: GateCatalogDoc,
     /// The base commit's freeze ledger.

@@ -33,10 +33,18 @@ pub struct GateConfig {
     /// ledger and expected seal, which always are.
     #[serde(default)]
     pub guarded: Vec<String>,
+    /// Paths (files or directories) no property could observe (docs): a patch that changes
+    /// only these, and that no property observes, skips the property tier; the suite decides.
+    #[serde(default)]
+    pub inert: Vec<String>,
     /// A strong property votes only with its two-commit proof (`admitted` in the catalog,
     /// written by `patchgate admit --write`); without one it votes as weak.
     #[serde(default)]
     pub require_admission: bool,
+    /// Shadow mode for every gate on this base (`patchgate gate --shadow`): decisions are made
+    /// and reported as "would ...", and the exit code is 0.
+    #[serde(default)]
+    pub shadow: bool,
     /// Built once on the judged tree before any property runs (CONTRACT.md section 11.8).
     pub build: Option<BuildConfig>,
     /// A check that fails in the base and must still fail on the patch (section 11.5).
@@ -303,6 +311,9 @@ impl GateConfig {
         for g in &self.guarded {
             RepoPath::parse(g).map_err(|e| invalid("guarded", &format!("{g:?} {e}")))?;
         }
+        for i in &self.inert {
+            RepoPath::parse(i).map_err(|e| invalid("inert", &format!("{i:?} {e}")))?;
+        }
         if let Some(c) = &self.suite.census {
             RepoPath::parse(c).map_err(|e| invalid("suite.census", &format!("{c:?} {e}")))?;
             if !crate::cli::runner::receipted(&self.suite.command) {
@@ -499,6 +510,7 @@ catalog = "catalog.yaml"
 ledger = "freeze-ledger.json"
 debt_cap = 5
 guarded = [".github/workflows"]
+inert = ["docs"]          # a patch only here that no property observes: the suite decides
 require_admission = false
 
 # Built once, before any property, with its own timeout (CONTRACT.md section 11.8): a patch that
@@ -604,6 +616,12 @@ debt_cap = 5
 # More paths a patch may not edit (files or directories).
 guarded = [".github/workflows"]
 
+# Paths no property could observe (files or directories). A patch that changes only these, and
+# that no property's locality covers, skips the property tier: the suite decides (the seal,
+# debt, guard, receipts and canary still apply). Any other change no strong property observes
+# escalates and the report names the files: add a property whose locality covers them.
+inert = ["docs"]
+
 # Admission (off by default). When true, a strong property votes only with its two-commit
 # proof: the `admitted` record that `patchgate admit ID --mutant REF --write` adds to its
 # catalog row once the property passed on the base and failed on a commit that deletes its
@@ -611,6 +629,11 @@ guarded = [".github/workflows"]
 # reject a patch, it never fills the quorum) and the report lists it as unproven. Admit your
 # strong properties first, then turn this on.
 require_admission = false
+
+# Shadow mode: every gate on this base makes its real decision and reports it as "would BLOCK"
+# (or ESCALATE, STOP_QUEUE) with exit 0, so a team can watch it before it blocks anyone (also
+# `patchgate gate --shadow`). Set it back to false to enforce.
+shadow = false
 
 [properties]
 # argv, no shell. `{ids}` names the properties to run: the argument holding it is repeated once

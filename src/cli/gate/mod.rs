@@ -39,7 +39,7 @@ use crate::core::gate::{
     MAX_FAILURES, NextStep, Step, clip_failure, fit_test_id, markdown, next_step,
     parse_gate_request, step_name,
 };
-use crate::core::ladder::{SCOPE_TIER, T1, T2, TierVerdict};
+use crate::core::ladder::{T1, T2, TierVerdict};
 use crate::core::path::RepoPath;
 use crate::core::problem::Problem;
 use crate::exit::Exit;
@@ -94,6 +94,12 @@ pub struct GateArgs {
     /// Write the facts gathered (the `POST /gate` body) here, to audit or replay them.
     #[arg(long)]
     pub facts_out: Option<PathBuf>,
+    /// Shadow mode (also `shadow = true` in the base's config): the real decision is made and
+    /// written to every output, headed "would BLOCK" (or ESCALATE, STOP_QUEUE), and the exit
+    /// code is 0 — watch the gate before it blocks anyone. The gate's own failures (64, 65,
+    /// 69, 70) still fail.
+    #[arg(long)]
+    pub shadow: bool,
     /// Decide a facts document (a `POST /gate` body) instead of gathering one: no git, nothing
     /// run.
     #[arg(long, conflicts_with_all = ["base", "dry_run", "tier_ledger"])]
@@ -333,6 +339,9 @@ fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     });
     if let Some(cap) = config.debt_cap {
         doc["debt_cap"] = json!(cap);
+    }
+    if !config.inert.is_empty() {
+        doc["inert"] = json!(config.inert);
     }
     Ok(Gathered {
         config,
@@ -601,7 +610,14 @@ pub fn run(args: GateArgs) -> CliResult {
             .map_err(|e| CliError::data(format!("cannot read {}: {e}", path.display())))?;
         let doc = crate::core::json::strict_value(&bytes)
             .map_err(|e| CliError::data(format!("{} is not valid JSON: {e}", path.display())))?;
-        return finish(&args, &core, &doc, "the facts document is invalid:").map(|(exit, _)| exit);
+        return finish(
+            &args,
+            &core,
+            &doc,
+            "the facts document is invalid:",
+            args.shadow,
+        )
+        .map(|(exit, _)| exit);
     }
     // Ctrl-C kills the running check's whole group and exits 130: no test outlives the gate.
     super::interrupt::catch()?;
@@ -643,9 +659,7 @@ pub fn run(args: GateArgs) -> CliResult {
                     said_t1 = true;
                     output::error(&format!("{T1}: {summary}"));
                 } else if !*ran && round == 0 {
-                    output::error(&format!(
-                        "{SCOPE_TIER}: scope hit (test-adjacent files changed): {T1} skipped"
-                    ));
+                    output::error(&format!("{T1}: {summary}"));
                 }
             }
             let phase = std::time::Instant::now();
@@ -812,7 +826,13 @@ pub fn run(args: GateArgs) -> CliResult {
             if checks == 1 { "" } else { "s" }
         ));
     }
-    let answer = finish(&args, &core, &doc, GATHERED_INVALID);
+    let answer = finish(
+        &args,
+        &core,
+        &doc,
+        GATHERED_INVALID,
+        args.shadow || g.config.shadow,
+    );
     let exit = answer.and_then(|(exit, answer)| {
         if let Some(path) = &args.tier_ledger {
             append_rows(path, &g.head, &g.changed, &tier_rows(&answer, seconds))?;
@@ -1173,26 +1193,50 @@ fn finish(
     core: &Core<'_>,
     doc: &Value,
     invalid: &str,
+    shadow: bool,
 ) -> Result<(Exit, GateAnswer), CliError> {
     if let Some(path) = &args.facts_out {
         let text = serde_json::to_string_pretty(doc).unwrap_or_default() + "\n";
         write_file(path, &text, false)?;
     }
     let answer = core.decide(doc, invalid)?;
-    write_outputs(args, &answer)?;
+    write_outputs(args, &answer, shadow)?;
     // GitHub reads workflow commands from both streams: with `--json` the annotation goes to
     // stderr, so stdout stays one JSON document a script can parse.
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
         if args.json {
             let _ = std::io::stderr()
                 .lock()
-                .write_all(annotation(&answer).as_bytes());
+                .write_all(annotation(&answer, shadow).as_bytes());
         } else {
-            output::stdout(&annotation(&answer))?;
+            output::stdout(&annotation(&answer, shadow))?;
         }
     }
-    let exit = remote::print::<GateDecision>(&answer, args.json)?;
-    Ok((exit, answer))
+    if !shadow {
+        let exit = remote::print::<GateDecision>(&answer, args.json)?;
+        return Ok((exit, answer));
+    }
+    // Shadow mode: the same answer, said as what enforcing would do; the exit is 0.
+    if args.json {
+        output::stdout(
+            &(serde_json::to_string_pretty(&shadowed(&answer)).unwrap_or_default() + "\n"),
+        )?;
+    } else {
+        output::stdout(&format!(
+            "would {} reason={} (shadow mode: exit 0; enforced, exit {})\n",
+            answer.disposition.as_str(),
+            answer.reason.as_str(),
+            answer.exit_code
+        ))?;
+    }
+    Ok((Exit::Go, answer))
+}
+
+/// The JSON answer in shadow mode: the decision as made, and `"shadow": true`.
+fn shadowed(answer: &GateAnswer) -> Value {
+    let mut v = serde_json::to_value(answer).unwrap_or(Value::Null);
+    v["shadow"] = json!(true);
+    v
 }
 
 /// The lines the patch adds to files that are not test-adjacent and that match a
@@ -1444,13 +1488,29 @@ fn write_file(path: &Path, text: &str, append: bool) -> Result<(), CliError> {
         .map_err(|e| CliError::software(format!("cannot write {}: {e}", path.display())))
 }
 
-fn write_outputs(args: &GateArgs, answer: &GateAnswer) -> Result<(), CliError> {
+fn write_outputs(args: &GateArgs, answer: &GateAnswer, shadow: bool) -> Result<(), CliError> {
     if let Some(path) = &args.json_out {
-        let text = serde_json::to_string_pretty(answer).unwrap_or_default() + "\n";
-        write_file(path, &text, false)?;
+        let text = if shadow {
+            serde_json::to_string_pretty(&shadowed(answer))
+        } else {
+            serde_json::to_string_pretty(answer)
+        };
+        write_file(path, &(text.unwrap_or_default() + "\n"), false)?;
     }
     if let Some(path) = &args.markdown_out {
-        write_file(path, &markdown(answer), true)?;
+        let report = markdown(answer);
+        let report = if shadow {
+            // The headline says what enforcing would do.
+            let rest = report.split_once('\n').map_or("", |(_, rest)| rest);
+            format!(
+                "## patchgate (shadow mode): would {} (exit {} when enforced; exit 0 now)\n{rest}",
+                answer.disposition.as_str(),
+                answer.exit_code
+            )
+        } else {
+            report
+        };
+        write_file(path, &report, true)?;
     }
     if let Some(path) = &args.evidence_out {
         match &answer.evidence {
@@ -1480,14 +1540,16 @@ fn write_outputs(args: &GateArgs, answer: &GateAnswer) -> Result<(), CliError> {
 }
 
 /// One GitHub Actions workflow command, so the pull request shows why, not just a red cross.
-fn annotation(answer: &GateAnswer) -> String {
+fn annotation(answer: &GateAnswer, shadow: bool) -> String {
     let level = match answer.disposition {
+        _ if shadow => "notice",
         GateDisposition::MergeOk => "notice",
         GateDisposition::Escalate => "warning",
         GateDisposition::Block | GateDisposition::StopQueue => "error",
     };
     format!(
-        "::{level} title=patchgate {}::{} reason={} (exit {}, gate rule {})\n",
+        "::{level} title=patchgate {}{}::{} reason={} (exit {}, gate rule {})\n",
+        if shadow { "(shadow) would " } else { "" },
         answer.disposition.as_str(),
         answer.disposition.as_str(),
         answer.reason.as_str(),
@@ -1555,9 +1617,21 @@ fn dry_run(args: &GateArgs, g: &Gathered, plan: &GateNext) -> CliResult {
                 <&str>::from(plan.rule)
             ));
         }
-        NextStep::Decide => out.push_str(&format!(
-            "  {T1}: no voting property is in locality: the quorum would be empty (ESCALATE), and the suite would not run\n"
-        )),
+        NextStep::Decide => {
+            out.push_str(&format!(
+                "  {T1}: no voting property is in locality: the quorum would be empty (ESCALATE), and the suite would not run\n"
+            ));
+            let unobserved = plan.steps.iter().find_map(|s| match s {
+                Step::Properties { unobserved, .. } if !unobserved.is_empty() => Some(unobserved),
+                _ => None,
+            });
+            if let Some(files) = unobserved {
+                out.push_str(&format!(
+                    "  warning: no strong property observes {}: add one whose `locality` covers them (then `patchgate admit ID --mutant REF --write`), or list them under `inert` if no property could (docs)\n",
+                    files.join(", ")
+                ));
+            }
+        }
         NextStep::Runs => {
             out.push_str(&format!(
                 "  {T1}: would run {} properties {} times each (timeout {} s):\n",

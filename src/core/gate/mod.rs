@@ -131,6 +131,9 @@ pub struct GateRequest {
     /// Paths (files or directories) the patch may not edit: the base commit's config,
     /// catalog, ledger, expected seal and whatever else the base config names.
     pub guarded: Vec<RepoPath>,
+    /// Paths (files or directories) no property could observe (docs, say): a patch that
+    /// changes only these, and that no property observes, skips the property tier.
+    pub inert: Vec<RepoPath>,
     pub seal: SealCheck,
     /// The base commit's catalog (never `introduced`; rows may name their `source`).
     pub catalog: Vec<Property>,
@@ -853,6 +856,10 @@ pub enum Step {
         /// The runs whose receipt does not vouch for their exit code, counted as `null`.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         unvouched: Vec<Unvouched>,
+        /// On an empty quorum: the changed files no strong property observes (and that are
+        /// not inert), at most 100.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        unobserved: Vec<String>,
         summary: String,
     },
     /// t2: the fixture suite.
@@ -1350,6 +1357,27 @@ fn routed(request: &GateRequest, debt: Debt, mut steps: Vec<Step>) -> GateDecisi
     }
 }
 
+/// The changed files no strong property's locality covers and no `inert` path covers,
+/// sorted, at most 100: what an empty quorum leaves unobserved.
+fn unobserved(request: &GateRequest) -> Vec<String> {
+    let strong: Vec<&RepoPath> = request
+        .catalog
+        .iter()
+        .filter(|p| p.strength == crate::core::catalog::Strength::Strong)
+        .flat_map(|p| &p.locality)
+        .collect();
+    let mut out: Vec<String> = request
+        .changed_files
+        .iter()
+        .filter(|f| !strong.iter().any(|p| p.covers(f)))
+        .filter(|f| !request.inert.iter().any(|p| p.covers(f)))
+        .map(|f| f.as_str().to_owned())
+        .collect();
+    out.sort();
+    out.truncate(100);
+    out
+}
+
 /// The three verdicts the last rule routes, and the steps that derived them (scope, properties,
 /// fixtures, freeze).
 fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Vec<Step>) {
@@ -1392,10 +1420,23 @@ fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Vec<Step>) {
         &request.ledger,
         request.require_admission,
     );
-    let property_check = if scope_hit {
+    // Every changed file inert, and no property observes any of them: the tier does not
+    // apply, and the suite decides.
+    let inert_only = !request.changed_files.is_empty()
+        && request
+            .changed_files
+            .iter()
+            .all(|f| request.inert.iter().any(|p| p.covers(f)))
+        && !ballot.properties.iter().any(|p| p.in_locality);
+    let property_check = if scope_hit || inert_only {
+        let verdict = if scope_hit {
+            Verdict::Unknown
+        } else {
+            Verdict::Pass
+        };
         steps.push(Step::Properties {
             ran: false,
-            verdict: Verdict::Unknown,
+            verdict,
             tier: None,
             outcome: None,
             reason: None,
@@ -1403,9 +1444,17 @@ fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Vec<Step>) {
             properties: ballot.properties,
             receipts: None,
             unvouched: Vec::new(),
-            summary: "skipped on a scope hit: property_check is unknown".to_owned(),
+            unobserved: Vec::new(),
+            summary: if scope_hit {
+                "skipped on a scope hit: property_check is unknown".to_owned()
+            } else {
+                format!(
+                    "does not apply: {} inert (`inert` in the config) and no property observes them; property_check is pass and the suite decides",
+                    plural(request.changed_files.len(), "changed file is", "changed files are")
+                )
+            },
         });
-        Verdict::Unknown
+        verdict
     } else {
         // Gate rules 1 and 2 were the quorum's rules 1 and 2.
         let (outcome, reason, number) = quorum::first_rule(&ballot.facts(true, debt), 3);
@@ -1420,6 +1469,33 @@ fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Vec<Step>) {
             .iter()
             .filter(|p| p.unproven && matches!(p.vote, quorum::Vote::Yes | quorum::Vote::No))
             .count();
+        let unobserved = if reason == Reason::EmptyQuorum {
+            unobserved(request)
+        } else {
+            Vec::new()
+        };
+        let summary = format!(
+            "quorum {} ({}): property_check is {verdict}{}{}",
+            outcome.as_str(),
+            reason.as_str(),
+            if unproven == 0 {
+                String::new()
+            } else {
+                format!(
+                    "; {} without an admission proof voted as weak",
+                    plural(unproven, "strong property", "strong properties")
+                )
+            },
+            match (receipts, unvouched.len()) {
+                (Some(Receipts::Off), _) =>
+                    "; receipts: off (exit codes read as they are)".to_owned(),
+                (_, 0) => String::new(),
+                (_, n) => format!(
+                    "; {} without a receipt that vouches for it counted as null",
+                    plural(n, "run", "runs")
+                ),
+            }
+        );
         steps.push(Step::Properties {
             ran: true,
             verdict,
@@ -1428,30 +1504,27 @@ fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Vec<Step>) {
             reason: Some(reason),
             quorum_rule: Some(number),
             properties: ballot.properties,
-            summary: format!(
-                "quorum {} ({}): property_check is {verdict}{}{}",
-                outcome.as_str(),
-                reason.as_str(),
-                if unproven == 0 {
-                    String::new()
-                } else {
-                    format!(
-                        "; {} without an admission proof voted as weak",
-                        plural(unproven, "strong property", "strong properties")
-                    )
-                },
-                match (receipts, unvouched.len()) {
-                    (Some(Receipts::Off), _) =>
-                        "; receipts: off (exit codes read as they are)".to_owned(),
-                    (_, 0) => String::new(),
-                    (_, n) => format!(
-                        "; {} without a receipt that vouches for it counted as null",
-                        plural(n, "run", "runs")
-                    ),
-                }
-            ),
             receipts,
             unvouched,
+            summary: match unobserved.len() {
+                0 => summary,
+                n => format!(
+                    "{summary}; {} no strong property observes: {}{}",
+                    plural(n, "changed file", "changed files"),
+                    unobserved
+                        .iter()
+                        .take(10)
+                        .map(String::as_str)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    if n > 10 {
+                        format!(" and {} more", n - 10)
+                    } else {
+                        String::new()
+                    }
+                ),
+            },
+            unobserved,
         });
         verdict
     };

@@ -16,10 +16,11 @@ use crate::core::quorum::parse_quorum_fields;
 use crate::core::runs::{CatchCodes, Receipt, parse_catch_codes, parse_receipt};
 
 /// The fields of a `/gate` body.
-pub const GATE_FIELDS: [&str; 26] = [
+pub const GATE_FIELDS: [&str; 27] = [
     "patch_id",
     "changed_files",
     "guarded",
+    "inert",
     "seal",
     "catalog",
     "ledger",
@@ -128,6 +129,10 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
     let guarded = doc
         .get("guarded")
         .and_then(|v| fields::paths(v, "/guarded", false, &mut e))
+        .unwrap_or_default();
+    let inert = doc
+        .get("inert")
+        .and_then(|v| fields::paths(v, "/inert", false, &mut e))
         .unwrap_or_default();
     let binaries = doc
         .get("binaries")
@@ -250,6 +255,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             patch_id: q.patch_id,
             changed_files: q.changed_files,
             guarded,
+            inert,
             seal: q.seal,
             catalog: q.catalog,
             ledger: q.ledger,

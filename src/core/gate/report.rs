@@ -412,6 +412,18 @@ fn step_detail(out: &mut String, step: &Step) {
     }
 }
 
+/// The changed files t1 found no strong property observing (an empty quorum).
+fn unobserved(answer: &GateAnswer) -> &[String] {
+    answer
+        .steps
+        .iter()
+        .find_map(|s| match s {
+            Step::Properties { unobserved, .. } => Some(unobserved.as_slice()),
+            _ => None,
+        })
+        .unwrap_or(&[])
+}
+
 /// What the reader does next, by disposition.
 fn next(answer: &GateAnswer) -> String {
     let mut out = String::new();
@@ -438,6 +450,19 @@ fn next(answer: &GateAnswer) -> String {
                 out,
                 "The patch is wrong. Look first at {first}. Fix the code, not the check: a patch that edits the check, the fixtures or the catalog escalates."
             );
+        }
+        GateDisposition::Escalate if !unobserved(answer).is_empty() => {
+            let files = unobserved(answer);
+            let _ = writeln!(
+                out,
+                "A human must look: no strong property observes {}, so nothing vouches for the patch. (`patchgate quorum` alone calls an empty quorum a reject, exit 1; the gate escalates, exit 2: a change nothing observes is unjudged, not wrong.) Review it; then, so the next such patch is gated, add a strong property whose `locality` covers these files to the catalog and prove it (`patchgate admit ID --mutant REF --write`), or, if no property could observe them (docs, say), list them under `inert` in patchgate.toml.\n",
+                if files.len() == 1 {
+                    "the changed file"
+                } else {
+                    "these changed files"
+                }
+            );
+            list(&mut out, files.iter().map(|f| code(f)));
         }
         GateDisposition::Escalate => {
             let what = match answer.reason.as_str() {
