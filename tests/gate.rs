@@ -1315,6 +1315,59 @@ fn t1_names_what_no_property_observes() {
     assert!(t1.get("unobserved").is_none(), "held quorum: {t1}");
 }
 
+/// Issue 27: within GitHub's limits (a job summary over 1 MiB is dropped). 100,000 failed
+/// tests, 20 failing cases of 2 KiB, 20,000 changed files and 50,000 properties in locality:
+/// the report stays under 1 MiB, says how many of each list it left out, and gives each failed
+/// test one line with the first line of its failing case.
+#[test]
+fn the_report_stays_under_a_mebibyte_whatever_the_input() {
+    use patchgate::core::decision::{Decision, Defaults};
+    use patchgate::core::gate::GateDecision;
+    let failed: Vec<String> = (0..100_000)
+        .map(|i| format!("tests.test_mod_{}::test_case_with_a_long_name_{i}", i / 100))
+        .collect();
+    let failures: Vec<Value> = (0..20)
+        .map(|i| json!({"id": failed[i], "message": format!("AssertionError: case {i}\n{}", "x".repeat(2000))}))
+        .collect();
+    let properties: Vec<Value> = (0..50_000)
+        .map(|i| json!({"id": format!("p{i}"), "strength": "strong", "locality": ["src"]}))
+        .collect();
+    let runs: serde_json::Map<String, Value> = (0..50_000)
+        .map(|i| (format!("p{i}"), json!({"runs": [0, 0]})))
+        .collect();
+    let changed: Vec<String> = (0..20_000).map(|i| format!("src/m{i}.py")).collect();
+    let doc = with(&[
+        ("changed_files", json!(changed)),
+        ("catalog", json!({"properties": properties})),
+        ("property_runs", Value::Object(runs)),
+        (
+            "fixture_suite",
+            json!({"exit_code": 1, "failed_tests": failed}),
+        ),
+        ("failures", json!(failures)),
+    ]);
+    let request = GateDecision::parse(&serde_json::to_vec(&doc).unwrap()).expect("valid");
+    let decision = GateDecision::decide(&request, &Defaults::default());
+    let answer = decision.answer(&request, "d-1".into());
+    assert_eq!(answer.disposition.as_str(), "BLOCK");
+    let report = GateDecision::markdown(&answer);
+    assert!(report.len() < 1 << 20, "{} bytes", report.len());
+    assert!(
+        report.contains("- … and 99950 more\n"),
+        "the failed tests left out are counted"
+    );
+    assert!(
+        report.contains("and 49950 more in locality"),
+        "the properties left out are counted"
+    );
+    assert!(
+        report.contains(
+            "- `tests.test_mod_0::test_case_with_a_long_name_3` — AssertionError: case 3\n"
+        ),
+        "one line per failed test, with its failing case"
+    );
+}
+
 /// Issue 27: `--shadow` on a decided facts document: every output says what enforcing would
 /// do, the JSON keeps the decision as made (`exit_code` 1) with `"shadow": true`, and the
 /// process exits 0.

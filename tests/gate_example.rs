@@ -1953,6 +1953,105 @@ fn a_patch_no_property_observes_is_inert_or_named() {
     assert_eq!(g.answer["exit_code"], 2, "the decision as made");
 }
 
+/// Issue 27: the GitHub Action (`action.yml`, composite). Its gate step's script,
+/// `deploy/action/gate.sh`, run as the action runs it (inputs as environment variables,
+/// `GITHUB_OUTPUT` and `GITHUB_STEP_SUMMARY` files) with the real binary on `PATH`: the good
+/// fix exits 0 with its outputs set and the report in the job summary; the broken invariant
+/// exits 1; in shadow mode it exits 0 and the outputs still say BLOCK.
+#[test]
+fn the_github_action_s_gate_step_runs_with_the_real_binary() {
+    require_python();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let action = std::fs::read_to_string(root.join("action.yml")).expect("action.yml");
+    assert!(action.contains("using: composite"));
+    assert!(action.contains("\"$GITHUB_ACTION_PATH/deploy/action/gate.sh\""));
+    for input in ["base", "config", "server", "token", "shadow"] {
+        assert!(action.contains(&format!("\n  {input}:\n")), "input {input}");
+    }
+    for output in [
+        "disposition",
+        "exit-code",
+        "reason",
+        "decision-id",
+        "answer",
+    ] {
+        assert!(
+            action.contains(&format!("\n  {output}:\n")),
+            "output {output}"
+        );
+        assert!(action.contains(&format!("steps.gate.outputs.{output} }}}}")));
+    }
+    let bin = assert_cmd::cargo::cargo_bin("patchgate");
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for (patch, shadow, exit, disposition) in [
+        ("good-fix", "false", 0, "MERGE_OK"),
+        ("broken-invariant", "false", 1, "BLOCK"),
+        ("broken-invariant", "true", 0, "BLOCK"),
+    ] {
+        let repo = repository("gate-python", patch, |_| {});
+        let files = tempfile::tempdir().unwrap();
+        let (outputs, summary) = (files.path().join("out"), files.path().join("summary.md"));
+        let out = std::process::Command::new("bash")
+            .arg(root.join("deploy/action/gate.sh"))
+            .current_dir(repo.path())
+            .env("PATH", &path)
+            .env("PATCHGATE_BASE", "main")
+            .env("PATCHGATE_CONFIG_PATH", "patchgate.toml")
+            .env("PATCHGATE_SERVER", "")
+            .env("PATCHGATE_TOKEN", "")
+            .env("PATCHGATE_SHADOW", shadow)
+            .env("GITHUB_OUTPUT", &outputs)
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .env("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+            .env_remove("GITHUB_ACTIONS")
+            .output()
+            .expect("bash");
+        let said = std::fs::read_to_string(&outputs).unwrap_or_default();
+        assert_eq!(
+            out.status.code(),
+            Some(exit),
+            "{patch} shadow={shadow}: {}\n{said}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line = |key: &str| {
+            said.lines()
+                .find_map(|l| l.strip_prefix(&format!("{key}=")))
+                .unwrap_or_else(|| panic!("{key} in {said}"))
+                .to_owned()
+        };
+        assert_eq!(line("disposition"), disposition, "{said}");
+        assert_eq!(line("exit-code"), exit.to_string());
+        assert!(!line("decision-id").is_empty());
+        let delimiter = said
+            .lines()
+            .find_map(|l| l.strip_prefix("answer<<"))
+            .expect("the answer, multi-line");
+        let body: Vec<&str> = said
+            .lines()
+            .skip_while(|l| !l.starts_with("answer<<"))
+            .skip(1)
+            .take_while(|l| *l != delimiter)
+            .collect();
+        let answer: Value = serde_json::from_str(&body.join("\n")).expect("the answer is JSON");
+        assert_eq!(answer["disposition"], disposition);
+        assert_eq!(
+            answer["shadow"].as_bool().unwrap_or(false),
+            shadow == "true"
+        );
+        let report = std::fs::read_to_string(&summary).expect("the job summary");
+        let headline = if shadow == "true" {
+            format!("## patchgate (shadow mode): would {disposition}")
+        } else {
+            format!("patchgate: {disposition}")
+        };
+        assert!(report.contains(&headline), "{report}");
+    }
+}
+
 /// Issue 26: the build cache (`[build] cache`, kept by `patchgate warm`). The attack first:
 /// `poisons-the-cache` is the good fix plus code that, when the tests call it, dates every
 /// file of `target/` in 2100. Where a build output is reused (a CI cache of `target/`, a

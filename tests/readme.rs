@@ -1,4 +1,5 @@
-//! The README runs as written. Every block fenced as ```` ```sh example ```` is run from a copy
+//! The README and the docs run as written. Every block fenced as ```` ```sh example ```` (in
+//! `README.md` and under `docs/`) is run from a copy
 //! of the repository root (its `examples/` inputs, a git repository with an `origin/main`) with
 //! the built `patchgate` on `PATH` and a live server where the README says
 //! `http://127.0.0.1:8080` (and in `PATCHGATE_SERVER`). A comment line right after a command
@@ -91,11 +92,149 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// The Markdown files of the documentation: `README.md`, `ARCHITECTURE.md` and everything
+/// under `docs/`, as paths relative to the repository root, sorted.
+fn documents(root: &Path) -> Vec<String> {
+    let mut out = vec!["README.md".to_owned(), "ARCHITECTURE.md".to_owned()];
+    let mut pending = vec![root.join("docs")];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                out.push(
+                    path.strip_prefix(root)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned(),
+                );
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Every relative link of every document (`[text](path)`, `![alt](path)`, a `#fragment`
+/// dropped) names a file or directory that exists.
+#[test]
+fn every_relative_link_resolves() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut broken = Vec::new();
+    let mut seen = 0;
+    for doc in documents(root) {
+        let text = std::fs::read_to_string(root.join(&doc)).unwrap();
+        let dir = root.join(&doc).parent().unwrap().to_path_buf();
+        let mut in_code = false;
+        for (i, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("```") {
+                in_code = !in_code;
+            }
+            // A fenced or indented code block (in a quote too) is not prose.
+            let quoted = line.trim_start_matches(['>', ' ']).len();
+            let indent = line.trim_start_matches('>').len() - quoted;
+            if in_code || indent >= 5 {
+                continue;
+            }
+            // Inline code is not a link.
+            let prose: String = line
+                .split('`')
+                .enumerate()
+                .filter(|(i, _)| i % 2 == 0)
+                .map(|(_, part)| part)
+                .collect();
+            let mut rest = prose.as_str();
+            while let Some(at) = rest.find("](") {
+                let after = &rest[at + 2..];
+                let Some(end) = after.find(')') else { break };
+                let target = &after[..end];
+                rest = &after[end..];
+                if target.contains("://")
+                    || target.starts_with('#')
+                    || target.starts_with("mailto:")
+                {
+                    continue;
+                }
+                let path = target.split('#').next().unwrap_or_default();
+                seen += 1;
+                if !dir.join(path).exists() {
+                    broken.push(format!("{doc}:{}: {target}", i + 1));
+                }
+            }
+        }
+    }
+    assert!(seen >= 20, "{seen} relative links");
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+/// `docs/reference/cli.md` is the binary's own help, every subcommand's, as clap renders it:
+/// generated, never written by hand (`PATCHGATE_WRITE_DOCS=1 cargo test --test readme`
+/// rewrites it), and held equal here.
+#[test]
+fn the_cli_reference_is_the_binary_s_help() {
+    use clap::CommandFactory;
+    fn render(out: &mut String, command: &clap::Command, name: &str) {
+        let mut c = command.clone().bin_name(name);
+        out.push_str(&format!("## `{name}`\n\n```text\n"));
+        out.push_str(c.render_long_help().to_string().trim_end());
+        out.push_str("\n```\n\n");
+        for sub in command.get_subcommands() {
+            render(out, sub, &format!("{name} {}", sub.get_name()));
+        }
+    }
+    let mut text = String::from(
+        "# The CLI\n\nEvery subcommand's `--help`, generated from the binary (`PATCHGATE_WRITE_DOCS=1 cargo test --test readme` rewrites this page; a test holds it equal). Exit codes: [exit-codes.md](exit-codes.md).\n\n",
+    );
+    let mut cli = patchgate::cli::Cli::command();
+    cli.build();
+    render(&mut text, &cli, "patchgate");
+    let text = text.trim_end().to_owned() + "\n";
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/reference/cli.md");
+    if std::env::var_os("PATCHGATE_WRITE_DOCS").is_some() {
+        std::fs::write(&path, &text).unwrap();
+    }
+    let written = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        written == text,
+        "docs/reference/cli.md is not the binary's help: run PATCHGATE_WRITE_DOCS=1 cargo test --test readme"
+    );
+}
+
+/// `docs/reference/config.md` holds both starters as `patchgate init` writes them.
+#[test]
+fn the_config_reference_holds_both_starters() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(root.join("docs/reference/config.md")).unwrap();
+    for flags in [&[][..], &["--rust"][..]] {
+        let dir = tempfile::tempdir().unwrap();
+        common::patchgate()
+            .current_dir(dir.path())
+            .arg("init")
+            .args(flags)
+            .assert()
+            .code(0);
+        let starter = std::fs::read_to_string(dir.path().join("patchgate.toml")).unwrap();
+        assert!(
+            page.contains(&format!("```toml\n{starter}```")),
+            "docs/reference/config.md lacks the starter of `patchgate init {}`",
+            flags.join(" ")
+        );
+    }
+}
+
 #[test]
 fn every_readme_example_runs_as_written() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let blocks = examples(&readme);
+    let mut blocks = Vec::new();
+    for doc in documents(root) {
+        let text = std::fs::read_to_string(root.join(&doc)).unwrap();
+        blocks.extend(
+            examples(&text)
+                .into_iter()
+                .map(|(line, body)| (format!("{doc}:{line}"), body)),
+        );
+    }
     assert!(blocks.len() >= 14, "{} example blocks", blocks.len());
 
     let repo = common::git_repo();
@@ -147,7 +286,7 @@ fn every_readme_example_runs_as_written() {
         }
         if !why.is_empty() {
             failures.push(format!(
-                "README.md:{line}: {}\n--- script\n{script}--- stdout\n{stdout}\n--- stderr\n{stderr}",
+                "{line}: {}\n--- script\n{script}--- stdout\n{stdout}\n--- stderr\n{stderr}",
                 why.join("; ")
             ));
         }

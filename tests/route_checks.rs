@@ -847,6 +847,13 @@ elif a[:1] == ["api"] and "check-runs" in a[-1]:
     sys.stdout.write(open(pages[min(n, len(pages) - 1)]).read())
 elif a[:1] == ["api"] and a[-1].endswith("/status?per_page=100"):
     sys.stdout.write(open(os.path.join(d, "status.json")).read())
+elif a == ["api", "user", "-q", ".login"]:
+    print("patchgate-bot")
+elif a[:2] == ["api", "--paginate"] and "/issues/42/comments" in a[-1]:
+    p = os.path.join(d, "comments.json")
+    sys.stdout.write(open(p).read() if os.path.exists(p) else "[]")
+elif a[:3] == ["api", "-X", "PATCH"]:
+    pass
 elif a[:2] in (["pr", "merge"], ["pr", "comment"]):
     pass
 else:
@@ -884,7 +891,11 @@ else:
             .unwrap_or_default()
             .lines()
             .map(|l| serde_json::from_str::<Vec<String>>(l).unwrap().join(" "))
-            .filter(|l| l.starts_with("pr merge") || l.starts_with("pr comment"))
+            .filter(|l| {
+                l.starts_with("pr merge")
+                    || l.starts_with("pr comment")
+                    || l.starts_with("api -X PATCH")
+            })
             .collect();
         (out.status.code().unwrap_or(-1), calls)
     }
@@ -945,9 +956,34 @@ fn the_merge_bot_acts_on_the_status_only() {
     // A failure: blocked, commented.
     let mut failed = green.clone();
     failed[0] = run(1, "proptest", HEAD, "completed", Some("failure"));
-    let gh = FakeGh::new(&[vec![runs(failed)]], no_statuses.clone());
+    let gh = FakeGh::new(&[vec![runs(failed.clone())]], no_statuses.clone());
     let (exit, calls) = gh.bot(&url, &[]);
     assert_eq!((exit, calls.len()), (1, 1));
+    assert!(calls[0].starts_with("pr comment"), "{calls:?}");
+
+    // One comment per pull request (issue 27): the bot's earlier comment, found by its marker
+    // among the comments its own user wrote, is edited; a look-alike by someone else is not.
+    let gh = FakeGh::new(&[vec![runs(failed)]], no_statuses.clone());
+    let marker = "<!-- patchgate merge bot -->";
+    std::fs::write(
+        gh.dir.path().join("comments.json"),
+        json!([
+            {"id": 7, "body": format!("{marker}\nold"), "user": {"login": "someone-else"}},
+            {"id": 11, "body": format!("{marker}\nolder"), "user": {"login": "patchgate-bot"}},
+            {"id": 12, "body": format!("{marker}\nold"), "user": {"login": "patchgate-bot"}},
+            {"id": 13, "body": "thanks!", "user": {"login": "patchgate-bot"}}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let (exit, calls) = gh.bot(&url, &[]);
+    assert_eq!((exit, calls.len()), (1, 1), "{calls:?}");
+    assert!(
+        calls[0].starts_with(
+            "api -X PATCH repos/acme/shop/issues/comments/12 -f body=**patchgate: BLOCK**"
+        ) && calls[0].ends_with(marker),
+        "{calls:?}"
+    );
 
     // No server: 69, never a merge.
     let gh = FakeGh::new(&[vec![runs(green)]], no_statuses);

@@ -15,6 +15,10 @@ checks make up each gate), and acts on the status — and only on the status:
     423 STOP_QUEUE  the queue is stopped: comment, merge nothing; exit 3
     anything else   not a decision: exit 69, never a merge
 
+One comment per pull request: the bot's comment carries a hidden marker, and a later answer
+edits the bot's own earlier comment (found by the marker, among the comments the bot's user
+wrote) instead of adding another.
+
 A skipped job is never read as a pass, whatever branch protection says. Python 3 standard
 library only, plus `gh` (authenticated, e.g. GH_TOKEN in a workflow).
 """
@@ -72,13 +76,37 @@ def ask(server, token, body):
         return None, {}, str(e).encode()
 
 
+MARKER = "<!-- patchgate merge bot -->"
+
+
 def why(answer):
     lines = [f"**patchgate: {answer['disposition']}** (`{answer.get('attribution')}`, exit {answer['exit_code']})", ""]
     for gate, read in answer.get("gates", {}).items():
         checks = ", ".join(f"`{c['name']}` {c['conclusion']} → {c['verdict']}" for c in read["checks"])
         absent = "".join(f", `{n}` absent" for n in read["absent"])
         lines.append(f"- `{gate}`: **{read['verdict']}** — {checks}{absent}")
-    return "\n".join(lines)
+    return "\n".join(lines + ["", MARKER])
+
+
+def me():
+    """The login the bot's token acts as (an Actions token cannot ask: github-actions[bot])."""
+    try:
+        return gh("api", "user", "-q", ".login").strip() or "github-actions[bot]"
+    except subprocess.CalledProcessError:
+        return "github-actions[bot]"
+
+
+def comment(repo, pr, body):
+    """Edits the bot's own earlier comment (its marker, its author), else adds one."""
+    pages = json_stream(gh("api", "--paginate", f"repos/{repo}/issues/{pr}/comments?per_page=100"))
+    login = me()
+    mine = [c for page in pages for c in page
+            if MARKER in (c.get("body") or "") and (c.get("user") or {}).get("login") == login]
+    if mine:
+        last = max(mine, key=lambda c: c["id"])
+        gh("api", "-X", "PATCH", f"repos/{repo}/issues/comments/{last['id']}", "-f", f"body={body}")
+    else:
+        gh("pr", "comment", pr, "-R", repo, "--body", body)
 
 
 def main():
@@ -118,7 +146,7 @@ def main():
             gh("pr", "merge", args.pr, "-R", args.repo, f"--{args.merge_method}", "--match-head-commit", head)
             return 0
         if status in (409, 423, 424) and answer.get("exit_code") in (1, 2, 3):
-            gh("pr", "comment", args.pr, "-R", args.repo, "--body", why(answer))
+            comment(args.repo, args.pr, why(answer))
             return answer["exit_code"]
         print(f"not a decision ({status}); not merging", file=sys.stderr)
         return 69

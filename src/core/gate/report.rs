@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::{GateAnswer, GateDisposition, Step};
+use super::{FailingCase, GateAnswer, GateDisposition, Step};
 use crate::core::quorum::Vote;
 
 /// Longest list the report prints in full; the rest is counted.
@@ -67,6 +67,28 @@ fn list(out: &mut String, items: impl ExactSizeIterator<Item = String>) {
     }
     if n > MAX_LISTED {
         let _ = writeln!(out, "- … and {} more", n - MAX_LISTED);
+    }
+}
+
+/// A failed test on one line: its id, and the first line of its failing case when a report
+/// gave one (section 11.8), clipped to 160 characters (the whole case is under "Failing
+/// cases").
+fn with_case(id: &str, failures: &[FailingCase]) -> String {
+    let first = failures
+        .iter()
+        .find(|f| f.id == id)
+        .and_then(|f| f.message.lines().map(str::trim).find(|l| !l.is_empty()));
+    match first {
+        Some(line) => {
+            let clipped: String = line.chars().take(160).collect();
+            let more = if clipped.len() < line.len() {
+                "…"
+            } else {
+                ""
+            };
+            format!("{} — {}{more}", code(id), prose(&clipped))
+        }
+        None => code(id),
     }
 }
 
@@ -145,7 +167,7 @@ pub fn markdown(answer: &GateAnswer) -> String {
     out.push('\n');
 
     for step in &answer.steps {
-        step_detail(&mut out, step);
+        step_detail(&mut out, step, &answer.failures);
     }
     if !answer.failures.is_empty() {
         out.push_str(
@@ -217,7 +239,7 @@ fn fenced(text: &str) -> String {
     format!("{fence}text\n{}\n{fence}", body.trim_end())
 }
 
-fn step_detail(out: &mut String, step: &Step) {
+fn step_detail(out: &mut String, step: &Step, failures: &[FailingCase]) {
     match step {
         Step::Integrity { findings, .. } if !findings.is_empty() => {
             out.push_str(
@@ -371,7 +393,7 @@ fn step_detail(out: &mut String, step: &Step) {
             }
             if !failed_tests.is_empty() {
                 out.push_str("### Failed tests\n\n");
-                list(out, failed_tests.iter().map(|t| code(t)));
+                list(out, failed_tests.iter().map(|t| with_case(t, failures)));
                 out.push('\n');
             }
             if !discarded.is_empty() {
