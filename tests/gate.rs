@@ -1414,6 +1414,42 @@ fn shadow_mode_reports_what_enforcing_would_do() {
         .env_remove("GITHUB_ACTIONS")
         .assert()
         .code(1);
+
+    // A shadow period, logged: `patchgate review` of the log counts what enforcing would
+    // have done.
+    let log = dir.path().join("decisions.jsonl");
+    let merging = dir.path().join("merging.json");
+    std::fs::write(&merging, serde_json::to_vec(&base()).unwrap()).unwrap();
+    for facts in [&facts, &facts, &merging] {
+        common::patchgate()
+            .args(["gate", "--shadow", "--facts"])
+            .arg(facts)
+            .arg("--decision-log")
+            .arg(&log)
+            .env_remove("GITHUB_ACTIONS")
+            .assert()
+            .code(0);
+    }
+    let lines = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(lines.lines().count(), 3, "{lines}");
+    for line in lines.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["target"], "patchgate::decision", "{line}");
+        assert_eq!(v["endpoint"], "gate", "{line}");
+        assert_eq!(v["shadow"], true, "{line}");
+    }
+    let reviewed = common::patchgate()
+        .args(["review", "--json"])
+        .arg(&log)
+        .assert()
+        .code(0);
+    let review: Value = serde_json::from_slice(&reviewed.get_output().stdout).unwrap();
+    assert_eq!(review["decisions"], 3, "{review}");
+    assert_eq!(
+        review["by_disposition"],
+        json!({"BLOCK": 2, "MERGE_OK": 1}),
+        "{review}"
+    );
 }
 
 #[test]

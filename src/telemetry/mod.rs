@@ -134,6 +134,39 @@ pub fn log_decision_of<D: Decision>(
 }
 
 /// Writes one decision line: the endpoint, the request and decision ids, then `fields`.
+/// One decision of `D` as the decision log writes it (the line `serve` writes for it, the
+/// request id `cli`), for a command that keeps its own log (`patchgate gate
+/// --decision-log`); `shadow` adds `"shadow":true` (the decision was reported, not enforced).
+pub fn decision_line_of<D: Decision>(
+    decision_id: &str,
+    request: &D::Request,
+    decision: &D,
+    shadow: bool,
+) -> String {
+    let fields = decision.log_fields(request);
+    let head = [
+        (key!("endpoint"), Field::Plain(D::ENDPOINT)),
+        (key!("request_id"), Field::Plain("cli")),
+        (key!("decision_id"), Field::Plain(decision_id)),
+    ];
+    let tail = [(
+        key!("shadow"),
+        if shadow {
+            Field::Bool(true)
+        } else {
+            Field::Absent
+        },
+    )];
+    json::with_line(|line| {
+        json::decision_line(
+            line,
+            DECISION_TARGET,
+            head.iter().chain(fields.as_slice()).chain(tail.iter()),
+        );
+        line.clone()
+    })
+}
+
 pub fn log_decision_at<'a>(
     endpoint: &'static str,
     request_id: &'a str,

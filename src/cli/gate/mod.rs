@@ -33,6 +33,7 @@ use super::runner::{
 };
 use super::sandbox::Room;
 use super::{RemoteArgs, output, remote};
+use crate::core::decision::{Decision as _, Defaults};
 use crate::core::freeze_ledger::DEFAULT_DEBT_CAP;
 use crate::core::gate::{
     GateAnswer, GateDecision, GateDisposition, GateNext, GateRuleName, MAX_FAILURE_BYTES,
@@ -100,6 +101,11 @@ pub struct GateArgs {
     /// 69, 70) still fail.
     #[arg(long)]
     pub shadow: bool,
+    /// Append the decision to this decision log (one JSON line, as `patchgate serve` writes
+    /// it, with `"shadow":true` in shadow mode): `patchgate review FILE` over a shadow period
+    /// counts what enforcing would have done. (With `--server`, the server's log has it.)
+    #[arg(long)]
+    pub decision_log: Option<PathBuf>,
     /// Decide a facts document (a `POST /gate` body) instead of gathering one: no git, nothing
     /// run.
     #[arg(long, conflicts_with_all = ["base", "dry_run", "tier_ledger"])]
@@ -1201,6 +1207,25 @@ fn finish(
     }
     let answer = core.decide(doc, invalid)?;
     write_outputs(args, &answer, shadow)?;
+    if let Some(path) = &args.decision_log {
+        if args.remote.server.is_some() {
+            output::error(&format!(
+                "--decision-log {}: the server decided, and its own decision log has the line",
+                path.display()
+            ));
+        } else {
+            // The same decision the local core made (deciding is pure), for its log fields.
+            let request = Core::parse(doc, invalid)?;
+            let decision = GateDecision::decide(&request, &Defaults::default());
+            let line = crate::telemetry::decision_line_of(
+                &answer.decision_id,
+                &request,
+                &decision,
+                shadow,
+            );
+            write_file(path, &line, true)?;
+        }
+    }
     // GitHub reads workflow commands from both streams: with `--json` the annotation goes to
     // stderr, so stdout stays one JSON document a script can parse.
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
