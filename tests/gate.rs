@@ -1303,7 +1303,10 @@ fn t1_names_what_no_property_observes() {
         json!(["NOTES.md", "api/serializers/x.py"]),
         "{t1}"
     );
-    assert!(t1["summary"].as_str().unwrap().contains("NOTES.md"), "{t1}");
+    assert!(
+        t1["summary"].as_str().unwrap().contains("unobserved"),
+        "{t1}"
+    );
     assert!(
         markdown.contains("no strong property observes"),
         "{markdown}"
