@@ -1,12 +1,14 @@
-"""No import cycle between the files of src/core, nor between those of src/cli.
+"""No import cycle between the files of src/: within src/core, src/cli, src/http, src/telemetry,
+nor between the top-level files.
 
     python3 scripts/import_cycles.py
 
 Reads every `crate::…`, `super::…` and `self::…` path in each file (its tests left out),
 resolves it to the file of the longest module it names, and lists every strongly connected
-component of more than one file within src/core and within src/cli. Exit 1 when there is one.
-A module's `mod.rs` re-exporting its own children (`pub use parse::…`) is not counted: that is
-how a module shows its surface, not an import.
+component of more than one file, within each area of src/ and across all of it. Exit 1 when
+there is one. A module's `mod.rs` re-exporting its own children (`pub use parse::…`) is not
+counted, nor a parent naming its children bare (`gate::run(..)`: the hub that wires them). A
+glob (`use super::*`) is an import of the module it names.
 """
 
 import os
@@ -40,7 +42,7 @@ def resolve(mods, current, path):
             base, segs = base[:-1], segs[1:]
     else:  # self
         base, segs = current[:], segs[1:]
-    for i in range(len(segs), 0, -1):
+    for i in range(len(segs), -1, -1):
         name = "::".join(base + segs[:i])
         if name in mods:
             return name
@@ -54,8 +56,13 @@ def edges(mods):
         with open(path, encoding="utf-8") as f:
             text = f.read()
         text = re.sub(r"#\[cfg\(test\)\]\s*mod tests \{.*", "", text, flags=re.S)
-        for m in re.finditer(r"\b((?:crate|super|self)(?:::[A-Za-z_][A-Za-z0-9_]*)+)", text):
-            target = resolve(mods, current, m.group(1))
+        for m in re.finditer(
+            r"\b((?:crate|super|self)(?:::[A-Za-z_][A-Za-z0-9_]*)*(?:::\*)?)", text
+        ):
+            path = m.group(1)
+            if path in ("crate", "super", "self"):
+                continue
+            target = resolve(mods, current, path.removesuffix("::*"))
             if target and target != name:
                 out[name].add(target)
     return out
@@ -98,12 +105,11 @@ def main():
     mods = modules()
     graph = edges(mods)
     cycles = []
-    for area in ("core", "cli"):
-        nodes = {m for m in mods if m.startswith(area + "::")}
-        cycles += [c for c in components(nodes, graph) if len(c) > 1]
+    # Every file of src/ at once: a cycle within an area is one across src/ too.
+    cycles += [c for c in components(set(mods), graph) if len(c) > 1]
     for c in cycles:
         print("import cycle: " + " <-> ".join(c))
-    print(f"import cycles in src/core and src/cli: {len(cycles)}")
+    print(f"import cycles in src/ ({len(mods)} files): {len(cycles)}")
     return 1 if cycles else 0
 
 

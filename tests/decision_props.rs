@@ -149,8 +149,14 @@ proptest! {
         prop_assert_eq!(plan.rule, decision.rule);
         prop_assert_eq!(plan.reason, decision.reason);
         match plan.next {
+            NextStep::Build => prop_assert!(request.build.is_none()),
+            NextStep::Reproof => {
+                let id = plan.reprove.clone().unwrap_or_default();
+                prop_assert!(request.property_runs.contains_key(&id));
+                prop_assert!(request.reproof.iter().all(|r| r.property != id));
+            }
             NextStep::Runs => {
-                prop_assert!(!plan.property_ids.is_empty());
+                prop_assert!(!plan.property_ids.is_empty() || plan.canary);
                 for id in &plan.property_ids {
                     prop_assert!(!request.property_runs.contains_key(id));
                 }

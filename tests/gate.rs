@@ -1851,3 +1851,360 @@ fn the_cli_exit_codes_beyond_the_decision() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// CONTRACT.md 11.10: a re-proof that could not run is void, never "tried: none passed": its
+/// mutant does not apply, its run timed out, or its receipt shows nothing ran. The step says
+/// which and why; a re-proof that ran and caught its mutant is said as such.
+#[test]
+fn a_re_proof_that_did_not_run_is_reported_as_not_run() {
+    use patchgate::core::decision::{Decision, Defaults};
+    use patchgate::core::gate::GateDecision;
+    let summary = |reproof: Value| -> String {
+        let doc = with(&[("reproof", reproof)]);
+        let request = GateDecision::parse(&serde_json::to_vec(&doc).unwrap()).unwrap();
+        let decision = GateDecision::decide(&request, &Defaults::default());
+        let answer = serde_json::to_value(decision.answer(&request, "d-1".into())).unwrap();
+        let step = answer["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["step"] == "reproof")
+            .cloned()
+            .unwrap_or_else(|| panic!("no reproof step: {answer}"));
+        step["summary"].as_str().unwrap().to_owned()
+    };
+    let ran = json!({"executed": 1, "failed": 1, "skipped": 0});
+    let nothing = json!({"executed": 0, "failed": 0, "skipped": 1});
+    // (the re-proofs, what the summary must say, what it must not).
+    let table: [(Value, &[&str], &[&str]); 5] = [
+        (
+            json!([{"property": "counter.monotonic", "applied": false, "note": "does not apply"}]),
+            &["no re-proof ran", "counter.monotonic", "does not apply"],
+            &["none passed", "tried with"],
+        ),
+        (
+            json!([{"property": "counter.monotonic", "applied": true, "exit_code": null}]),
+            &["no re-proof ran", "timed out"],
+            &["none passed"],
+        ),
+        (
+            json!([{"property": "counter.monotonic", "applied": true, "exit_code": 0, "receipt": nothing}]),
+            &["no re-proof ran", "nothing ran"],
+            &["none passed"],
+        ),
+        (
+            json!([{"property": "counter.monotonic", "applied": true, "exit_code": 1, "receipt": ran}]),
+            &["counter.monotonic caught its mutant"],
+            &["not run", "none passed"],
+        ),
+        (
+            json!([
+                {"property": "counter.monotonic", "applied": false, "note": "does not apply"},
+                {"property": "counter.monotonic", "applied": true, "exit_code": 1, "receipt": ran}
+            ]),
+            &["caught its mutant", "not run: counter.monotonic"],
+            &["none passed"],
+        ),
+    ];
+    for (reproof, says, never) in table {
+        let said = summary(reproof.clone());
+        for s in says {
+            assert!(said.contains(s), "{reproof}: {said:?} does not say {s:?}");
+        }
+        for s in never {
+            assert!(!said.contains(s), "{reproof}: {said:?} says {s:?}");
+        }
+    }
+}
+
+/// Issue 34: every step of the gate is a row of the core's plan. Each row below is written by
+/// hand from CONTRACT.md section 8.2 and section 11 (the build first, once; the canary with the
+/// first runs; the re-proof after t1 passed and before the suite; the suite; the re-run only
+/// when the runner can leave tests out), and the plan must name that step and what it needs.
+#[test]
+fn the_core_plans_every_step() {
+    use patchgate::core::decision::Decision;
+    use patchgate::core::gate::{GateDecision, NextStep, next_step};
+    let admitted = json!({"seal": A, "mutant": "m1", "base_runs": [0, 0], "mutant_runs": [1, 1]});
+    let catalog = json!({"properties": [
+        {"id": "counter.monotonic", "strength": "strong", "locality": ["store/counters"], "admitted": admitted},
+        {"id": "resp.keys", "strength": "weak", "locality": ["api/serializers"]}
+    ]});
+    let all = json!({"build": true, "canary": true, "reprove": 1, "deselect": true, "seed": 7});
+    let caught = json!({"property": "counter.monotonic", "applied": true, "exit_code": 1,
+                        "receipt": {"executed": 1, "failed": 1, "skipped": 0}});
+    let sang = json!({"exit_code": 1, "receipt": {"executed": 1, "failed": 1, "skipped": 0}});
+    // (name, facts, next, canary, property ids, reprove, suite beside).
+    type Row = (
+        &'static str,
+        Value,
+        NextStep,
+        bool,
+        Vec<&'static str>,
+        Option<&'static str>,
+        bool,
+    );
+    let rows: Vec<Row> = vec![
+        (
+            "the build first, before any run",
+            with(&[
+                ("catalog", catalog.clone()),
+                ("configured", all.clone()),
+                ("property_runs", Value::Null),
+                ("fixture_suite", Value::Null),
+            ]),
+            NextStep::Build,
+            false,
+            vec![],
+            None,
+            false,
+        ),
+        (
+            "then the canary with the property runs, the suite beside them",
+            with(&[
+                ("catalog", catalog.clone()),
+                ("configured", all.clone()),
+                ("build", json!({"exit_code": 0})),
+                ("property_runs", Value::Null),
+                ("fixture_suite", Value::Null),
+            ]),
+            NextStep::Runs,
+            true,
+            vec!["counter.monotonic"],
+            None,
+            true,
+        ),
+        (
+            "a build that does not compile decides: nothing more runs",
+            with(&[
+                ("catalog", catalog.clone()),
+                ("configured", all.clone()),
+                ("build", json!({"exit_code": 1})),
+                ("property_runs", Value::Null),
+                ("fixture_suite", Value::Null),
+            ]),
+            NextStep::Decide,
+            false,
+            vec![],
+            None,
+            false,
+        ),
+        (
+            "t1 passed: an admitted property is re-proven before the suite",
+            with(&[
+                ("catalog", catalog.clone()),
+                ("configured", all.clone()),
+                ("build", json!({"exit_code": 0})),
+                ("canary", sang.clone()),
+                ("fixture_suite", Value::Null),
+            ]),
+            NextStep::Reproof,
+            false,
+            vec![],
+            Some("counter.monotonic"),
+            true,
+        ),
+        (
+            "re-proven: the suite",
+            with(&[
+                ("catalog", catalog.clone()),
+                ("configured", all.clone()),
+                ("build", json!({"exit_code": 0})),
+                ("canary", sang.clone()),
+                ("reproof", json!([caught])),
+                ("fixture_suite", Value::Null),
+            ]),
+            NextStep::Suite,
+            false,
+            vec![],
+            None,
+            false,
+        ),
+        (
+            "a void re-proof and no other candidate: the suite",
+            with(&[
+                ("catalog", catalog.clone()),
+                ("configured", all.clone()),
+                ("build", json!({"exit_code": 0})),
+                ("canary", sang.clone()),
+                (
+                    "reproof",
+                    json!([{"property": "counter.monotonic", "applied": false}]),
+                ),
+                ("fixture_suite", Value::Null),
+            ]),
+            NextStep::Suite,
+            false,
+            vec![],
+            None,
+            false,
+        ),
+        (
+            "the suite passed: decide",
+            with(&[
+                ("catalog", catalog.clone()),
+                ("configured", all.clone()),
+                ("build", json!({"exit_code": 0})),
+                ("canary", sang.clone()),
+                ("reproof", json!([caught])),
+            ]),
+            NextStep::Decide,
+            false,
+            vec![],
+            None,
+            false,
+        ),
+        (
+            "a scope hit skips t1: the canary alone, then the suite",
+            with(&[
+                ("configured", all.clone()),
+                ("build", json!({"exit_code": 0})),
+                ("changed_files", json!(["tests/test_counter.py"])),
+                ("property_runs", Value::Null),
+                ("fixture_suite", Value::Null),
+            ]),
+            NextStep::Runs,
+            true,
+            vec![],
+            None,
+            true,
+        ),
+        (
+            "facts that say nothing of the steps configured: no build, no canary",
+            with(&[
+                ("property_runs", Value::Null),
+                ("fixture_suite", Value::Null),
+            ]),
+            NextStep::Runs,
+            false,
+            vec!["counter.monotonic"],
+            None,
+            true,
+        ),
+        (
+            "only frozen tests failed: the re-run",
+            with(&[
+                ("ledger", json!([open_test("t::frozen", &["legacy"])])),
+                (
+                    "fixture_suite",
+                    json!({"exit_code": 1, "failed_tests": ["t::frozen"]}),
+                ),
+            ]),
+            NextStep::Rerun,
+            false,
+            vec![],
+            None,
+            false,
+        ),
+        (
+            "only frozen tests failed, and the runner cannot leave tests out: decide",
+            with(&[
+                ("ledger", json!([open_test("t::frozen", &["legacy"])])),
+                ("configured", json!({"deselect": false})),
+                (
+                    "fixture_suite",
+                    json!({"exit_code": 1, "failed_tests": ["t::frozen"]}),
+                ),
+            ]),
+            NextStep::Decide,
+            false,
+            vec![],
+            None,
+            false,
+        ),
+    ];
+    for (name, doc, next, canary, ids, reprove, beside) in rows {
+        let request = GateDecision::parse(&serde_json::to_vec(&doc).unwrap())
+            .unwrap_or_else(|p| panic!("{name}: {p:?}"));
+        let plan = next_step(&request, 5);
+        assert_eq!(plan.next, next, "{name}: {plan:?}");
+        assert_eq!(plan.canary, canary, "{name}: canary");
+        assert_eq!(plan.property_ids, ids, "{name}: property ids");
+        assert_eq!(plan.reprove.as_deref(), reprove, "{name}: reprove");
+        assert_eq!(plan.suite_beside, beside, "{name}: suite beside");
+        if name.contains("cannot leave tests out") {
+            assert!(
+                plan.say.iter().any(|s| s.contains("no `[suite] deselect`")),
+                "{name}: {:?}",
+                plan.say
+            );
+        }
+        if next == NextStep::Rerun {
+            assert_eq!(plan.deselect, ["t::frozen"], "{name}");
+        }
+    }
+}
+
+/// Issue 34: the facts the runner writes are the facts the strict reader reads: a document
+/// built from the typed facts (as `--facts-out` writes it) parses, field for field, to what
+/// the same facts written by hand parse to.
+#[test]
+fn the_typed_facts_read_back_as_written() {
+    use patchgate::core::decision::Decision;
+    use patchgate::core::gate::{
+        BuildFacts, CanaryFacts, Configured, Facts, GateDecision, Judged, Phase, PropertyRuns,
+        SealFacts, SuiteFacts,
+    };
+    let mut facts = Facts {
+        patch_id: Some("pr-7".into()),
+        changed_files: vec!["store/counters/mod.rs".into()],
+        guarded: vec!["patchgate.toml".into()],
+        seal: SealFacts {
+            actual: A.into(),
+            expected: A.into(),
+        },
+        catalog: base()["catalog"].clone(),
+        ledger: Some(json!([])),
+        debt_cap: Some(5),
+        judged: Some(Judged {
+            base: "a".repeat(40),
+            head: "b".repeat(40),
+            tree: "c".repeat(40),
+        }),
+        build: Some(BuildFacts {
+            exit_code: Some(0),
+            catch_exit_codes: None,
+            tail: "ok".into(),
+        }),
+        canary: Some(CanaryFacts {
+            exit_code: Some(1),
+            catch_exit_codes: None,
+            receipt: None,
+        }),
+        fixture_suite: Some(SuiteFacts {
+            exit_code: Some(0),
+            failed_tests: Some(vec![]),
+            ..SuiteFacts::default()
+        }),
+        configured: Some(Configured {
+            build: true,
+            canary: true,
+            reprove: 2,
+            deselect: false,
+            seed: 9,
+        }),
+        ..Facts::default()
+    };
+    facts.property_runs = Some(
+        [(
+            "counter.monotonic".to_owned(),
+            PropertyRuns {
+                runs: vec![Some(0), Some(0)],
+            },
+        )]
+        .into(),
+    );
+    facts.timings_ms.add(Phase::Build, 0.25);
+    let by_hand = json!({
+        "patch_id": "pr-7", "changed_files": ["store/counters/mod.rs"], "guarded": ["patchgate.toml"],
+        "seal": {"actual": A, "expected": A}, "catalog": base()["catalog"], "ledger": [], "debt_cap": 5,
+        "judged": {"base": "a".repeat(40), "head": "b".repeat(40), "tree": "c".repeat(40)},
+        "build": {"exit_code": 0, "tail": "ok"}, "canary": {"exit_code": 1, "receipt": null},
+        "fixture_suite": {"exit_code": 0, "failed_tests": []},
+        "configured": {"build": true, "canary": true, "reprove": 2, "deselect": false, "seed": 9},
+        "property_runs": {"counter.monotonic": {"runs": [0, 0]}},
+        "timings_ms": {"build": 250},
+    });
+    let parse = |v: &Value| GateDecision::parse(&serde_json::to_vec(v).unwrap()).unwrap();
+    assert_eq!(parse(&facts.to_value()), parse(&by_hand));
+}

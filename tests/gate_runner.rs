@@ -1185,3 +1185,43 @@ fn an_unreachable_server_is_found_before_anything_runs() {
         assert!(!stderr.contains(started_a_run), "{started_a_run}: {stderr}");
     }
 }
+
+/// Issue 34: the facts are written as they happen (cargo-mutants' habit). A gate stopped while
+/// the suite hangs (Ctrl-C, the CI job's timeout) leaves a `--facts-out` that says which
+/// steps ran and what they saw: the property runs are there, the suite is not. (Before, the
+/// facts were written only once the gate decided: an interrupted gate left nothing.)
+#[test]
+fn an_interrupted_gate_leaves_the_facts_it_gathered() {
+    let repo = repository("sleep");
+    let dir = repo.path();
+    let out = tempfile::tempdir().unwrap();
+    let facts = out.path().join("facts.json");
+    let facts_arg = facts.to_str().unwrap();
+    let (code, stderr, _) = interrupt(
+        dir,
+        &[
+            "gate",
+            "--base",
+            "main",
+            "--jobs",
+            "1",
+            "--facts-out",
+            facts_arg,
+        ],
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    assert_eq!(code, Some(143), "{stderr}");
+    let text =
+        std::fs::read_to_string(&facts).unwrap_or_else(|e| panic!("no facts: {e}\n{stderr}"));
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        doc["property_runs"]["holds"]["runs"],
+        serde_json::json!([0, 0]),
+        "{doc}"
+    );
+    assert!(
+        doc.get("fixture_suite").is_none(),
+        "the suite never ended: {doc}"
+    );
+    assert!(doc["timings_ms"]["properties"].is_u64(), "{doc}");
+}

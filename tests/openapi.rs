@@ -52,7 +52,7 @@ fn every_request_document_lists_the_fields_its_parser_takes() {
     use patchgate::core::catalog::CatalogKind;
     let doc: serde_json::Value =
         serde_json::from_str(&patchgate::http::openapi::document_json()).unwrap();
-    let table: [(&str, &[&str]); 23] = [
+    let table: [(&str, &[&str]); 24] = [
         ("RouteRequestDoc", &patchgate::core::evidence::ROUTE_FIELDS),
         ("QuorumRequestDoc", &patchgate::core::quorum::REQUEST_FIELDS),
         ("PropertyDoc", CatalogKind::Quorum.fields()),
@@ -64,27 +64,22 @@ fn every_request_document_lists_the_fields_its_parser_takes() {
         ("SealDoc", &patchgate::core::seal::SEAL_CHECK_FIELDS),
         ("GateRequestDoc", &patchgate::core::gate::GATE_FIELDS),
         ("FixtureSuiteDoc", &patchgate::core::gate::SUITE_FIELDS),
-        ("JudgedDoc", &patchgate::core::gate::JUDGED_FIELDS),
+        ("Judged", &patchgate::core::gate::JUDGED_FIELDS),
         ("RerunDoc", &patchgate::core::gate::RERUN_FIELDS),
-        (
-            "SuspiciousLineDoc",
-            &patchgate::core::gate::SUSPICIOUS_FIELDS,
-        ),
+        ("SuspiciousLine", &patchgate::core::gate::SUSPICIOUS_FIELDS),
         ("AdmitRequestDoc", &patchgate::core::admit::REQUEST_FIELDS),
         ("AdmissionRecordDoc", &patchgate::core::admit::RECORD_FIELDS),
         ("ChecksRequestDoc", &patchgate::core::checks::FIELDS),
         ("TierRow", &patchgate::core::ladder::ROW_FIELDS),
         ("ResultDoc", &["runs"]),
-        ("ReceiptDoc", &patchgate::core::runs::RECEIPT_FIELDS),
-        ("FailingCaseDoc", &patchgate::core::gate::FAILURE_FIELDS),
-        (
-            "IntegrityFindingDoc",
-            &patchgate::core::gate::INTEGRITY_FIELDS,
-        ),
+        ("Receipt", &patchgate::core::runs::RECEIPT_FIELDS),
+        ("FailingCase", &patchgate::core::gate::FAILURE_FIELDS),
+        ("IntegrityFinding", &patchgate::core::gate::INTEGRITY_FIELDS),
         ("BuildDoc", &patchgate::core::gate::BUILD_FIELDS),
         ("CanaryDoc", &patchgate::core::gate::CANARY_FIELDS),
-        ("ReproofDoc", &patchgate::core::gate::REPROOF_FIELDS),
+        ("Reproof", &patchgate::core::gate::REPROOF_FIELDS),
         ("TimingsDoc", &patchgate::core::gate::TIMING_STEPS),
+        ("Configured", &patchgate::core::gate::CONFIGURED_FIELDS),
     ];
     for (schema, parsed) in table {
         let s = &doc["components"]["schemas"][schema];
@@ -100,4 +95,34 @@ fn every_request_document_lists_the_fields_its_parser_takes() {
         assert_eq!(documented, parsed, "{schema}");
         assert_eq!(s["additionalProperties"], false, "{schema}");
     }
+}
+
+/// Issue 34 (found by schemathesis): a `suspicious` line's `pattern` may not be empty, and the
+/// document says so. Before, the schema allowed `""` and the server refused the body with 422.
+#[tokio::test]
+async fn a_suspicious_pattern_is_never_empty_and_the_document_says_so() {
+    let doc: serde_json::Value =
+        serde_json::from_str(&patchgate::http::openapi::document_json()).unwrap();
+    let pattern = &doc["components"]["schemas"]["SuspiciousLine"]["properties"]["pattern"];
+    assert_eq!(pattern["minLength"], 1, "{pattern}");
+    let server = common::TestServer::start();
+    let sha = "1".repeat(64);
+    let body = serde_json::json!({
+        "changed_files": ["src/a.py"],
+        "seal": {"actual": sha, "expected": sha},
+        "catalog": {"properties": []},
+        "suspicious": [{"file": "src/a.py", "line": 1, "pattern": ""}],
+    });
+    let res = common::client()
+        .post(server.url("/gate"))
+        .json(&body)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status().as_u16(), 422);
+    let problem: serde_json::Value = res.json().await.unwrap();
+    assert!(
+        problem.to_string().contains("/suspicious/0/pattern"),
+        "{problem}"
+    );
 }

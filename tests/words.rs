@@ -151,8 +151,12 @@ fn the_enums_speak_the_contracts_words() {
             "all-gates-held"
         ]
     );
-    // What the runner does next (`POST /gate/next`).
-    assert_eq!(words::<NextStep>(), ["runs", "suite", "rerun", "decide"]);
+    // What the runner does next (`POST /gate/next`): every step of the plan (issue 34 added
+    // the build and the re-proof, which the runner used to schedule itself).
+    assert_eq!(
+        words::<NextStep>(),
+        ["build", "runs", "reproof", "suite", "rerun", "decide"]
+    );
     // How the runs were isolated (section 12.2).
     assert_eq!(words::<SandboxBackend>(), ["bubblewrap", "off"]);
     // Why a receipt does not vouch for a run (section 11.1).

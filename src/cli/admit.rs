@@ -12,11 +12,11 @@ use std::time::Duration;
 use clap::{ArgGroup, Args};
 use serde_json::{Value, json};
 
+use super::config::{CONFIG_FILE, GateConfig};
 use super::documents::parse_document;
 use super::error::{CliError, CliResult};
-use super::gate::{CONFIG_FILE, GateConfig};
 use super::git::{base_file, commit_of, enter_repository, git};
-use super::runner::{property_argv, property_receipt, run_receipted};
+use super::runner::{Place, Run, property_argv, property_receipt};
 use super::sandbox::Room;
 use super::{RemoteArgs, interrupt, output, remote};
 use crate::core::admit::{AdmissionRecord, AdmitDecision, AdmitOutcome};
@@ -89,7 +89,7 @@ pub fn run(args: AdmitArgs) -> CliResult {
             args.mutant
         )));
     }
-    let config = super::gate::base_config(&base, &args.base, &args.config)?;
+    let config = GateConfig::from_base(&base, &args.base, &args.config)?;
     let check = check_of(&args, &config, &base)?;
     refuse_guarded_edits(&check, &base, &mutant)?;
     let runs = args.runs.unwrap_or(config.properties.runs);
@@ -262,12 +262,14 @@ fn run_side(check: &Check, side: &str, room: &Room, runs: u8) -> Result<Vec<RunO
     let mut codes = Vec::with_capacity(usize::from(runs));
     for n in 1..=runs {
         let label = format!("admit {} {side} run {n}/{runs}", check.id);
-        let (run, _, read) = run_receipted(&label, &argv, check.timeout, room)?;
-        let run = match read {
-            None => run,
+        let ran = Run::new(&label, &argv, check.timeout, Place::Room(room))
+            .start()?
+            .ran()?;
+        let run = match ran.receipt {
+            None => ran.run,
             Some(read) => {
                 let receipt = property_receipt(&read, check.case.as_deref(), &check.id);
-                let (counted_run, gap) = counted(run, receipt.as_ref(), &check.catch, false);
+                let (counted_run, gap) = counted(ran.run, receipt.as_ref(), &check.catch, false);
                 if let Some(gap) = gap {
                     output::error(&format!(
                         "{label}: its receipt does not vouch for it ({}): counted as no run",

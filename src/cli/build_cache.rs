@@ -6,7 +6,7 @@
 //! a gate, an admission or a census only read it. A patch's build writing it would let the
 //! patch plant artifacts that a later gate takes as fresh: the poisoning the rooms exist to
 //! prevent. Every file of the tree it was built from has one fixed time
-//! ([`super::git::source_time`]); a room that restores it gives the same time to every file
+//! ([`super::export::source_time`]); a room that restores it gives the same time to every file
 //! whose blob is the same there, and writes every other file now, so a build tool that
 //! compares times (cargo) rebuilds what the judged tree changed and trusts the rest.
 //!
@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::error::CliError;
-use super::git::TreeEntry;
+use super::export::TreeEntry;
 
 /// A build cache found for a room: the tree it was built from and where its files are.
 pub struct BuildCache {
@@ -50,7 +50,7 @@ impl BuildCache {
         if !dirs.iter().all(|d| dir.join(d).is_dir()) {
             return None;
         }
-        let files = super::git::ls_tree(tree)
+        let files = super::export::ls_tree(tree)
             .ok()?
             .into_iter()
             .map(|e| (e.path, (e.mode, e.oid)))

@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::error::{CliError, CliResult};
 use super::junit::Case;
-use super::runner::{receipted, run_receipted};
+use super::runner::{Place, Run, receipted};
 use super::sandbox::Room;
 use super::{interrupt, output};
 use crate::exit::Exit;
@@ -53,7 +53,15 @@ pub fn run(args: CensusArgs) -> CliResult {
         )));
     }
     let room = Room::open(&config.sandbox, &base, config.build_cache().as_ref())?;
-    let (run, _, read) = run_receipted("census", &suite.command, suite.timeout(), &room)?;
+    let ran = Run::new(
+        "census",
+        &suite.command,
+        suite.timeout(),
+        Place::Room(&room),
+    )
+    .start()?
+    .ran()?;
+    let (run, read) = (ran.run, ran.receipt);
     interrupt::check()?;
     let report = match read {
         Some(Ok(report)) => report,

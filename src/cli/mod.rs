@@ -5,11 +5,14 @@
 mod admit;
 mod build_cache;
 mod census;
+mod config;
 mod documents;
 mod error;
+mod export;
 mod gate;
 mod git;
 mod healthcheck;
+mod init;
 mod interrupt;
 mod junit;
 mod ladder;
@@ -70,7 +73,7 @@ enum Command {
     #[command(
         after_help = "Exit codes: 0 written; 64 the file exists (give --force); 70 cannot write it."
     )]
-    Init(gate::InitArgs),
+    Init(init::InitArgs),
     /// Prove a check earns its vote: it passes on the base and fails on a mutant that deletes
     /// its invariant, on the same sealed fixtures, each tree in its own temporary worktree
     /// (exit 0 admitted, 1 rejected, 2 inconclusive).
@@ -120,7 +123,7 @@ pub struct BaseArgs {
     #[arg(long, default_value = "HEAD")]
     pub base: String,
     /// The config file's path in the base commit.
-    #[arg(long, default_value = gate::CONFIG_FILE)]
+    #[arg(long, default_value = config::CONFIG_FILE)]
     pub config: String,
     /// Run as if started in this directory (inside the repository).
     #[arg(short = 'C', long = "directory")]
@@ -129,10 +132,10 @@ pub struct BaseArgs {
 
 impl BaseArgs {
     /// Enters the repository; the base commit's id and its config.
-    pub fn open(&self) -> Result<(String, gate::GateConfig), CliError> {
+    pub fn open(&self) -> Result<(String, config::GateConfig), CliError> {
         git::enter_repository(self.directory.as_deref())?;
         let base = git::commit_of(&self.base)?;
-        let config = gate::base_config(&base, &self.base, &self.config)?;
+        let config = config::GateConfig::from_base(&base, &self.base, &self.config)?;
         Ok((base, config))
     }
 }
@@ -249,7 +252,7 @@ pub fn main() -> Exit {
         Command::Serve(args) => serve::run(args),
         Command::Gate(args) => gate::run(*args),
         Command::Warm(args) => warm::run(*args),
-        Command::Init(args) => gate::init(args),
+        Command::Init(args) => init::init(args),
         Command::Admit(args) => admit::run(*args),
         Command::Census(args) => census::run(*args),
         Command::Route(args) => route::run(args),

@@ -109,25 +109,27 @@ fn live() -> std::sync::MutexGuard<'static, Vec<i32>> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Why a run ended before its command did: a caught signal, or its gate no longer needing it.
-const CANCELLED: &str = "cancelled";
+/// How a process group ended: its status (`None`: timed out), or stopped because its run was
+/// cancelled (no longer needed).
+enum Ended {
+    Exited(Option<ExitStatus>),
+    Cancelled,
+}
 
 /// Runs `argv` in its own process group, at `place`; on timeout the whole group is killed
-/// (in the sandbox, its PID namespace with it), so no test runner it spawned outlives it.
-/// Returns the exit status (None on timeout) and the seconds. The command's stdout goes to
-/// patchgate's stderr: patchgate's stdout carries its answer only. A signal caught by
-/// [`crate::cli::interrupt`] kills the group at once and ends the run with an `Interrupted`
-/// error.
-pub fn run_tier_in(
+/// (in the sandbox, its PID namespace with it), so no test runner it spawned outlives it. The
+/// command's stdout goes to patchgate's stderr (patchgate's stdout carries its answer only),
+/// or both to `log`. A signal caught by [`crate::cli::interrupt`] kills the group at once and
+/// ends the run with an `Interrupted` error; `cancel` set kills it and ends it as cancelled.
+fn run_group(
     argv: &[String],
     timeout: Duration,
     place: Place<'_>,
     log: Option<std::fs::File>,
     cancel: Option<&std::sync::atomic::AtomicBool>,
-) -> std::io::Result<(Option<ExitStatus>, f64)> {
+) -> std::io::Result<Ended> {
     use std::os::fd::AsFd;
     use std::os::unix::process::CommandExt;
-    // Its output: patchgate's stderr, or a log file (the build's, whose tail the report shows).
     let (stdout, stderr): (std::process::Stdio, std::process::Stdio) = match log {
         Some(file) => (file.try_clone()?.into(), file.into()),
         None => (
@@ -166,14 +168,16 @@ pub fn run_tier_in(
             let _ = child.wait();
             // And whatever left its group: nothing the runner started outlives it.
             ended(leader);
-            return Err(if cancelled && !crate::cli::interrupt::requested() {
-                std::io::Error::other(CANCELLED)
-            } else {
-                std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted")
-            });
+            if crate::cli::interrupt::requested() {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::Interrupted,
+                    "interrupted",
+                ));
+            }
+            return Ok(Ended::Cancelled);
         }
     };
-    // Whatever the leader did, nothing of its group outlives the tier.
+    // Whatever the leader did, nothing of its group outlives the run.
     let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
     if status.is_none() {
         let _ = child.wait();
@@ -187,7 +191,7 @@ pub fn run_tier_in(
             if left == 1 { "" } else { "es" }
         ));
     }
-    Ok((status, started.elapsed().as_secs_f64()))
+    Ok(Ended::Exited(status))
 }
 
 /// A run whose leader was `leader` ended: when it was the last under way, whatever runs left
@@ -280,113 +284,6 @@ pub fn describe(status: Option<ExitStatus>, timeout_s: f64) -> String {
     }
 }
 
-/// How one check ended: its run outcome (`None` when killed by its timeout or a signal, or
-/// when it could not start), in words for people, and the seconds it took.
-pub struct Ran {
-    pub run: RunOutcome,
-    pub how: String,
-    pub seconds: f64,
-    /// Stopped because its gate no longer needed it (see [`run_check_in`]): no run at all.
-    pub cancelled: bool,
-}
-
-/// Runs one check (see [`run_tier_in`]). A command that cannot start is a broken harness: a
-/// run without an exit code. A caught Ctrl-C (SIGINT, SIGTERM, SIGHUP) kills the check's group
-/// and is the error (130).
-pub fn run_in(argv: &[String], timeout: Duration, place: Place<'_>) -> Result<Ran, CliError> {
-    run_logged_in(argv, timeout, place, None, None)
-}
-
-/// [`run_in`], its output written to `log` when given.
-fn run_logged_in(
-    argv: &[String],
-    timeout: Duration,
-    place: Place<'_>,
-    log: Option<std::fs::File>,
-    cancel: Option<&std::sync::atomic::AtomicBool>,
-) -> Result<Ran, CliError> {
-    let started = Instant::now();
-    match run_tier_in(argv, timeout, place, log, cancel) {
-        Ok((status, seconds)) => Ok(Ran {
-            run: status
-                .and_then(|s| s.code())
-                .and_then(|c| u8::try_from(c).ok()),
-            how: describe(status, timeout.as_secs_f64()),
-            seconds,
-            cancelled: false,
-        }),
-        Err(e) if e.to_string() == CANCELLED => Ok(Ran {
-            run: None,
-            how: "stopped: no longer needed".to_owned(),
-            seconds: started.elapsed().as_secs_f64(),
-            cancelled: true,
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
-            interrupt::check()?;
-            Err(CliError::new(Exit::Interrupted(2), "interrupted"))
-        }
-        Err(e) => Ok(Ran {
-            run: None,
-            how: format!(
-                "cannot start {:?}: {e}, a broken harness",
-                argv.first().map(String::as_str).unwrap_or_default()
-            ),
-            seconds: 0.0,
-            cancelled: false,
-        }),
-    }
-}
-
-/// [`run_in`], saying on stderr how the check labelled `label` ended; stopped (killed,
-/// [`Ran::cancelled`]) as soon as `cancel` is set: a run started before the gate knew whether
-/// it needs it.
-pub fn run_check_in(
-    label: &str,
-    argv: &[String],
-    timeout: Duration,
-    place: Place<'_>,
-    cancel: Option<&std::sync::atomic::AtomicBool>,
-) -> Result<Ran, CliError> {
-    let ran = run_logged_in(argv, timeout, place, None, cancel)?;
-    output::error(&format!("{label}: {} ({:.1} s)", ran.how, ran.seconds));
-    Ok(ran)
-}
-
-/// Runs one check with its output captured, and gives its last lines (at most `max_bytes`,
-/// whole lines) beside what [`run_check_in`] gives; the whole output is echoed to stderr.
-pub fn run_check_tail(
-    label: &str,
-    argv: &[String],
-    timeout: Duration,
-    place: Place<'_>,
-    max_bytes: usize,
-) -> Result<(RunOutcome, f64, String), CliError> {
-    use std::io::{Read, Seek, Write};
-    let mut log = tempfile::tempfile()
-        .map_err(|e| CliError::software(format!("cannot make a log file: {e}")))?;
-    let handle = log
-        .try_clone()
-        .map_err(|e| CliError::software(format!("cannot make a log file: {e}")))?;
-    let ran = run_logged_in(argv, timeout, place, Some(handle), None)?;
-    let mut text = Vec::new();
-    let _ = log.rewind();
-    let _ = (&mut log).take(MAX_REPORT_BYTES).read_to_end(&mut text);
-    let _ = std::io::stderr().lock().write_all(&text);
-    output::error(&format!("{label}: {} ({:.1} s)", ran.how, ran.seconds));
-    let text = String::from_utf8_lossy(&text);
-    let mut start = text.len().saturating_sub(max_bytes);
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    let tail = &text[start..];
-    // Whole lines only, unless one line is all there is.
-    let tail = match tail.find('\n') {
-        Some(nl) if start > 0 && nl + 1 < tail.len() => &tail[nl + 1..],
-        _ => tail,
-    };
-    Ok((ran.run, ran.seconds, tail.trim_end().to_owned()))
-}
-
 /// The placeholder a command template writes its JUnit report to (CONTRACT.md section 11.1).
 pub const JUNIT: &str = "{junit}";
 
@@ -398,47 +295,190 @@ pub fn receipted(template: &[String]) -> bool {
 /// What a run's receipt was: its report, or why none could be read.
 pub type ReceiptRead = Result<super::junit::Report, String>;
 
-/// Runs one check in the room (see [`run_check_in`]); with `{junit}` in `argv`, at a fresh path
-/// outside the copy, and reads the report it wrote there as its receipt. `None`: receipts off.
-pub fn run_receipted(
-    label: &str,
-    argv: &[String],
-    timeout: Duration,
-    room: &Room,
-) -> Result<(RunOutcome, f64, Option<ReceiptRead>), CliError> {
-    let (ran, read) = run_receipted_in(label, argv, timeout, room, None)?;
-    Ok((ran.run, ran.seconds, read))
+/// How one run ended: its run outcome (`None` when killed by its timeout or a signal, or
+/// when it could not start: a broken harness), in words for people, the seconds it took, its
+/// receipt (`None`: receipts off) and, when asked for, the last lines of its output.
+pub struct Ran {
+    pub run: RunOutcome,
+    pub how: String,
+    pub seconds: f64,
+    pub receipt: Option<ReceiptRead>,
+    pub tail: String,
 }
 
-/// [`run_receipted`], stopped as soon as `cancel` is set ([`run_check_in`]). Each run's
-/// receipt directory is its own (runs may be under way at once), fresh, and the only one its
-/// sandbox can write.
-pub fn run_receipted_in(
-    label: &str,
-    argv: &[String],
+/// A run ended: it ran, or it was stopped because its gate no longer needed it (no run at
+/// all, nothing to report).
+pub enum Outcome {
+    Ran(Ran),
+    Cancelled,
+}
+
+/// One command to run: the one way the gate, the ladder, admission, the census and `warm`
+/// start a command. Built with [`Run::new`], set with the methods below, started with
+/// [`Run::start`]:
+///
+/// - in its own process group with its timeout, the whole group killed when it ends;
+/// - at its place (here, or in a clean room's sandbox);
+/// - with `{junit}` in the command (in a room), at a fresh path outside the copy, only that
+///   directory writable, and the report it wrote read as its receipt;
+/// - stopped as soon as `cancel` is set ([`Outcome::Cancelled`]);
+/// - its output kept, and its last `tail` bytes (whole lines) given, when asked;
+/// - said on stderr under its label, unless quiet.
+///
+/// A caught Ctrl-C (SIGINT, SIGTERM, SIGHUP) kills the run's group and is the error (130).
+pub struct Run<'a> {
+    label: &'a str,
+    argv: &'a [String],
     timeout: Duration,
-    room: &Room,
-    cancel: Option<&std::sync::atomic::AtomicBool>,
-) -> Result<(Ran, Option<ReceiptRead>), CliError> {
-    if !receipted(argv) {
-        let ran = run_check_in(label, argv, timeout, Place::Room(room), cancel)?;
-        return Ok((ran, None));
+    place: Place<'a>,
+    cancel: Option<&'a std::sync::atomic::AtomicBool>,
+    tail: Option<usize>,
+    quiet: bool,
+}
+
+impl<'a> Run<'a> {
+    pub fn new(label: &'a str, argv: &'a [String], timeout: Duration, place: Place<'a>) -> Self {
+        Self {
+            label,
+            argv,
+            timeout,
+            place,
+            cancel: None,
+            tail: None,
+            quiet: false,
+        }
     }
-    let path = room.fresh_receipt()?;
-    let dir = path.parent().unwrap_or(&path).to_path_buf();
-    let shown = path.to_string_lossy();
-    let argv: Vec<String> = argv.iter().map(|a| a.replace(JUNIT, &shown)).collect();
-    let ran = run_check_in(label, &argv, timeout, Place::Receipted(room, &dir), cancel)?;
-    if ran.cancelled {
-        return Ok((ran, None));
+
+    /// Stopped (killed, [`Outcome::Cancelled`]) as soon as `flag` is set: a run started before
+    /// the gate knew whether it needs it.
+    pub fn cancel(mut self, flag: &'a std::sync::atomic::AtomicBool) -> Self {
+        self.cancel = Some(flag);
+        self
     }
-    let read = open_report(&path).and_then(|f| {
-        super::junit::read_report(std::io::BufReader::new(f)).map_err(|e| e.to_string())
-    });
-    if let Err(why) = &read {
-        output::error(&format!("{label}: no receipt ({why})"));
+
+    /// Its output captured (and echoed to stderr when it ends), its last `max_bytes` (whole
+    /// lines) given as [`Ran::tail`].
+    pub fn tail(mut self, max_bytes: usize) -> Self {
+        self.tail = Some(max_bytes);
+        self
     }
-    Ok((ran, Some(read)))
+
+    /// Not said on stderr when it ends (the caller says it in its own words).
+    pub fn quiet(mut self) -> Self {
+        self.quiet = true;
+        self
+    }
+
+    pub fn start(self) -> Result<Outcome, CliError> {
+        let room = match self.place {
+            Place::Room(room) | Place::Receipted(room, _) => Some(room),
+            Place::Here => None,
+        };
+        let Some(room) = room.filter(|_| receipted(self.argv)) else {
+            return self.run(self.argv, self.place, None);
+        };
+        let path = room.fresh_receipt()?;
+        let dir = path.parent().unwrap_or(&path).to_path_buf();
+        let shown = path.to_string_lossy();
+        let argv: Vec<String> = self.argv.iter().map(|a| a.replace(JUNIT, &shown)).collect();
+        self.run(&argv, Place::Receipted(room, &dir), Some(&path))
+    }
+
+    fn run(
+        &self,
+        argv: &[String],
+        place: Place<'_>,
+        receipt: Option<&Path>,
+    ) -> Result<Outcome, CliError> {
+        use std::io::{Read, Seek, Write};
+        let mut log = match self.tail {
+            Some(_) => Some(
+                tempfile::tempfile()
+                    .map_err(|e| CliError::software(format!("cannot make a log file: {e}")))?,
+            ),
+            None => None,
+        };
+        let handle = match &log {
+            Some(file) => Some(
+                file.try_clone()
+                    .map_err(|e| CliError::software(format!("cannot make a log file: {e}")))?,
+            ),
+            None => None,
+        };
+        let started = Instant::now();
+        let (run, how) = match run_group(argv, self.timeout, place, handle, self.cancel) {
+            Ok(Ended::Cancelled) => return Ok(Outcome::Cancelled),
+            Ok(Ended::Exited(status)) => (
+                status
+                    .and_then(|s| s.code())
+                    .and_then(|c| u8::try_from(c).ok()),
+                describe(status, self.timeout.as_secs_f64()),
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+                interrupt::check()?;
+                return Err(CliError::new(Exit::Interrupted(2), "interrupted"));
+            }
+            Err(e) => (
+                None,
+                format!(
+                    "cannot start {:?}: {e}, a broken harness",
+                    argv.first().map(String::as_str).unwrap_or_default()
+                ),
+            ),
+        };
+        let seconds = started.elapsed().as_secs_f64();
+        let mut tail = String::new();
+        if let (Some(log), Some(max_bytes)) = (log.as_mut(), self.tail) {
+            let mut text = Vec::new();
+            let _ = log.rewind();
+            let _ = log.take(MAX_REPORT_BYTES).read_to_end(&mut text);
+            let _ = std::io::stderr().lock().write_all(&text);
+            tail = last_lines(&String::from_utf8_lossy(&text), max_bytes);
+        }
+        if !self.quiet {
+            output::error(&format!("{}: {how} ({seconds:.1} s)", self.label));
+        }
+        let receipt = receipt.map(|path| {
+            let read = open_report(path).and_then(|f| {
+                super::junit::read_report(std::io::BufReader::new(f)).map_err(|e| e.to_string())
+            });
+            if let Err(why) = &read {
+                output::error(&format!("{}: no receipt ({why})", self.label));
+            }
+            read
+        });
+        Ok(Outcome::Ran(Ran {
+            run,
+            how,
+            seconds,
+            receipt,
+            tail,
+        }))
+    }
+}
+
+impl Outcome {
+    /// The run, for a caller that never cancels it.
+    pub fn ran(self) -> Result<Ran, CliError> {
+        match self {
+            Outcome::Ran(ran) => Ok(ran),
+            Outcome::Cancelled => Err(CliError::software("a run nobody cancelled was cancelled")),
+        }
+    }
+}
+
+/// The last `max_bytes` of `text`, whole lines unless one line is all there is, trimmed.
+fn last_lines(text: &str, max_bytes: usize) -> String {
+    let mut start = text.len().saturating_sub(max_bytes);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    let tail = &text[start..];
+    let tail = match tail.find('\n') {
+        Some(nl) if start > 0 && nl + 1 < tail.len() => &tail[nl + 1..],
+        _ => tail,
+    };
+    tail.trim_end().to_owned()
 }
 
 /// A receipt as the core reads it (`None`: no report read).
@@ -450,11 +490,6 @@ pub fn receipt_of(read: &ReceiptRead) -> Option<crate::core::runs::Receipt> {
         skipped: report.skipped(),
         disagrees: report.disagrees.clone().map(crate::core::gate::fit_test_id),
     })
-}
-
-/// A receipt as the facts carry it (`null`: none read).
-pub fn receipt_fact(read: &ReceiptRead) -> serde_json::Value {
-    serde_json::to_value(receipt_of(read)).unwrap_or_default()
 }
 
 /// Property `id`'s part of a receipt: only its own test cases, those `case` (the

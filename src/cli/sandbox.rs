@@ -13,6 +13,8 @@ use serde::Deserialize;
 
 use super::build_cache::BuildCache;
 use super::error::CliError;
+// How the runs are isolated, as every answer says it (`sandbox`): the core's one type.
+use crate::core::gate::SandboxBackend as Backend;
 
 /// `[sandbox]`: how every run is isolated from the runner and the machine.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -76,32 +78,16 @@ const HOME_DEFAULTS: [(&str, &str); 3] = [
     ("PYENV_ROOT", ".pyenv"),
 ];
 
-/// How the runs are isolated, as every answer says it (`sandbox`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    Bubblewrap,
-    Off,
-}
-
-impl Backend {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Backend::Bubblewrap => "bubblewrap",
-            Backend::Off => "off",
-        }
-    }
-}
-
 /// One gate's clean room: the copy of the judged tree the runs share, and how they start.
 pub struct Room {
     _dir: tempfile::TempDir,
     /// The copy of the judged tree: every run's working directory.
     pub tree: PathBuf,
     /// Every file of the copy as it was written: what a run may not change.
-    tracked: Vec<super::git::Tracked>,
+    tracked: Vec<super::export::Tracked>,
     /// Every directory of the copy and its `lstat` key, taken before any run: a directory
     /// whose key is the same had nothing added, removed or renamed in it.
-    dirs: Vec<(PathBuf, super::git::StatKey)>,
+    dirs: Vec<(PathBuf, super::export::StatKey)>,
     home: PathBuf,
     /// Where runs write their receipts (CONTRACT.md section 11.1): outside the copy, a fresh
     /// directory for every run.
@@ -144,12 +130,12 @@ impl Room {
         std::fs::create_dir(&copy)
             .map_err(|e| CliError::software(format!("cannot make {}: {e}", copy.display())))?;
         let started = std::time::Instant::now();
-        let aged = cache.map(|c| move |e: &super::git::TreeEntry| c.unchanged(e));
-        let tracked = super::git::export_tree(
+        let aged = cache.map(|c| move |e: &super::export::TreeEntry| c.unchanged(e));
+        let tracked = super::export::export_tree(
             tree,
             &copy,
             aged.as_ref()
-                .map(|f| f as &dyn Fn(&super::git::TreeEntry) -> bool),
+                .map(|f| f as &dyn Fn(&super::export::TreeEntry) -> bool),
         )?;
         let files = tracked.len();
         let restored = cache.map(|c| (c, c.restore(&copy)));
@@ -178,20 +164,14 @@ impl Room {
                 Some(PathBuf::from(String::from_utf8_lossy(&out).trim()))
             }
         };
-        Ok(Room {
+        let launch = Launch {
             env: environment(&config.env, &places.home, &places.tmp, backend),
-            _dir: places.dir,
-            dirs: directories(&copy),
-            tree: copy,
-            tracked,
-            home: places.home,
-            receipts: places.receipts,
-            issued: std::sync::atomic::AtomicU32::new(0),
             backend,
             bwrap: bwrap.unwrap_or_else(|| PathBuf::from("bwrap")),
             network: config.network,
             git_dir,
-        })
+        };
+        Ok(Room::assemble(places, copy, tracked, launch))
     }
 
     /// The command that runs `argv` in the room: in the copy, with the room's environment,
@@ -245,7 +225,7 @@ impl Room {
     /// The tracked files of the copy a run changed, deleted or changed the mode of, by
     /// content against the judged tree (CONTRACT.md section 11.3).
     pub fn changed_files(&self) -> Result<Vec<String>, CliError> {
-        super::git::changed_since_export(&self.tracked, &self.tree)
+        super::export::changed_since_export(&self.tracked, &self.tree)
     }
 
     /// Whether `dir` (a directory of the copy) holds anything but tracked files and
@@ -260,7 +240,7 @@ impl Room {
             .filter(|(d, _)| d.starts_with(&top))
             .peekable();
         if under.peek().is_some()
-            && under.all(|(d, key)| super::git::StatKey::of(d).is_ok_and(|now| now == *key))
+            && under.all(|(d, key)| super::export::StatKey::of(d).is_ok_and(|now| now == *key))
         {
             return false;
         }
@@ -328,12 +308,12 @@ impl Room {
         super::build_cache::copy_keeping_times(&self.tree, &copy)
             .map_err(|why| CliError::software(format!("cannot copy the room's tree: {why}")))?;
         // The same files, their keys taken in the copy.
-        let mut tracked: Vec<super::git::Tracked> = self
+        let mut tracked: Vec<super::export::Tracked> = self
             .tracked
             .iter()
             .map(|t| t.moved(&self.tree, &copy))
             .collect();
-        super::git::Tracked::restat(&mut tracked);
+        super::export::Tracked::restat(&mut tracked);
         super::output::error(&format!(
             "clean room: a second copy for the suite ({:.2} s)",
             started.elapsed().as_secs_f64()
@@ -352,7 +332,37 @@ impl Room {
                 (k.clone(), v)
             })
             .collect();
-        Ok(Room {
+        let launch = Launch {
+            env,
+            backend: self.backend,
+            bwrap: self.bwrap.clone(),
+            network: self.network,
+            git_dir: self.git_dir.clone(),
+        };
+        Ok(Room::assemble(places, copy, tracked, launch))
+    }
+}
+
+/// A room's directory (removed when dropped) and where its parts go: `tree` (not made: the
+/// copy is written there), and `home`, `tmp` and `receipts` (made, empty).
+/// How a room's runs start: what [`Room::open`] finds out and [`Room::fork`] keeps.
+struct Launch {
+    env: Vec<(OsString, OsString)>,
+    backend: Backend,
+    bwrap: PathBuf,
+    network: bool,
+    git_dir: Option<PathBuf>,
+}
+
+impl Room {
+    /// The room in `places`, its copy at `copy` written as `tracked` says.
+    fn assemble(
+        places: Places,
+        copy: PathBuf,
+        tracked: Vec<super::export::Tracked>,
+        launch: Launch,
+    ) -> Room {
+        Room {
             _dir: places.dir,
             dirs: directories(&copy),
             tree: copy,
@@ -360,17 +370,15 @@ impl Room {
             home: places.home,
             receipts: places.receipts,
             issued: std::sync::atomic::AtomicU32::new(0),
-            backend: self.backend,
-            bwrap: self.bwrap.clone(),
-            env,
-            network: self.network,
-            git_dir: self.git_dir.clone(),
-        })
+            backend: launch.backend,
+            bwrap: launch.bwrap,
+            env: launch.env,
+            network: launch.network,
+            git_dir: launch.git_dir,
+        }
     }
 }
 
-/// A room's directory (removed when dropped) and where its parts go: `tree` (not made: the
-/// copy is written there), and `home`, `tmp` and `receipts` (made, empty).
 struct Places {
     dir: tempfile::TempDir,
     tree: PathBuf,
@@ -408,11 +416,11 @@ fn short(tree: &str) -> &str {
 
 /// Every directory under `root` (itself included) and its `lstat` key, each key taken before
 /// its directory is read.
-fn directories(root: &Path) -> Vec<(PathBuf, super::git::StatKey)> {
+fn directories(root: &Path) -> Vec<(PathBuf, super::export::StatKey)> {
     let mut found = Vec::new();
     let mut pending = vec![root.to_path_buf()];
     while let Some(d) = pending.pop() {
-        let Ok(key) = super::git::StatKey::of(&d) else {
+        let Ok(key) = super::export::StatKey::of(&d) else {
             continue;
         };
         if let Ok(entries) = std::fs::read_dir(&d) {

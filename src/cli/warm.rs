@@ -6,7 +6,7 @@
 use clap::Args;
 
 use super::error::{CliError, CliResult};
-use super::runner::{Place, run_check_tail};
+use super::runner::{Place, Run};
 use super::sandbox::Room;
 use super::{interrupt, output};
 use crate::exit::Exit;
@@ -37,13 +37,11 @@ pub fn run(args: WarmArgs) -> CliResult {
     // Started from the cache in use, when there is one: only what changed since is built.
     let room = Room::open(&config.sandbox, &tree, config.build_cache().as_ref())?;
     let started = std::time::Instant::now();
-    let (code, _, tail) = run_check_tail(
-        "build",
-        &build.command,
-        build.timeout(),
-        Place::Room(&room),
-        2048,
-    )?;
+    let ran = Run::new("build", &build.command, build.timeout(), Place::Room(&room))
+        .tail(2048)
+        .start()?
+        .ran()?;
+    let (code, tail) = (ran.run, ran.tail);
     interrupt::check()?;
     if code != Some(0) {
         return Err(CliError::data(format!(

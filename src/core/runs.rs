@@ -128,16 +128,21 @@ pub fn classify(runs: &[RunOutcome], catch: &CatchCodes) -> RunState {
 /// What a run's JUnit report, its receipt (CONTRACT.md section 11.1), lists: the runner read
 /// it from a fresh path after the run; the core decides what the run then counts as.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Receipt {
     /// Test cases that ran (passed, failed or errored; not skipped).
+    #[schema(minimum = 0, maximum = 4294967295_u64)]
     pub executed: u64,
     /// Test cases that failed or errored.
+    #[schema(minimum = 0, maximum = 4294967295_u64)]
     pub failed: u64,
     /// Test cases skipped.
+    #[schema(minimum = 0, maximum = 4294967295_u64)]
     pub skipped: u64,
     /// How the report disagrees with itself (a failure outside any test case, counts that
     /// disagree with the cases listed), when it does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, max_length = 4096)]
     pub disagrees: Option<String>,
 }
 
@@ -366,6 +371,37 @@ pub fn parse_runs(v: &Value, at: &str, what: &str, e: &mut Errors) -> Option<Vec
     }
     (codes.len() == given).then_some(codes)
 }
+
+// The schemas of an exit code, a catch code and a test id, for the OpenAPI document.
+crate::core::value_schema!(
+    /// A process exit code.
+    ExitCodeDoc(u8) as "ExitCode",
+    || utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::Integer)
+        .description(Some("A process exit code, 0-255."))
+        .minimum(Some(0))
+        .maximum(Some(255))
+);
+
+crate::core::value_schema!(
+    /// An exit code that is a catch.
+    CatchCodeDoc(u8) as "CatchCode",
+    || utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::Integer)
+        .description(Some("An exit code that is a catch (a failure the check found), 1-255; 0 is a pass."))
+        .minimum(Some(1))
+        .maximum(Some(255))
+);
+
+crate::core::value_schema!(
+    /// A test's id.
+    TestIdDoc(String) as "TestId",
+    || utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .description(Some("A test case's id (`classname::name`), 1 to 4096 characters."))
+        .min_length(Some(1))
+        .max_length(Some(4096))
+);
 
 #[cfg(test)]
 mod tests {

@@ -58,13 +58,13 @@ pub struct AdmitRequestDoc {
     /// The check's runs on the unmodified tree: 2 to 10, each an exit code (0-255) or null for
     /// a run killed by its timeout or a signal.
     #[schema(min_items = 2, max_items = 10)]
-    base_runs: Vec<Option<super::openapi::ExitCodeDoc>>,
+    base_runs: Vec<Option<super::schema::ExitCodeDoc>>,
     /// Its runs on the mutant (the invariant deleted, nothing else changed), the same way.
     #[schema(min_items = 2, max_items = 10)]
-    mutant_runs: Vec<Option<super::openapi::ExitCodeDoc>>,
+    mutant_runs: Vec<Option<super::schema::ExitCodeDoc>>,
     /// The exit codes that are a catch, 1-255; default `[1]` (pytest's).
     #[schema(nullable = false, min_items = 1)]
-    catch_exit_codes: Option<Vec<super::openapi::CatchCodeDoc>>,
+    catch_exit_codes: Option<Vec<super::schema::CatchCodeDoc>>,
     /// The mutant's commit id, or a label for it.
     #[schema(min_length = 1, max_length = 256)]
     mutant: String,
@@ -75,8 +75,8 @@ pub struct AdmitRequestDoc {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TreeSealsDoc {
-    base: super::openapi::Sha256Doc,
-    mutant: super::openapi::Sha256Doc,
+    base: super::schema::Sha256Doc,
+    mutant: super::schema::Sha256Doc,
 }
 
 /// A catalog row's `admitted`: the record `/admit` answered on admission. It must be a proof
@@ -87,12 +87,12 @@ pub struct TreeSealsDoc {
 #[serde(deny_unknown_fields)]
 pub struct AdmissionRecordDoc {
     /// The fixtures seal both trees had.
-    seal: super::openapi::Sha256Doc,
+    seal: super::schema::Sha256Doc,
     /// The mutant's commit id or label.
     #[schema(min_length = 1, max_length = 256)]
     mutant: String,
     #[schema(min_items = 2, max_items = 10)]
-    base_runs: Vec<Option<super::openapi::ExitCodeDoc>>,
+    base_runs: Vec<Option<super::schema::ExitCodeDoc>>,
     #[schema(min_items = 2, max_items = 10)]
-    mutant_runs: Vec<Option<super::openapi::ExitCodeDoc>>,
+    mutant_runs: Vec<Option<super::schema::ExitCodeDoc>>,
 }

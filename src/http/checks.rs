@@ -63,7 +63,7 @@ pub struct ChecksRequestDoc {
     #[schema(nullable = false, max_length = 256)]
     patch_id: Option<String>,
     /// The pull request's head commit: runs for another commit are stale.
-    head_sha: super::openapi::CommitDoc,
+    head_sha: super::schema::CommitDoc,
     gates: GatesDoc,
     /// GitHub's list-check-runs response, verbatim.
     #[schema(nullable = false)]
@@ -79,11 +79,11 @@ pub struct ChecksRequestDoc {
 #[serde(deny_unknown_fields)]
 pub struct GatesDoc {
     #[schema(min_items = 1)]
-    property_check: Vec<super::openapi::CheckNameDoc>,
+    property_check: Vec<super::schema::CheckNameDoc>,
     #[schema(min_items = 1)]
-    fixture_check: Vec<super::openapi::CheckNameDoc>,
+    fixture_check: Vec<super::schema::CheckNameDoc>,
     #[schema(min_items = 1)]
-    flaky_freeze: Vec<super::openapi::CheckNameDoc>,
+    flaky_freeze: Vec<super::schema::CheckNameDoc>,
 }
 
 /// GitHub's list-check-runs response (other fields are ignored).
@@ -120,7 +120,7 @@ pub struct CheckRunDoc {
 pub struct CombinedStatusDoc {
     /// The commit the statuses are for: another than `head_sha` makes them stale.
     #[schema(nullable = false)]
-    sha: Option<super::openapi::CommitDoc>,
+    sha: Option<super::schema::CommitDoc>,
     statuses: Vec<StatusDoc>,
 }
 

@@ -165,7 +165,7 @@ pub async fn calibrate(
 #[serde(deny_unknown_fields)]
 pub struct PlanRequestDoc {
     /// Repo-relative paths the patch changes.
-    changed_files: Vec<super::openapi::RepoPathDoc>,
+    changed_files: Vec<super::schema::RepoPathDoc>,
 }
 
 /// A flaky test's history and the evidence rule's thresholds.
@@ -232,7 +232,7 @@ crate::core::value_schema!(
 #[serde(deny_unknown_fields)]
 pub struct CalibrationRowDoc {
     attribution: Attribution,
-    fix_files: Vec<super::openapi::RepoPathDoc>,
+    fix_files: Vec<super::schema::RepoPathDoc>,
     fix_changed: FixChangedDoc,
 }
 

@@ -18,6 +18,7 @@ mod ops;
 mod page;
 mod quorum;
 mod route;
+mod schema;
 pub mod seal;
 pub mod watchdog;
 

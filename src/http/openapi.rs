@@ -9,6 +9,11 @@ use crate::core::answer::{RouteAnswer, ScopedFreezeAnswer, TableRow};
 use crate::core::problem::{FieldError, Problem};
 use crate::core::route::{Attribution, Disposition, RuleName, Verdict, Verdicts};
 
+use super::schema::{
+    CatchCodeDoc, CheckNameDoc, CommitDoc, ExitCodeDoc, RepoPathDoc, RouteBatchDoc, Sha256Doc,
+    TestIdDoc,
+};
+
 #[derive(OpenApi)]
 #[openapi(
     info(
@@ -35,7 +40,7 @@ Errors are RFC 9457 problem documents."
         crate::core::ladder::Plan, crate::core::ladder::Report, crate::core::ladder::TierReport,
         crate::core::ladder::TierRow, crate::core::ladder::TierVerdict, crate::core::ladder::FreezeAnswer,
         crate::core::ladder::Review, crate::core::ladder::CalibrationClass,
-        super::gate::GateRequestDoc, super::gate::JudgedDoc, super::gate::SuspiciousLineDoc, super::gate::GateCatalogDoc, super::gate::GatePropertyDoc, super::gate::FixtureSuiteDoc, super::gate::RerunDoc, super::gate::ReceiptDoc, super::gate::FailingCaseDoc, super::gate::IntegrityFindingDoc, super::gate::BuildDoc, super::gate::CanaryDoc, super::gate::ReproofDoc, super::gate::TimingsDoc,
+        crate::core::gate::Facts, crate::core::gate::Judged, crate::core::gate::SuspiciousLine, super::gate::GateCatalogDoc, super::gate::GatePropertyDoc, crate::core::gate::SuiteFacts, crate::core::gate::RerunFacts, crate::core::runs::Receipt, crate::core::gate::FailingCase, crate::core::gate::IntegrityFinding, crate::core::gate::BuildFacts, crate::core::gate::CanaryFacts, crate::core::gate::Reproof, crate::core::gate::Timings, crate::core::gate::Configured, crate::core::gate::SandboxBackend,
         crate::core::gate::GateAnswer, crate::core::gate::GateDisposition, crate::core::gate::GateRuleName,
         crate::core::gate::GateReason, crate::core::gate::Step, crate::core::gate::GuardHit, crate::core::gate::OpenRow,
         crate::core::gate::GateRuleRow, crate::core::gate::GateNext, crate::core::gate::NextStep,
@@ -70,76 +75,6 @@ pub fn document_json() -> String {
     s.push('\n');
     s
 }
-
-// ---------------------------------------------------------------------------------------------
-// Values the strict parsers check, declared once for every request document that holds them
-// (utoipa's derive takes no bounds on a newtype, so these say their schema themselves).
-
-use crate::core::value_schema;
-use utoipa::openapi::schema::{ObjectBuilder, Type};
-
-pub use crate::core::path::RepoPathDoc;
-
-value_schema!(
-    /// A process exit code.
-    ExitCodeDoc(u8) as "ExitCode",
-    || ObjectBuilder::new()
-        .schema_type(Type::Integer)
-        .description(Some("A process exit code, 0-255."))
-        .minimum(Some(0))
-        .maximum(Some(255))
-);
-
-value_schema!(
-    /// An exit code that is a catch.
-    CatchCodeDoc(u8) as "CatchCode",
-    || ObjectBuilder::new()
-        .schema_type(Type::Integer)
-        .description(Some("An exit code that is a catch (a failure the check found), 1-255; 0 is a pass."))
-        .minimum(Some(1))
-        .maximum(Some(255))
-);
-
-value_schema!(
-    /// A SHA-256 digest.
-    Sha256Doc(String) as "Sha256Hex",
-    || ObjectBuilder::new()
-        .schema_type(Type::String)
-        .description(Some("A SHA-256 digest: 64 hex digits, either case."))
-        .pattern(Some("^[0-9a-fA-F]{64}$"))
-);
-
-value_schema!(
-    /// A git commit id.
-    CommitDoc(String) as "CommitId",
-    || ObjectBuilder::new()
-        .schema_type(Type::String)
-        .description(Some("A git commit id: 4 to 64 hex digits."))
-        .pattern(Some("^[0-9a-fA-F]{4,64}$"))
-);
-
-value_schema!(
-    /// A check's name.
-    CheckNameDoc(String) as "CheckName",
-    || ObjectBuilder::new()
-        .schema_type(Type::String)
-        .description(Some("A check's name: a check run's `name` or a status's `context`; 1 to 4096 bytes."))
-        .min_length(Some(1))
-        .max_length(Some(4096))
-);
-
-value_schema!(
-    /// A `/route/batch` body: up to 10,000 values, each read as a `/route` document in its own
-    /// slot (a slot that is not one is answered there with its 422, and the batch is still a
-    /// 200).
-    RouteBatchDoc as "RouteBatch",
-    || utoipa::openapi::schema::ArrayBuilder::new()
-        .description(Some(
-            "Up to 10,000 documents, each a `/route` body (`RouteRequestDoc`). Each is checked on its own: one that is not a valid document is answered in its slot with its 422 problem, and the batch is still a 200.",
-        ))
-        .items(ObjectBuilder::new().schema_type(utoipa::openapi::schema::SchemaType::AnyValue))
-        .max_items(Some(super::route::MAX_BATCH))
-);
 
 /// Adds to the schema of `T` (found by the type's own name, so renaming the type cannot
 /// silently skip a refinement) what its derive cannot say.
@@ -209,13 +144,3 @@ fn refine(doc: &mut serde_json::Value) {
         );
     });
 }
-
-value_schema!(
-    /// A test's id.
-    TestIdDoc(String) as "TestId",
-    || ObjectBuilder::new()
-        .schema_type(Type::String)
-        .description(Some("A test case's id (`classname::name`), 1 to 4096 characters."))
-        .min_length(Some(1))
-        .max_length(Some(4096))
-);

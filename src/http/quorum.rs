@@ -52,7 +52,7 @@ pub struct QuorumRequestDoc {
     #[schema(nullable = false, max_length = 256)]
     patch_id: Option<String>,
     /// Repo-relative paths the patch changes.
-    changed_files: Vec<super::openapi::RepoPathDoc>,
+    changed_files: Vec<super::schema::RepoPathDoc>,
     catalog: CatalogDoc,
     /// Exit codes of each property's runs, by catalog id.
     #[schema(nullable = false)]
@@ -68,7 +68,7 @@ pub struct QuorumRequestDoc {
     /// a Rust repository sends `[101]` (`cargo test`'s). Any other code every run shares is
     /// an `error` (the harness, not the patch).
     #[schema(nullable = false, min_items = 1)]
-    catch_exit_codes: Option<Vec<super::openapi::CatchCodeDoc>>,
+    catch_exit_codes: Option<Vec<super::schema::CatchCodeDoc>>,
     /// When true, a strong row without `admitted` votes as weak (it may reject, it never fills
     /// the quorum) and is reported `unproven`. Default false.
     #[schema(nullable = false)]
@@ -93,10 +93,10 @@ pub struct PropertyDoc {
     strength: crate::core::catalog::Strength,
     /// Non-empty list of path prefixes this property observes (whole segments).
     #[schema(min_items = 1)]
-    locality: Vec<super::openapi::RepoPathDoc>,
+    locality: Vec<super::schema::RepoPathDoc>,
     /// The fixture directory it reads.
     #[schema(nullable = false)]
-    fixtures: Option<super::openapi::RepoPathDoc>,
+    fixtures: Option<super::schema::RepoPathDoc>,
     /// True when this patch adds the property: it may not vote on it.
     #[schema(nullable = false)]
     introduced: Option<bool>,
@@ -113,7 +113,7 @@ pub struct ResultDoc {
     /// 2 to 10 runs: each an exit code (0-255), or null for a run killed by its timeout or a
     /// signal.
     #[schema(min_items = 2, max_items = 10)]
-    runs: Vec<Option<super::openapi::ExitCodeDoc>>,
+    runs: Vec<Option<super::schema::ExitCodeDoc>>,
 }
 
 /// A freeze-ledger row: a frozen property or a frozen test. At most one open row per property
@@ -131,16 +131,16 @@ pub struct LedgerRowDoc {
     test_id: Option<String>,
     /// With `test_id`: the path prefixes of the code the frozen test covers (non-empty).
     #[schema(nullable = false, min_items = 1)]
-    covers: Option<Vec<super::openapi::RepoPathDoc>>,
+    covers: Option<Vec<super::schema::RepoPathDoc>>,
     state: LedgerStateDoc,
     /// The fixture seal when the freeze was opened (64 hex digits).
     #[schema(nullable = false)]
-    seal: Option<super::openapi::Sha256Doc>,
+    seal: Option<super::schema::Sha256Doc>,
     #[schema(nullable = false)]
     reason: Option<String>,
     /// Git commit id (4 to 64 hex digits).
     #[schema(nullable = false)]
-    opened_against_commit: Option<super::openapi::CommitDoc>,
+    opened_against_commit: Option<super::schema::CommitDoc>,
     #[schema(nullable = false, minimum = 0, maximum = 4294967295_u64)]
     retire_by_commit_count: Option<u64>,
     #[schema(nullable = false, minimum = 0, maximum = 4294967295_u64)]
@@ -162,6 +162,6 @@ pub enum LedgerStateDoc {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SealDoc {
-    actual: super::openapi::Sha256Doc,
-    expected: super::openapi::Sha256Doc,
+    actual: super::schema::Sha256Doc,
+    expected: super::schema::Sha256Doc,
 }

@@ -22,8 +22,7 @@ use crate::core::route::Verdict;
 use crate::ids::new_decision_id;
 use crate::telemetry::log_decision_of;
 
-/// Most documents one `/route/batch` call may carry.
-pub const MAX_BATCH: usize = 10_000;
+use super::schema::MAX_BATCH;
 
 /// One `/route/batch` document decided, logged and counted as the batch's.
 fn decide_in_batch(state: &AppState, request: &RouteRequest) -> (RouteOutcome, String) {
@@ -120,7 +119,7 @@ pub struct BatchRejected {
     post,
     path = "/route/batch",
     tag = "router",
-    request_body(content = super::openapi::RouteBatchDoc, content_type = "application/json"),
+    request_body(content = super::schema::RouteBatchDoc, content_type = "application/json"),
     responses(
         (status = 200, description = "One slot per document, in order", body = Vec<BatchItem>),
         (status = 400, description = "Malformed JSON or empty body", body = Problem, content_type = "application/problem+json"),
@@ -227,7 +226,7 @@ pub struct RouteRequestDoc {
     flaky_freeze: Option<Verdict>,
     /// Repo-relative paths the patch changes (scoped-freeze form; needs `frozen_tests`).
     #[schema(nullable = false)]
-    changed_files: Option<Vec<super::openapi::RepoPathDoc>>,
+    changed_files: Option<Vec<super::schema::RepoPathDoc>>,
     /// Frozen tests and the code they cover (scoped-freeze form; needs `changed_files`).
     #[schema(nullable = false)]
     frozen_tests: Option<Vec<FrozenTestDoc>>,
@@ -243,5 +242,5 @@ pub struct FrozenTestDoc {
     id: String,
     /// Non-empty list of repo-relative path prefixes.
     #[schema(min_items = 1)]
-    covers: Vec<super::openapi::RepoPathDoc>,
+    covers: Vec<super::schema::RepoPathDoc>,
 }

@@ -382,7 +382,7 @@ pub struct SealRequestDoc {
     files: Vec<SealFileDoc>,
     /// The expected seal (64 hex digits).
     #[schema(nullable = false)]
-    expected: Option<super::openapi::Sha256Doc>,
+    expected: Option<super::schema::Sha256Doc>,
     /// The expected files, to name what drifted: a list like `files`, or `sha256sum` text.
     #[schema(nullable = false)]
     expected_manifest: Option<ExpectedManifestDoc>,
@@ -402,6 +402,6 @@ pub enum ExpectedManifestDoc {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SealFileDoc {
-    path: super::openapi::RepoPathDoc,
-    sha256: super::openapi::Sha256Doc,
+    path: super::schema::RepoPathDoc,
+    sha256: super::schema::Sha256Doc,
 }

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::error::{CliError, CliResult};
 use super::git::{git, git_changed};
-use super::runner::{Ran, run_in, timeout};
+use super::runner::{Ran, Run, timeout};
 use super::{ChangedFilesArgs, RemoteArgs, output, read_input, remote};
 use crate::core::ladder::{
     self, CalibrationClass, FreezeAnswer, Plan, Report, Review, ScopeMarkers, TierVerdict,

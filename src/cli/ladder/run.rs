@@ -44,7 +44,10 @@ pub(super) fn run(args: RunArgs) -> CliResult {
         let limit = timeout(tier.timeout_s).map_err(CliError::data)?;
         let Ran {
             run, how, seconds, ..
-        } = run_in(&tier.command, limit, Place::Here)?;
+        } = Run::new(name, &tier.command, limit, Place::Here)
+            .quiet()
+            .start()?
+            .ran()?;
         let verdict = TierVerdict::of_run(run, &tier.catch);
         let row = json!({
             "patch": patch, "tier": name, "verdict": verdict.as_str(), "seconds": seconds,

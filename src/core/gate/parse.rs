@@ -5,9 +5,9 @@ use serde_json::Value;
 
 use std::collections::HashMap;
 
-use super::{
-    BuildRun, CanaryRun, FailingCase, FixtureSuite, GateRequest, IntegrityFinding, Judged, Reproof,
-    Rerun, SandboxBackend, SuspiciousLine,
+use super::request::{
+    BuildRun, CanaryRun, Configured, FailingCase, FixtureSuite, GateRequest, IntegrityFinding,
+    Judged, Reproof, Rerun, SandboxBackend, SuspiciousLine,
 };
 use crate::core::catalog::CatalogKind;
 use crate::core::fields::{self, Errors, object};
@@ -16,7 +16,7 @@ use crate::core::quorum::parse_quorum_fields;
 use crate::core::runs::{CatchCodes, Receipt, parse_catch_codes, parse_receipt};
 
 /// The fields of a `/gate` body.
-pub const GATE_FIELDS: [&str; 27] = [
+pub const GATE_FIELDS: [&str; 28] = [
     "patch_id",
     "changed_files",
     "guarded",
@@ -44,7 +44,10 @@ pub const GATE_FIELDS: [&str; 27] = [
     "reproof",
     "left_behind",
     "timings_ms",
+    "configured",
 ];
+/// The fields of `configured`.
+pub const CONFIGURED_FIELDS: [&str; 5] = ["build", "canary", "reprove", "deselect", "seed"];
 /// The runner's phases a request may time (`timings_ms`), in pipeline order.
 pub const TIMING_STEPS: [&str; 8] = [
     "gather",
@@ -227,6 +230,21 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
         }
         None => Vec::new(),
     };
+    let configured = doc.get("configured").and_then(|v| {
+        let c = object(v, "/configured", "`configured`", &CONFIGURED_FIELDS, &mut e)?;
+        let build = c.opt_bool("build", &mut e);
+        let canary = c.opt_bool("canary", &mut e);
+        let reprove = c.opt_uint("reprove", 100, &mut e);
+        let deselect = c.opt_bool("deselect", &mut e);
+        let seed = c.opt_uint("seed", u64::from(u32::MAX), &mut e);
+        Some(Configured {
+            build: build.unwrap_or(false),
+            canary: canary.unwrap_or(false),
+            reprove: reprove.and_then(|n| u8::try_from(n).ok()).unwrap_or(0),
+            deselect: deselect.unwrap_or(true),
+            seed: seed.unwrap_or(0),
+        })
+    });
     let suite_ok = doc.get("fixture_suite").is_none() || fixture_suite.is_some();
     if let (Some(q), Some(receipts)) = (&quorum, &property_receipts) {
         for (id, runs) in &q.results {
@@ -279,6 +297,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             reproof,
             left_behind,
             timings_ms,
+            configured,
         }),
         _ => Err(e),
     }

@@ -4,7 +4,9 @@
 
 use std::fmt::Write as _;
 
-use super::{FailingCase, GateAnswer, GateDisposition, Step};
+use super::answer::{GateAnswer, GateDisposition};
+use super::request::FailingCase;
+use super::steps::Step;
 use crate::core::quorum::Vote;
 
 /// Longest list the report prints in full; the rest is counted.
@@ -104,14 +106,28 @@ fn mark(d: GateDisposition) -> &'static str {
 /// The Markdown report: headline, evidence table, each step, the quorum table, discarded
 /// frozen failures, and what to do next.
 pub fn markdown(answer: &GateAnswer) -> String {
+    markdown_as(answer, false)
+}
+
+/// [`markdown`]; in shadow mode (`shadow`) headed by what enforcing would do, the exit 0.
+pub fn markdown_as(answer: &GateAnswer, shadow: bool) -> String {
     let mut out = String::with_capacity(4096);
-    let _ = writeln!(
-        out,
-        "## {} patchgate: {} (exit {})\n",
-        mark(answer.disposition),
-        answer.disposition.as_str(),
-        answer.exit_code
-    );
+    if shadow {
+        let _ = writeln!(
+            out,
+            "## patchgate (shadow mode): would {} (exit {} when enforced; exit 0 now)\n",
+            answer.disposition.as_str(),
+            answer.exit_code
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "## {} patchgate: {} (exit {})\n",
+            mark(answer.disposition),
+            answer.disposition.as_str(),
+            answer.exit_code
+        );
+    }
     let _ = writeln!(
         out,
         "**Reason:** `{}` · **rule:** `{}`{} · decision `{}`\n",
@@ -132,7 +148,7 @@ pub fn markdown(answer: &GateAnswer) -> String {
         );
     }
     if !answer.timings_ms.is_empty() {
-        let parts: Vec<String> = super::TIMING_STEPS
+        let parts: Vec<String> = super::parse::TIMING_STEPS
             .iter()
             .filter_map(|k| {
                 let ms = answer.timings_ms.get(*k)?;
@@ -141,7 +157,7 @@ pub fn markdown(answer: &GateAnswer) -> String {
             .collect();
         let _ = writeln!(out, "Time: {}.\n", parts.join(" · "));
     }
-    if answer.sandbox == Some(super::SandboxBackend::Off) {
+    if answer.sandbox == Some(super::request::SandboxBackend::Off) {
         out.push_str("**sandbox: off** — the code under test ran with the runner's user and files (`[sandbox] mode = \"off\"`): it could reach the runner and the machine.\n\n");
     }
 
@@ -335,7 +351,7 @@ fn step_detail(out: &mut String, step: &Step, failures: &[FailingCase]) {
                 }
             }
             let _ = writeln!(out, "\n{others} other properties are not in locality.\n");
-            if *receipts == Some(super::Receipts::Off) {
+            if *receipts == Some(super::steps::Receipts::Off) {
                 out.push_str("**receipts: off** — the property command has no `{junit}`: its exit codes were read as they are, with no report to vouch for them.\n\n");
             }
             if !unvouched.is_empty() {
@@ -380,7 +396,7 @@ fn step_detail(out: &mut String, step: &Step, failures: &[FailingCase]) {
             vanished_count,
             ..
         } => {
-            if *receipts == Some(super::Receipts::Off) {
+            if *receipts == Some(super::steps::Receipts::Off) {
                 out.push_str("**receipts: off** — the suite command has no `{junit}`: its exit code was read as it is.\n\n");
             }
             if !vanished.is_empty() {

@@ -453,6 +453,23 @@ impl GateConfig {
     }
 
     /// The build cache `patchgate warm` kept for `[build] cache`, if any.
+    /// The config as the base commit `base` (named `base_ref` for people) holds it at `path`.
+    pub fn from_base(
+        base: &str,
+        base_ref: &str,
+        path: &str,
+    ) -> Result<Self, crate::cli::error::CliError> {
+        use crate::cli::error::CliError;
+        let text = crate::cli::git::base_file(base, path)?.ok_or_else(|| {
+            CliError::data(format!(
+                "the base commit {base_ref} has no {path}: run `patchgate init`, then commit it to the base branch"
+            ))
+        })?;
+        let text =
+            String::from_utf8(text).map_err(|_| CliError::data(format!("{path} is not UTF-8")))?;
+        Self::parse(&text, &format!("{base_ref}:{path}")).map_err(CliError::data)
+    }
+
     pub fn build_cache(&self) -> Option<crate::cli::build_cache::BuildCache> {
         crate::cli::build_cache::BuildCache::find(self.build.as_ref().map_or(&[], |b| &b.cache))
     }
@@ -485,272 +502,16 @@ impl GateConfig {
 /// What `patchgate init` writes: a commented starter for a Python repository (pytest), with a
 /// Rust (`cargo test`) variant in comments.
 /// The canary `patchgate init --rust` writes (`tests/patchgate_canary.rs`).
-pub const CANARY_RS: &str = r#"//! patchgate's canary (CONTRACT.md section 11.5): this test must FAIL.
-//!
-//! The gate runs it on every patch before any property. If it passes, or leaves no report,
-//! something in the patch switched the checker off (an exit under test, a harness turned off),
-//! and the gate escalates `checker-neutered`. Call into your crate below: whatever it does
-//! under test, it then does here too.
-
-#[test]
-fn patchgate_canary() {
-    // let _ = mycrate::some_function();  // your crate: make the canary see what it does
-    let n: u64 = std::hint::black_box(10);
-    assert!(n < 10, "the canary fails, as it must");
-}
-"#;
+pub const CANARY_RS: &str = include_str!("starters/patchgate_canary.rs");
 
 /// What `patchgate init --rust` writes: the starter for a Rust repository (cargo test; its
 /// receipts from libtest's JUnit output).
-pub const STARTER_RUST: &str = r#"# patchgate.toml for a Rust repository: the patch gate's configuration, read FROM THE BASE
-# COMMIT, never from the patch (see the Python starter, `patchgate init`, for every key).
-fixtures = "fixtures"
-expected_seal = "fixtures.seal.expected"
-catalog = "catalog.yaml"
-ledger = "freeze-ledger.json"
-debt_cap = 5
-guarded = [".github/workflows"]
-inert = ["docs"]          # a patch only here that no property observes: the suite decides
-require_admission = false
-
-# Built once, before any property, with its own timeout (CONTRACT.md section 11.8): a patch that
-# does not compile is BLOCK does-not-build (the compiler's last lines in the report), never a
-# broken invariant, and a cold compile never times a property out.
-# `cache`: what `patchgate warm` keeps from a build of the base (run it where main moves) and
-# every room starts from, so a gate compiles what the patch changed; a gate never writes it.
-[build]
-command = ["cargo", "test", "--no-run", "--quiet", "--offline"]
-catch = [101]
-timeout_s = 900
-cache = ["target"]
-
-# Receipts (section 11.1): libtest writes its JUnit report to stdout with
-# `-Z unstable-options --format junit` (RUSTC_BOOTSTRAP=1 below lets a stable toolchain's test
-# binaries take it), redirected to `{junit}`, a fresh path outside the tree. A run that leaves
-# no report (a mutant that does not compile, `process::exit` under test, a test binary with
-# `harness = false`) ran nothing: it counts as null. One property is one test: `{ids}` gives
-# every property of a run to one test binary (`--exact a b`), and `case` finds each one's case.
-[properties]
-command = ["sh", "-c", "out=$1; shift; exec cargo test --quiet --offline --test properties -- -Z unstable-options --format junit --exact \"$@\" > \"$out\"", "sh", "{junit}", "{ids}"]
-case = "integration::{id}"
-runs = 2
-timeout_s = 300
-catch = [101]        # cargo test fails with 101
-reprove = 1
-mutants = "mutants"
-
-[suite]
-# Every test of the crate but the canary; a re-run's deselected tests arrive as "$@".
-command = ["sh", "-c", "out=$1; shift; exec cargo test --quiet --offline -- -Z unstable-options --format junit --skip patchgate_canary \"$@\" > \"$out\"", "sh", "{junit}"]
-timeout_s = 900
-catch = [101]
-census = "suite.census"
-test_command = ["sh", "-c", "exec cargo test --quiet --offline -- -Z unstable-options --format junit --exact \"$1\" > \"$2\"", "sh", "{name}", "{junit}"]
-deselect = ["--skip", "{name}"]
-
-[canary]
-# tests/patchgate_canary.rs, written by `patchgate init --rust`: a test that must fail. Make it
-# call into your crate. Guarded.
-command = ["sh", "-c", "exec cargo test --quiet --offline --test patchgate_canary -- -Z unstable-options --format junit > \"$1\"", "sh", "{junit}"]
-catch = [101]
-timeout_s = 300
-source = ["tests/patchgate_canary.rs"]
-
-[sandbox]
-mode = "required"
-network = false
-env = ["RUSTC_BOOTSTRAP=1"]
-"#;
+pub const STARTER_RUST: &str = include_str!("starters/patchgate-rust.toml");
 
 /// The canary `patchgate init` writes beside the starter (Python: pytest + hypothesis).
-pub const CANARY_PY: &str = r#""""patchgate's canary (CONTRACT.md section 11.5): this test must FAIL.
+pub const CANARY_PY: &str = include_str!("starters/test_patchgate_canary.py");
 
-The gate runs it on every patch before any property. If it passes, is skipped, or leaves no
-report, something in the patch switched the checker off, and the gate escalates
-`checker-neutered`. Import your package below: whatever it does when imported under test
-(leave early, patch the test runner, empty the property engine), it then does here too.
-"""
-
-from hypothesis import given, settings, strategies as st
-
-# import mypackage  # noqa: F401  (your package: make the canary see what it does at import)
-
-
-@settings(database=None, derandomize=True)
-@given(st.integers(min_value=0))
-def test_patchgate_canary(n):
-    assert n < 10, "the canary fails, as it must"
-"#;
-
-pub const STARTER: &str = r#"# patchgate.toml: the patch gate's configuration.
-#
-# patchgate reads this file FROM THE BASE COMMIT (`git show BASE:patchgate.toml`), never from
-# the patch: a patch cannot loosen its own gate. The same holds for the catalog, the ledger and
-# the expected seal named below; a patch that edits any of them (or a path in `guarded`, or a
-# property's `source` in the catalog) escalates to a human.
-#
-#   patchgate gate --base origin/main            # gate the checked-out patch
-#   patchgate gate --base origin/main --dry-run  # print the plan, run nothing
-
-# The fixtures directory, sealed exactly as
-#   LC_ALL=C find fixtures -type f ! -name '*.seal' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum
-# and its committed seal (write it with `patchgate seal fixtures > fixtures.seal.expected`).
-fixtures = "fixtures"
-expected_seal = "fixtures.seal.expected"
-
-# The property catalog (YAML or JSON):
-#   properties:
-#     - id: sort_is_ordered
-#       strength: strong            # strong properties fill the quorum; weak ones may only reject
-#       locality: [src/mypkg/sort]  # path prefixes (whole segments) the property observes
-#       source: [properties/test_sort_is_ordered.py]   # guarded like the catalog
-catalog = "catalog.yaml"
-
-# The freeze ledger (YAML or JSON): a list of rows, each freezing a property
-# ({property_id, state}) or a test of the suite ({test_id, covers, state}). Absent = empty.
-ledger = "freeze-ledger.json"
-
-# The queue stops (exit 3) when freeze debt goes over this.
-debt_cap = 5
-
-# More paths a patch may not edit (files or directories).
-guarded = [".github/workflows"]
-
-# Paths no property could observe (files or directories). A patch that changes only these, and
-# that no property's locality covers, skips the property tier: the suite decides (the seal,
-# debt, guard, receipts and canary still apply). Any other change no strong property observes
-# escalates and the report names the files: add a property whose locality covers them.
-inert = ["docs"]
-
-# Admission (off by default). When true, a strong property votes only with its two-commit
-# proof: the `admitted` record that `patchgate admit ID --mutant REF --write` adds to its
-# catalog row once the property passed on the base and failed on a commit that deletes its
-# invariant, on the same sealed fixtures. A strong property without one votes as weak (it may
-# reject a patch, it never fills the quorum) and the report lists it as unproven. Admit your
-# strong properties first, then turn this on.
-require_admission = false
-
-# Shadow mode: every gate on this base makes its real decision and reports it as "would BLOCK"
-# (or ESCALATE, STOP_QUEUE) with exit 0, so a team can watch it before it blocks anyone (also
-# `patchgate gate --shadow`). Set it back to false to enforce.
-shadow = false
-
-[properties]
-# argv, no shell. `{ids}` names the properties to run: the argument holding it is repeated once
-# per in-locality, not-frozen property, so each of the `runs` runs is one process for all of
-# them (a pytest start is paid once, not once per property); `case` names a property's test
-# cases in the receipt (pytest's classname of properties/test_X.py is properties.test_X), and
-# each property's outcome in a run is its own cases'. (`{id}` instead runs one process per
-# property and run.) Every run is in its own process group, in the sandbox below, on a copy of
-# the tree that would land (the merge of the patch into the base).
-# Python runs with a safe import path: `-P` (the working directory is not first on sys.path, so
-# a committed `pytest.py` cannot shadow pytest), `-s` (no user site), hash-checked bytecode, and
-# pytest's plugin autoload off (see [sandbox] env) with the plugins it needs named (`-p`). With
-# `-P`, make your package importable the way pytest documents: installed, a `pythonpath` in its
-# config, or an `__init__.py` in the test directories (rootdir-based import).
-# `{junit}` is the run's receipt: a fresh path outside the tree where it must write its JUnit
-# report. A run counts only as its report shows it: exit 0 with at least one test run and none
-# failed or skipped; a failure with the failed test listed. Anything else is a run nobody can
-# vouch for (null). Without `{junit}` exit codes are read as they are (`receipts: off`).
-command = ["python3", "-P", "-s", "--check-hash-based-pycs", "always", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_hypothesis_pytestplugin", "--junitxml={junit}", "properties/test_{ids}.py"]
-case = "properties.test_{id}"
-runs = 2
-timeout_s = 120
-catch = [1]          # pytest fails with 1; its 2-5 are a broken harness, never a failure
-# The re-proof: before a pass is trusted, `reprove` admitted, in-locality properties (chosen at
-# random) run once more on the patch with their admission mutant applied, and must still catch
-# it: a property that can no longer fail (an `__eq__` that always agrees) escalates
-# `checker-neutered`. `patchgate admit ID --mutant REF --write` stores each mutant in
-# `mutants/ID.diff`, guarded; commit it with the catalog. 0 turns the re-proof off.
-reprove = 1
-mutants = "mutants"
-
-[suite]
-# The fixture suite (t2), with its receipt (`{junit}`, as above): failed test ids come from
-# it, as classname::name (pytest: `tests.test_api::test_retry`); a ledger test row names a test
-# the same way. Its skips are allowed (the census judges them).
-command = ["python3", "-P", "-s", "--check-hash-based-pycs", "always", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_hypothesis_pytestplugin", "--junitxml={junit}", "tests"]
-timeout_s = 900
-catch = [1]
-# The census: every test that passed on the base must run on the patch (absent or skipped, it
-# vanished, and the suite proves nothing). Write it with `patchgate census --write`, commit it
-# beside the expected seal, and refresh it when the base's tests change; it is guarded.
-census = "suite.census"
-# One test of the suite, for `patchgate admit --test ID` (the freeze rule's seeded-bug proof):
-# `{id}` is the test id (classname::name), `{classname}` and `{name}` its two halves.
-test_command = ["python3", "-P", "-s", "--check-hash-based-pycs", "always", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_hypothesis_pytestplugin", "--junitxml={junit}", "tests", "-k", "{name}"]
-# Added once per frozen test to re-run the suite without them: a failure only frozen tests
-# explain is discarded only when that re-run passes (`{nodeid}`: pytest's node id of the test).
-deselect = ["--deselect", "{nodeid}"]
-
-[canary]
-# A check that must fail (CONTRACT.md section 11.5): run on the patch before any property, it
-# must still fail, with its failure listed in its receipt. If the patch switches the checker off
-# (an early exit under test, the property engine's phases emptied, failures turned into skips,
-# a plugin or config that runs nothing), the canary stops failing, and the gate escalates
-# `checker-neutered`. `patchgate init` writes the canary file; make it import your package, so
-# whatever the package does at import time, it does to the canary too. Its files are guarded.
-command = ["python3", "-P", "-s", "--check-hash-based-pycs", "always", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_hypothesis_pytestplugin", "--junitxml={junit}", "properties/test_patchgate_canary.py"]
-catch = [1]
-timeout_s = 120
-source = ["properties/test_patchgate_canary.py"]
-
-[sandbox]
-# Every run happens in a sandbox (bubblewrap: `apt-get install bubblewrap`): a fresh copy of the
-# tree, no `.git`, new PID/IPC/network namespaces, a private HOME and /tmp, the rest of the
-# machine read-only, the environment cleared but for PATH, LANG, the toolchain locations and
-# what `env` names (never PATCHGATE_*). "required" refuses to run without it (exit 69); "off"
-# runs the code under test with your user and files, and every answer says `sandbox: off`.
-# Runs may be under way at once (`patchgate gate --jobs`, default: the cores): the property runs
-# share the copy, as re-runs on one checkout do, and each has its own /tmp, where hypothesis
-# keeps its example database here, so no run replays what another found.
-mode = "required"
-network = false
-env = ["PYTEST_DISABLE_PLUGIN_AUTOLOAD=1", "HYPOTHESIS_STORAGE_DIRECTORY=/tmp/hypothesis"]
-
-[suspicious]
-# A line the patch adds to code (a file that is not test-adjacent) that matches one of these
-# regular expressions escalates `test-aware-code` before anything runs, naming file, line and
-# pattern: code that asks whether a test runner is loaded, inspects its callers, or leaves the
-# process early can be right under test and wrong in production, and no run can see that.
-# (These are the defaults when the section is absent; `patterns = []` turns the rule off.)
-patterns = [
-  '^\s*(import|from)\s+(pytest|_pytest|hypothesis|unittest)\b',
-  '''["'](pytest|_pytest|hypothesis|unittest)["']''',
-  'PYTEST_CURRENT_TEST|PYTEST_VERSION',
-  'sys\.modules\b',
-  '\bos\._exit\b',
-  'sys\.excepthook|sys\._getframe|inspect\.(stack|currentframe)',
-  '\bcfg!\s*\(\s*test\b',
-  'RUST_TEST_THREADS|NEXTEST',
-  'std::process::exit\s*\(\s*0\s*\)',
-]
-
-# A Rust repository instead (examples/gate-rust): build once, then read libtest's JUnit output
-# as the receipt (RUSTC_BOOTSTRAP=1 lets a stable toolchain's test binaries write it):
-# [build]
-# command = ["cargo", "test", "--no-run", "--quiet", "--offline"]
-# catch = [101]      # a compile error: BLOCK does-not-build
-# timeout_s = 900
-# cache = ["target"]  # kept by `patchgate warm` from a build of the base
-# [properties]
-# command = ["sh", "-c", "out=$1; shift; exec cargo test --quiet --offline --test properties -- -Z unstable-options --format junit --exact \"$@\" > \"$out\"", "sh", "{junit}", "{ids}"]
-# case = "integration::{id}"   # libtest's classname of an integration test
-# catch = [101]      # cargo test fails with 101
-# [suite]
-# command = ["sh", "-c", "out=$1; shift; exec cargo test --quiet --offline -- -Z unstable-options --format junit \"$@\" > \"$out\"", "sh", "{junit}"]
-# catch = [101]      # (a re-run's deselected tests arrive as "$@")
-# test_command = ["sh", "-c", "exec cargo test --quiet --offline -- -Z unstable-options --format junit --exact \"$1\" > \"$2\"", "sh", "{name}", "{junit}"]
-# deselect = ["--skip", "{name}"]
-# [canary]           # tests/patchgate_canary.rs: #[test] fn patchgate_canary() { assert!(false, "must fail") }
-# command = ["sh", "-c", "exec cargo test --quiet --offline --test patchgate_canary -- -Z unstable-options --format junit > \"$1\"", "sh", "{junit}"]
-# catch = [101]
-# source = ["tests/patchgate_canary.rs"]
-# [sandbox]
-# env = ["RUSTC_BOOTSTRAP=1"]
-# (cargo-nextest writes JUnit to a path its config names, `[profile.ci.junit]` in
-# .config/nextest.toml: point a wrapper at {junit}, or use the libtest form above.)
-"#;
+pub const STARTER: &str = include_str!("starters/patchgate.toml");
 
 #[cfg(test)]
 mod tests {

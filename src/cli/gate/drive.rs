@@ -1,0 +1,202 @@
+//! The gate's loop: ask the core (or the server) for the next step of its plan, execute it,
+//! report what it saw as typed facts, and again, until the plan says `decide`. The loop knows
+//! how to run each step, never which step follows which.
+
+use std::collections::HashSet;
+use std::time::Instant;
+
+use super::super::error::CliError;
+use super::super::output;
+use super::super::runner::{Outcome, Place, Run};
+use super::super::sandbox::Room;
+use super::gather::{Gathered, integrity_after};
+use super::outputs::{Seconds, add_failures, write_facts};
+use super::suite::{Early, SuiteDone, deselect_args, run_suite};
+use super::{Core, GateArgs, jobs, reproof};
+use crate::core::gate::{BuildFacts, Facts, GateNext, NextStep, Phase, clip_failure};
+use crate::core::ladder::T2;
+
+/// The most steps one gate takes (the plan asks each at most once; re-proofs at most 100).
+const MAX_STEPS: usize = 128;
+
+/// What the loop leaves: the rooms it used for the suite (removed at the end, on their own
+/// core), and the seconds each tier's runs took.
+pub(super) struct Drove {
+    pub suite_room: Option<Room>,
+    pub seconds: Seconds,
+}
+
+/// Executes the plan's steps on `facts` until it says `decide`.
+pub(super) fn drive(
+    args: &GateArgs,
+    core: &Core<'_>,
+    g: &Gathered,
+    facts: &mut Facts,
+) -> Result<Drove, CliError> {
+    let jobs = args.jobs();
+    let suite_room: std::sync::OnceLock<Room> = std::sync::OnceLock::new();
+    let mut seconds = Seconds::default();
+    std::thread::scope(|scope| -> Result<(), CliError> {
+        let mut early: Option<Early<'_, '_>> = None;
+        let mut said = HashSet::new();
+        let mut asked = HashSet::new();
+        for _ in 0..MAX_STEPS {
+            let plan = core.next(facts)?;
+            for line in &plan.say {
+                if said.insert(line.clone()) {
+                    output::error(line);
+                }
+            }
+            // Each step at most once: a plan that asks for a step again is a bug, not a loop.
+            if !asked.insert(step_key(&plan)) {
+                return Err(CliError::software(format!(
+                    "the core asked for the step {:?} twice",
+                    <&str>::from(plan.next)
+                )));
+            }
+            // The suite in its own copy, beside the other runs, when the plan allows it and
+            // there are cores to spare: after a build, the room as the build left it (made
+            // now); without one, the fresh copy made while the gate gathered.
+            if plan.suite_beside && jobs > 1 && early.is_none() && facts.fixture_suite.is_none() {
+                let copy = match &facts.build {
+                    Some(_) => Some(g.room.fork()?),
+                    None => None,
+                };
+                early = Some(Early::start(scope, g, copy));
+            }
+            let phase = Instant::now();
+            match plan.next {
+                NextStep::Build => {
+                    build(g, facts)?;
+                    facts
+                        .timings_ms
+                        .add(Phase::Build, phase.elapsed().as_secs_f64());
+                }
+                NextStep::Runs => {
+                    let work = jobs::jobs(&g.config, plan.canary, &plan.property_ids);
+                    let slots = jobs.saturating_sub(usize::from(early.is_some())).max(1);
+                    let done = jobs::run_jobs(g, &work, slots)?;
+                    seconds.t1 += jobs::record(g, facts, &plan.property_ids, done);
+                    if !plan.property_ids.is_empty() {
+                        facts
+                            .timings_ms
+                            .add(Phase::Properties, phase.elapsed().as_secs_f64());
+                    }
+                }
+                NextStep::Reproof => {
+                    let id = plan.reprove.as_deref().ok_or_else(|| {
+                        CliError::software("the core asked for a re-proof of no property")
+                    })?;
+                    facts.reproof.push(reproof::reprove(g, id)?);
+                    facts
+                        .timings_ms
+                        .add(Phase::Reproof, phase.elapsed().as_secs_f64());
+                }
+                NextStep::Suite => {
+                    let done = match early.take() {
+                        Some(e) => {
+                            let (room, done) = e.join()?;
+                            let _ = suite_room.set(room);
+                            done
+                        }
+                        None => run_suite(g, &g.room, T2, &[], None)?.ok_or_else(|| {
+                            CliError::software("the suite was stopped though nothing stopped it")
+                        })?,
+                    };
+                    seconds.t2 = done.seconds;
+                    facts.timings_ms.add(Phase::Suite, done.seconds);
+                    let mut run = record_suite(facts, done);
+                    run.catch_exit_codes = Some(g.config.suite.catch.clone());
+                    facts.fixture_suite = Some(run);
+                }
+                NextStep::Rerun => {
+                    let template = g.config.suite.deselect.as_deref().ok_or_else(|| {
+                        CliError::software("the core asked for a re-run the config cannot make")
+                    })?;
+                    let room = suite_room.get().unwrap_or(&g.room);
+                    let extra = deselect_args(template, &plan.deselect, &room.tree);
+                    let label = format!("{T2} re-run without {}", plan.deselect.join(", "));
+                    let done = run_suite(g, room, &label, &extra, None)?.ok_or_else(|| {
+                        CliError::software("the re-run was stopped though nothing stopped it")
+                    })?;
+                    seconds.t2 += done.seconds;
+                    let rerun = done.rerun();
+                    record_suite(facts, done);
+                    if let Some(suite) = facts.fixture_suite.as_mut() {
+                        suite.rerun = Some(rerun);
+                    }
+                    facts
+                        .timings_ms
+                        .add(Phase::Rerun, phase.elapsed().as_secs_f64());
+                }
+                NextStep::Decide => break,
+            }
+            write_facts(args, facts)?;
+        }
+        // A suite started early that the decision did not need: stopped, not run.
+        if let Some(e) = early.take() {
+            e.stop();
+        }
+        Ok(())
+    })?;
+    Ok(Drove {
+        suite_room: suite_room.into_inner(),
+        seconds,
+    })
+}
+
+/// What identifies a step of the plan: its kind and what it is asked to run.
+fn step_key(plan: &GateNext) -> String {
+    format!(
+        "{} {:?} {} {:?} {:?}",
+        <&str>::from(plan.next),
+        plan.property_ids,
+        plan.canary,
+        plan.reprove,
+        plan.deselect
+    )
+}
+
+/// The build step (section 11.8): once, in the room, its last lines kept for the report.
+fn build(g: &Gathered, facts: &mut Facts) -> Result<(), CliError> {
+    let build = g
+        .config
+        .build
+        .as_ref()
+        .ok_or_else(|| CliError::software("the core asked for a build the config has not"))?;
+    let ran = match Run::new(
+        "build",
+        &build.command,
+        build.timeout(),
+        Place::Room(&g.room),
+    )
+    .tail(2048)
+    .start()?
+    {
+        Outcome::Ran(ran) => ran,
+        Outcome::Cancelled => return Err(CliError::software("the build was cancelled")),
+    };
+    facts.build = Some(BuildFacts {
+        exit_code: ran.run,
+        catch_exit_codes: Some(build.catch.clone()),
+        tail: clip_failure(&ran.tail, 2048),
+    });
+    if let Some(finding) = integrity_after(g, &g.room, "build")? {
+        facts.integrity.push(finding);
+    }
+    Ok(())
+}
+
+/// A suite run's failing cases and integrity finding into the facts; its own facts, to be
+/// put where they go.
+fn record_suite(facts: &mut Facts, done: SuiteDone) -> crate::core::gate::SuiteFacts {
+    if let Some(read) = &done.read {
+        add_failures(facts, read);
+    }
+    if let Some(finding) = done.finding
+        && facts.integrity.is_empty()
+    {
+        facts.integrity.push(finding);
+    }
+    done.run
+}

@@ -1,0 +1,282 @@
+//! What the runner knows before anything runs: the base's inputs, the judged tree in its clean
+//! room, and the facts they give ([`Gathered`]); and the integrity check after every run.
+
+use serde_json::Value;
+
+use super::super::config::GateConfig;
+use super::super::documents::{parse_document, parse_seal_text};
+use super::super::error::CliError;
+use super::super::git::{
+    added_lines, base_file, binary_content, commit_of, enter_repository, fill_commit_counts,
+    git_changed, git_made_executable, judged_tree,
+};
+use super::super::output;
+use super::super::sandbox::Room;
+use super::{GateArgs, census, shadows, suite::Spare};
+use crate::core::gate::{Configured, Facts, IntegrityFinding, Judged, SealFacts, SuspiciousLine};
+use crate::core::path::RepoPath;
+
+/// What the runner knows before running anything.
+pub(super) struct Gathered {
+    pub config: GateConfig,
+    /// The facts known before anything runs.
+    pub facts: Facts,
+    pub head: String,
+    pub changed: Vec<String>,
+    /// Where every run happens.
+    pub room: Room,
+    /// The build cache the rooms start from (`patchgate warm`), if any.
+    pub cache: Option<crate::cli::build_cache::BuildCache>,
+    /// The suite's own copy, being made (see [`Spare`]).
+    pub spare: Spare,
+    /// The fixtures' seal before anything ran.
+    pub seal: String,
+    /// The base commit and the judged tree.
+    pub base: String,
+    pub tree: String,
+    /// The base's census (section 11.2): test id → outcome.
+    pub census: Option<std::collections::BTreeMap<String, String>>,
+    /// The integrity checks after runs so far, and the seconds they took (said at the end).
+    pub checked: std::sync::Mutex<(u32, f64)>,
+}
+
+pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
+    enter_repository(args.directory.as_deref())?;
+
+    let base_ref = args.base.as_deref().unwrap_or("HEAD");
+    let base = commit_of(base_ref)?;
+    let head = commit_of(&args.head)?;
+    // What is judged is the tree that would land (section 12.1), from git's objects: neither
+    // the worktree nor its uncommitted changes are read, and nothing runs in it.
+    let judged = judged_tree(&base, &head)?;
+
+    // The config, from the base commit.
+    let config = GateConfig::from_base(&base, base_ref, &args.config)?;
+
+    let changed = git_changed(&base, &judged.tree)?;
+    let mut binaries = git_made_executable(&base, &judged.tree)?;
+    // The catalog and the ledger, from the base commit.
+    let catalog_bytes = base_file(&base, &config.catalog)?.ok_or_else(|| {
+        CliError::data(format!(
+            "the base commit {} has no catalog {} (the `catalog` key of {})",
+            base_ref, config.catalog, args.config
+        ))
+    })?;
+    let catalog = parse_document(
+        &catalog_bytes,
+        &format!("{base_ref}:{}", config.catalog),
+        "catalog",
+    )?;
+    let mut ledger = match base_file(&base, &config.ledger)? {
+        Some(bytes) => parse_document(&bytes, &format!("{base_ref}:{}", config.ledger), "ledger")?,
+        None => Value::Array(Vec::new()),
+    };
+    fill_commit_counts(&mut ledger, &head)?;
+    // The census (section 11.2), from the base commit; the ledger's tests must be in it.
+    let census = match &config.suite.census {
+        None => None,
+        Some(path) => {
+            let bytes = base_file(&base, path)?.ok_or_else(|| {
+                CliError::data(format!(
+                    "the base commit {base_ref} has no census {path} (`[suite] census`): write it with `patchgate census --base {base_ref} --write` and commit it"
+                ))
+            })?;
+            let census = census::parse_census(&bytes, &format!("{base_ref}:{path}"))?;
+            for (i, row) in ledger.as_array().into_iter().flatten().enumerate() {
+                if let Some(id) = row.get("test_id").and_then(Value::as_str)
+                    && !census.contains_key(id)
+                {
+                    return Err(CliError::data(format!(
+                        "{base_ref}:{} row {i} freezes the test {id:?}, which the census {path} does not know: a ledger test id is a census id (`classname::name`)",
+                        config.ledger
+                    )));
+                }
+            }
+            Some(census)
+        }
+    };
+    let expected = base_file(&base, &config.expected_seal)?.ok_or_else(|| {
+        CliError::data(format!(
+            "the base commit {} has no expected seal {}: write it with `patchgate seal {} > {}` and commit it",
+            base_ref, config.expected_seal, config.fixtures, config.expected_seal
+        ))
+    })?;
+    let expected = parse_seal_text(
+        &String::from_utf8_lossy(&expected),
+        &format!("{base_ref}:{}", config.expected_seal),
+    )?;
+    // The clean room: a fresh copy of the judged tree, where every run happens (69 under
+    // `mode = "required"` without a working sandbox, before anything runs).
+    // The build cache (`patchgate warm`), copied in unless nothing will run.
+    let cache = config.build_cache();
+    let room = Room::open(
+        &config.sandbox,
+        &judged.tree,
+        cache.as_ref().filter(|_| !args.dry_run),
+    )?;
+    // The suite's own copy (runs at once, no build step to copy after): written beside the
+    // rest of the gathering, on another core.
+    let spare = Spare::start(
+        (args.jobs() > 1 && config.build.is_none() && !args.dry_run)
+            .then(|| (config.sandbox.clone(), judged.tree.clone())),
+    );
+    for file in binary_content(&room.tree, &changed) {
+        if !binaries.contains(&file) {
+            binaries.push(file);
+        }
+    }
+    // The seal of the judged tree's fixtures, before anything runs.
+    let actual = fixtures_seal(&room, &config)?;
+
+    let facts = Facts {
+        patch_id: Some(args.patch_id.clone().unwrap_or_else(|| head.clone())),
+        changed_files: changed.clone(),
+        guarded: config.guarded(&args.config),
+        inert: config.inert.clone(),
+        seal: SealFacts {
+            actual: actual.clone(),
+            expected: expected.to_hex(),
+        },
+        catalog,
+        ledger: Some(ledger),
+        debt_cap: config.debt_cap,
+        catch_exit_codes: Some(config.properties.catch.clone()),
+        require_admission: config.require_admission,
+        binaries,
+        judged: Some(Judged {
+            base: judged.base.clone(),
+            head: judged.head.clone(),
+            tree: judged.tree.clone(),
+        }),
+        merge_conflicts: judged.conflicts.clone(),
+        sandbox: Some(room.backend),
+        shadows: shadows::shadows(&room, &changed),
+        suspicious: suspicious_lines(&config, &base, &judged.tree)?,
+        configured: Some(Configured {
+            build: config.build.is_some(),
+            canary: config.canary.is_some(),
+            reprove: config.properties.reprove,
+            deselect: config.suite.deselect.is_some(),
+            seed: draw(),
+        }),
+        ..Facts::default()
+    };
+    Ok(Gathered {
+        config,
+        facts,
+        head,
+        changed,
+        room,
+        cache,
+        spare,
+        seal: actual,
+        base: base.clone(),
+        tree: judged.tree.clone(),
+        census,
+        checked: std::sync::Mutex::new((0, 0.0)),
+    })
+}
+
+/// The runner's random draw for the core's plan (the order in which admitted properties are
+/// re-proven: an attacker cannot know which): 32 bits from the process's random hasher keys
+/// and the clock.
+fn draw() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut state = std::collections::hash_map::RandomState::new().build_hasher();
+    state.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    state.finish() & u64::from(u32::MAX)
+}
+
+/// The seal of the fixtures directory in the room's copy, in hex.
+pub(super) fn fixtures_seal(room: &Room, config: &GateConfig) -> Result<String, CliError> {
+    super::super::seal::seal_of(&room.tree, &config.fixtures, "judged")
+}
+
+/// After a run (CONTRACT.md section 11.3): what it changed that it may not, by content against
+/// the judged tree, as the facts' `integrity` finding; `None` when nothing.
+pub(super) fn integrity_after(
+    g: &Gathered,
+    room: &Room,
+    label: &str,
+) -> Result<Option<IntegrityFinding>, CliError> {
+    let started = std::time::Instant::now();
+    let files = room.changed_files()?;
+    // The fixtures hold what was judged when no tracked file changed and nothing was added
+    // among them: then their seal is the one taken before (hashing 20,000 files after every
+    // run is what this saves). Else it is taken again; one that cannot be computed any more
+    // (the directory replaced by a file, say) changed.
+    let fixtures = g.config.fixtures.trim_end_matches('/');
+    let touched = files
+        .iter()
+        .any(|f| f == fixtures || f.starts_with(&format!("{fixtures}/")))
+        || room.added_under(fixtures);
+    let seal_changed = touched && fixtures_seal(room, &g.config).map_or(true, |s| s != g.seal);
+    // A signal that came meanwhile (the seal stops for it) is the answer, not a finding.
+    super::super::interrupt::check()?;
+    {
+        let mut checked = g
+            .checked
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        checked.0 += 1;
+        checked.1 += started.elapsed().as_secs_f64();
+    }
+    if files.is_empty() && !seal_changed {
+        return Ok(None);
+    }
+    output::error(&format!(
+        "{label}: changed {} tracked file(s){}{}: nothing more runs",
+        files.len(),
+        if seal_changed {
+            " and the fixtures' seal"
+        } else {
+            ""
+        },
+        files
+            .first()
+            .map(|f| format!(" (first: {f})"))
+            .unwrap_or_default()
+    ));
+    Ok(Some(IntegrityFinding {
+        run: label.to_owned(),
+        count: files.len() as u64,
+        files: files.iter().take(100).cloned().collect(),
+        seal_changed,
+    }))
+}
+
+/// The lines the patch adds and that match a `[suspicious]` pattern (CONTRACT.md section
+/// 11.6): the first pattern each matches, at most 1,000 lines (the core lists 100 and counts
+/// them all), in the files where the core counts them.
+fn suspicious_lines(
+    config: &GateConfig,
+    base: &str,
+    tree: &str,
+) -> Result<Vec<SuspiciousLine>, CliError> {
+    use crate::core::gate::suspicious_counts_in;
+    let patterns = config.suspicious.compiled().map_err(CliError::data)?;
+    if patterns.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut hits = Vec::new();
+    for (file, line, text) in added_lines(base, tree)? {
+        if !RepoPath::parse(&file).is_ok_and(|p| suspicious_counts_in(&p)) {
+            continue;
+        }
+        if let Some((pattern, _)) = patterns.iter().find(|(_, r)| r.is_match(&text)) {
+            hits.push(SuspiciousLine {
+                file,
+                line,
+                pattern: pattern.clone(),
+            });
+            if hits.len() == 1000 {
+                break;
+            }
+        }
+    }
+    Ok(hits)
+}

@@ -1,0 +1,329 @@
+//! The `suite` and `rerun` steps: the fixture suite (t2) in a room, what its report says as
+//! the facts' `fixture_suite` (and `rerun`), and the suite started early in its own copy
+//! beside the other runs when the plan allows it (`suite_beside`).
+
+use std::path::Path;
+
+use super::super::error::CliError;
+use super::super::junit;
+use super::super::output;
+use super::super::runner::{
+    Outcome, Place, ReceiptRead, Run, argv_for, open_report, receipt_of, receipted,
+};
+use super::super::sandbox::Room;
+use super::census;
+use super::gather::{Gathered, integrity_after};
+use crate::core::gate::{IntegrityFinding, RerunFacts, SuiteFacts, fit_test_id};
+use crate::core::ladder::{T1, T2};
+use crate::core::path::RepoPath;
+
+/// A run of the fixture suite: its facts (catch codes aside), the seconds it took, its receipt
+/// (whose failures go into the facts' `failures`), and what it changed that it may not.
+/// `None` from [`run_suite`] when it was stopped (no longer needed).
+pub(super) struct SuiteDone {
+    pub run: SuiteFacts,
+    pub seconds: f64,
+    pub read: Option<ReceiptRead>,
+    pub finding: Option<IntegrityFinding>,
+}
+
+impl SuiteDone {
+    /// As the suite's re-run.
+    pub fn rerun(&self) -> RerunFacts {
+        RerunFacts {
+            exit_code: self.run.exit_code,
+            failed_tests: self.run.failed_tests.clone(),
+            report_disagrees: self.run.report_disagrees.clone(),
+            receipt: self.run.receipt.clone(),
+        }
+    }
+}
+
+/// Runs the fixture suite (t2) in `room`, with `extra` arguments after its command (the
+/// deselected tests of a re-run), then checks what it changed; stopped when `cancel` is set
+/// (`None`).
+pub(super) fn run_suite(
+    g: &Gathered,
+    room: &Room,
+    label: &str,
+    extra: &[String],
+    cancel: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<Option<SuiteDone>, CliError> {
+    let s = &g.config.suite;
+    let argv: Vec<String> = s.command.iter().chain(extra).cloned().collect();
+    let receipts = receipted(&s.command);
+    // Without a receipt: a report left from before (or committed by the patch) must never be
+    // read as this run's: only a report the suite writes now counts. A report path through a
+    // symbolic link the patch committed (`.patchgate -> /elsewhere`) is neither cleared nor
+    // read: the runner never deletes or reads outside the copy.
+    let junit = match s.junit.as_deref().filter(|_| !receipts) {
+        Some(j) => match output::link_inside(&room.tree.join(j), Some(&room.tree)) {
+            Some(link) => {
+                output::error(&format!(
+                    "{label}: the JUnit report {j} is reached through the symbolic link {} in the checkout: not read, no failure is discarded",
+                    link.display()
+                ));
+                None
+            }
+            None => Some((j, room.tree.join(j))),
+        },
+        None => None,
+    };
+    if let Some((j, path)) = &junit {
+        match std::fs::remove_file(path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(CliError::software(format!(
+                    "cannot remove the stale JUnit report {j}: {e}"
+                )));
+            }
+        }
+    }
+    let mut command = Run::new(label, &argv, s.timeout(), Place::Room(room));
+    if let Some(flag) = cancel {
+        command = command.cancel(flag);
+    }
+    let ran = match command.start()? {
+        Outcome::Ran(ran) => ran,
+        Outcome::Cancelled => return Ok(None),
+    };
+    let mut run = SuiteFacts {
+        exit_code: ran.run,
+        ..SuiteFacts::default()
+    };
+    let read = if receipts {
+        let read = ran.receipt.unwrap_or_else(|| Err("no receipt".to_owned()));
+        run.receipt = Some(receipt_of(&read));
+        if let Ok(report) = &read {
+            if let Some(why) = &report.disagrees {
+                output::error(&format!("{label}: its report disagrees with itself: {why}"));
+            }
+            // The base's tests must still run (section 11.2); a re-run leaves some out.
+            if let Some(census) = g.census.as_ref().filter(|_| extra.is_empty()) {
+                let gone = census::vanished(census, report);
+                if !gone.is_empty() {
+                    output::error(&format!(
+                        "{label}: {} census tests that passed on the base did not run (first: {})",
+                        gone.len(),
+                        gone[0]
+                    ));
+                }
+                run.vanished_count = Some(gone.len() as u64);
+                run.vanished = gone.into_iter().take(100).map(fit_test_id).collect();
+            }
+            run.failed_tests = Some(report.failed.iter().cloned().map(fit_test_id).collect());
+        }
+        Some(read)
+    } else {
+        if let Some((j, path)) = junit {
+            read_named_report(label, j, &path, &mut run);
+        }
+        None
+    };
+    let finding = integrity_after(g, room, label)?;
+    Ok(Some(SuiteDone {
+        run,
+        seconds: ran.seconds,
+        read,
+        finding,
+    }))
+}
+
+/// The suite's report at `[suite] junit` (no receipts): its failed tests, and how it disagrees
+/// with itself, into `run`; an unreadable one is said, and nothing is discarded.
+fn read_named_report(label: &str, j: &str, path: &Path, run: &mut SuiteFacts) {
+    match open_report(path) {
+        Ok(f) => match junit::read_report(std::io::BufReader::new(f)) {
+            Ok(report) => {
+                run.failed_tests = Some(report.failed.into_iter().map(fit_test_id).collect());
+                if let Some(why) = report.disagrees {
+                    output::error(&format!(
+                        "{label}: the JUnit report {j} disagrees with itself: {why}"
+                    ));
+                    run.report_disagrees = Some(fit_test_id(why));
+                }
+            }
+            Err(e) => output::error(&format!(
+                "{label}: the JUnit report {j} cannot be read ({e}): no failure is discarded"
+            )),
+        },
+        Err(e) => output::error(&format!(
+            "{label}: no JUnit report read at {j} ({e}): no failure is discarded"
+        )),
+    }
+}
+
+/// The arguments that leave `ids` out of a suite run: `[suite] deselect` once per test, with
+/// `{nodeid}` the test's pytest node id, found in the copy (see [`pytest_node_id`]).
+pub(super) fn deselect_args(template: &[String], ids: &[String], tree: &Path) -> Vec<String> {
+    ids.iter()
+        .flat_map(|id| {
+            let node = pytest_node_id(id, tree);
+            argv_for(template, id)
+                .into_iter()
+                .map(move |a| a.replace("{nodeid}", &node))
+        })
+        .collect()
+}
+
+/// pytest's node id of a JUnit test id `classname::name` (CONTRACT.md section 12.4): pytest
+/// writes the classname as the module's dotted path, then any classes (`tests.test_api` or
+/// `tests.test_api.TestRetry`). The longest dotted prefix that is a file `a/b.py` in `tree` is
+/// the module; the rest are classes: `tests/test_api.py::TestRetry::name`. An id with no such
+/// file is given as it is.
+fn pytest_node_id(id: &str, tree: &Path) -> String {
+    let Some((classname, name)) = id.rsplit_once("::") else {
+        return id.to_owned();
+    };
+    let parts: Vec<&str> = classname.split('.').collect();
+    for k in (1..=parts.len()).rev() {
+        let file = format!("{}.py", parts[..k].join("/"));
+        if RepoPath::parse(&file).is_ok() && tree.join(&file).is_file() {
+            let mut node = file;
+            for class in &parts[k..] {
+                node.push_str("::");
+                node.push_str(class);
+            }
+            return format!("{node}::{name}");
+        }
+    }
+    id.to_owned()
+}
+
+/// A second copy of the judged tree, made in a thread of its own while the gate gathers:
+/// where the suite runs when runs are at once and there is no build step (whose output the
+/// copy would need). Taken by the suite; a gate that never runs it waits for it on drop, so
+/// the copy is removed before the gate exits.
+pub(super) struct Spare(std::sync::Mutex<Option<std::thread::JoinHandle<Result<Room, CliError>>>>);
+
+impl Spare {
+    pub fn start(what: Option<(crate::cli::sandbox::SandboxConfig, String)>) -> Spare {
+        Spare(std::sync::Mutex::new(what.map(|(sandbox, tree)| {
+            std::thread::spawn(move || Room::open(&sandbox, &tree, None))
+        })))
+    }
+
+    /// The copy, once made; `None` when none was started (or it was taken).
+    fn take(&self) -> Option<Result<Room, CliError>> {
+        let handle = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()?;
+        Some(
+            handle
+                .join()
+                .unwrap_or_else(|_| Err(CliError::software("the suite's copy panicked"))),
+        )
+    }
+}
+
+impl Drop for Spare {
+    fn drop(&mut self) {
+        drop(self.take());
+    }
+}
+
+/// The suite started early, in its own copy, while the canary and the properties run; it
+/// gives its copy back with its result (for a re-run). Dropped unjoined (an error, a signal),
+/// it is stopped.
+/// What the early suite gives back: its copy, and its run (`None`: stopped).
+type EarlyResult = Result<(Room, Option<SuiteDone>), CliError>;
+
+pub(super) struct Early<'scope, 'env> {
+    handle: Option<std::thread::ScopedJoinHandle<'scope, EarlyResult>>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    _env: std::marker::PhantomData<&'env ()>,
+}
+
+impl<'scope, 'env> Early<'scope, 'env> {
+    /// Starts it in `copy`, or (none given) in the spare copy, or a fresh one it makes first.
+    pub fn start(
+        scope: &'scope std::thread::Scope<'scope, 'env>,
+        g: &'env Gathered,
+        copy: Option<Room>,
+    ) -> Self {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&stop);
+        output::error(&format!(
+            "{T2}: started now in its own copy, beside the other runs; used only if {T1} passes"
+        ));
+        let handle = scope.spawn(move || {
+            let room = match copy.map(Ok).or_else(|| g.spare.take()) {
+                Some(room) => room?,
+                None => Room::open(&g.config.sandbox, &g.tree, g.cache.as_ref())?,
+            };
+            let done = run_suite(g, &room, T2, &[], Some(&flag))?;
+            Ok((room, done))
+        });
+        Early {
+            handle: Some(handle),
+            stop,
+            _env: std::marker::PhantomData,
+        }
+    }
+
+    /// Its result, once it ended.
+    pub fn join(mut self) -> Result<(Room, SuiteDone), CliError> {
+        let (room, done) = self
+            .handle
+            .take()
+            .ok_or_else(|| CliError::software("the suite was joined twice"))?
+            .join()
+            .unwrap_or_else(|_| Err(CliError::software("the suite's thread panicked")))?;
+        let done =
+            done.ok_or_else(|| CliError::software("the suite was stopped before it was joined"))?;
+        Ok((room, done))
+    }
+
+    /// Stops it (killed if it still runs); what it did is not recorded: it did not run.
+    pub fn stop(mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(Ok(Ok((_, done)))) = self.handle.take().map(std::thread::ScopedJoinHandle::join)
+        {
+            output::error(&format!(
+                "{T2}: {}: the decision came before the suite, which is recorded as not run",
+                if done.is_none() {
+                    "its early run was stopped"
+                } else {
+                    "its early run is not counted"
+                }
+            ));
+        }
+    }
+}
+
+impl Drop for Early<'_, '_> {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pytest_node_id;
+
+    #[test]
+    fn a_junit_id_maps_to_the_pytest_node_id_of_its_file() {
+        let tree = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tree.path().join("tests/api")).unwrap();
+        std::fs::write(tree.path().join("tests/test_legacy.py"), "").unwrap();
+        std::fs::write(tree.path().join("tests/api/test_retry.py"), "").unwrap();
+        for (id, node) in [
+            (
+                "tests.test_legacy::test_legacy_export",
+                "tests/test_legacy.py::test_legacy_export",
+            ),
+            (
+                "tests.api.test_retry.TestRetry::test_timeout[2]",
+                "tests/api/test_retry.py::TestRetry::test_timeout[2]",
+            ),
+            // No such file: given as it is, never guessed.
+            ("tests.test_gone::test_x", "tests.test_gone::test_x"),
+            ("no_separator", "no_separator"),
+        ] {
+            assert_eq!(pytest_node_id(id, tree.path()), node, "{id}");
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! `patchgate init`: writes the commented starter config and its canary. The starters are
+//! files of their own (`src/cli/starters/`), held equal to `docs/reference/config.md` by a test.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::config::{CANARY_PY, CANARY_RS, CONFIG_FILE, STARTER, STARTER_RUST};
+use super::error::{CliError, CliResult};
+use super::output;
+use crate::exit::Exit;
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Where to write the starter config.
+    #[arg(default_value = CONFIG_FILE)]
+    pub path: PathBuf,
+    /// Overwrite an existing file.
+    #[arg(long)]
+    pub force: bool,
+    /// Start with `require_admission = true`: a strong property votes only with its
+    /// two-commit proof (`patchgate admit`). Off by default.
+    #[arg(long)]
+    pub require_admission: bool,
+    /// The starter for a Rust repository (cargo test, its build step, libtest's JUnit
+    /// receipts) and its canary `tests/patchgate_canary.rs`, instead of pytest's.
+    #[arg(long)]
+    pub rust: bool,
+}
+
+/// `patchgate init`: writes the commented starter config.
+pub fn init(args: InitArgs) -> CliResult {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true);
+    if args.force {
+        options.create(true).truncate(true);
+    } else {
+        options.create_new(true);
+    }
+    let mut file = options.open(&args.path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            CliError::usage(format!(
+                "{} exists; give --force to overwrite it",
+                args.path.display()
+            ))
+        } else {
+            CliError::software(format!("cannot write {}: {e}", args.path.display()))
+        }
+    })?;
+    let (starter, canary_file, canary_text) = if args.rust {
+        (STARTER_RUST, "tests/patchgate_canary.rs", CANARY_RS)
+    } else {
+        (STARTER, "properties/test_patchgate_canary.py", CANARY_PY)
+    };
+    let text = if args.require_admission {
+        starter.replace("require_admission = false", "require_admission = true")
+    } else {
+        starter.to_owned()
+    };
+    file.write_all(text.as_bytes())
+        .map_err(|e| CliError::software(format!("cannot write {}: {e}", args.path.display())))?;
+    // The canary beside it (section 11.5), where the starter's `[canary]` runs it; an existing
+    // one is kept unless `--force`.
+    let canary = args
+        .path
+        .parent()
+        .unwrap_or(Path::new(""))
+        .join(canary_file);
+    let wrote_canary = if canary.exists() && !args.force {
+        false
+    } else {
+        if let Some(dir) = canary.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| CliError::software(format!("cannot make {}: {e}", dir.display())))?;
+        }
+        std::fs::write(&canary, canary_text)
+            .map_err(|e| CliError::software(format!("cannot write {}: {e}", canary.display())))?;
+        true
+    };
+    output::error(&format!(
+        "wrote {}{}: edit them, commit them to the base branch, then `patchgate census --write` (commit suite.census too) and `patchgate gate --base <branch> --dry-run`",
+        args.path.display(),
+        if wrote_canary {
+            format!(" and the canary {}", canary.display())
+        } else {
+            String::new()
+        }
+    ));
+    Ok(Exit::Go)
+}

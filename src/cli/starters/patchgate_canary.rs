@@ -1,0 +1,13 @@
+//! patchgate's canary (CONTRACT.md section 11.5): this test must FAIL.
+//!
+//! The gate runs it on every patch before any property. If it passes, or leaves no report,
+//! something in the patch switched the checker off (an exit under test, a harness turned off),
+//! and the gate escalates `checker-neutered`. Call into your crate below: whatever it does
+//! under test, it then does here too.
+
+#[test]
+fn patchgate_canary() {
+    // let _ = mycrate::some_function();  // your crate: make the canary see what it does
+    let n: u64 = std::hint::black_box(10);
+    assert!(n < 10, "the canary fails, as it must");
+}

@@ -1,0 +1,328 @@
+//! What the runner does next: the gate's plan. Every step of the gate is one row of [`PLAN`],
+//! first due row wins, like the gate's rules: the runner executes the step the core names and
+//! reports what it saw; it never knows which step follows which (CONTRACT.md section 8.2).
+
+use super::answer::GateDisposition;
+use super::answer::GateReason;
+use super::answer::GateRuleName;
+use super::request::Configured;
+use super::request::GateRequest;
+use super::request::ReproofOutcome;
+use super::rules::decide_gate;
+use super::steps::Step;
+use super::verdicts::frozen_tests;
+use crate::core::quorum;
+use crate::core::route::Verdict;
+use crate::core::runs::counted;
+use serde::Deserialize;
+use serde::Serialize;
+use std::collections::HashSet;
+use strum::IntoStaticStr;
+use strum::VariantArray;
+use utoipa::ToSchema;
+
+/// A step the runner executes.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum NextStep {
+    /// Run the build step (`configured.build`) and report it as `build`.
+    Build,
+    /// Run the canary when `canary` is true (report it as `canary`), and `property_ids`, each
+    /// `runs` times (report them as `property_runs`), up to `--jobs` at once.
+    Runs,
+    /// Run the admitted property `reprove` once on a fresh copy of the judged tree with its
+    /// admission mutant applied, and add what it did to `reproof` (section 11.5).
+    Reproof,
+    /// Run the fixture suite and report it as `fixture_suite`.
+    Suite,
+    /// Run the suite again with the tests in `deselect` left out (the frozen tests it
+    /// failed), and report it as `fixture_suite.rerun` (section 12.4).
+    Rerun,
+    /// Every fact the decision needs is in: decide (`POST /gate`).
+    Decide,
+}
+
+/// The `/gate/next` answer: what to run next, and what the gate would answer on the facts
+/// gathered so far (the answer to expect when `next` is `decide`). Not a decision: no
+/// `decision_id`, nothing logged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct GateNext {
+    pub next: NextStep,
+    /// The row of the core's plan that chose `next` (1-based).
+    #[serde(default)]
+    pub plan_row: u8,
+    /// With `runs`: the properties to run, in catalog order (in locality, voting, not yet
+    /// run); empty otherwise.
+    pub property_ids: Vec<String>,
+    /// With `runs`: run the canary too (before any property run counts, section 11.5).
+    #[serde(default)]
+    pub canary: bool,
+    /// With `reproof`: the admitted property to re-prove.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reprove: Option<String>,
+    /// With `rerun`: the frozen tests to leave out; empty otherwise.
+    #[serde(default)]
+    pub deselect: Vec<String>,
+    /// The suite may start now in its own copy of the tree, beside this step: it will be
+    /// needed unless a run decides first, and nothing this step does can change its evidence.
+    #[serde(default)]
+    pub suite_beside: bool,
+    /// What the runner says to people now (each line once).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub say: Vec<String>,
+    pub disposition: GateDisposition,
+    pub rule: GateRuleName,
+    pub reason: GateReason,
+    /// The steps reached on these facts.
+    pub steps: Vec<Step>,
+}
+
+/// What the plan's rows read, computed once from the facts and the decision on them.
+pub struct Planning<'a> {
+    request: &'a GateRequest,
+    configured: Configured,
+    /// A gate rule (not the router) decided on these facts.
+    decided: bool,
+    /// In-locality voting properties that have not run, in catalog order.
+    unrun: Vec<String>,
+    /// The suite has not run, and t1 passed or did not apply.
+    suite_due: bool,
+    /// The frozen tests to leave out of a re-run, when one is due.
+    rerun: Option<Vec<String>>,
+    /// The next admitted property to re-prove, when one is due.
+    reprove: Option<String>,
+}
+
+impl Planning<'_> {
+    /// A run of the code under test is still ahead (properties, or the suite).
+    fn work_ahead(&self) -> bool {
+        !self.unrun.is_empty() || self.suite_due
+    }
+}
+
+/// One row of the plan: the step, when it is due (in the contract's words), and the test.
+pub struct PlanRow {
+    pub step: NextStep,
+    pub says: &'static str,
+    pub due: fn(&Planning<'_>) -> bool,
+}
+
+/// The gate's steps in order; the first due row is the next step.
+pub const PLAN: [PlanRow; 7] = [
+    PlanRow {
+        step: NextStep::Decide,
+        says: "a gate rule decided on the facts so far: nothing more runs",
+        due: |p| p.decided,
+    },
+    PlanRow {
+        step: NextStep::Build,
+        says: "a build step is configured and has not run, and a run of the code is ahead",
+        due: |p| p.configured.build && p.request.build.is_none() && p.work_ahead(),
+    },
+    PlanRow {
+        step: NextStep::Runs,
+        says: "in-locality properties have not run; or the canary is configured, has not run, and a run of the code is ahead",
+        due: |p| {
+            !p.unrun.is_empty()
+                || (p.configured.canary && p.request.canary.is_none() && p.work_ahead())
+        },
+    },
+    PlanRow {
+        step: NextStep::Reproof,
+        says: "t1 passed on its runs, and fewer re-proofs ran than `reprove` asks while an admitted property that ran is left",
+        due: |p| p.reprove.is_some(),
+    },
+    PlanRow {
+        step: NextStep::Suite,
+        says: "the suite has not run, and t1 passed or did not apply",
+        due: |p| p.suite_due,
+    },
+    PlanRow {
+        step: NextStep::Rerun,
+        says: "only open frozen tests failed the suite, it was not re-run, and the runner can leave tests out (`configured.deselect`)",
+        due: |p| p.rerun.is_some() && p.configured.deselect,
+    },
+    PlanRow {
+        step: NextStep::Decide,
+        says: "every fact the decision needs is in",
+        due: |_| true,
+    },
+];
+
+/// What the gate needs next. Pure: the runner asks this (or a server's `POST /gate/next`)
+/// before each step, so a local and a remote gate run the same steps.
+pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
+    let decision = decide_gate(request, default_cap);
+    let t1 = decision.steps.iter().find_map(|s| match s {
+        Step::Properties {
+            ran,
+            verdict,
+            properties,
+            summary,
+            ..
+        } => Some((*ran, *verdict, properties, summary)),
+        _ => None,
+    });
+    let unrun: Vec<String> = t1
+        .filter(|(ran, ..)| *ran)
+        .map(|(_, _, properties, _)| {
+            properties
+                .iter()
+                .filter(|p| p.in_locality && p.vote == quorum::Vote::No)
+                .filter(|p| !request.property_runs.contains_key(&p.id))
+                .map(|p| p.id.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    // t1 skipped on a scope hit, did not apply, or passed: the suite runs.
+    let suite_due = request.fixture_suite.is_none()
+        && t1.is_none_or(|(ran, verdict, ..)| !ran || verdict == Verdict::Pass);
+    let configured = request.configured.clone().unwrap_or_default();
+    let planning = Planning {
+        request,
+        decided: decision.rule != GateRuleName::Route,
+        reprove: (suite_due && unrun.is_empty())
+            .then(|| next_reproof(request, &configured))
+            .flatten(),
+        configured,
+        rerun: rerun_due(request),
+        unrun,
+        suite_due,
+    };
+    // The last row is always due; were it ever not to be, decide.
+    let (next, number) = PLAN
+        .iter()
+        .zip(1u8..)
+        .find(|(row, _)| (row.due)(&planning))
+        .map_or((NextStep::Decide, 0), |(row, n)| (row.step, n));
+    let mut say = Vec::new();
+    if let Some((_, _, _, summary)) =
+        t1.filter(|_| !matches!(next, NextStep::Build | NextStep::Runs))
+    {
+        say.push(format!("{}: {summary}", crate::core::ladder::T1));
+    }
+    if next == NextStep::Decide && planning.rerun.is_some() && !planning.configured.deselect {
+        say.push(format!(
+            "{}: only frozen tests failed, but the base's config has no `[suite] deselect` to re-run the suite without them: nothing is discarded",
+            crate::core::ladder::T2
+        ));
+    }
+    let canary = next == NextStep::Runs
+        && planning.configured.canary
+        && request.canary.is_none()
+        && planning.work_ahead();
+    GateNext {
+        next,
+        plan_row: number,
+        property_ids: match next {
+            NextStep::Runs => planning.unrun.clone(),
+            _ => Vec::new(),
+        },
+        canary,
+        reprove: planning
+            .reprove
+            .clone()
+            .filter(|_| next == NextStep::Reproof),
+        deselect: match (next, &planning.rerun) {
+            (NextStep::Rerun, Some(frozen)) => frozen.clone(),
+            _ => Vec::new(),
+        },
+        // Speculative: the suite is needed once t1 passes, unless a run decides first.
+        suite_beside: matches!(next, NextStep::Runs | NextStep::Reproof)
+            && request.fixture_suite.is_none(),
+        say,
+        disposition: decision.disposition,
+        rule: decision.rule,
+        reason: decision.reason,
+        steps: decision.steps,
+    }
+}
+
+/// The next admitted property to re-prove (CONTRACT.md section 11.5), when fewer re-proofs
+/// ran than `configured.reprove` asks: the admitted properties that ran on this patch, in the
+/// order the runner's draw (`configured.seed`) gives, less those tried.
+fn next_reproof(request: &GateRequest, configured: &Configured) -> Option<String> {
+    if configured.reprove == 0 || request.property_runs.is_empty() {
+        return None;
+    }
+    let ran = request
+        .reproof
+        .iter()
+        .filter(|r| {
+            !matches!(
+                r.outcome(&request.catch_exit_codes),
+                ReproofOutcome::Void(_)
+            )
+        })
+        .count();
+    if ran >= usize::from(configured.reprove) {
+        return None;
+    }
+    let tried: HashSet<&str> = request
+        .reproof
+        .iter()
+        .map(|r| r.property.as_str())
+        .collect();
+    request
+        .catalog
+        .iter()
+        .filter(|p| p.admitted.is_some() && request.property_runs.contains_key(&p.id))
+        .filter(|p| !tried.contains(p.id.as_str()))
+        .min_by_key(|p| (drawn(configured.seed, &p.id), p.id.clone()))
+        .map(|p| p.id.clone())
+}
+
+/// A property's place in the runner's draw: a hash of the seed and the id (FNV-1a, then a
+/// finaliser), so the order is the runner's random choice and the same facts plan the same.
+fn drawn(seed: u64, id: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ seed;
+    for b in id.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^ (h >> 33)
+}
+
+/// The frozen tests to leave out of a re-run, when the suite failed with a catch, its report
+/// blames only open frozen tests, and it was not re-run yet (section 12.4).
+fn rerun_due(request: &GateRequest) -> Option<Vec<String>> {
+    let suite = request.fixture_suite.as_ref()?;
+    let listed = suite.failed_tests.as_deref()?;
+    let catch = suite
+        .exit_code
+        .is_some_and(|c| c != 0 && suite.catch_exit_codes.contains(c));
+    let vouched = suite.receipt.as_ref().is_none_or(|r| {
+        counted(suite.exit_code, r.as_ref(), &suite.catch_exit_codes, true)
+            .1
+            .is_none()
+    });
+    if suite.rerun.is_some()
+        || suite.report_disagrees.is_some()
+        || !vouched
+        || suite.vanished_count > 0
+        || !catch
+        || listed.is_empty()
+    {
+        return None;
+    }
+    let frozen: HashSet<String> = frozen_tests(request).into_iter().map(|t| t.id).collect();
+    listed
+        .iter()
+        .all(|id| frozen.contains(id))
+        .then(|| listed.to_vec())
+}

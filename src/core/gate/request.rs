@@ -1,0 +1,380 @@
+//! The facts one patch's gate gathered, validated: [`GateRequest`] and its parts.
+
+use crate::core::catalog::Property;
+use crate::core::freeze_ledger::FreezeRow;
+use crate::core::path::RepoPath;
+use crate::core::runs::CatchCodes;
+use crate::core::runs::Receipt;
+use crate::core::runs::ReceiptGap;
+use crate::core::runs::RunOutcome;
+use crate::core::runs::counted;
+use crate::core::seal::SealCheck;
+use serde::Deserialize;
+use serde::Serialize;
+use std::collections::HashMap;
+use strum::IntoStaticStr;
+use strum::VariantArray;
+use utoipa::ToSchema;
+
+/// What the fixture suite (the t2 tier) did, as the runner saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FixtureSuite {
+    /// `None`: killed by its timeout or a signal.
+    pub exit_code: Option<u8>,
+    /// Ids of the failed or errored test cases, as read from a JUnit XML report
+    /// (`classname::name`); `None` when no report was read.
+    pub failed_tests: Option<Vec<String>>,
+    /// How the report disagrees with itself (a failure outside any test case, counts that
+    /// disagree with the cases listed), when it does (section 11.1).
+    pub report_disagrees: Option<String>,
+    /// The exit codes that are a catch for the suite (default `[1]`).
+    pub catch_exit_codes: CatchCodes,
+    /// The suite run again with the frozen tests it failed left out (section 12.4): `None`
+    /// when it was not.
+    pub rerun: Option<Rerun>,
+    /// Its receipt (section 11.1): `None` when its command has no `{junit}` (receipts off),
+    /// `Some(None)` when no report was read.
+    pub receipt: Option<Option<Receipt>>,
+    /// Census tests (section 11.2) that passed on the base and did not run on the head (absent
+    /// from its report, or skipped): at most 100 listed.
+    pub vanished: Vec<String>,
+    /// How many vanished, all of them.
+    pub vanished_count: u64,
+}
+
+/// The suite's re-run without the frozen tests that failed (CONTRACT.md section 12.4): the
+/// frozen failures are discarded only when it passes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rerun {
+    /// `None`: killed by its timeout or a signal.
+    pub exit_code: Option<u8>,
+    /// Failed test ids its report lists; `None` when no report was read.
+    pub failed_tests: Option<Vec<String>>,
+    /// How its report disagrees with itself, when it does.
+    pub report_disagrees: Option<String>,
+    /// Its receipt, as the suite's.
+    pub receipt: Option<Option<Receipt>>,
+}
+
+impl Rerun {
+    /// It passed: exit 0, its report (when read) lists no failure and agrees with itself, and
+    /// (receipts on) its receipt vouches for the exit.
+    pub fn passed(&self) -> bool {
+        self.exit_code == Some(0)
+            && self.failed_tests.as_ref().is_none_or(Vec::is_empty)
+            && self.report_disagrees.is_none()
+            && self.receipt.as_ref().is_none_or(|r| {
+                counted(Some(0), r.as_ref(), &CatchCodes::default(), true)
+                    .1
+                    .is_none()
+            })
+    }
+}
+
+/// A failed test or property as its report gave it (CONTRACT.md section 11.8): the falsifying
+/// example, the minimal input, the assertion. The runner clips each message to 2 KiB and sends
+/// at most 20.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FailingCase {
+    /// The test id (`classname::name`), or the property id.
+    #[schema(min_length = 1, max_length = 4096)]
+    pub id: String,
+    #[schema(max_length = 2048)]
+    pub message: String,
+}
+
+/// Something a run changed that it may not (CONTRACT.md section 11.3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IntegrityFinding {
+    /// The run, as the runner labels it (`t1 order.total run 2/2`).
+    #[schema(min_length = 1, max_length = 1024)]
+    pub run: String,
+    /// Tracked files it changed, deleted or changed the mode of (at most 100).
+    #[schema(value_type = Vec<crate::core::path::RepoPathDoc>, max_items = 100)]
+    pub files: Vec<String>,
+    /// How many, all of them (at least the files listed; 0 only with `seal_changed`).
+    #[schema(minimum = 0, maximum = 4294967295_u64)]
+    pub count: u64,
+    /// Whether the fixtures' seal changed. Default false.
+    #[serde(default)]
+    pub seal_changed: bool,
+}
+
+/// The build step (CONTRACT.md section 11.8), run once before any property.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildRun {
+    /// `None`: killed by its timeout or a signal.
+    pub exit_code: Option<u8>,
+    /// The exit codes that mean the code does not build (`[build] catch`; default `[1]`).
+    pub catch_exit_codes: CatchCodes,
+    /// Its last lines of output.
+    pub tail: String,
+}
+
+/// A validated `/gate` request: the facts one patch's gate gathered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GateRequest {
+    pub patch_id: Option<String>,
+    pub changed_files: Vec<RepoPath>,
+    /// Paths (files or directories) the patch may not edit: the base commit's config,
+    /// catalog, ledger, expected seal and whatever else the base config names.
+    pub guarded: Vec<RepoPath>,
+    /// Paths (files or directories) no property could observe (docs, say): a patch that
+    /// changes only these, and that no property observes, skips the property tier.
+    pub inert: Vec<RepoPath>,
+    pub seal: SealCheck,
+    /// The base commit's catalog (never `introduced`; rows may name their `source`).
+    pub catalog: Vec<Property>,
+    /// The base commit's freeze ledger.
+    pub ledger: Vec<FreezeRow>,
+    pub debt_cap: Option<u64>,
+    /// Runs by property id, as `/quorum`'s `results`.
+    pub property_runs: HashMap<String, Vec<RunOutcome>>,
+    /// Catch codes for the property runs.
+    pub catch_exit_codes: CatchCodes,
+    /// `None`: the suite did not run.
+    pub fixture_suite: Option<FixtureSuite>,
+    /// A strong row without an `admitted` proof votes as weak (CONTRACT.md section 10).
+    pub require_admission: bool,
+    /// Changed files the runner saw to be binary (git reads their content as binary) or to be
+    /// made executable; compiled files are also known by their names (section 12.3).
+    pub binaries: Vec<RepoPath>,
+    /// What was judged (section 12.1): the base and head commits and the tree of their merge;
+    /// `None` when the facts do not say.
+    pub judged: Option<Judged>,
+    /// The files the merge of the head into the base conflicts on (section 12.1).
+    pub merge_conflicts: Vec<RepoPath>,
+    /// How the runs were isolated (section 12.2); `None` when the facts do not say.
+    pub sandbox: Option<SandboxBackend>,
+    /// Changed files the runner saw to shadow a module of the test toolchain: a module under
+    /// a test `pythonpath` directory named like a standard or installed one (section 12.3).
+    pub shadows: Vec<RepoPath>,
+    /// Lines the patch adds that match a `[suspicious]` pattern: code that may behave
+    /// differently under test (section 11.6).
+    pub suspicious: Vec<SuspiciousLine>,
+    /// Each property run's receipt, by property id, in run order (section 11.1): `None` when
+    /// the property command has no `{junit}` (receipts off).
+    pub property_receipts: Option<HashMap<String, Vec<Option<Receipt>>>>,
+    /// The property runs were batched (`{ids}`): each run's exit code is its batch's, and a
+    /// property's outcome in it is its own test cases' ([`in_batch`]).
+    pub batched: bool,
+    /// The failing cases the reports gave (section 11.8).
+    pub failures: Vec<FailingCase>,
+    /// What runs changed that they may not (section 11.3).
+    pub integrity: Vec<IntegrityFinding>,
+    /// The build step, when one ran (section 11.8).
+    pub build: Option<BuildRun>,
+    /// The canary's run on the judged tree, when one ran (section 11.5).
+    pub canary: Option<CanaryRun>,
+    /// The re-proofs tried (section 11.5): admitted properties run on the judged tree with
+    /// their admission mutant applied.
+    pub reproof: Vec<Reproof>,
+    /// Processes the runs left behind, each killed before its report was read (section 11.4).
+    pub left_behind: u64,
+    /// The optional steps the runner can run (the base's config): what the core may plan.
+    /// `None` when the facts do not say: no build, canary or re-proof is planned.
+    pub configured: Option<Configured>,
+    /// Where the runner's time went, by phase ([`TIMING_STEPS`]), in milliseconds: echoed in
+    /// the answer and the report, never a decision.
+    pub timings_ms: std::collections::BTreeMap<String, u64>,
+}
+
+/// One re-proof (CONTRACT.md section 11.5): an admitted property run on the judged tree with
+/// its admission mutant applied. It must catch the mutant; a pass means the property can no
+/// longer fail there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Reproof {
+    #[schema(min_length = 1, max_length = 256)]
+    pub property: String,
+    /// Whether the mutant's diff applied to the judged tree (default false: nothing ran).
+    #[serde(default)]
+    pub applied: bool,
+    /// 0-255, or null when the run was killed (absent: nothing ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<crate::core::runs::ExitCodeDoc>)]
+    pub exit_code: Option<u8>,
+    /// Its receipt (absent: receipts off, or nothing ran; `null`: no report read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Receipt>, nullable = true)]
+    pub receipt: Option<Option<Receipt>>,
+    /// Why it proves nothing either way, when it does not (the diff did not apply, an error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, max_length = 4096)]
+    pub note: Option<String>,
+}
+
+impl Reproof {
+    /// The property passed with its mutant applied: it can no longer fail here.
+    pub fn passed(&self, catch: &CatchCodes) -> bool {
+        if !self.applied {
+            return false;
+        }
+        let run = match &self.receipt {
+            Some(r) => counted(self.exit_code, r.as_ref(), catch, false).0,
+            None => self.exit_code,
+        };
+        run == Some(0)
+    }
+
+    /// What it proved (CONTRACT.md section 11.10): a pass, a catch, or — when it could not
+    /// run — why it is void.
+    pub fn outcome(&self, catch: &CatchCodes) -> ReproofOutcome {
+        if !self.applied {
+            return ReproofOutcome::Void(match &self.note {
+                Some(note) => format!("its mutant does not apply ({note})"),
+                None => "its mutant does not apply".to_owned(),
+            });
+        }
+        let Some(code) = self.exit_code else {
+            return ReproofOutcome::Void("its run timed out or was killed".to_owned());
+        };
+        let (run, gap) = match &self.receipt {
+            Some(r) => counted(Some(code), r.as_ref(), catch, false),
+            None => (Some(code), None),
+        };
+        match (run, gap) {
+            (Some(0), _) => ReproofOutcome::Passed,
+            (run, _) if catch.caught(run) => ReproofOutcome::Caught,
+            (_, Some(ReceiptGap::NothingRan)) => {
+                ReproofOutcome::Void(format!("exit {code}, but its receipt shows nothing ran"))
+            }
+            (_, Some(ReceiptGap::NoReceipt)) => {
+                ReproofOutcome::Void(format!("exit {code}, but no report was read"))
+            }
+            (_, Some(gap)) => ReproofOutcome::Void(format!(
+                "exit {code}, which its receipt does not vouch for ({})",
+                gap.as_str()
+            )),
+            (_, None) => ReproofOutcome::Void(format!("exit {code}: neither a pass nor a catch")),
+        }
+    }
+}
+
+/// What one re-proof proved (CONTRACT.md section 11.10).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReproofOutcome {
+    /// The property passed with its mutant applied: it can no longer fail here.
+    Passed,
+    /// It caught its mutant: the checker can still fail.
+    Caught,
+    /// It did not run, or ran without proving anything either way: why.
+    Void(String),
+}
+
+/// The canary's run (CONTRACT.md section 11.5): a check that fails in the base must still
+/// fail here, with its failure listed in its receipt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CanaryRun {
+    /// `None`: killed by its timeout or a signal.
+    pub exit_code: Option<u8>,
+    pub catch_exit_codes: CatchCodes,
+    /// Its receipt (`None`: no report read).
+    pub receipt: Option<Receipt>,
+}
+
+impl CanaryRun {
+    /// Whether it still failed as a canary must: a catch its receipt vouches for.
+    pub fn sang(&self) -> bool {
+        let (run, gap) = counted(
+            self.exit_code,
+            self.receipt.as_ref(),
+            &self.catch_exit_codes,
+            false,
+        );
+        gap.is_none() && self.catch_exit_codes.caught(run)
+    }
+}
+
+/// A line the patch adds that matches a `[suspicious]` pattern (CONTRACT.md section 11.6).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SuspiciousLine {
+    #[schema(value_type = crate::core::path::RepoPathDoc)]
+    pub file: String,
+    /// 1-based, in the judged tree.
+    #[schema(minimum = 0, maximum = 4294967295_u64)]
+    pub line: u64,
+    /// The pattern it matches (1 to 1,024 characters).
+    #[schema(min_length = 1, max_length = 1024)]
+    pub pattern: String,
+}
+
+/// The commit and tree ids of what was judged: the base, the head, and the tree that would
+/// land (the merge of the head into the base).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Judged {
+    #[schema(pattern = "^([0-9a-fA-F]{40}|[0-9a-fA-F]{64})$")]
+    pub base: String,
+    #[schema(pattern = "^([0-9a-fA-F]{40}|[0-9a-fA-F]{64})$")]
+    pub head: String,
+    #[schema(pattern = "^([0-9a-fA-F]{40}|[0-9a-fA-F]{64})$")]
+    pub tree: String,
+}
+
+/// How the runs were isolated from the runner and the machine (CONTRACT.md section 12.2).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum SandboxBackend {
+    /// bubblewrap: new PID, IPC and network namespaces, everything but the copy read-only.
+    Bubblewrap,
+    /// No sandbox (`[sandbox] mode = "off"`): the runs had the runner's user and files.
+    Off,
+}
+
+/// The optional steps the runner can run, as the base's config sets them up: what the core's
+/// plan may ask for (CONTRACT.md section 8.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Configured {
+    /// A build step (`[build]`) runs once before any run of the code.
+    #[serde(default)]
+    pub build: bool,
+    /// A canary (`[canary]`) runs before any property run counts.
+    #[serde(default)]
+    pub canary: bool,
+    /// How many admitted properties to re-prove (`[properties] reprove`), 0 to 100.
+    #[serde(default)]
+    #[schema(minimum = 0, maximum = 100)]
+    pub reprove: u8,
+    /// The suite can be re-run with tests left out (`[suite] deselect`). Default true.
+    #[serde(default = "yes")]
+    pub deselect: bool,
+    /// The runner's random draw, which orders the re-proof candidates (an attacker cannot
+    /// know which admitted property is re-proven), 0 to 4,294,967,295.
+    #[serde(default)]
+    #[schema(minimum = 0, maximum = 4294967295_u64)]
+    pub seed: u64,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for Configured {
+    fn default() -> Self {
+        Self {
+            build: false,
+            canary: false,
+            reprove: 0,
+            deselect: true,
+            seed: 0,
+        }
+    }
+}

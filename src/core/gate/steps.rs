@@ -1,0 +1,254 @@
+//! What each step saw and concluded ([`Step`]): one plain sentence each, in pipeline order.
+
+use super::request::IntegrityFinding;
+use super::request::Judged;
+use super::request::Reproof;
+use super::request::SuspiciousLine;
+use crate::core::ladder::TierVerdict;
+use crate::core::quorum::Outcome;
+use crate::core::quorum::PropertyReport;
+use crate::core::quorum::Reason;
+use crate::core::route::Attribution;
+use crate::core::route::Disposition;
+use crate::core::route::RuleName;
+use crate::core::route::Verdict;
+use crate::core::runs::Receipt;
+use crate::core::runs::ReceiptGap;
+use serde::Deserialize;
+use serde::Serialize;
+use strum::IntoStaticStr;
+use strum::VariantArray;
+use utoipa::ToSchema;
+
+// ---------------------------------------------------------------------------------------------
+// Steps: what each step saw and concluded
+
+/// A guarded path the patch edits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct GuardHit {
+    /// The changed file.
+    pub file: String,
+    /// The guarded path (or property source) it is, or lies under.
+    pub guarded_by: String,
+    /// The catalog property whose `source` this is, when it is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub property: Option<String>,
+}
+
+/// An open ledger row, as the debt step reports it (the rows to retire first).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct OpenRow {
+    /// `property` or `test`.
+    pub kind: String,
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commits_since_open: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retire_by_commit_count: Option<u64>,
+    /// Its commit budget is spent: it counts twice.
+    pub budget_spent: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+}
+
+/// One step of the pipeline, in order: what it saw, and what it concluded (`summary`, one
+/// plain sentence). Only the steps reached are listed: a gate rule that decides stops the
+/// pipeline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(tag = "step", rename_all = "kebab-case")]
+pub enum Step {
+    /// What is judged: the merge of the head into the base (section 12.1).
+    Merge {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        judged: Option<Judged>,
+        /// The files the merge conflicts on.
+        conflicts: Vec<String>,
+        summary: String,
+    },
+    /// The fixture seal computed in the worktree against the base's expected seal.
+    Seal {
+        actual: String,
+        expected: String,
+        #[serde(rename = "match")]
+        matches: bool,
+        summary: String,
+    },
+    /// Freeze debt from the base's ledger.
+    Debt {
+        open: u64,
+        spent: u64,
+        counted: u64,
+        cap: u64,
+        over_cap: bool,
+        /// Every open row, spent budgets first.
+        open_rows: Vec<OpenRow>,
+        summary: String,
+    },
+    /// Guarded inputs the patch edits.
+    Guard {
+        guarded: Vec<String>,
+        /// Property sources (from the catalog), guarded like it.
+        sources: Vec<String>,
+        hits: Vec<GuardHit>,
+        summary: String,
+    },
+    /// Compiled or binary files the patch changes (or makes executable): code no review can
+    /// read, which the tests might run instead of the source.
+    Binary {
+        binaries: Vec<String>,
+        summary: String,
+    },
+    /// Lines the patch adds to code (not to tests) that may behave differently under test.
+    TestAware {
+        /// At most 100 are listed; `count` is all of them.
+        lines: Vec<SuspiciousLine>,
+        count: usize,
+        summary: String,
+    },
+    /// What the runs changed that they may not (section 11.3): listed once anything ran.
+    Integrity {
+        findings: Vec<IntegrityFinding>,
+        /// Processes the runs left behind, each killed (section 11.4).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        left_behind: u64,
+        summary: String,
+    },
+    /// The build step (section 11.8), when one ran.
+    Build {
+        exit_code: Option<u8>,
+        /// Its last lines of output.
+        tail: String,
+        summary: String,
+    },
+    /// The canary (section 11.5), when one ran: `failed` is whether it still failed as it
+    /// must.
+    Canary {
+        exit_code: Option<u8>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        receipt: Option<Receipt>,
+        failed: bool,
+        summary: String,
+    },
+    /// The re-proofs (section 11.5), when any was tried.
+    Reproof {
+        tried: Vec<Reproof>,
+        summary: String,
+    },
+    /// t0: test-adjacent changed files.
+    Scope {
+        scope_hits: Vec<String>,
+        summary: String,
+    },
+    /// t1: the strong-property quorum (rules 3-7 of section 2).
+    Properties {
+        /// False on a scope hit: the property tier cannot vouch for the patch.
+        ran: bool,
+        /// The routed `property_check`.
+        verdict: Verdict,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tier: Option<TierVerdict>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        outcome: Option<Outcome>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<Reason>,
+        /// The quorum's rule number (3-7).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        quorum_rule: Option<u8>,
+        /// Every catalog property, in catalog order (its runs as counted: a run its receipt
+        /// does not vouch for is `null`).
+        properties: Vec<PropertyReport>,
+        /// Whether the runs had receipts (section 11.1): absent when nothing ran.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        receipts: Option<Receipts>,
+        /// The runs whose receipt does not vouch for their exit code, counted as `null`.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        unvouched: Vec<Unvouched>,
+        /// On an empty quorum: the changed files no strong property observes (and that are
+        /// not inert), the first 10.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        unobserved: Vec<String>,
+        summary: String,
+    },
+    /// t2: the fixture suite.
+    Fixtures {
+        ran: bool,
+        /// The routed `fixture_check`.
+        verdict: Verdict,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tier: Option<TierVerdict>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<u8>,
+        /// Failed tests that count (not frozen).
+        failed_tests: Vec<String>,
+        /// Failed tests discarded because an open ledger row freezes them.
+        discarded: Vec<String>,
+        /// Whether the suite had a receipt (section 11.1): absent when it did not run.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        receipts: Option<Receipts>,
+        /// Why its receipt does not vouch for its exit code, when it does not.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        gap: Option<ReceiptGap>,
+        /// Census tests that passed on the base and did not run here (at most 100).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        vanished: Vec<String>,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        vanished_count: u64,
+        summary: String,
+    },
+    /// The scoped freeze from the ledger's open test rows.
+    Freeze {
+        /// The routed `flaky_freeze`.
+        verdict: Verdict,
+        /// Frozen tests that cover a changed file.
+        matched: Vec<String>,
+        summary: String,
+    },
+    /// The router over the three verdicts.
+    Router {
+        rule: RuleName,
+        disposition: Disposition,
+        attribution: Attribution,
+        summary: String,
+    },
+}
+
+pub(super) fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Whether a check's runs had receipts (CONTRACT.md section 11.1).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum Receipts {
+    /// The command writes a JUnit report to `{junit}`: a run counts only with it.
+    On,
+    /// No `{junit}` in the command: exit codes are read as they are.
+    Off,
+}
+
+/// A property run its receipt does not vouch for: counted as `null`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Unvouched {
+    pub property: String,
+    /// 1-based.
+    pub run: u32,
+    /// The exit code it gave.
+    pub exit_code: Option<u8>,
+    pub gap: ReceiptGap,
+}
+pub(super) fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}

@@ -1,0 +1,524 @@
+//! The last gate rule: the router over the three verdicts derived from the runs (t0 scope, t1
+//! properties, t2 fixture suite, the scoped freeze).
+
+use super::answer::GateDecision;
+use super::answer::GateRuleName;
+use super::request::FixtureSuite;
+use super::request::GateRequest;
+use super::steps::Receipts;
+use super::steps::Step;
+use super::steps::Unvouched;
+use super::steps::plural;
+use crate::core::evidence::FrozenTest;
+use crate::core::evidence::derive_freeze;
+use crate::core::freeze_ledger::Debt;
+use crate::core::freeze_ledger::Frozen;
+use crate::core::freeze_ledger::LedgerState;
+use crate::core::ladder::ScopeMarkers;
+use crate::core::ladder::TierVerdict;
+use crate::core::path::RepoPath;
+use crate::core::quorum;
+use crate::core::quorum::Outcome;
+use crate::core::quorum::Reason;
+use crate::core::route;
+use crate::core::route::Verdict;
+use crate::core::route::Verdicts;
+use crate::core::runs::ReceiptGap;
+use crate::core::runs::RunOutcome;
+use crate::core::runs::counted;
+use crate::core::runs::in_batch;
+use std::collections::HashMap;
+use std::collections::HashSet;
+
+/// The last rule: the router over the three derived verdicts, after the steps so far.
+pub(super) fn routed(request: &GateRequest, debt: Debt, mut steps: Vec<Step>) -> GateDecision {
+    let (evidence, route_steps) = route_verdicts(request, debt);
+    steps.extend(route_steps);
+    let decision = route::route(&evidence);
+    steps.push(Step::Router {
+        rule: decision.rule,
+        disposition: decision.disposition,
+        attribution: decision.attribution,
+        summary: format!(
+            "router rule {} over property_check={}, fixture_check={}, flaky_freeze={}",
+            decision.rule.as_str(),
+            evidence.property_check,
+            evidence.fixture_check,
+            evidence.flaky_freeze
+        ),
+    });
+    GateDecision {
+        disposition: decision.disposition.into(),
+        rule: GateRuleName::Route,
+        reason: decision.attribution.into(),
+        evidence: Some(evidence),
+        steps,
+    }
+}
+
+/// The changed files no strong property's locality covers and no `inert` path covers,
+/// sorted, at most 10 (a path may be 4 KiB; the answer stays small): what an empty quorum
+/// leaves unobserved.
+pub(super) fn unobserved(request: &GateRequest) -> Vec<String> {
+    let strong: Vec<&RepoPath> = request
+        .catalog
+        .iter()
+        .filter(|p| p.strength == crate::core::catalog::Strength::Strong)
+        .flat_map(|p| &p.locality)
+        .collect();
+    let mut out: Vec<String> = request
+        .changed_files
+        .iter()
+        .filter(|f| !strong.iter().any(|p| p.covers(f)))
+        .filter(|f| !request.inert.iter().any(|p| p.covers(f)))
+        .map(|f| f.as_str().to_owned())
+        .collect();
+    out.sort();
+    out.truncate(10);
+    out
+}
+
+/// The three verdicts the last rule routes, and the steps that derived them (scope, properties,
+/// fixtures, freeze).
+pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Vec<Step>) {
+    let mut steps = Vec::with_capacity(4);
+    // t0 scope.
+    let markers = ScopeMarkers::default();
+    let shadows: HashSet<&RepoPath> = request.shadows.iter().collect();
+    let scope_hits: Vec<String> = request
+        .changed_files
+        .iter()
+        .filter(|f| markers.is_scope_hit(f) || shadows.contains(f))
+        .map(|f| f.as_str().to_owned())
+        .collect();
+    let scope_hit = !scope_hits.is_empty();
+    steps.push(Step::Scope {
+        summary: if scope_hit {
+            format!(
+                "{} test-adjacent or part of the test toolchain: the property tier cannot vouch for this patch and is skipped",
+                plural(scope_hits.len(), "changed file is", "changed files are")
+            )
+        } else {
+            "no changed file is test-adjacent or part of the test toolchain: the property tier runs".to_owned()
+        },
+        scope_hits,
+    });
+
+    // t1 properties, each run counted with its receipt.
+    let (runs, unvouched) = counted_runs(request);
+    let receipts =
+        (!request.property_runs.is_empty()).then_some(if request.property_receipts.is_some() {
+            Receipts::On
+        } else {
+            Receipts::Off
+        });
+    let ballot = quorum::ballot(
+        &request.changed_files,
+        &request.catalog,
+        &runs,
+        &request.catch_exit_codes,
+        &request.ledger,
+        request.require_admission,
+    );
+    // Every changed file inert, and no property observes any of them: the tier does not
+    // apply, and the suite decides.
+    let inert_only = !request.changed_files.is_empty()
+        && request
+            .changed_files
+            .iter()
+            .all(|f| request.inert.iter().any(|p| p.covers(f)))
+        && !ballot.properties.iter().any(|p| p.in_locality);
+    let property_check = if scope_hit || inert_only {
+        let verdict = if scope_hit {
+            Verdict::Unknown
+        } else {
+            Verdict::Pass
+        };
+        steps.push(Step::Properties {
+            ran: false,
+            verdict,
+            tier: None,
+            outcome: None,
+            reason: None,
+            quorum_rule: None,
+            properties: ballot.properties,
+            receipts: None,
+            unvouched: Vec::new(),
+            unobserved: Vec::new(),
+            summary: if scope_hit {
+                "skipped on a scope hit: property_check is unknown".to_owned()
+            } else {
+                format!(
+                    "does not apply: {} inert (`inert` in the config) and no property observes them; property_check is pass and the suite decides",
+                    plural(request.changed_files.len(), "changed file is", "changed files are")
+                )
+            },
+        });
+        verdict
+    } else {
+        // Gate rules 1 and 2 were the quorum's rules 1 and 2.
+        let (outcome, reason, number) = quorum::first_rule(&ballot.facts(true, debt), 3);
+        let (verdict, tier) = match (outcome, reason) {
+            (Outcome::Promote, _) => (Verdict::Pass, TierVerdict::Pass),
+            (_, Reason::StableFailure) => (Verdict::Fail, TierVerdict::Caught),
+            (_, Reason::MissingResults) => (Verdict::Missing, TierVerdict::Error),
+            _ => (Verdict::Unknown, TierVerdict::Error),
+        };
+        let unproven = ballot
+            .properties
+            .iter()
+            .filter(|p| p.unproven && matches!(p.vote, quorum::Vote::Yes | quorum::Vote::No))
+            .count();
+        let unobserved = if reason == Reason::EmptyQuorum {
+            unobserved(request)
+        } else {
+            Vec::new()
+        };
+        let summary = format!(
+            "quorum {} ({}): property_check is {verdict}{}{}",
+            outcome.as_str(),
+            reason.as_str(),
+            if unproven == 0 {
+                String::new()
+            } else {
+                format!(
+                    "; {} without an admission proof voted as weak",
+                    plural(unproven, "strong property", "strong properties")
+                )
+            },
+            match (receipts, unvouched.len()) {
+                (Some(Receipts::Off), _) =>
+                    "; receipts: off (exit codes read as they are)".to_owned(),
+                (_, 0) => String::new(),
+                (_, n) => format!(
+                    "; {} without a receipt that vouches for it counted as null",
+                    plural(n, "run", "runs")
+                ),
+            }
+        );
+        steps.push(Step::Properties {
+            ran: true,
+            verdict,
+            tier: Some(tier),
+            outcome: Some(outcome),
+            reason: Some(reason),
+            quorum_rule: Some(number),
+            properties: ballot.properties,
+            receipts,
+            unvouched,
+            summary: match unobserved.len() {
+                0 => summary,
+                _ => format!(
+                    "{summary}; changed files no strong property observes: see `unobserved`"
+                ),
+            },
+            unobserved,
+        });
+        verdict
+    };
+
+    // t2 fixture suite.
+    let frozen_tests = frozen_tests(request);
+    let fixtures = fixture_step(
+        request.fixture_suite.as_ref(),
+        !scope_hit && property_check != Verdict::Pass,
+        &frozen_tests,
+    );
+    let fixture_check = match &fixtures {
+        Step::Fixtures { verdict, .. } => *verdict,
+        _ => Verdict::Missing,
+    };
+    steps.push(fixtures);
+
+    // The scoped freeze.
+    let freeze = derive_freeze(&request.changed_files, &frozen_tests);
+    steps.push(Step::Freeze {
+        verdict: freeze.derived,
+        summary: if freeze.matched.is_empty() {
+            "no frozen test covers a changed file: the freeze is irrelevant to this patch"
+                .to_owned()
+        } else {
+            format!(
+                "{} a changed file: its verdict on this patch is unknown",
+                plural(
+                    freeze.matched.len(),
+                    "frozen test covers",
+                    "frozen tests cover"
+                )
+            )
+        },
+        matched: freeze.matched,
+    });
+    let verdicts = Verdicts {
+        property_check,
+        fixture_check,
+        flaky_freeze: freeze.derived,
+    };
+    (verdicts, steps)
+}
+
+/// The property runs as they count (CONTRACT.md section 11.1): with receipts on, a run its
+/// receipt does not vouch for is `null`, and listed.
+pub(super) fn counted_runs(
+    request: &GateRequest,
+) -> (HashMap<String, Vec<RunOutcome>>, Vec<Unvouched>) {
+    let Some(receipts) = &request.property_receipts else {
+        return (request.property_runs.clone(), Vec::new());
+    };
+    let mut unvouched = Vec::new();
+    // Batched: whether run n of the batch listed a failure in some property's cases.
+    let most = request
+        .property_runs
+        .values()
+        .map(Vec::len)
+        .max()
+        .unwrap_or(0);
+    let failed_in: Vec<bool> = (0..most)
+        .map(|i| {
+            receipts.values().any(|r| {
+                r.get(i)
+                    .and_then(Option::as_ref)
+                    .is_some_and(|r| r.failed > 0)
+            })
+        })
+        .collect();
+    let mut ids: Vec<(&String, &Vec<RunOutcome>)> = request.property_runs.iter().collect();
+    ids.sort_by_key(|(id, _)| *id);
+    let runs = ids
+        .into_iter()
+        .map(|(id, given)| {
+            let theirs = receipts.get(id);
+            let runs = given
+                .iter()
+                .enumerate()
+                .map(|(i, run)| {
+                    let receipt = theirs.and_then(|r| r.get(i)).and_then(Option::as_ref);
+                    let own = if request.batched {
+                        in_batch(
+                            *run,
+                            receipt,
+                            &request.catch_exit_codes,
+                            failed_in.get(i).copied().unwrap_or(false),
+                        )
+                    } else {
+                        *run
+                    };
+                    let (run_counted, gap) =
+                        counted(own, receipt, &request.catch_exit_codes, false);
+                    if let Some(gap) = gap {
+                        unvouched.push(Unvouched {
+                            property: id.clone(),
+                            run: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                            exit_code: *run,
+                            gap,
+                        });
+                    }
+                    run_counted
+                })
+                .collect();
+            (id.clone(), runs)
+        })
+        .collect();
+    (runs, unvouched)
+}
+
+/// The ledger's open frozen tests.
+pub(super) fn frozen_tests(request: &GateRequest) -> Vec<FrozenTest> {
+    request
+        .ledger
+        .iter()
+        .filter(|r| r.state == LedgerState::Open)
+        .filter_map(|r| match &r.frozen {
+            Frozen::Test { id, covers } => Some(FrozenTest {
+                id: id.clone(),
+                covers: covers.clone(),
+            }),
+            Frozen::Property(_) => None,
+        })
+        .collect()
+}
+
+/// The t2 step: `fixture_check` from the suite's exit code, its failed tests and the frozen
+/// tests. `t1_stopped`: t1 ran and was not a pass, so an absent suite was skipped, not lost.
+pub(super) fn fixture_step(
+    suite: Option<&FixtureSuite>,
+    t1_stopped: bool,
+    frozen_tests: &[FrozenTest],
+) -> Step {
+    let Some(suite) = suite else {
+        let (verdict, summary) = if t1_stopped {
+            (
+                Verdict::Unknown,
+                "not run: the ladder stops at the first tier that does not pass",
+            )
+        } else {
+            (
+                Verdict::Missing,
+                "the fixture suite did not run although nothing stopped it: its verdict is missing",
+            )
+        };
+        return Step::Fixtures {
+            ran: false,
+            verdict,
+            tier: None,
+            exit_code: None,
+            failed_tests: Vec::new(),
+            discarded: Vec::new(),
+            receipts: None,
+            gap: None,
+            vanished: Vec::new(),
+            vanished_count: 0,
+            summary: summary.to_owned(),
+        };
+    };
+    let frozen: HashSet<&str> = frozen_tests.iter().map(|t| t.id.as_str()).collect();
+    let listed = suite.failed_tests.as_deref().unwrap_or_default();
+    let (mut discarded, mut failed): (Vec<String>, Vec<String>) = listed
+        .iter()
+        .cloned()
+        .partition(|id| frozen.contains(id.as_str()));
+    let is_catch = |c: u8| suite.catch_exit_codes.contains(c);
+    // The suite's skips are the census's to judge (section 11.2), not each run's.
+    let gap = suite
+        .receipt
+        .as_ref()
+        .and_then(|r| counted(suite.exit_code, r.as_ref(), &suite.catch_exit_codes, true).1);
+    let (verdict, tier, summary) = match suite.exit_code {
+        // A report that disagrees with itself is read as neither a pass nor a failure
+        // (section 11.1): nothing in it is discarded either.
+        _ if suite.report_disagrees.is_some() => {
+            failed = listed.to_vec();
+            discarded.clear();
+            (
+                Verdict::Unknown,
+                TierVerdict::Error,
+                format!(
+                    "the suite's report disagrees with itself ({}): no verdict, and no failure is discarded",
+                    suite.report_disagrees.as_deref().unwrap_or_default()
+                ),
+            )
+        }
+        // No receipt vouches for the exit code: neither a pass nor a failure.
+        _ if gap.is_some() => {
+            failed = listed.to_vec();
+            discarded.clear();
+            (
+                Verdict::Unknown,
+                TierVerdict::Error,
+                format!(
+                    "the suite {} but its receipt does not vouch for it ({}): no verdict",
+                    suite
+                        .exit_code
+                        .map_or("was killed".to_owned(), |c| format!("exited {c}")),
+                    gap.map(ReceiptGap::as_str).unwrap_or_default()
+                ),
+            )
+        }
+        // Tests the base ran did not run: whatever else the suite says, it did not say it
+        // about the tests the base has.
+        _ if suite.vanished_count > 0 => {
+            failed = listed.to_vec();
+            discarded.clear();
+            (
+                Verdict::Unknown,
+                TierVerdict::Error,
+                format!(
+                    "{} that passed on the base did not run here (absent from the report, or skipped): no verdict",
+                    plural(
+                        usize::try_from(suite.vanished_count).unwrap_or(usize::MAX),
+                        "census test",
+                        "census tests"
+                    )
+                ),
+            )
+        }
+        Some(0) if listed.is_empty() => (
+            Verdict::Pass,
+            TierVerdict::Pass,
+            if suite.receipt.is_none() {
+                "the fixture suite passed (receipts: off: its exit code read as it is)".to_owned()
+            } else {
+                "the fixture suite passed, with a receipt".to_owned()
+            },
+        ),
+        // The exit code and the report disagree: neither is read as the other.
+        Some(0) => (
+            Verdict::Unknown,
+            TierVerdict::Error,
+            format!(
+                "the suite exited 0 but its report lists {}: the evidence disagrees with itself",
+                plural(listed.len(), "failed test", "failed tests")
+            ),
+        ),
+        Some(c) if is_catch(c) && !listed.is_empty() && failed.is_empty() => match &suite.rerun {
+            Some(rerun) if rerun.passed() => (
+                Verdict::Pass,
+                TierVerdict::Caught,
+                format!(
+                    "every failure is a frozen test ({} discarded), and the suite re-run without them passed: fixture_check is pass",
+                    discarded.len()
+                ),
+            ),
+            Some(rerun) => {
+                failed = std::mem::take(&mut discarded);
+                (
+                    Verdict::Fail,
+                    TierVerdict::Caught,
+                    format!(
+                        "the report blames only frozen tests, but the suite re-run without them did not pass ({}): the failures count",
+                        rerun
+                            .exit_code
+                            .map_or("killed".to_owned(), |c| format!("exit {c}"))
+                    ),
+                )
+            }
+            None => {
+                failed = std::mem::take(&mut discarded);
+                (
+                    Verdict::Fail,
+                    TierVerdict::Caught,
+                    "the report blames only frozen tests, but no re-run without them was reported (`[suite] deselect`): nothing is discarded, the failures count".to_owned(),
+                )
+            }
+        },
+        Some(c) if is_catch(c) => (
+            Verdict::Fail,
+            TierVerdict::Caught,
+            if failed.is_empty() {
+                format!("the fixture suite failed (exit {c})")
+            } else {
+                format!(
+                    "the fixture suite failed (exit {c}): {}",
+                    plural(failed.len(), "failed test counts", "failed tests count")
+                )
+            },
+        ),
+        Some(c) => (
+            Verdict::Unknown,
+            TierVerdict::Error,
+            format!("the suite exited {c}, which is not a catch: a broken harness, not a verdict"),
+        ),
+        None => (
+            Verdict::Unknown,
+            TierVerdict::Error,
+            "the suite was killed (timeout or signal): no verdict".to_owned(),
+        ),
+    };
+    Step::Fixtures {
+        ran: true,
+        verdict,
+        tier: Some(tier),
+        exit_code: suite.exit_code,
+        failed_tests: failed,
+        discarded,
+        receipts: Some(if suite.receipt.is_some() {
+            Receipts::On
+        } else {
+            Receipts::Off
+        }),
+        gap,
+        vanished: suite.vanished.clone(),
+        vanished_count: suite.vanished_count,
+        summary,
+    }
+}
