@@ -50,7 +50,9 @@ pub struct FrozenTest {
     pub covers: Vec<RepoPath>,
 }
 
-/// Parses and validates a `/route` evidence document from bytes (400 or 422 on failure).
+/// Parses and validates a `/route` evidence document from bytes (400 or 422 on failure). Not
+/// inlined: one call per request, and `scripts/bench_http.py profile` finds it by name.
+#[inline(never)]
 pub fn parse_route_bytes(body: &[u8]) -> Result<RouteRequest, Problem> {
     let doc: RouteDoc = parse_json_as(body)?;
     validate(doc).map_err(Problem::invalid)
