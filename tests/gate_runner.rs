@@ -1225,3 +1225,60 @@ fn an_interrupted_gate_leaves_the_facts_it_gathered() {
     );
     assert!(doc["timings_ms"]["properties"].is_u64(), "{doc}");
 }
+
+/// CONTRACT.md section 11.9, end to end, on the reports the tools' current releases wrote
+/// (`tests/data/junit/`): pytest 9.2 counts each `subTest` in `tests` (10 declared, 4 listed)
+/// and libtest counts an `#[ignore]`d test it does not list. Before, `census --write` refused
+/// both (65, "the suite's report on main disagrees with itself"), so no census could be taken
+/// and every gate with one escalated. Now both take a census of the cases listed; and a gate
+/// whose suite fails as libtest reports it carries the panic text as the failing case.
+#[test]
+fn real_reports_take_a_census_and_carry_their_failure_text() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/junit");
+    for (report, listed) in [("pytest-9.2-subtests.xml", 4), ("libtest-1.95.xml", 2)] {
+        let config = RECEIPT_CONFIG.replace(
+            "[suite]\ncommand = [\"sh\", \"checks/receipt-suite.sh\", \"{junit}\"]",
+            "[suite]\ncommand = [\"sh\", \"-c\", \"cp reports/real.xml \\\"$1\\\"; exit 1\", \"sh\", \"{junit}\"]\ncensus = \"suite.census\"",
+        );
+        assert_ne!(config, RECEIPT_CONFIG);
+        let repo = repository_with("pass", &config);
+        let dir = repo.path();
+        git(dir, &["checkout", "-q", "main"]);
+        write(
+            dir,
+            "reports/real.xml",
+            &std::fs::read_to_string(data.join(report)).unwrap(),
+        );
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "-m", "the real report"]);
+        let out = patchgate()
+            .current_dir(dir)
+            .args(["census", "--base", "main", "--write"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{report}: {stderr}");
+        let census = std::fs::read_to_string(dir.join("suite.census")).unwrap();
+        let ids: Vec<&str> = census.lines().collect();
+        // Each listed id once (libtest's two integration tests share one id until the
+        // census names them by binary).
+        assert!(!ids.is_empty() && ids.len() <= listed, "{report}: {census}");
+        if report.starts_with("libtest") {
+            git(dir, &["add", "-A"]);
+            git(dir, &["commit", "-q", "-m", "census"]);
+            git(dir, &["checkout", "-q", "patch"]);
+            git(dir, &["rebase", "-q", "main"]);
+            let (_, answer, stderr) = gate_json(dir, &[]);
+            let failure = answer["failures"]
+                .as_array()
+                .and_then(|f| f.iter().find(|c| c["id"] == "integration::matches"))
+                .unwrap_or_else(|| panic!("no failing case: {answer} {stderr}"));
+            assert!(
+                failure["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("double(3) for input 3")),
+                "{failure}"
+            );
+        }
+    }
+}

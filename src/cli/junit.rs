@@ -1,9 +1,14 @@
 //! Failed test ids from a JUnit XML report (pytest `--junitxml`, cargo-nextest, jest-junit,
 //! go-junit-report all write it): a `<testcase>` with a `<failure>` or `<error>` child is
-//! failed, and its id is `classname::name` (just `name` when there is no classname). The
-//! report must agree with itself (CONTRACT.md section 11.1): a `<failure>` or `<error>`
-//! outside any test case, or a suite's `tests`/`failures`/`errors`/`skipped` counts that
-//! disagree with the cases it lists, is said ([`Report::disagrees`]), never read past.
+//! failed, and its id is `classname::name` (just `name` when there is no classname). Only the
+//! cases a report lists are evidence (CONTRACT.md section 11.9). The report must agree with
+//! itself: a `<failure>` or `<error>` outside any test case, or a suite's declared `failures`
+//! or `errors` that differ from the failures and errors its cases list (the forged-count
+//! attack), is said ([`Report::disagrees`]), never read past. Declared `tests` and `skipped`
+//! totals are never trusted and never a disagreement: pytest 9 counts each `subTest` in
+//! `tests`, libtest counts the `#[ignore]`d tests it does not list. A failure's message is read
+//! where the dialect writes it: the `message` attribute and the element's text (pytest), else
+//! the case's `<system-out>` (libtest writes the panic there).
 
 use std::io::BufRead;
 
@@ -121,17 +126,23 @@ impl Tally {
         Ok(tally)
     }
 
-    /// The first declared count the cases disagree with, in words.
+    /// The first declared count of failures or errors the cases disagree with, in words
+    /// (`tests` and `skipped` are never trusted: CONTRACT.md section 11.9).
     fn disagreement(&self, element: &str) -> Option<String> {
-        COUNTS.iter().enumerate().find_map(|(i, count)| {
-            let declared = self.declared[i]?;
-            (declared != self.counted[i]).then(|| {
-                format!(
-                    "<{element} name={:?}> declares {count}=\"{declared}\" but lists {}",
-                    self.name, self.counted[i]
-                )
+        COUNTS
+            .iter()
+            .enumerate()
+            .skip(1)
+            .take(2)
+            .find_map(|(i, count)| {
+                let declared = self.declared[i]?;
+                (declared != self.counted[i]).then(|| {
+                    format!(
+                        "<{element} name={:?}> declares {count}=\"{declared}\" but lists {}",
+                        self.name, self.counted[i]
+                    )
+                })
             })
-        })
     }
 }
 
@@ -143,6 +154,11 @@ struct Open {
     /// The failure message being read, while inside its `<failure>`/`<error>`, and whether its
     /// text began.
     message: Option<(String, bool)>,
+    /// The case's `<system-out>`, while inside it and the case failed with no message of its
+    /// own yet read (libtest's panic text), and whether its text began.
+    output: Option<(String, bool)>,
+    /// Where its message was put in [`Report::messages`], when one was kept.
+    kept: Option<usize>,
 }
 
 /// Appends `more` to `text`, at most [`MAX_MESSAGE_BYTES`] in all (on a character boundary).
@@ -206,6 +222,8 @@ pub fn read_report(input: impl BufRead) -> Result<Report, JunitError> {
                             failed: false,
                             skipped: false,
                             message: None,
+                            output: None,
+                            kept: None,
                         });
                     }
                 }
@@ -245,6 +263,7 @@ pub fn read_report(input: impl BufRead) -> Result<Report, JunitError> {
                                             }
                                         }
                                         if empty {
+                                            open.kept = Some(report.messages.len());
                                             report.messages.push((open.id.clone(), message));
                                         } else {
                                             open.message = Some((message, false));
@@ -255,6 +274,15 @@ pub fn read_report(input: impl BufRead) -> Result<Report, JunitError> {
                         }
                     }
                 }
+                b"system-out" if !empty => {
+                    if let Some(open) = current.as_mut()
+                        && open.kept.is_some_and(|i| {
+                            report.messages.get(i).is_some_and(|(_, m)| m.is_empty())
+                        })
+                    {
+                        open.output = Some((String::new(), false));
+                    }
+                }
                 _ => {}
             }
         }
@@ -262,7 +290,13 @@ pub fn read_report(input: impl BufRead) -> Result<Report, JunitError> {
             // The element's text: plain runs, entity references (quick-xml gives them apart)
             // and CDATA, joined, after the `message` attribute on a line of its own.
             Event::Text(_) | Event::GeneralRef(_) | Event::CData(_) => {
-                if let Some((message, began)) = current.as_mut().and_then(|o| o.message.as_mut()) {
+                if let Some((message, began)) = current.as_mut().and_then(|o| {
+                    if o.message.is_some() {
+                        o.message.as_mut()
+                    } else {
+                        o.output.as_mut()
+                    }
+                }) {
                     let piece = match &event {
                         Event::Text(t) => t.decode().map_err(quick_xml::Error::from)?.into_owned(),
                         Event::GeneralRef(r) => match r.resolve_char_ref() {
@@ -293,9 +327,19 @@ pub fn read_report(input: impl BufRead) -> Result<Report, JunitError> {
                 if let Some(open) = current.as_mut()
                     && let Some((message, _)) = open.message.take()
                 {
+                    open.kept = Some(report.messages.len());
                     report
                         .messages
                         .push((open.id.clone(), message.trim_end().to_owned()));
+                }
+            }
+            // libtest's panic text, for a failure that carried no message of its own.
+            Event::End(e) if e.local_name().as_ref() == b"system-out" => {
+                if let Some(open) = current.as_mut()
+                    && let Some((output, _)) = open.output.take()
+                    && let Some(slot) = open.kept.and_then(|i| report.messages.get_mut(i))
+                {
+                    slot.1 = output.trim().to_owned();
                 }
             }
             Event::End(e) if e.local_name().as_ref() == b"testcase" => {
@@ -375,20 +419,24 @@ mod tests {
             ),
             (
                 br#"<testsuite name="s" tests="3" failures="2"><testcase classname="t" name="frozen"><failure/></testcase><testcase classname="t" name="ok"/></testsuite>"#,
-                "<testsuite name=\"s\"> declares tests=\"3\" but lists 2",
+                "<testsuite name=\"s\"> declares failures=\"2\" but lists 1",
             ),
             (
                 br#"<testsuites tests="1" failures="0"><testsuite name="s"><testcase classname="t" name="frozen"><failure/></testcase></testsuite></testsuites>"#,
                 "<testsuites name=\"\"> declares failures=\"0\" but lists 1",
             ),
-            (
-                br#"<testsuite name="s" skipped="0"><testcase classname="t" name="a"><skipped/></testcase></testsuite>"#,
-                "<testsuite name=\"s\"> declares skipped=\"0\" but lists 1",
-            ),
         ] {
             let read = read_report(report).unwrap();
             assert_eq!(read.disagrees.as_deref(), Some(why));
             assert!(read.failed.len() <= 1);
+        }
+        // Declared `tests` and `skipped` totals are never trusted, and never a disagreement
+        // (CONTRACT.md section 11.9).
+        for report in [
+            &br#"<testsuite name="s" skipped="0"><testcase classname="t" name="a"><skipped/></testcase></testsuite>"#[..],
+            br#"<testsuite name="s" tests="3"><testcase classname="t" name="a"/></testsuite>"#,
+        ] {
+            assert_eq!(read_report(report).unwrap().disagrees, None);
         }
         // Nested suites each agree: nothing said.
         let nested = br#"<testsuites tests="2" failures="1"><testsuite name="a" tests="1" failures="1"><testcase name="x"><failure/></testcase></testsuite><testsuite name="b" tests="1" failures="0"><testcase name="y"/></testsuite></testsuites>"#;
@@ -431,6 +479,47 @@ mod tests {
         // No case at all: a report of nothing, which is not an error (the receipt says so).
         let empty = read_report(&b"<testsuite></testsuite>"[..]).unwrap();
         assert_eq!(empty.executed(), 0);
+    }
+
+    /// CONTRACT.md section 11.9, on reports the tools' current releases wrote (kept in
+    /// `tests/data/junit/`): pytest 9.2 declares `tests="10"` for four cases (each `subTest`
+    /// counted) and lists two failures in one case; libtest (Rust 1.95) declares an ignored
+    /// test it does not list, and writes the panic text in the case's `<system-out>`.
+    #[test]
+    fn reads_the_reports_real_tools_write() {
+        let pytest =
+            read_report(&include_bytes!("../../tests/data/junit/pytest-9.2-subtests.xml")[..])
+                .unwrap();
+        assert_eq!(pytest.disagrees, None);
+        assert_eq!(pytest.failed, ["test_sub.T::test_some_fail"]);
+        assert_eq!((pytest.executed(), pytest.skipped()), (3, 1));
+        assert!(
+            pytest.messages[0]
+                .1
+                .starts_with("AssertionError: 1 not less than 1"),
+            "{:?}",
+            pytest.messages
+        );
+        let libtest =
+            read_report(&include_bytes!("../../tests/data/junit/libtest-1.95.xml")[..]).unwrap();
+        assert_eq!(libtest.disagrees, None);
+        assert_eq!(libtest.failed, ["integration::matches"]);
+        assert_eq!(libtest.executed(), 3);
+        let (id, message) = &libtest.messages[0];
+        assert_eq!(id, "integration::matches");
+        assert!(
+            message.starts_with("thread 'matches'")
+                && message.contains("double(3) for input 3\n  left: 6\n right: 7"),
+            "{message:?}"
+        );
+        assert!(message.len() <= MAX_MESSAGE_BYTES);
+        // A failure with a message of its own keeps it; the output is not read then.
+        let own = br#"<testsuite><testcase name="a"><failure message="mine"/><system-out>other</system-out></testcase></testsuite>"#;
+        assert_eq!(read_report(&own[..]).unwrap().messages[0].1, "mine");
+        // The forged count still disagrees: a declared failure no case lists.
+        let forged =
+            br#"<testsuite name="s" tests="1" failures="1"><testcase name="ok"/></testsuite>"#;
+        assert!(read_report(&forged[..]).unwrap().disagrees.is_some());
     }
 
     #[test]
