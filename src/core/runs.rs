@@ -139,8 +139,8 @@ pub struct Receipt {
     /// Test cases skipped.
     #[schema(minimum = 0, maximum = 4294967295_u64)]
     pub skipped: u64,
-    /// How the report disagrees with itself (a failure outside any test case, counts that
-    /// disagree with the cases listed), when it does.
+    /// How the report disagrees with itself (a failure outside any test case, declared failures
+    /// or errors that differ from the ones its cases list), when it does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false, max_length = 4096)]
     pub disagrees: Option<String>,

@@ -190,8 +190,9 @@ pub struct SuiteFacts {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Vec<TestIdDoc>>, nullable = false)]
     pub failed_tests: Option<Vec<String>>,
-    /// How the JUnit report disagrees with itself (a failure outside any test case, counts
-    /// that disagree with the cases listed), when it does: `fixture_check` is then unknown.
+    /// How the JUnit report disagrees with itself (a failure outside any test case, declared
+    /// failures or errors that differ from the ones its cases list), when it does:
+    /// `fixture_check` is then unknown.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false, max_length = 4096)]
     pub report_disagrees: Option<String>,

@@ -24,8 +24,8 @@ pub struct FixtureSuite {
     /// Ids of the failed or errored test cases, as read from a JUnit XML report
     /// (`classname::name`); `None` when no report was read.
     pub failed_tests: Option<Vec<String>>,
-    /// How the report disagrees with itself (a failure outside any test case, counts that
-    /// disagree with the cases listed), when it does (section 11.1).
+    /// How the report disagrees with itself (a failure outside any test case, declared failures
+    /// or errors that differ from the ones its cases list), when it does (sections 11.1, 11.9).
     pub report_disagrees: Option<String>,
     /// The exit codes that are a catch for the suite (default `[1]`).
     pub catch_exit_codes: CatchCodes,
