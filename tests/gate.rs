@@ -2208,3 +2208,52 @@ fn the_typed_facts_read_back_as_written() {
     let parse = |v: &Value| GateDecision::parse(&serde_json::to_vec(v).unwrap()).unwrap();
     assert_eq!(parse(&facts.to_value()), parse(&by_hand));
 }
+
+/// Issue 35's report blemishes: "1 other properties", and a scope step that says the property
+/// tier runs above a properties step that says it does not apply (a patch only in inert paths).
+#[test]
+fn the_report_says_what_happened_in_plain_words() {
+    use patchgate::core::decision::{Decision, Defaults};
+    use patchgate::core::gate::{GateDecision, markdown};
+    let answer_of = |doc: Value| {
+        let request = GateDecision::parse(&serde_json::to_vec(&doc).unwrap()).unwrap();
+        GateDecision::decide(&request, &Defaults::default()).answer(&request, "d-1".into())
+    };
+    // One property of two is not in locality.
+    let report = markdown(&answer_of(base()));
+    assert!(
+        report.contains("1 other property is not in locality."),
+        "{report}"
+    );
+    assert!(!report.contains("1 other properties"), "{report}");
+    // Only inert files: the scope step does not say the property tier runs.
+    let inert = answer_of(with(&[
+        ("changed_files", json!(["docs/readme.md"])),
+        ("inert", json!(["docs"])),
+        ("property_runs", json!({})),
+    ]));
+    let steps = serde_json::to_value(&inert.steps).unwrap();
+    let scope = steps
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == "scope")
+        .unwrap();
+    assert!(
+        !scope["summary"]
+            .as_str()
+            .unwrap()
+            .contains("the property tier runs"),
+        "{scope}"
+    );
+    let t1 = steps
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == "properties")
+        .unwrap();
+    assert!(
+        t1["summary"].as_str().unwrap().contains("does not apply"),
+        "{t1}"
+    );
+}

@@ -274,16 +274,23 @@ pub fn invalid(key: &str, what: &str) -> String {
 impl GateConfig {
     /// Parses and checks a config; the error is one line naming the key.
     pub fn parse(text: &str, name: &str) -> Result<Self, String> {
-        let config: GateConfig = toml::from_str(text).map_err(|e| {
-            // toml's message spans lines (it quotes the source); one line is enough here.
-            let msg = e.message().to_owned();
+        // toml's message spans lines (it quotes the source) and does not name the key: one
+        // line here, with the line and the key (`properties.catch`) the value stands at.
+        let one_line = |e: &toml::de::Error, key: Option<String>| {
+            let msg = e.message();
             let line = e
                 .span()
                 .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+            let key = key.map(|k| format!("`{k}`: ")).unwrap_or_default();
             match line {
-                Some(l) => format!("{name} line {l}: {msg}"),
-                None => format!("{name}: {msg}"),
+                Some(l) => format!("{name} line {l}: {key}{msg}"),
+                None => format!("{name}: {key}{msg}"),
             }
+        };
+        let de = toml::Deserializer::parse(text).map_err(|e| one_line(&e, None))?;
+        let config: GateConfig = serde_path_to_error::deserialize(de).map_err(|e| {
+            let key = e.path().to_string();
+            one_line(e.inner(), (key != ".").then_some(key))
         })?;
         config.check()?;
         Ok(config)
@@ -626,6 +633,32 @@ mod tests {
         ] {
             let e = GateConfig::parse(&edit, "patchgate.toml").unwrap_err();
             assert!(e.contains(key) && e.contains(what), "{key}: {e}");
+        }
+    }
+
+    /// Issue 35: a config error names the key and the line, in one line (cargo's habit).
+    /// Before: "patchgate.toml line 3: invalid type: integer `101`, expected a sequence".
+    #[test]
+    fn a_config_error_names_the_key() {
+        for (text, key, line) in [
+            (
+                "fixtures = \"f\"\n[properties]\ncatch = 101\n",
+                "`properties.catch`",
+                "line 3",
+            ),
+            ("debt_cap = \"five\"\n", "`debt_cap`", "line 1"),
+            (
+                "[suite]\ncommand = [\"pytest\"]\ntimeout_s = \"long\"\n",
+                "`suite.timeout_s`",
+                "line 3",
+            ),
+        ] {
+            let e = GateConfig::parse(text, "patchgate.toml").unwrap_err();
+            assert!(
+                e.starts_with("patchgate.toml ") && e.contains(key) && e.contains(line),
+                "{key}: {e}"
+            );
+            assert!(!e.contains('\n'), "{e}");
         }
     }
 }

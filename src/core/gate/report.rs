@@ -350,7 +350,11 @@ fn step_detail(out: &mut String, step: &Step, failures: &[FailingCase]) {
                     out.push_str("\nAn *excluded* property is frozen: it did not vote, and it did not pass.\n");
                 }
             }
-            let _ = writeln!(out, "\n{others} other properties are not in locality.\n");
+            let _ = writeln!(
+                out,
+                "\n{} not in locality.\n",
+                super::steps::plural(others, "other property is", "other properties are")
+            );
             if *receipts == Some(super::steps::Receipts::Off) {
                 out.push_str("**receipts: off** — the property command has no `{junit}`: its exit codes were read as they are, with no report to vouch for them.\n\n");
             }

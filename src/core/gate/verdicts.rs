@@ -92,18 +92,6 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
         .map(|f| f.as_str().to_owned())
         .collect();
     let scope_hit = !scope_hits.is_empty();
-    steps.push(Step::Scope {
-        summary: if scope_hit {
-            format!(
-                "{} test-adjacent or part of the test toolchain: the property tier cannot vouch for this patch and is skipped",
-                plural(scope_hits.len(), "changed file is", "changed files are")
-            )
-        } else {
-            "no changed file is test-adjacent or part of the test toolchain: the property tier runs".to_owned()
-        },
-        scope_hits,
-    });
-
     // t1 properties, each run counted with its receipt.
     let (runs, unvouched) = counted_runs(request);
     let receipts =
@@ -128,6 +116,21 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
             .iter()
             .all(|f| request.inert.iter().any(|p| p.covers(f)))
         && !ballot.properties.iter().any(|p| p.in_locality);
+    // The scope step, first in `steps`: whether the property tier is skipped for scope (and,
+    // when not, whether it applies at all).
+    steps.push(Step::Scope {
+        summary: if scope_hit {
+            format!(
+                "{} test-adjacent or part of the test toolchain: the property tier cannot vouch for this patch and is skipped",
+                plural(scope_hits.len(), "changed file is", "changed files are")
+            )
+        } else if inert_only {
+            "no changed file is test-adjacent or part of the test toolchain".to_owned()
+        } else {
+            "no changed file is test-adjacent or part of the test toolchain: the property tier runs".to_owned()
+        },
+        scope_hits,
+    });
     let property_check = if scope_hit || inert_only {
         let verdict = if scope_hit {
             Verdict::Unknown
