@@ -2257,3 +2257,43 @@ fn the_report_says_what_happened_in_plain_words() {
         "{t1}"
     );
 }
+
+/// The re-proof tries stop where the facts' cap does (100 entries): a catalog of more admitted
+/// properties whose mutants all fail to apply (an honest patch that rewrites their lines) once
+/// made the gate ask for a 101st try, and then refuse its own facts (65).
+#[test]
+fn the_plan_never_asks_for_more_re_proofs_than_the_facts_hold() {
+    use patchgate::core::decision::Decision;
+    use patchgate::core::gate::{GateDecision, MAX_REPROOFS, NextStep, next_step};
+    let admitted = json!({"seal": A, "mutant": "m1", "base_runs": [0, 0], "mutant_runs": [1, 1]});
+    let ids: Vec<String> = (0..=MAX_REPROOFS).map(|i| format!("p{i:03}")).collect();
+    let catalog = json!({"properties": ids.iter().map(|id| json!({
+        "id": id, "strength": "strong", "locality": ["store/counters"], "admitted": admitted
+    })).collect::<Vec<_>>()});
+    let runs: serde_json::Map<String, Value> = ids
+        .iter()
+        .map(|id| (id.clone(), json!({"runs": [0, 0]})))
+        .collect();
+    let tried = |n: usize| -> Value {
+        json!(
+            ids[..n]
+                .iter()
+                .map(|id| json!({"property": id, "applied": false}))
+                .collect::<Vec<_>>()
+        )
+    };
+    for (n, next) in [
+        (MAX_REPROOFS - 1, NextStep::Reproof),
+        (MAX_REPROOFS, NextStep::Suite),
+    ] {
+        let doc = with(&[
+            ("catalog", catalog.clone()),
+            ("property_runs", Value::Object(runs.clone())),
+            ("configured", json!({"reprove": 1})),
+            ("reproof", tried(n)),
+            ("fixture_suite", Value::Null),
+        ]);
+        let request = GateDecision::parse(&serde_json::to_vec(&doc).unwrap()).unwrap();
+        assert_eq!(next_step(&request, 5).next, next, "{n} tried");
+    }
+}

@@ -65,6 +65,8 @@ pub const REPROOF_FIELDS: [&str; 5] = ["property", "applied", "exit_code", "rece
 pub const CANARY_FIELDS: [&str; 3] = ["exit_code", "catch_exit_codes", "receipt"];
 /// The fields of a failing case.
 pub const FAILURE_FIELDS: [&str; 2] = ["id", "message"];
+/// Most re-proofs a request carries (section 11.5): the plan asks for no more.
+pub const MAX_REPROOFS: usize = 100;
 /// Most failing cases a request carries (section 11.8).
 pub const MAX_FAILURES: usize = 20;
 /// Longest failing case message, in bytes (section 11.8).
@@ -218,10 +220,10 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
     let reproof = match doc.get("reproof") {
         Some(v) => {
             let n = v.as_array().map_or(0, Vec::len);
-            if n > 100 {
+            if n > MAX_REPROOFS {
                 e.push(
                     "/reproof",
-                    format!("`reproof` holds {n} entries; at most 100"),
+                    format!("`reproof` holds {n} entries; at most {MAX_REPROOFS}"),
                 );
                 Vec::new()
             } else {

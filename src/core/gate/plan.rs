@@ -255,7 +255,11 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
 /// ran than `configured.reprove` asks: the admitted properties that ran on this patch, in the
 /// order the runner's draw (`configured.seed`) gives, less those tried.
 fn next_reproof(request: &GateRequest, configured: &Configured) -> Option<String> {
-    if configured.reprove == 0 || request.property_runs.is_empty() {
+    // At most as many tries as the facts may carry: past them, the rest is said void.
+    if configured.reprove == 0
+        || request.property_runs.is_empty()
+        || request.reproof.len() >= super::parse::MAX_REPROOFS
+    {
         return None;
     }
     let ran = request
