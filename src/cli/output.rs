@@ -68,6 +68,35 @@ pub fn create(
     })
 }
 
+/// Replaces the file at `path` whole with `text` (written beside it, then renamed over it: a
+/// reader never sees half of it), under [`create`]'s rule: never through a symbolic link in
+/// `checkout`, and a link at `path` itself is replaced, never followed.
+pub fn replace(
+    path: &std::path::Path,
+    text: &[u8],
+    checkout: Option<&std::path::Path>,
+) -> Result<(), super::error::CliError> {
+    use std::io::Write;
+    if let Some(link) = link_inside(path, checkout) {
+        return Err(super::error::CliError::data(format!(
+            "refusing to write {}: {} is a symbolic link in the checkout (a patch may have committed it)",
+            path.display(),
+            link.display()
+        )));
+    }
+    let cannot = |e: &dyn std::fmt::Display| {
+        super::error::CliError::software(format!("cannot write {}: {e}", path.display()))
+    };
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let mut staged = tempfile::NamedTempFile::new_in(dir).map_err(|e| cannot(&e))?;
+    staged.write_all(text).map_err(|e| cannot(&e))?;
+    staged.persist(path).map_err(|e| cannot(&e.error))?;
+    Ok(())
+}
+
 /// Removes a file the CLI wrote before (a stale answer), not through a link in the checkout.
 pub fn remove(path: &std::path::Path, checkout: Option<&std::path::Path>) {
     if link_inside(path, checkout).is_none() {

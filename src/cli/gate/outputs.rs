@@ -47,27 +47,7 @@ pub(super) fn write_facts(args: &GateArgs, facts: &Facts) -> Result<(), CliError
         return Ok(());
     };
     let text = serde_json::to_string_pretty(facts).unwrap_or_default() + "\n";
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    // Never through a symbolic link the patch may have put in the checkout.
-    if let Some(link) = output::link_inside(path, checkout().as_deref()) {
-        return Err(CliError::software(format!(
-            "{} is reached through the symbolic link {}: not written",
-            path.display(),
-            link.display()
-        )));
-    }
-    let mut staged = tempfile::NamedTempFile::new_in(dir)
-        .map_err(|e| CliError::software(format!("cannot write {}: {e}", path.display())))?;
-    staged
-        .write_all(text.as_bytes())
-        .map_err(|e| CliError::software(format!("cannot write {}: {e}", path.display())))?;
-    staged
-        .persist(path)
-        .map_err(|e| CliError::software(format!("cannot write {}: {}", path.display(), e.error)))?;
-    Ok(())
+    output::replace(path, text.as_bytes(), checkout().as_deref())
 }
 
 /// Decides the facts (locally, or with `--server`) once, writes what was asked for, prints
