@@ -1154,6 +1154,19 @@ fn rows() -> Vec<Row> {
             "inadmissible-evidence",
             Some(["pass", "unknown", "pass"]),
         ),
+        // Section 11.10: a listed failure is absorbing, whatever vanished.
+        (
+            "a listed failure while census tests vanished",
+            with(&[(
+                "fixture_suite",
+                json!({"exit_code": 1, "failed_tests": ["pinned::matches"], "receipt": {"executed": 3, "failed": 1, "skipped": 0}, "vanished": ["cases::a", "cases::b"], "vanished_count": 41}),
+            )]),
+            409,
+            "BLOCK",
+            "route",
+            "concrete-behavior",
+            Some(["pass", "fail", "pass"]),
+        ),
     ]
 }
 

@@ -417,6 +417,21 @@ pub(super) fn fixture_step(
                 ),
             )
         }
+        // A listed failure no freeze explains is absorbing (section 11.10): vanished census
+        // tests (a fail-fast suite stops early) only stop a pass.
+        Some(c) if is_catch(c) && !failed.is_empty() && suite.vanished_count > 0 => (
+            Verdict::Fail,
+            TierVerdict::Caught,
+            format!(
+                "the fixture suite failed (exit {c}): {}; {} that passed on the base did not run here, which could only have stopped a pass",
+                plural(failed.len(), "failed test counts", "failed tests count"),
+                plural(
+                    usize::try_from(suite.vanished_count).unwrap_or(usize::MAX),
+                    "census test",
+                    "census tests"
+                )
+            ),
+        ),
         // Tests the base ran did not run: whatever else the suite says, it did not say it
         // about the tests the base has.
         _ if suite.vanished_count > 0 => {
