@@ -947,28 +947,28 @@ fn rows() -> Vec<Row> {
             None,
         ),
         (
-            "a re-proof whose mutant does not apply proves nothing either way",
+            "a re-proof whose mutant does not apply proves nothing: none ran (11.10)",
             with(&[(
                 "reproof",
                 json!([{"property": "counter.monotonic", "applied": false, "note": "does not apply"}]),
             )]),
-            200,
-            "MERGE_OK",
-            "route",
-            "all-gates-held",
-            Some(["pass", "pass", "pass"]),
+            424,
+            "ESCALATE",
+            "integrity",
+            "checker-unproven",
+            None,
         ),
         (
-            "a re-proof's exit 0 without a receipt is no pass",
+            "a re-proof's exit 0 without a receipt is no pass: none ran (11.10)",
             with(&[(
                 "reproof",
                 json!([{"property": "counter.monotonic", "applied": true, "exit_code": 0, "receipt": null}]),
             )]),
-            200,
-            "MERGE_OK",
-            "route",
-            "all-gates-held",
-            Some(["pass", "pass", "pass"]),
+            424,
+            "ESCALATE",
+            "integrity",
+            "checker-unproven",
+            None,
         ),
         // Section 11.1: a run counts only with its receipt.
         (
@@ -1795,7 +1795,8 @@ async fn the_rules_are_listed_in_order() {
             {"number": 9, "rule": "build", "when": "the build step exited with anything but 0 or a catch, or timed out", "disposition": "ESCALATE", "reason": "harness-error", "exit_codes": [2]},
             {"number": 10, "rule": "integrity", "when": "the canary, a check that fails in the base, did not fail with a receipt listing its failure", "disposition": "ESCALATE", "reason": "checker-neutered", "exit_codes": [2]},
             {"number": 11, "rule": "integrity", "when": "an admitted property passed on the judged tree with its admission mutant applied", "disposition": "ESCALATE", "reason": "checker-neutered", "exit_codes": [2]},
-            {"number": 12, "rule": "route", "when": "otherwise: the router over t0 scope, t1 properties, t2 fixture suite and the scoped freeze", "disposition": null, "reason": null, "exit_codes": [0, 1, 2]}
+            {"number": 12, "rule": "integrity", "when": "re-proofs were asked and none of them could run (a mutant that does not apply, a timeout, a report that shows nothing ran)", "disposition": "ESCALATE", "reason": "checker-unproven", "exit_codes": [2]},
+            {"number": 13, "rule": "route", "when": "otherwise: the router over t0 scope, t1 properties, t2 fixture suite and the scoped freeze", "disposition": null, "reason": null, "exit_codes": [0, 1, 2]}
         ])
     );
 }
@@ -1892,17 +1893,21 @@ fn a_re_proof_that_did_not_run_is_reported_as_not_run() {
     let table: [(Value, &[&str], &[&str]); 5] = [
         (
             json!([{"property": "counter.monotonic", "applied": false, "note": "does not apply"}]),
-            &["no re-proof ran", "counter.monotonic", "does not apply"],
+            &[
+                "no re-proof could run",
+                "counter.monotonic",
+                "does not apply",
+            ],
             &["none passed", "tried with"],
         ),
         (
             json!([{"property": "counter.monotonic", "applied": true, "exit_code": null}]),
-            &["no re-proof ran", "timed out"],
+            &["no re-proof could run", "timed out"],
             &["none passed"],
         ),
         (
             json!([{"property": "counter.monotonic", "applied": true, "exit_code": 0, "receipt": nothing}]),
-            &["no re-proof ran", "nothing ran"],
+            &["no re-proof could run", "nothing ran"],
             &["none passed"],
         ),
         (
@@ -2034,7 +2039,7 @@ fn the_core_plans_every_step() {
             false,
         ),
         (
-            "a void re-proof and no other candidate: the suite",
+            "a void re-proof and no other candidate: checker-unproven (11.10)",
             with(&[
                 ("catalog", catalog.clone()),
                 ("configured", all.clone()),
@@ -2046,7 +2051,7 @@ fn the_core_plans_every_step() {
                 ),
                 ("fixture_suite", Value::Null),
             ]),
-            NextStep::Suite,
+            NextStep::Decide,
             false,
             vec![],
             None,
@@ -2195,6 +2200,12 @@ fn the_typed_facts_read_back_as_written() {
             reprove: 2,
             deselect: false,
             seed: 9,
+            mutant_files: [(
+                "counter.monotonic".to_owned(),
+                vec!["store/counters/mod.rs".to_owned()],
+            )]
+            .into_iter()
+            .collect(),
         }),
         ..Facts::default()
     };
@@ -2214,7 +2225,8 @@ fn the_typed_facts_read_back_as_written() {
         "judged": {"base": "a".repeat(40), "head": "b".repeat(40), "tree": "c".repeat(40)},
         "build": {"exit_code": 0, "tail": "ok"}, "canary": {"exit_code": 1, "receipt": null},
         "fixture_suite": {"exit_code": 0, "failed_tests": []},
-        "configured": {"build": true, "canary": true, "reprove": 2, "deselect": false, "seed": 9},
+        "configured": {"build": true, "canary": true, "reprove": 2, "deselect": false, "seed": 9,
+                       "mutant_files": {"counter.monotonic": ["store/counters/mod.rs"]}},
         "property_runs": {"counter.monotonic": {"runs": [0, 0]}},
         "timings_ms": {"build": 250},
     });
@@ -2297,7 +2309,8 @@ fn the_plan_never_asks_for_more_re_proofs_than_the_facts_hold() {
     };
     for (n, next) in [
         (MAX_REPROOFS - 1, NextStep::Reproof),
-        (MAX_REPROOFS, NextStep::Suite),
+        // Every one void and none left to try: checker-unproven decides (section 11.10).
+        (MAX_REPROOFS, NextStep::Decide),
     ] {
         let doc = with(&[
             ("catalog", catalog.clone()),
@@ -2309,4 +2322,258 @@ fn the_plan_never_asks_for_more_re_proofs_than_the_facts_hold() {
         let request = GateDecision::parse(&serde_json::to_vec(&doc).unwrap()).unwrap();
         assert_eq!(next_step(&request, 5).next, next, "{n} tried");
     }
+}
+
+/// Issue 35: every escalation carries a machine-readable `cause` beside its `reason`, written
+/// here by hand for each escalating row of the table above; no other answer carries one.
+#[test]
+fn every_escalation_names_its_cause() {
+    use patchgate::core::decision::{Decision, Defaults};
+    use patchgate::core::gate::GateDecision;
+    let want: std::collections::HashMap<&str, &str> = [
+        ("a merge conflict beats every other rule", "merge-conflict"),
+        ("a suspicious line in code escalates", "test-aware-code"),
+        ("seal mismatch beats debt and guard", "seal-mismatch"),
+        ("a guarded file", "guarded-input-edited"),
+        ("a file under a guarded directory", "guarded-input-edited"),
+        ("a property's source", "guarded-input-edited"),
+        ("a compiled file by its name", "binary-added"),
+        ("a shared library", "binary-added"),
+        ("a binary the runner saw", "binary-added"),
+        (
+            "a guarded binary is a guard hit first",
+            "guarded-input-edited",
+        ),
+        ("a scope hit: t1 skipped, unknown", "scope-hit"),
+        ("a scope hit and no suite: missing", "scope-hit"),
+        ("t1 passed and no suite: missing", "gate-missing"),
+        ("a report that disagrees with itself", "report-disagrees"),
+        ("a killed suite", "broken-harness"),
+        ("pytest exit 5 is not a catch", "broken-harness"),
+        ("cargo's 101 is not a catch by default", "broken-harness"),
+        (
+            "exit 0 with failures listed: the evidence disagrees",
+            "exit-disagrees",
+        ),
+        (
+            "no result for a voting property: missing, and t2 skipped",
+            "missing-results",
+        ),
+        ("split exits", "flaky-property"),
+        ("a harness error", "broken-harness"),
+        ("killed runs", "broken-harness"),
+        ("an empty strong quorum", "unobserved-files"),
+        (
+            "a patch only in inert paths: no suite is missing",
+            "gate-missing",
+        ),
+        (
+            "one changed file outside the inert paths: the quorum is empty",
+            "unobserved-files",
+        ),
+        (
+            "an inert path a property observes: the properties still run",
+            "missing-results",
+        ),
+        (
+            "a frozen property is excluded, never passed",
+            "empty-quorum",
+        ),
+        ("a frozen test covers the diff", "frozen-covers-patch"),
+        ("a run changed a tracked file", "modified-during-run"),
+        (
+            "a run changed the fixtures' seal only",
+            "modified-during-run",
+        ),
+        (
+            "integrity before the build's verdict",
+            "modified-during-run",
+        ),
+        ("the build is killed", "build-broken"),
+        ("the build exits with no catch", "build-broken"),
+        ("the canary passes", "checker-neutered"),
+        ("the canary is skipped", "checker-neutered"),
+        ("the canary exits 1 with no report", "checker-neutered"),
+        (
+            "the canary exits with a code that is no catch",
+            "checker-neutered",
+        ),
+        (
+            "a re-proof that passes with its mutant applied",
+            "checker-cannot-fail",
+        ),
+        (
+            "exit 0 without a report is a run nobody vouches for",
+            "no-receipt",
+        ),
+        ("exit 0 with nothing run", "nothing-ran"),
+        (
+            "exit 0 with the property skipped (the engine switched off)",
+            "skipped-tests",
+        ),
+        (
+            "a catch that lists no failure (a compile error, a crash) is no catch",
+            "nothing-ran",
+        ),
+        ("the suite exits 0 without a receipt", "no-receipt"),
+        ("the suite exits 0 having run nothing", "nothing-ran"),
+        (
+            "the suite's receipt disagrees with itself",
+            "report-disagrees",
+        ),
+        ("a suite catch without a failure listed", "exit-disagrees"),
+        ("a census test vanished", "vanished-tests"),
+        (
+            "a re-proof whose mutant does not apply proves nothing: none ran (11.10)",
+            "checker-unproven",
+        ),
+        (
+            "a re-proof's exit 0 without a receipt is no pass: none ran (11.10)",
+            "checker-unproven",
+        ),
+    ]
+    .into_iter()
+    .collect();
+    let mut seen = 0;
+    for row in rows() {
+        let body = serde_json::to_vec(&row.1).unwrap();
+        let request = GateDecision::parse(&body).unwrap();
+        let decision = GateDecision::decide(&request, &Defaults::default());
+        let answer = serde_json::to_value(decision.answer(&request, "d-1".into())).unwrap();
+        if row.3 == "ESCALATE" {
+            let cause = want
+                .get(row.0)
+                .unwrap_or_else(|| panic!("{}: no cause written for this row", row.0));
+            assert_eq!(answer["cause"], *cause, "{}", row.0);
+            let markdown = patchgate::core::gate::markdown(&decision.answer(&request, "d".into()));
+            assert!(
+                markdown.contains(&format!("(cause `{cause}`)")) || *cause == "unobserved-files",
+                "{}: {markdown}",
+                row.0
+            );
+            seen += 1;
+        } else {
+            assert!(answer.get("cause").is_none(), "{}: {answer}", row.0);
+        }
+    }
+    assert_eq!(seen, want.len(), "every cause written is a row's");
+}
+
+/// CONTRACT.md 11.10, the re-proof must happen, written by hand: re-proofs asked of which none
+/// could run escalate `checker-unproven` once no candidate is left (never while one is); the
+/// candidates whose mutant touches a changed file are tried first whatever the draw; and a
+/// property whose mutant does not apply to this tree votes as an unadmitted one would (weak
+/// under `require_admission`, listed as unproven).
+#[test]
+fn a_re_proof_must_happen() {
+    use patchgate::core::decision::{Decision, Defaults};
+    use patchgate::core::gate::{GateDecision, NextStep, next_step};
+    let admitted = json!({"seal": A, "mutant": "m1", "base_runs": [0, 0], "mutant_runs": [1, 1]});
+    let strong = |id: &str| json!({"id": id, "strength": "strong", "locality": ["store/counters"], "admitted": admitted});
+    let one = json!({"properties": [strong("counter.monotonic")]});
+    let two = json!({"properties": [strong("counter.monotonic"), strong("counter.total")]});
+    let runs2 = json!({"counter.monotonic": {"runs": [0, 0]}, "counter.total": {"runs": [0, 0]}});
+    let void =
+        json!({"property": "counter.monotonic", "applied": false, "note": "patch does not apply"});
+    let caught = |id: &str| {
+        json!({"property": id, "applied": true, "exit_code": 1,
+               "receipt": {"executed": 1, "failed": 1, "skipped": 0}})
+    };
+    let configured = |seed: u64, files: Value| json!({"build": false, "canary": false, "reprove": 1, "seed": seed, "mutant_files": files});
+    let decide = |doc: &Value| {
+        let request = GateDecision::parse(&serde_json::to_vec(doc).unwrap()).unwrap();
+        let decision = GateDecision::decide(&request, &Defaults::default());
+        (
+            serde_json::to_value(decision.answer(&request, "d".into())).unwrap(),
+            next_step(&request, Defaults::default().debt_cap),
+        )
+    };
+
+    // One candidate, its mutant does not apply: nothing left to try, checker-unproven.
+    let (answer, plan) = decide(&with(&[
+        ("catalog", one.clone()),
+        ("configured", configured(7, json!({}))),
+        ("reproof", json!([void])),
+    ]));
+    assert_eq!(plan.next, NextStep::Decide);
+    assert_eq!(
+        (&answer["disposition"], &answer["reason"], &answer["cause"]),
+        (
+            &json!("ESCALATE"),
+            &json!("checker-unproven"),
+            &json!("checker-unproven")
+        ),
+        "{answer}"
+    );
+    assert_eq!(answer["exit_code"], 2);
+
+    // Two candidates, the first void: the other is tried, and nothing is decided yet.
+    let (answer, plan) = decide(&with(&[
+        ("catalog", two.clone()),
+        ("property_runs", runs2.clone()),
+        ("configured", configured(7, json!({}))),
+        ("reproof", json!([void])),
+        ("fixture_suite", Value::Null),
+    ]));
+    assert_eq!(plan.next, NextStep::Reproof, "{answer}");
+    assert_eq!(plan.reprove.as_deref(), Some("counter.total"));
+    assert_ne!(answer["reason"], "checker-unproven");
+
+    // ... and once it caught its mutant, the gate goes on; the void one is said not run.
+    let (answer, plan) = decide(&with(&[
+        ("catalog", two.clone()),
+        ("property_runs", runs2.clone()),
+        ("configured", configured(7, json!({}))),
+        ("reproof", json!([void, caught("counter.total")])),
+    ]));
+    assert_eq!(plan.next, NextStep::Decide);
+    assert_eq!(answer["disposition"], "MERGE_OK", "{answer}");
+
+    // The mutant that touches a changed file first, whatever the draw.
+    for seed in 0..16 {
+        for (touching, other) in [
+            ("counter.total", "counter.monotonic"),
+            ("counter.monotonic", "counter.total"),
+        ] {
+            let (_, plan) = decide(&with(&[
+                ("catalog", two.clone()),
+                ("property_runs", runs2.clone()),
+                (
+                    "configured",
+                    configured(
+                        seed,
+                        json!({touching: ["store/counters/mod.rs"], other: ["store/other.rs"]}),
+                    ),
+                ),
+                ("fixture_suite", Value::Null),
+            ]));
+            assert_eq!(plan.next, NextStep::Reproof, "seed {seed}");
+            assert_eq!(plan.reprove.as_deref(), Some(touching), "seed {seed}");
+        }
+    }
+
+    // Under require_admission, the property whose mutant did not apply is unproven for this
+    // patch: weak, listed; the other one, re-proven, fills the quorum.
+    let (answer, _) = decide(&with(&[
+        ("catalog", two.clone()),
+        ("property_runs", runs2.clone()),
+        ("require_admission", json!(true)),
+        ("configured", configured(7, json!({}))),
+        ("reproof", json!([void, caught("counter.total")])),
+    ]));
+    let t1 = answer["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == "properties")
+        .unwrap();
+    let unproven: Vec<&str> = t1["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["unproven"] == true)
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(unproven, ["counter.monotonic"], "{t1}");
+    assert_eq!(answer["disposition"], "MERGE_OK", "{answer}");
 }

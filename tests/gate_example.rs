@@ -246,6 +246,12 @@ fn expect(g: &Gated, disposition: &str, reason: &str, exit: i32) {
     assert_eq!(g.answer["exit_code"], exit);
 }
 
+/// An escalation, with its reason and its machine-readable cause (issue 35).
+fn escalates(g: &Gated, reason: &str, cause: &str) {
+    expect(g, "ESCALATE", reason, 2);
+    assert_eq!(g.answer["cause"], cause, "answer: {}", g.answer);
+}
+
 fn python(patch: &str) -> (tempfile::TempDir, Gated) {
     require_python();
     let repo = repository("gate-python", patch, |_| {});
@@ -308,7 +314,7 @@ fn a_fixture_edited_to_hide_a_bug_escalates_before_anything_runs() {
         std::fs::write(dir.join("fixtures.seal.expected"), seal).expect("write seal");
     });
     let g = gate(repo.path(), &[]);
-    expect(&g, "ESCALATE", "seal-mismatch", 2);
+    escalates(&g, "seal-mismatch", "seal-mismatch");
     assert_eq!(g.answer["rule"], "fixture-fault");
     assert!(g.answer.get("evidence").is_none());
     assert!(g.ledger.is_empty(), "nothing may run: {:?}", g.ledger);
@@ -328,7 +334,7 @@ fn a_patch_editing_the_catalog_or_the_ledger_escalates() {
         ("edits-ledger", "freeze-ledger.json"),
     ] {
         let (_repo, g) = python(patch);
-        expect(&g, "ESCALATE", "guarded-input-edited", 2);
+        escalates(&g, "guarded-input-edited", "guarded-input-edited");
         let hits = &step(&g.answer, "guard")["hits"];
         assert_eq!(hits[0]["file"], guarded, "{patch}");
         assert!(g.ledger.is_empty(), "{patch}: nothing may run");
@@ -338,7 +344,7 @@ fn a_patch_editing_the_catalog_or_the_ledger_escalates() {
 #[test]
 fn a_patch_adding_a_test_file_is_a_scope_hit() {
     let (_repo, g) = python("adds-test");
-    expect(&g, "ESCALATE", "inadmissible-evidence", 2);
+    escalates(&g, "inadmissible-evidence", "scope-hit");
     assert_eq!(
         step(&g.answer, "scope")["scope_hits"],
         serde_json::json!(["tests/test_sorting_more.py"])
@@ -352,7 +358,7 @@ fn a_patch_adding_a_test_file_is_a_scope_hit() {
 #[test]
 fn a_flaky_property_escalates_on_split_exits() {
     let (_repo, g) = python("flaky-property");
-    expect(&g, "ESCALATE", "inadmissible-evidence", 2);
+    escalates(&g, "inadmissible-evidence", "flaky-property");
     let t1 = step(&g.answer, "properties");
     assert_eq!(t1["reason"], "split-exits");
     let ordered = t1["properties"]
@@ -367,7 +373,7 @@ fn a_flaky_property_escalates_on_split_exits() {
 #[test]
 fn a_property_that_collects_no_tests_is_a_harness_error_never_a_block() {
     let (_repo, g) = python("no-tests-collected");
-    expect(&g, "ESCALATE", "inadmissible-evidence", 2);
+    escalates(&g, "inadmissible-evidence", "nothing-ran");
     let t1 = step(&g.answer, "properties");
     assert_eq!(t1["reason"], "harness-error");
     let states: Vec<(&str, &str, &str)> = t1["properties"]
@@ -426,7 +432,7 @@ fn a_failure_only_in_a_frozen_test_is_discarded() {
 #[test]
 fn a_frozen_test_covering_the_diff_escalates() {
     let (_repo, g) = python("touches-frozen-coverage");
-    expect(&g, "ESCALATE", "inadmissible-evidence", 2);
+    escalates(&g, "inadmissible-evidence", "frozen-covers-patch");
     assert_eq!(
         step(&g.answer, "freeze")["matched"],
         serde_json::json!(["tests.test_legacy::test_legacy_export"])
@@ -588,7 +594,7 @@ fn the_config_comes_from_the_base_and_a_bad_one_is_one_line() {
         std::fs::write(dir.join("patchgate.toml"), loose).unwrap();
     });
     let g = gate(repo.path(), &[]);
-    expect(&g, "ESCALATE", "guarded-input-edited", 2);
+    escalates(&g, "guarded-input-edited", "guarded-input-edited");
     assert_eq!(
         step(&g.answer, "guard")["hits"][0]["file"],
         "patchgate.toml"
@@ -684,6 +690,11 @@ fn a_rust_repository_fails_with_101_and_that_is_a_catch() {
         );
         assert_eq!(answer["disposition"], disposition, "{patch} {receipts}");
         assert_eq!(answer["reason"], reason, "{patch} {receipts}");
+        assert_eq!(
+            answer.get("cause").and_then(Value::as_str),
+            (exit == 2).then_some("nothing-ran"),
+            "{patch} {receipts}"
+        );
         if patch == "broken-invariant" {
             let t1 = step(&answer, "properties");
             assert_eq!(t1["reason"], "stable-failure");
@@ -999,6 +1010,54 @@ fn admission_with_real_mutants() {
         report.contains("- `discount_monotonic` (in locality)"),
         "{report}"
     );
+    // The good fix adds a line beside the one the mutant changes: as written the mutant does
+    // not apply, nor by a three-way merge (adjacent changes conflict); the line it removes is
+    // still there, so it applies with its context loosened, and the re-proof ran (11.10).
+    assert!(
+        g.stderr.contains("applied with its context loosened"),
+        "{}",
+        g.stderr
+    );
+    assert!(
+        step(&g.answer, "reproof")["summary"]
+            .as_str()
+            .is_some_and(|s| s.contains("discount_bounded caught its mutant")),
+        "{}",
+        g.answer
+    );
+
+    // An honest patch that rewrites the very line the mutant changes: the mutant cannot apply
+    // to this tree, no re-proof ran, and the only candidate is used up: ESCALATE
+    // checker-unproven, the report saying to admit the property again (11.10).
+    git(dir, &["checkout", "-q", "-b", "rewrites", "main"]);
+    let pricing = std::fs::read_to_string(dir.join("shop/pricing.py")).unwrap();
+    std::fs::write(
+        dir.join("shop/pricing.py"),
+        pricing.replace(
+            "    return cents * (100 - percent) // 100",
+            "    return (cents * (100 - percent)) // 100",
+        ),
+    )
+    .unwrap();
+    commit(dir, "the same arithmetic, parenthesised");
+    let g = gate(dir, &["--markdown-out", md.to_str().unwrap()]);
+    escalates(&g, "checker-unproven", "checker-unproven");
+    let summary = step(&g.answer, "reproof")["summary"].clone();
+    assert!(
+        summary
+            .as_str()
+            .is_some_and(|s| s.contains("no re-proof could run: discount_bounded")
+                && s.contains("does not apply")),
+        "{summary}"
+    );
+    let report = std::fs::read_to_string(&md).unwrap();
+    let _ = std::fs::remove_file(&md);
+    assert!(
+        report.contains("(cause `checker-unproven`)")
+            && report.contains("admit the property again"),
+        "{report}"
+    );
+    git(dir, &["checkout", "-q", "patch"]);
 
     // Without the record, the same patch has no strong voter: an empty quorum, never a merge.
     git(dir, &["checkout", "-q", "main"]);
@@ -1013,7 +1072,7 @@ fn admission_with_real_mutants() {
     git(dir, &["checkout", "-q", "patch"]);
     git(dir, &["rebase", "-q", "main"]);
     let g = gate(dir, &[]);
-    expect(&g, "ESCALATE", "inadmissible-evidence", 2);
+    escalates(&g, "inadmissible-evidence", "empty-quorum");
     assert_eq!(step(&g.answer, "properties")["reason"], "empty-quorum");
 }
 
@@ -1082,7 +1141,7 @@ fn the_ledger_rows_say_what_the_answer_says() {
         "{}",
         g.answer
     );
-    expect(&g, "ESCALATE", "inadmissible-evidence", 2);
+    escalates(&g, "inadmissible-evidence", "exit-disagrees");
     assert_eq!(
         tiers(&g),
         [
@@ -1145,7 +1204,7 @@ fn a_patch_committing_bytecode_of_the_old_source_escalates() {
         git(dir, &["add", "-f", pyc.trim()]);
     });
     let g = gate(repo.path(), &[]);
-    expect(&g, "ESCALATE", "binary-added", 2);
+    escalates(&g, "binary-added", "binary-added");
     let binary = step(&g.answer, "binary");
     let found: Vec<&str> = binary["binaries"]
         .as_array()
@@ -1269,7 +1328,7 @@ fn a_failure_laundered_as_frozen_still_blocks() {
     require_python();
     // With the census, the renamed case is a test the base ran that did not run: no verdict.
     let (_repo, g) = python("launders-frozen-failure");
-    expect(&g, "ESCALATE", "inadmissible-evidence", 2);
+    escalates(&g, "inadmissible-evidence", "vanished-tests");
     assert_eq!(
         step(&g.answer, "fixtures")["vanished"],
         serde_json::json!(["tests.test_cases::test_case[discount_half]"])
@@ -1383,7 +1442,7 @@ fn a_patch_that_conflicts_with_the_base_escalates() {
     commit(dir, "main edits the same place");
     git(dir, &["checkout", "-q", "patch"]);
     let g = gate(dir, &[]);
-    expect(&g, "ESCALATE", "merge-conflict", 2);
+    escalates(&g, "merge-conflict", "merge-conflict");
     assert_eq!(
         step(&g.answer, "merge")["conflicts"],
         serde_json::json!(["shop/pricing.py"])
@@ -1423,7 +1482,7 @@ fn a_patch_shadowing_hypothesis_on_the_pythonpath_is_a_scope_hit() {
     );
     // The canary imports hypothesis too, gets the shadow, and no longer fails as it must.
     let g = gate(dir, &[]);
-    expect(&g, "ESCALATE", "checker-neutered", 2);
+    escalates(&g, "checker-neutered", "checker-neutered");
     // Without the canary: a toolchain scope hit, and the suite catches the bug.
     let repo = repository_with(
         "gate-python",
@@ -1465,7 +1524,7 @@ fn code_that_behaves_differently_under_test_escalates() {
     let repo = repository_with("gate-python", "test-aware", rule_off, |_| {});
     expect(&gate(repo.path(), &[]), "MERGE_OK", "all-gates-held", 0);
     let (_repo, g) = python("test-aware");
-    expect(&g, "ESCALATE", "test-aware-code", 2);
+    escalates(&g, "test-aware-code", "test-aware-code");
     let step = step(&g.answer, "test-aware");
     assert_eq!(step["count"], 1, "{step}");
     assert_eq!(step["lines"][0]["file"], "shop/pricing.py");
@@ -1554,7 +1613,7 @@ fn a_run_without_a_receipt_proves_nothing() {
 
         let repo = repository_with("gate-python", patch, canary_off, |_| {});
         let g = gate(repo.path(), &[]);
-        expect(&g, "ESCALATE", "inadmissible-evidence", 2);
+        escalates(&g, "inadmissible-evidence", gap);
         let t1 = step(&g.answer, "properties");
         assert_eq!(t1["receipts"], "on");
         assert_eq!(t1["verdict"], "unknown", "{patch}: {t1}");
@@ -1588,7 +1647,7 @@ fn a_suite_that_runs_nothing_is_no_pass() {
     let repo = repository_with("gate-python", "collects-only", canary_off, |_| {});
     let g = gate(repo.path(), &[]);
     assert!(plain_pytest_passes(repo.path()), "hides the bug");
-    expect(&g, "ESCALATE", "inadmissible-evidence", 2);
+    escalates(&g, "inadmissible-evidence", "scope-hit");
     let t2 = step(&g.answer, "fixtures");
     assert_eq!(t2["verdict"], "unknown", "{t2}");
     assert_eq!(t2["exit_code"], 0, "{t2}");
@@ -1608,7 +1667,7 @@ fn a_test_the_base_ran_must_still_run() {
 
     let repo = repository_with("gate-python", "skips-failures", canary_off, |_| {});
     let g = gate(repo.path(), &[]);
-    expect(&g, "ESCALATE", "inadmissible-evidence", 2);
+    escalates(&g, "inadmissible-evidence", "vanished-tests");
     let t2 = step(&g.answer, "fixtures");
     assert_eq!(
         t2["vanished"],
@@ -1627,7 +1686,7 @@ fn a_run_that_rewrites_the_fixtures_escalates() {
     require_python();
     let (repo, g) = python("rewrites-fixtures");
     assert!(plain_pytest_passes(repo.path()), "hides the bug");
-    expect(&g, "ESCALATE", "modified-during-run", 2);
+    escalates(&g, "modified-during-run", "modified-during-run");
     assert_eq!(g.answer["rule"], "integrity");
     let finding = &step(&g.answer, "integrity")["findings"][0];
     assert_eq!(
@@ -1659,7 +1718,7 @@ fn a_checker_switched_off_is_caught_by_the_canary() {
         "collects-only",
     ] {
         let (_repo, g) = python(patch);
-        expect(&g, "ESCALATE", "checker-neutered", 2);
+        escalates(&g, "checker-neutered", "checker-neutered");
         assert_eq!(g.answer["rule"], "integrity", "{patch}");
         let canary = step(&g.answer, "canary");
         assert_eq!(canary["failed"], false, "{patch}: {canary}");
@@ -1719,7 +1778,7 @@ fn a_property_that_can_no_longer_fail_is_caught_by_the_re_proof() {
 
     git(dir, &["checkout", "-q", "patch"]);
     let g = gate(dir, &[]);
-    expect(&g, "ESCALATE", "checker-neutered", 2);
+    escalates(&g, "checker-neutered", "checker-cannot-fail");
     let reproof = step(&g.answer, "reproof");
     assert_eq!(
         reproof["tried"][0]["property"], "discount_bounded",
@@ -1820,6 +1879,11 @@ fn the_rust_starter_gates_the_rust_example() {
         );
         assert_eq!(answer["disposition"], disposition, "{patch}");
         assert_eq!(answer["reason"], reason, "{patch}");
+        assert_eq!(
+            answer.get("cause").and_then(Value::as_str),
+            (exit == 2).then_some("checker-neutered"),
+            "{patch}"
+        );
     }
 }
 
@@ -1883,6 +1947,10 @@ fn rust_runs_without_a_receipt_prove_nothing() {
             "receipts {receipts}: {answer}"
         );
         assert_eq!(answer["reason"], reason, "receipts {receipts}");
+        assert_eq!(
+            answer.get("cause").and_then(Value::as_str),
+            receipts.then_some("nothing-ran")
+        );
         if receipts {
             let t1 = step(&answer, "properties");
             assert_eq!(t1["unvouched"][0]["property"], "split_is_fiar", "{t1}");
@@ -1906,12 +1974,14 @@ fn a_patch_no_property_observes_is_inert_or_named() {
         ("docs", "docs/setup.md", "MERGE_OK", "all-gates-held", 0),
         ("notes", "NOTES.md", "ESCALATE", "inadmissible-evidence", 2),
     ] {
+        let want_cause = (exit == 2).then_some("unobserved-files");
         git(dir, &["checkout", "-q", "-B", branch, "main"]);
         std::fs::create_dir_all(dir.join(file).parent().unwrap()).unwrap();
         std::fs::write(dir.join(file), "How to set up the shop.\n").unwrap();
         commit(dir, branch);
         let g = gate(dir, &[]);
         expect(&g, disposition, reason, exit);
+        assert_eq!(g.answer.get("cause").and_then(Value::as_str), want_cause);
         let t1 = step(&g.answer, "properties");
         assert_eq!(t1["ran"], exit != 0, "{branch}: {t1}");
         if exit == 0 {

@@ -1003,6 +1003,18 @@ fn the_suite_counts_only_with_its_receipt_and_an_unchanged_tree() {
         assert_eq!(answer["disposition"], disposition, "{behaviour}: {stderr}");
         assert_eq!(answer["reason"], reason, "{behaviour}: {answer}");
         assert_eq!(code, Some(if disposition == "MERGE_OK" { 0 } else { 2 }));
+        // Every escalation's cause (issue 35): a receipt's gap names it, the exit code and
+        // the report disagreeing is one cause whichever way they do.
+        let cause = match (reason, gap) {
+            ("modified-during-run", _) => Some("modified-during-run"),
+            (_, Some("no-failure-listed")) => Some("exit-disagrees"),
+            (_, gap) => gap,
+        };
+        assert_eq!(
+            answer.get("cause").and_then(serde_json::Value::as_str),
+            cause,
+            "{behaviour}"
+        );
         let step = |name: &str| {
             answer["steps"]
                 .as_array()
@@ -1123,6 +1135,15 @@ fn a_batched_run_gives_each_property_its_own_cases_outcome() {
         git(dir, &["merge", "-q", "main", "-m", "base"]);
         let (_, answer, stderr) = gate_json(dir, &[]);
         assert_eq!(answer["disposition"], disposition, "{behaviour}: {stderr}");
+        let cause = gaps.first().map(|(_, gap)| match *gap {
+            "no-failure-listed" => "exit-disagrees",
+            gap => gap,
+        });
+        assert_eq!(
+            answer.get("cause").and_then(serde_json::Value::as_str),
+            cause,
+            "{behaviour}"
+        );
         // One process per run for the three properties.
         assert!(
             stderr.contains("t1-properties run 1/2 (3 properties): exit")

@@ -30,7 +30,31 @@ pub enum JunitError {
     TooMany,
 }
 
-fn id_of(start: &BytesStart<'_>) -> Result<String, JunitError> {
+/// The test binary a `<!-- test binary: NAME -->` comment names (CONTRACT.md section 11.9):
+/// the starter's cargo runner writes one before each binary's report, so an integration test
+/// is named by its binary (`pinned::matches`), not libtest's `integration`. The hash cargo
+/// gives the file (`pinned-0123456789abcdef`) is left off.
+fn binary_of(comment: &str) -> Option<String> {
+    let name = comment.trim().strip_prefix("test binary:")?.trim();
+    let name = match name.rsplit_once('-') {
+        Some((stem, hash))
+            if hash.len() == 16
+                && hash.bytes().all(|b| b.is_ascii_hexdigit())
+                && !stem.is_empty() =>
+        {
+            stem
+        }
+        _ => name,
+    };
+    (!name.is_empty()
+        && name.len() <= 256
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'))
+    .then(|| name.to_owned())
+}
+
+fn id_of(start: &BytesStart<'_>, binary: Option<&str>) -> Result<String, JunitError> {
     let (mut classname, mut name) = (String::new(), String::new());
     for attr in start.attributes() {
         let attr = attr?;
@@ -43,6 +67,11 @@ fn id_of(start: &BytesStart<'_>) -> Result<String, JunitError> {
             b"name" => name = value,
             _ => {}
         }
+    }
+    if let Some(binary) = binary
+        && classname == "integration"
+    {
+        classname = binary.to_owned();
     }
     Ok(if classname.is_empty() {
         name
@@ -187,6 +216,8 @@ pub fn read_report(input: impl BufRead) -> Result<Report, JunitError> {
     // The open suites, outermost first (`<testsuites>` included), each with its tally.
     let mut suites: Vec<(&'static str, Tally)> = Vec::new();
     let mut current: Option<Open> = None;
+    // The test binary the next document's integration tests belong to, when tagged.
+    let mut binary: Option<String> = None;
     loop {
         let event = reader.read_event_into(&mut buf)?;
         let (start, empty) = match &event {
@@ -215,10 +246,12 @@ pub fn read_report(input: impl BufRead) -> Result<Report, JunitError> {
                         tally.counted[0] += 1;
                     }
                     if empty {
-                        report.cases.push((id_of(e)?, Case::Passed));
+                        report
+                            .cases
+                            .push((id_of(e, binary.as_deref())?, Case::Passed));
                     } else {
                         current = Some(Open {
-                            id: id_of(e)?,
+                            id: id_of(e, binary.as_deref())?,
                             failed: false,
                             skipped: false,
                             message: None,
@@ -360,6 +393,13 @@ pub fn read_report(input: impl BufRead) -> Result<Report, JunitError> {
                 {
                     note(why);
                 }
+                // A tag names the one document after it.
+                if suites.is_empty() {
+                    binary = None;
+                }
+            }
+            Event::Comment(c) if suites.is_empty() && current.is_none() => {
+                binary = std::str::from_utf8(&c).ok().and_then(binary_of);
             }
             Event::Eof => break,
             _ => {}
@@ -513,6 +553,43 @@ mod tests {
             "{message:?}"
         );
         assert!(message.len() <= MAX_MESSAGE_BYTES);
+        // The starter's cargo runner tags each test binary's report (section 11.9): two test
+        // files with a test of one name are two ids, the ignored test counted in `tests=`
+        // is no disagreement, and the untagged doctest document keeps libtest's names.
+        let tagged =
+            read_report(&include_bytes!("../../tests/data/junit/libtest-1.95-by-binary.xml")[..])
+                .unwrap();
+        assert_eq!(tagged.disagrees, None);
+        let ids: Vec<&str> = tagged.cases.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["tests::it_works", "other::matches", "pinned::matches"]
+        );
+        assert_eq!(tagged.failed, ["pinned::matches"]);
+        assert!(
+            tagged.messages[0].1.contains("boom input 3"),
+            "{:?}",
+            tagged.messages
+        );
+        // A tag names the one document after it, and only a well-formed name.
+        for (comment, binary) in [
+            (" test binary: pinned-889b208ee2cb8e63 ", Some("pinned")),
+            ("test binary: my-tests-0123456789abcdef", Some("my-tests")),
+            ("test binary: cases", Some("cases")),
+            ("test binary: ../x", None),
+            ("something else", None),
+            ("test binary: ", None),
+        ] {
+            assert_eq!(binary_of(comment).as_deref(), binary, "{comment:?}");
+        }
+        let two = br#"<!-- test binary: a-0123456789abcdef --><testsuites><testsuite><testcase classname="integration" name="t"/></testsuite></testsuites><testsuites><testsuite><testcase classname="integration" name="t"/></testsuite></testsuites>"#;
+        let ids: Vec<String> = read_report(&two[..])
+            .unwrap()
+            .cases
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        assert_eq!(ids, ["a::t", "integration::t"]);
         // A failure with a message of its own keeps it; the output is not read then.
         let own = br#"<testsuite><testcase name="a"><failure message="mine"/><system-out>other</system-out></testcase></testsuite>"#;
         assert_eq!(read_report(&own[..]).unwrap().messages[0].1, "mine");

@@ -296,11 +296,12 @@ impl Room {
     /// A second room holding a copy of this one's tree as it is now (the build's output with
     /// it: `cp -a`, reflinks where the file system has them), its own `HOME`, `/tmp` and
     /// receipts: where a run goes whose evidence must not depend on the runs in this one (the
-    /// suite, started while the properties run). Not hard links (`cp -al`, 5 times faster):
+    /// suite, started while the properties run; a re-proof, its mutant applied to the built
+    /// copy, CONTRACT.md section 11.10). Not hard links (`cp -al`, 5 times faster):
     /// a file written in place in one would be written in both, and a suite that rewrites a
     /// source file would change what the property runs beside it see. The tracked files must
     /// be unchanged (checked just before): they are what a run there may not change either.
-    pub fn fork(&self) -> Result<Room, CliError> {
+    pub fn fork(&self, purpose: &str) -> Result<Room, CliError> {
         let started = std::time::Instant::now();
         let from = self.tree.parent().unwrap_or(&self.tree);
         let places = Places::make(from.parent().unwrap_or(from))?;
@@ -315,7 +316,7 @@ impl Room {
             .collect();
         super::export::Tracked::restat(&mut tracked);
         super::output::error(&format!(
-            "clean room: a second copy for the suite ({:.2} s)",
+            "clean room: a second copy for {purpose} ({:.2} s)",
             started.elapsed().as_secs_f64()
         ));
         let env = self

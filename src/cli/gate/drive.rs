@@ -59,7 +59,7 @@ pub(super) fn drive(
             // now); without one, the fresh copy made while the gate gathered.
             if plan.suite_beside && jobs > 1 && early.is_none() && facts.fixture_suite.is_none() {
                 let copy = match &facts.build {
-                    Some(_) => Some(g.room.fork()?),
+                    Some(_) => Some(g.room.fork("the suite")?),
                     None => None,
                 };
                 early = Some(Early::start(scope, g, copy));

@@ -5,9 +5,12 @@ use super::request::GateRequest;
 use super::request::Judged;
 use super::request::SandboxBackend;
 use super::steps::Step;
+use crate::core::quorum::Reason;
 use crate::core::route::Attribution;
 use crate::core::route::Disposition;
+use crate::core::route::Verdict;
 use crate::core::route::Verdicts;
+use crate::core::runs::ReceiptGap;
 use serde::Deserialize;
 use serde::Serialize;
 use strum::IntoStaticStr;
@@ -125,6 +128,8 @@ pub enum GateReason {
     FrozenTestFailure,
     InadmissibleEvidence,
     AllGatesHeld,
+    /// Re-proofs were asked and none of them could run (CONTRACT.md section 11.10).
+    CheckerUnproven,
 }
 
 impl GateReason {
@@ -149,6 +154,89 @@ impl From<Attribution> for GateReason {
     }
 }
 
+/// What, precisely, a human must look at (every ESCALATE answer carries one beside its
+/// `reason`): the "What to do next" of the report is written for it. A gate rule's reason is
+/// its own cause; the router's two (`inadmissible-evidence`, `evidence-gap`) are split by the
+/// first step, in pipeline order, whose verdict is neither a pass nor a failure.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum Cause {
+    MergeConflict,
+    SealMismatch,
+    GuardedInputEdited,
+    BinaryAdded,
+    TestAwareCode,
+    ModifiedDuringRun,
+    /// The build step neither built nor failed to build (a timeout, a crash, a missing tool).
+    BuildBroken,
+    /// The canary did not fail.
+    CheckerNeutered,
+    /// An admitted property passed with its mutant applied.
+    CheckerCannotFail,
+    /// Re-proofs were asked and none could run.
+    CheckerUnproven,
+    /// t0: the patch changes test-adjacent files.
+    ScopeHit,
+    /// No strong property observes a changed file (an empty quorum, files named).
+    UnobservedFiles,
+    /// No strong property votes, though the changed files are observed (frozen, or weak for
+    /// want of admission).
+    EmptyQuorum,
+    /// The patch brings a property that is in its own locality.
+    NewProperty,
+    /// A property passed and failed on the same tree (split exits).
+    FlakyProperty,
+    /// A run's exit is not a catch, or it timed out or was killed.
+    BrokenHarness,
+    /// A property's runs are not all there.
+    MissingResults,
+    /// A report disagrees with itself (declared failures it does not list, say).
+    ReportDisagrees,
+    /// A run wrote no report at its fresh path.
+    NoReceipt,
+    /// A run's report lists no test that ran.
+    NothingRan,
+    /// A run exited 0 with a skipped case in its report.
+    SkippedTests,
+    /// The exit code and the report disagree (a catch with no failure listed, exit 0 with one).
+    ExitDisagrees,
+    /// Census tests that passed on the base did not run.
+    VanishedTests,
+    /// A frozen test covers a changed file.
+    FrozenCoversPatch,
+    /// A gate did not run at all.
+    GateMissing,
+}
+
+impl Cause {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    fn of_gap(gap: ReceiptGap) -> Cause {
+        match gap {
+            ReceiptGap::NoReceipt => Cause::NoReceipt,
+            ReceiptGap::NothingRan => Cause::NothingRan,
+            ReceiptGap::Skipped => Cause::SkippedTests,
+            ReceiptGap::NoFailureListed | ReceiptGap::FailureListed => Cause::ExitDisagrees,
+            ReceiptGap::ReportDisagrees => Cause::ReportDisagrees,
+        }
+    }
+}
+
 /// The gate's decision.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GateDecision {
@@ -164,6 +252,88 @@ impl GateDecision {
     pub fn exit_code(&self) -> u8 {
         self.disposition.exit_code()
     }
+
+    /// Its cause, on an escalation (see [`Cause`]).
+    pub fn cause(&self) -> Option<Cause> {
+        if self.disposition != GateDisposition::Escalate {
+            return None;
+        }
+        Some(match self.reason {
+            GateReason::MergeConflict => Cause::MergeConflict,
+            GateReason::SealMismatch => Cause::SealMismatch,
+            GateReason::GuardedInputEdited => Cause::GuardedInputEdited,
+            GateReason::BinaryAdded => Cause::BinaryAdded,
+            GateReason::TestAwareCode => Cause::TestAwareCode,
+            GateReason::ModifiedDuringRun => Cause::ModifiedDuringRun,
+            GateReason::HarnessError => Cause::BuildBroken,
+            GateReason::CheckerUnproven => Cause::CheckerUnproven,
+            GateReason::CheckerNeutered
+                if self
+                    .steps
+                    .iter()
+                    .any(|s| matches!(s, Step::Canary { failed: false, .. })) =>
+            {
+                Cause::CheckerNeutered
+            }
+            GateReason::CheckerNeutered => Cause::CheckerCannotFail,
+            _ => routed_cause(&self.steps),
+        })
+    }
+}
+
+/// The router's escalation, by the first step whose verdict is neither a pass nor a failure.
+fn routed_cause(steps: &[Step]) -> Cause {
+    let open = |v: &Verdict| matches!(v, Verdict::Unknown | Verdict::Missing);
+    for step in steps {
+        match step {
+            Step::Scope { scope_hits, .. } if !scope_hits.is_empty() => return Cause::ScopeHit,
+            Step::Properties {
+                verdict,
+                reason,
+                unvouched,
+                unobserved,
+                ..
+            } if open(verdict) => {
+                // A run its receipt does not vouch for is said first: it is what made the
+                // runs look split or broken.
+                let first_gap = unvouched.first().map(|u| u.gap);
+                return match reason {
+                    _ if !unobserved.is_empty() => Cause::UnobservedFiles,
+                    Some(Reason::EmptyQuorum) => Cause::EmptyQuorum,
+                    Some(Reason::SelfIntroducedPredicate) => Cause::NewProperty,
+                    _ if first_gap.is_some() => {
+                        first_gap.map_or(Cause::BrokenHarness, Cause::of_gap)
+                    }
+                    Some(Reason::SplitExits) => Cause::FlakyProperty,
+                    Some(Reason::MissingResults) => Cause::MissingResults,
+                    None if *verdict == Verdict::Missing => Cause::GateMissing,
+                    _ => Cause::BrokenHarness,
+                };
+            }
+            Step::Fixtures {
+                ran,
+                verdict,
+                exit_code,
+                failed_tests,
+                gap,
+                vanished_count,
+                disagrees,
+                ..
+            } if open(verdict) => {
+                return match () {
+                    () if !ran || *verdict == Verdict::Missing => Cause::GateMissing,
+                    () if disagrees.is_some() => Cause::ReportDisagrees,
+                    () if gap.is_some() => gap.map_or(Cause::BrokenHarness, Cause::of_gap),
+                    () if *vanished_count > 0 => Cause::VanishedTests,
+                    () if *exit_code == Some(0) && !failed_tests.is_empty() => Cause::ExitDisagrees,
+                    () => Cause::BrokenHarness,
+                };
+            }
+            Step::Freeze { verdict, .. } if open(verdict) => return Cause::FrozenCoversPatch,
+            _ => {}
+        }
+    }
+    Cause::GateMissing
 }
 
 /// The `/gate` answer.
@@ -176,6 +346,9 @@ pub struct GateAnswer {
     pub rule: GateRuleName,
     /// The gate rule's reason, or (rule `route`) the router's attribution.
     pub reason: GateReason,
+    /// On an escalation, what precisely a human must look at (beside the contract's `reason`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<Cause>,
     /// 0 MERGE_OK, 1 BLOCK, 2 ESCALATE, 3 STOP_QUEUE.
     pub exit_code: u8,
     pub decision_id: String,
@@ -207,6 +380,7 @@ impl GateDecision {
             disposition: self.disposition,
             rule: self.rule,
             reason: self.reason,
+            cause: self.cause(),
             exit_code: self.exit_code(),
             decision_id,
             evidence: self.evidence,

@@ -47,7 +47,14 @@ pub const GATE_FIELDS: [&str; 28] = [
     "configured",
 ];
 /// The fields of `configured`.
-pub const CONFIGURED_FIELDS: [&str; 5] = ["build", "canary", "reprove", "deselect", "seed"];
+pub const CONFIGURED_FIELDS: [&str; 6] = [
+    "build",
+    "canary",
+    "reprove",
+    "deselect",
+    "seed",
+    "mutant_files",
+];
 /// The runner's phases a request may time (`timings_ms`), in pipeline order.
 pub const TIMING_STEPS: [&str; 8] = [
     "gather",
@@ -239,7 +246,12 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
         let reprove = c.opt_uint("reprove", 100, &mut e);
         let deselect = c.opt_bool("deselect", &mut e);
         let seed = c.opt_uint("seed", u64::from(u32::MAX), &mut e);
+        let mutant_files = c
+            .get("mutant_files")
+            .and_then(|v| parse_mutant_files(v, &mut e))
+            .unwrap_or_default();
         Some(Configured {
+            mutant_files,
             build: build.unwrap_or(false),
             canary: canary.unwrap_or(false),
             reprove: reprove.and_then(|n| u8::try_from(n).ok()).unwrap_or(0),
@@ -327,6 +339,44 @@ fn parse_property_receipts(
             parse_receipt(x, &p, e)
         })?;
         out.insert(id.clone(), receipts);
+    }
+    Some(out)
+}
+
+/// `configured.mutant_files`: property id → the files its mutant touches, at most 1,000
+/// properties and 100 files each.
+fn parse_mutant_files(
+    v: &Value,
+    e: &mut Errors,
+) -> Option<std::collections::BTreeMap<String, Vec<String>>> {
+    const AT: &str = "/configured/mutant_files";
+    let Some(map) = v.as_object() else {
+        e.push(
+            AT,
+            format!(
+                "`mutant_files` must be an object of property id → [path, ...], not {}",
+                fields::kind_of(v)
+            ),
+        );
+        return None;
+    };
+    if map.len() > 1000 {
+        e.push(AT, format!("{} properties; at most 1000", map.len()));
+        return None;
+    }
+    let mut out = std::collections::BTreeMap::new();
+    for (id, list) in map {
+        let at = pointer_key(AT, id);
+        if list.as_array().is_some_and(|l| l.len() > 100) {
+            e.push(&at, "at most 100 files per mutant");
+            continue;
+        }
+        if let Some(paths) = fields::paths(list, &at, false, e) {
+            out.insert(
+                id.clone(),
+                paths.iter().map(|p| p.as_str().to_owned()).collect(),
+            );
+        }
     }
     Some(out)
 }

@@ -251,10 +251,11 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
     }
 }
 
-/// The next admitted property to re-prove (CONTRACT.md section 11.5), when fewer re-proofs
-/// ran than `configured.reprove` asks: the admitted properties that ran on this patch, in the
-/// order the runner's draw (`configured.seed`) gives, less those tried.
-fn next_reproof(request: &GateRequest, configured: &Configured) -> Option<String> {
+/// The next admitted property to re-prove (CONTRACT.md sections 11.5, 11.10), when fewer
+/// re-proofs ran than `configured.reprove` asks: the admitted properties that ran on this
+/// patch, less those tried, those whose mutant touches a changed file first, each group in
+/// the order the runner's draw (`configured.seed`) gives.
+pub(super) fn next_reproof(request: &GateRequest, configured: &Configured) -> Option<String> {
     // At most as many tries as the facts may carry: past them, the rest is said void.
     if configured.reprove == 0
         || request.property_runs.is_empty()
@@ -285,7 +286,16 @@ fn next_reproof(request: &GateRequest, configured: &Configured) -> Option<String
         .iter()
         .filter(|p| p.admitted.is_some() && request.property_runs.contains_key(&p.id))
         .filter(|p| !tried.contains(p.id.as_str()))
-        .min_by_key(|p| (drawn(configured.seed, &p.id), p.id.clone()))
+        // First the mutants that touch a file the patch changes (section 11.10), then the
+        // rest, each in the draw's order.
+        .min_by_key(|p| {
+            let touches = configured.mutant_files.get(&p.id).is_some_and(|files| {
+                files
+                    .iter()
+                    .any(|f| request.changed_files.iter().any(|c| c.as_str() == f))
+            });
+            (!touches, drawn(configured.seed, &p.id), p.id.clone())
+        })
         .map(|p| p.id.clone())
 }
 

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::answer::{GateAnswer, GateDisposition};
+use super::answer::{Cause, GateAnswer, GateDisposition};
 use super::request::FailingCase;
 use super::steps::Step;
 use crate::core::quorum::Vote;
@@ -59,6 +59,25 @@ fn prose(s: &str) -> String {
             out.push(c);
         }
     }
+    out
+}
+
+/// A step's summary for Markdown: its own code spans (a pair of backticks, as the summaries
+/// write `[suite] deselect`) shown as code, the rest as [`prose`]; an unpaired backtick is
+/// escaped.
+fn summary_prose(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut rest = s;
+    while let Some(open) = rest.find('`') {
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('`').filter(|&c| c > 0) else {
+            break;
+        };
+        out.push_str(&prose(&rest[..open]));
+        out.push_str(&code(&after[..close]));
+        rest = &after[close + 1..];
+    }
+    out.push_str(&prose(rest));
     out
 }
 
@@ -178,7 +197,7 @@ pub fn markdown_as(answer: &GateAnswer, shadow: bool) -> String {
     out.push_str("### Steps\n\n");
     for (i, step) in answer.steps.iter().enumerate() {
         let (name, summary) = step_name(step);
-        let _ = writeln!(out, "{}. **{name}**: {}", i + 1, prose(summary));
+        let _ = writeln!(out, "{}. **{name}**: {}", i + 1, summary_prose(summary));
     }
     out.push('\n');
 
@@ -378,7 +397,7 @@ fn step_detail(out: &mut String, step: &Step, failures: &[FailingCase]) {
             let unproven: Vec<_> = properties.iter().filter(|p| p.unproven).collect();
             if !unproven.is_empty() {
                 out.push_str("### Unproven strong properties\n\n");
-                out.push_str("Admission is required, and these strong properties have no two-commit proof (`admitted` in the catalog): each votes as weak, so it may reject a patch but never fills the quorum. Prove one with `patchgate admit ID --mutant REF --write` (a commit that deletes its invariant), then commit the catalog.\n\n");
+                out.push_str("Admission is required, and these strong properties have no two-commit proof for this patch (no `admitted` in the catalog, or their mutant does not apply to this tree, the re-proof above says why): each votes as weak, so it may reject a patch but never fills the quorum. Prove one with `patchgate admit ID --mutant REF --write` (a commit that deletes its invariant), then commit the catalog.\n\n");
                 list(
                     out,
                     unproven.iter().map(|p| {
@@ -467,6 +486,84 @@ fn unobserved(answer: &GateAnswer) -> &[String] {
 }
 
 /// What the reader does next, by disposition.
+/// What a human checks first, for each cause of an escalation.
+fn what_to_check(cause: Cause) -> &'static str {
+    match cause {
+        Cause::SealMismatch => {
+            "why the fixtures differ from the base commit's expected seal. A fixture changed in the same patch as the code it judges is the classic way to hide a bug; a legitimate fixture change lands on its own, reviewed, with its new expected seal."
+        }
+        Cause::MergeConflict => {
+            "the conflicting files listed above. The patch does not merge cleanly into the base, so there is no tree that would land to judge: bring the base into the patch, resolve the conflicts, and gate again."
+        }
+        Cause::TestAwareCode => {
+            "the lines listed above: code that asks whether a test runner is loaded (or leaves the process early) can be correct under test and wrong in production, which no run can see. If the line is honest (a test helper in the package, say), a human merges it; moving test code into test files keeps it out of this rule."
+        }
+        Cause::ModifiedDuringRun => {
+            "the files listed above: a run of the code under test changed files it had no business writing (tracked files, the fixtures). Whatever the runs said afterwards proves nothing. Find the code that writes them."
+        }
+        Cause::CheckerNeutered => {
+            "the canary above: a check that fails in the base did not fail in this tree. Something the patch brings (at import time, in a plugin, in the test configuration) switches the checker off or makes failures pass, and no pass from this tree can be trusted. Find what the patch does under test."
+        }
+        Cause::CheckerCannotFail => {
+            "the re-proof above: a property that caught its admission mutant on the base passed with it on this tree, so here it can no longer fail. Look for what the patch changes in what the property compares (an `__eq__` or `PartialEq` that always agrees, a stubbed oracle, a widened tolerance)."
+        }
+        Cause::CheckerUnproven => {
+            "the re-proof above: none of the re-proofs asked could run (a mutant that does not apply to this tree, a timeout, a report that shows nothing ran), so nothing shows the checker can still fail here. When the patch rewrote the lines a mutant touches, admit the property again on the new code (`patchgate admit ID --mutant REF --write`)."
+        }
+        Cause::BuildBroken => {
+            "the build step above: it neither built nor failed to build (a timeout, a crash, a missing tool). That is the harness, not the patch."
+        }
+        Cause::BinaryAdded => {
+            "the compiled or binary files listed above. No review can read them, and a test may load them instead of the source: build them in CI from reviewed source instead of committing them."
+        }
+        Cause::GuardedInputEdited => {
+            "the guarded files listed above. The patch edits the rules that judge it (config, catalog, ledger, expected seal or a property's source); a human reviews that change on its own before the gate can trust it."
+        }
+        Cause::ScopeHit => {
+            "the test-adjacent files the t0 scope step lists: the patch changes tests or the test toolchain, so the property tier cannot vouch for it. Review the test changes; a test change lands on its own, reviewed, before the code it judges."
+        }
+        Cause::UnobservedFiles | Cause::EmptyQuorum => {
+            "the quorum table above: no strong property votes on this patch (each is frozen, out of locality, or weak for want of an `admitted` record under `require_admission`). Admit the strong properties that observe these files (`patchgate admit ID --mutant REF --write`), or retire the freezes."
+        }
+        Cause::NewProperty => {
+            "the property the patch itself brings, in its own locality: a check written with the code it judges proves nothing about it. Land the property on its own first."
+        }
+        Cause::FlakyProperty => {
+            "the property whose runs split (one pass, one failure) on the same tree: either the code under test is nondeterministic or the property is flaky. Run it again on the base; a flaky property is frozen in the ledger, with an owner, until fixed."
+        }
+        Cause::BrokenHarness => {
+            "the run whose exit is not a catch (or that timed out or was killed), in the steps above: a broken harness is neither a pass nor a failure. Run the command by hand on the judged tree; raise its `timeout_s` if it was too short."
+        }
+        Cause::MissingResults => {
+            "the property whose runs are not all there: a run that did not happen is not a pass."
+        }
+        Cause::ReportDisagrees => {
+            "the report's disagreement named above: it declares failures or errors it does not list (the forged-count attack), or has a failure outside any test case. A report that contradicts itself is evidence of nothing; find what in the patch writes or rewrites the report."
+        }
+        Cause::NoReceipt => {
+            "the runs that left no report at their `{junit}` path: a run nobody can vouch for counts as nothing. Something exited before the report was written (an exit under test, a crashed harness), or the command does not write `{junit}`."
+        }
+        Cause::NothingRan => {
+            "the runs whose report lists no test that ran: the test command selected nothing (a renamed test, a `case` pattern that names nothing, a collection error), or something in the patch stopped the tests from running."
+        }
+        Cause::SkippedTests => {
+            "the skipped cases in the report: a property that is skipped is not a pass. Look for a skip marker, an `importorskip` or a condition the patch added."
+        }
+        Cause::ExitDisagrees => {
+            "the run whose exit code and report disagree (a failure exit with no failure listed, or exit 0 with one): one of them was forced. Look for an exit under test or a hook that rewrites results."
+        }
+        Cause::VanishedTests => {
+            "the census tests listed above: they passed on the base and did not run here (deleted, renamed, skipped, or the suite stopped early). If the patch removed or renamed them on purpose, refresh the census on the base (`patchgate census --write`) in a reviewed commit; a census written before tests were named by their binary (libtest, CONTRACT.md 11.9) is refreshed the same way."
+        }
+        Cause::FrozenCoversPatch => {
+            "the frozen tests that cover the changed files: the check that would judge this patch is frozen, so nothing judges it. Fix and unfreeze the test, or review the patch by hand."
+        }
+        Cause::GateMissing => {
+            "which gate never ran (a `missing` verdict above) and why: a gate that did not run is not a pass."
+        }
+    }
+}
+
 fn next(answer: &GateAnswer) -> String {
     let mut out = String::new();
     match answer.disposition {
@@ -507,40 +604,12 @@ fn next(answer: &GateAnswer) -> String {
             list(&mut out, files.iter().map(|f| code(f)));
         }
         GateDisposition::Escalate => {
-            let what = match answer.reason.as_str() {
-                "seal-mismatch" => {
-                    "why the fixtures differ from the base commit's expected seal. A fixture changed in the same patch as the code it judges is the classic way to hide a bug; a legitimate fixture change lands on its own, reviewed, with its new expected seal."
-                }
-                "merge-conflict" => {
-                    "the conflicting files listed above. The patch does not merge cleanly into the base, so there is no tree that would land to judge: bring the base into the patch, resolve the conflicts, and gate again."
-                }
-                "test-aware-code" => {
-                    "the lines listed above: code that asks whether a test runner is loaded (or leaves the process early) can be correct under test and wrong in production, which no run can see. If the line is honest (a test helper in the package, say), a human merges it; moving test code into test files keeps it out of this rule."
-                }
-                "modified-during-run" => {
-                    "the files listed above: a run of the code under test changed files it had no business writing (tracked files, the fixtures). Whatever the runs said afterwards proves nothing. Find the code that writes them."
-                }
-                "checker-neutered" => {
-                    "the canary above: a check that fails in the base did not fail in this tree. Something the patch brings (at import time, in a plugin, in the test configuration) switches the checker off or makes failures pass, and no pass from this tree can be trusted. Find what the patch does under test."
-                }
-                "harness-error" => {
-                    "the build step above: it neither built nor failed to build (a timeout, a crash, a missing tool). That is the harness, not the patch."
-                }
-                "binary-added" => {
-                    "the compiled or binary files listed above. No review can read them, and a test may load them instead of the source: build them in CI from reviewed source instead of committing them."
-                }
-                "guarded-input-edited" => {
-                    "the guarded files listed above. The patch edits the rules that judge it (config, catalog, ledger, expected seal or a property's source); a human reviews that change on its own before the gate can trust it."
-                }
-                "evidence-gap" => {
-                    "which gate never ran (a `missing` verdict above) and why: a gate that did not run is not a pass."
-                }
-                "inadmissible-evidence" => {
-                    "the `unknown` verdicts above: a flaky property (split exits), a broken harness (an exit that is not a catch, a timeout), a scope hit on test files, or a frozen test covering the patch. None of them is a pass, and none is a failure."
-                }
-                _ => "the steps above.",
-            };
-            let _ = writeln!(out, "A human must look: check {what}");
+            let what = answer.cause.map_or("the steps above.", what_to_check);
+            let _ = writeln!(
+                out,
+                "A human must look (cause `{}`): check {what}",
+                answer.cause.map_or("unknown", Cause::as_str)
+            );
         }
         GateDisposition::StopQueue => {
             out.push_str("The whole queue is stopped: freeze debt is over the cap. Retire ledger rows (fix or delete the frozen checks, then close their rows) until the debt is at or under the cap. Rows to retire first:\n\n");

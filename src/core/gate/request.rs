@@ -11,6 +11,7 @@ use crate::core::runs::counted;
 use crate::core::seal::SealCheck;
 use serde::Deserialize;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::collections::HashMap;
 use strum::IntoStaticStr;
 use strum::VariantArray;
@@ -229,7 +230,11 @@ impl Reproof {
             });
         }
         let Some(code) = self.exit_code else {
-            return ReproofOutcome::Void("its run timed out or was killed".to_owned());
+            return ReproofOutcome::Void(
+                self.note
+                    .clone()
+                    .unwrap_or_else(|| "its run timed out or was killed".to_owned()),
+            );
         };
         let (run, gap) = match &self.receipt {
             Some(r) => counted(Some(code), r.as_ref(), catch, false),
@@ -361,6 +366,12 @@ pub struct Configured {
     #[serde(default)]
     #[schema(minimum = 0, maximum = 4294967295_u64)]
     pub seed: u64,
+    /// The files each admitted property's stored mutant touches, by property id (at most
+    /// 1,000 properties, 100 files each): the re-proof tries first the properties whose
+    /// mutant touches a file the patch changes (section 11.10).
+    /// (Each path as the path normaliser writes it.)
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub mutant_files: BTreeMap<String, Vec<String>>,
 }
 
 fn yes() -> bool {
@@ -373,6 +384,7 @@ impl Default for Configured {
             build: false,
             canary: false,
             reprove: 0,
+            mutant_files: BTreeMap::new(),
             deselect: true,
             seed: 0,
         }

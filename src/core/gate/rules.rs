@@ -49,6 +49,8 @@ pub struct RuleFacts {
     pub neutered: bool,
     /// An admitted property passed with its mutant applied.
     pub reproof_passed: bool,
+    /// Re-proofs were asked, none of them ran, and none is left to try (section 11.10).
+    pub reproof_unproven: bool,
 }
 
 /// How the build step ended (CONTRACT.md section 11.8).
@@ -90,6 +92,17 @@ impl RuleFacts {
                 .reproof
                 .iter()
                 .any(|r| r.passed(&request.catch_exit_codes)),
+            reproof_unproven: !request.reproof.is_empty()
+                && request.reproof.iter().all(|r| {
+                    matches!(
+                        r.outcome(&request.catch_exit_codes),
+                        ReproofOutcome::Void(_)
+                    )
+                })
+                && request
+                    .configured
+                    .as_ref()
+                    .is_none_or(|c| super::plan::next_reproof(request, c).is_none()),
             build: match &request.build {
                 None => Built::NotRun,
                 Some(b) if b.exit_code == Some(0) => Built::Built,
@@ -158,7 +171,7 @@ pub type GateRule = crate::core::rules::Rule<RuleFacts, GateThen>;
 
 /// The gate's rules. Ordered, first match wins; the last hands over to the router. Each rule
 /// records its step before it is tried, so the answer's `steps` are the steps reached.
-pub const GATE_RULES: [GateRule; 12] = [
+pub const GATE_RULES: [GateRule; 13] = [
     GateRule {
         number: 1,
         when: |f| !f.conflicts.is_empty(),
@@ -274,6 +287,16 @@ pub const GATE_RULES: [GateRule; 12] = [
     },
     GateRule {
         number: 12,
+        when: |f| f.reproof_unproven,
+        then: GateThen {
+            name: GateRuleName::Integrity,
+            says: "re-proofs were asked and none of them could run (a mutant that does not apply, a timeout, a report that shows nothing ran)",
+            step: None,
+            conclusion: Conclusion::Fixed(GateDisposition::Escalate, GateReason::CheckerUnproven),
+        },
+    },
+    GateRule {
+        number: 13,
         when: |_| true,
         then: GateThen {
             name: GateRuleName::Route,
@@ -607,6 +630,19 @@ pub(super) fn reproof_step(request: &GateRequest, facts: &RuleFacts) -> Option<S
         0 => String::new(),
         _ => format!("; not run: {}", void.join(", ")),
     };
+    // `reprove = N` asks for N that ran: say when fewer did (section 11.10).
+    let asked = request
+        .configured
+        .as_ref()
+        .map_or(0, |c| usize::from(c.reprove));
+    let short = if asked > passed.len() + caught.len() && !caught.is_empty() {
+        format!(
+            "; {asked} asked, {} ran (no other admitted property that ran on this patch is left to try)",
+            passed.len() + caught.len()
+        )
+    } else {
+        String::new()
+    };
     Some(Step::Reproof {
         summary: if facts.reproof_passed {
             format!(
@@ -615,12 +651,12 @@ pub(super) fn reproof_step(request: &GateRequest, facts: &RuleFacts) -> Option<S
             )
         } else if caught.is_empty() {
             format!(
-                "no re-proof ran: {}; nothing was re-proven on this tree",
+                "no re-proof could run: {}; nothing shows the checker can still fail on this tree",
                 void.join(", ")
             )
         } else {
             format!(
-                "{} caught {} mutant: the checker can still fail here{not_run}",
+                "{} caught {} mutant: the checker can still fail here{not_run}{short}",
                 caught.join(", "),
                 if caught.len() == 1 { "its" } else { "their" }
             )

@@ -193,6 +193,9 @@ pub enum Step {
         vanished: Vec<String>,
         #[serde(default, skip_serializing_if = "is_zero")]
         vanished_count: u64,
+        /// How its report disagrees with itself, when it does (section 11.9).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        disagrees: Option<String>,
         summary: String,
     },
     /// The scoped freeze from the ledger's open test rows.

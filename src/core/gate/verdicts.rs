@@ -9,6 +9,7 @@ use super::steps::Receipts;
 use super::steps::Step;
 use super::steps::Unvouched;
 use super::steps::plural;
+use crate::core::catalog::Property;
 use crate::core::evidence::FrozenTest;
 use crate::core::evidence::derive_freeze;
 use crate::core::freeze_ledger::Debt;
@@ -100,9 +101,34 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
         } else {
             Receipts::Off
         });
+    // A property whose mutant did not apply to this tree is unproven for this patch (section
+    // 11.10): it votes as one without an `admitted` record would.
+    let unapplied: HashSet<&str> = request
+        .reproof
+        .iter()
+        .filter(|r| !r.applied)
+        .map(|r| r.property.as_str())
+        .collect();
+    let catalog: std::borrow::Cow<'_, [Property]> = if unapplied.is_empty() {
+        std::borrow::Cow::Borrowed(&request.catalog)
+    } else {
+        std::borrow::Cow::Owned(
+            request
+                .catalog
+                .iter()
+                .cloned()
+                .map(|mut p| {
+                    if unapplied.contains(p.id.as_str()) {
+                        p.admitted = None;
+                    }
+                    p
+                })
+                .collect(),
+        )
+    };
     let ballot = quorum::ballot(
         &request.changed_files,
-        &request.catalog,
+        &catalog,
         &runs,
         &request.catch_exit_codes,
         &request.ledger,
@@ -371,6 +397,7 @@ pub(super) fn fixture_step(
             gap: None,
             vanished: Vec::new(),
             vanished_count: 0,
+            disagrees: None,
             summary: summary.to_owned(),
         };
     };
@@ -537,6 +564,7 @@ pub(super) fn fixture_step(
         gap,
         vanished: suite.vanished.clone(),
         vanished_count: suite.vanished_count,
+        disagrees: suite.report_disagrees.clone(),
         summary,
     }
 }
