@@ -146,7 +146,7 @@ def build_project(root, binary):
     sh(root, "tar", "xzf", os.path.join(PROJECT, "boltons-26.2.0.tar.gz"), "--strip-components=1")
     shutil.copytree(os.path.join(PROJECT, "overlay"), root, dirs_exist_ok=True)
     sh(root, binary, "init")
-    canary = os.path.join(root, "properties", "test_patchgate_canary.py")
+    canary = os.path.join(root, "properties", "patchgate_canary.py")
     text = open(canary).read()
     mine = text.replace("# import mypackage  # noqa: F401  (your package: make the canary see what it does at import)",
                         "import boltons.iterutils  # noqa: F401")

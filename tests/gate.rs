@@ -1663,6 +1663,23 @@ async fn invalid_facts_are_refused_field_by_field() {
             ]),
             "/catalog/properties/0/introduced",
         ),
+        // Issue 35: a locality is path prefixes; a glob would match nothing, unsaid.
+        (
+            with(&[
+                (
+                    "catalog",
+                    json!({"properties": [
+                        {"id": "x", "strength": "strong", "locality": ["src", "src/*.rs"]}
+                    ]}),
+                ),
+                ("property_runs", Value::Null),
+            ]),
+            "/catalog/properties/0/locality/1",
+        ),
+        (
+            with(&[("configured", json!({"mutant_files": {"x": "src/a.rs"}}))]),
+            "/configured/mutant_files/x",
+        ),
         (with(&[("results", json!({}))]), "/results"),
         (
             with(&[("fixture_suite", json!({"failed_tests": []}))]),

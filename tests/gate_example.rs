@@ -754,7 +754,7 @@ fn init_writes_a_starter_that_the_gate_reads() {
         "the example's config is the starter, unchanged"
     );
     // The canary beside it: the example's imports its package.
-    let canary = std::fs::read_to_string(dir.path().join("properties/test_patchgate_canary.py"))
+    let canary = std::fs::read_to_string(dir.path().join("properties/patchgate_canary.py"))
         .expect("the canary");
     assert_eq!(
         canary.replace(
@@ -762,9 +762,14 @@ fn init_writes_a_starter_that_the_gate_reads() {
             "import shop  # noqa: F401  (the package: the canary sees what it does at import)"
         ),
         std::fs::read_to_string(
-            example("gate-python").join("repo/properties/test_patchgate_canary.py")
+            example("gate-python").join("repo/properties/patchgate_canary.py")
         )
         .unwrap()
+    );
+    // The package marker that makes the root importable under `-P` (rootdir-based import).
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("properties/__init__.py")).unwrap(),
+        ""
     );
     // A second init refuses to overwrite (64); --force overwrites.
     patchgate()
@@ -790,6 +795,42 @@ fn init_writes_a_starter_that_the_gate_reads() {
         on,
         text.replace("require_admission = false", "require_admission = true")
     );
+}
+
+/// Issue 35: `init --rust` on a crate with `autotests = false` says what the canary needs (a
+/// `[[test]]` entry): otherwise the canary is no test target, and the gate would blame the
+/// first patch (`checker-neutered`). Once declared, it says nothing.
+#[test]
+fn init_rust_sees_autotests_off() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let manifest =
+        "[package]\nname = \"x\"\nversion = \"0.1.0\"\nedition = \"2021\"\nautotests = false\n";
+    std::fs::write(dir.path().join("Cargo.toml"), manifest).unwrap();
+    let out = patchgate()
+        .current_dir(dir.path())
+        .args(["init", "--rust"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("autotests = false")
+            && said.contains(
+                "[[test]]\nname = \"patchgate_canary\"\npath = \"tests/patchgate_canary.rs\""
+            ),
+        "{said}"
+    );
+    std::fs::write(
+        dir.path().join("Cargo.toml"),
+        format!("{manifest}\n[[test]]\nname = \"patchgate_canary\"\npath = \"tests/patchgate_canary.rs\"\n"),
+    )
+    .unwrap();
+    let out = patchgate()
+        .current_dir(dir.path())
+        .args(["init", "--rust", "--force"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("autotests"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1580,6 +1621,45 @@ fn canary_off(dir: &Path) {
     std::fs::write(&config, format!("{}{}", &text[..at], &text[end..])).expect("write");
 }
 
+/// The base's config without the build step (the starter before issue 35).
+fn build_off(dir: &Path) {
+    let config = dir.join("patchgate.toml");
+    let text = std::fs::read_to_string(&config).expect("config");
+    let at = text.find("\n[build]\n").expect("the starter's build") + 1;
+    let end = at
+        + text[at..]
+            .find("\n[properties]\n")
+            .expect("the next section")
+        + 1;
+    std::fs::write(&config, format!("{}{}", &text[..at], &text[end..])).expect("write");
+}
+
+/// Issue 35: a syntax error is BLOCK `does-not-build`, the compiler's message in the report:
+/// the starter's build step byte-compiles the tree first. Without it (the starter before),
+/// the first thing to fail was the canary's import, and the gate blamed a neutered checker.
+#[test]
+fn a_syntax_error_does_not_build() {
+    require_python();
+    let old = repository_with("gate-python", "syntax-error", build_off, |_| {});
+    let g = gate(old.path(), &[]);
+    assert_eq!(
+        (g.exit, &g.answer["disposition"]),
+        (2, &Value::from("ESCALATE")),
+        "{}",
+        g.answer
+    );
+    let (_repo, g) = python("syntax-error");
+    expect(&g, "BLOCK", "does-not-build", 1);
+    let build = step(&g.answer, "build");
+    assert!(
+        build["tail"]
+            .as_str()
+            .is_some_and(|t| t.contains("SyntaxError") && t.contains("shop/pricing.py")),
+        "{build}"
+    );
+    assert!(!g.stderr.contains("t1-properties run"), "{}", g.stderr);
+}
+
 /// The base's config without the census (receipts kept).
 fn census_off(dir: &Path) {
     canary_off(dir);
@@ -1703,7 +1783,7 @@ fn a_run_that_rewrites_the_fixtures_escalates() {
     );
 }
 
-/// Section 11.5: the canary (`properties/test_patchgate_canary.py`, a hypothesis property that
+/// Section 11.5: the canary (`properties/patchgate_canary.py`, a hypothesis property that
 /// must fail, importing the package) runs on the patch before any property. Every patch here
 /// switches the checker off one way or another, and a plain run passes on each (shown in the
 /// tests above); on each the canary stops failing as it must: ESCALATE `checker-neutered`,
@@ -1787,15 +1867,17 @@ fn a_property_that_can_no_longer_fail_is_caught_by_the_re_proof() {
     assert_eq!(reproof["tried"][0]["applied"], true);
     assert_eq!(reproof["tried"][0]["exit_code"], 0);
 
-    // The honest fix on the same base still merges. It rewrites the very line the mutant
-    // deletes, so the mutant does not apply: noted, nothing to re-prove.
+    // The honest fix on the same base still merges. It adds a line beside the one the
+    // mutant changes: the mutant applies with its context loosened (11.10), the property
+    // catches it, and the checker is shown to fail here.
     git(dir, &["checkout", "-q", "-b", "honest", "main"]);
     apply(dir, &example("gate-python").join("patches/good-fix.patch"));
     commit(dir, "good fix");
     let g = gate(dir, &[]);
     expect(&g, "MERGE_OK", "all-gates-held", 0);
     let reproof = step(&g.answer, "reproof");
-    assert_eq!(reproof["tried"][0]["applied"], false, "{reproof}");
+    assert_eq!(reproof["tried"][0]["applied"], true, "{reproof}");
+    assert_eq!(reproof["tried"][0]["exit_code"], 1, "{reproof}");
     // A patch elsewhere in the package: the mutant applies, the property catches it, and the
     // patch merges.
     git(dir, &["checkout", "-q", "-b", "elsewhere", "main"]);
@@ -1837,16 +1919,113 @@ fn the_rust_starter_gates_the_rust_example() {
     );
     assert_ne!(calls, text, "the canary says where to call the crate");
     std::fs::write(&canary, calls).unwrap();
+    // A second integration test file with a test of the same name as one in tests/cases.rs,
+    // and an ignored test: libtest counts it in `tests=` and does not list it (11.9).
+    std::fs::write(
+        dir.join("tests/pinned.rs"),
+        "#[test]\nfn fixture_cases() {\n    assert_eq!(budget::split(10, 4), vec![3, 3, 2, 2], \"split(10, 4)\");\n}\n\n#[test]\n#[ignore = \"slow\"]\nfn exhaustive() {}\n",
+    )
+    .unwrap();
     commit(dir, "base: patchgate");
+    // A developer's plain `cargo test` stays green: the canary is ignored but by the gate.
+    let plain = std::process::Command::new("cargo")
+        .current_dir(dir)
+        .args(["test", "--quiet", "--offline"])
+        .output()
+        .expect("cargo");
+    assert!(
+        plain.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plain.stderr)
+    );
     patchgate()
         .current_dir(dir)
         .args(["census", "--write"])
         .assert()
         .code(0);
     let census = std::fs::read_to_string(dir.join("suite.census")).unwrap();
-    assert_eq!(census.lines().count(), 3, "{census}");
-    assert!(!census.contains("patchgate_canary"), "{census}");
+    // Ids by test binary (11.9): two `fixture_cases`, two ids; the ignored test not listed.
+    let ids: Vec<String> = census
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "cases::fixture_cases",
+            "pinned::fixture_cases",
+            "properties::split_adds_up",
+            "properties::split_is_fair"
+        ],
+        "{census}"
+    );
     commit(dir, "base: census");
+    // A canary that no longer fails on the base is found at set-up, not on the first patch.
+    git(dir, &["checkout", "-q", "-b", "sings", "main"]);
+    let text = std::fs::read_to_string(&canary).unwrap();
+    std::fs::write(&canary, text.replace("assert!(n < 10", "assert!(n <= 10")).unwrap();
+    commit(dir, "a canary that passes");
+    let out = patchgate()
+        .current_dir(dir)
+        .args(["census", "--write"])
+        .output()
+        .expect("census");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(65), "{said}");
+    assert!(
+        said.contains("the canary on HEAD does not fail as the gate needs: it passed")
+            && said.contains("tests/patchgate_canary.rs"),
+        "{said}"
+    );
+    git(dir, &["checkout", "-q", "--", "."]);
+    git(dir, &["checkout", "-q", "main"]);
+    // The remainder given to the last shares: fair and adding up (the properties pass), but
+    // not the fixtures' split. Both test binaries run (`--no-fail-fast`) and fail, each with
+    // its panic text; nothing vanished: a listed failure BLOCKs whatever else (11.10).
+    git(dir, &["checkout", "-q", "-B", "remainder-last", "main"]);
+    let lib = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        lib.replace("u64::from(i < rest)", "u64::from(i >= parts - rest)"),
+    )
+    .unwrap();
+    commit(dir, "remainder-last");
+    let out = patchgate()
+        .current_dir(dir)
+        .args(["gate", "--base", "main", "--json"])
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .expect("run");
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(
+        (&answer["disposition"], &answer["reason"]),
+        (
+            &serde_json::json!("BLOCK"),
+            &serde_json::json!("concrete-behavior")
+        ),
+        "{}\n{answer}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let t2 = step(&answer, "fixtures");
+    assert_eq!(
+        t2["failed_tests"],
+        serde_json::json!(["cases::fixture_cases", "pinned::fixture_cases"]),
+        "{t2}"
+    );
+    assert_eq!(t2.get("vanished_count"), None, "{t2}");
+    let failures = answer["failures"].as_array().expect("failures");
+    assert!(
+        failures.iter().any(|f| f["id"] == "pinned::fixture_cases"
+            && f["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("split(10, 4)"))),
+        "every Rust failure carries its panic text: {failures:?}"
+    );
     for (patch, disposition, reason, exit) in [
         ("good-fix", "MERGE_OK", "all-gates-held", 0),
         (

@@ -59,6 +59,10 @@ pub struct AdmitArgs {
     /// Write the facts gathered (the `POST /admit` body) here, to audit or replay them.
     #[arg(long)]
     pub facts_out: Option<PathBuf>,
+    /// Show the runs' test output (by default it goes to a log file, named on stderr, and
+    /// each run is one progress line).
+    #[arg(long)]
+    pub verbose: bool,
     #[command(flatten)]
     pub remote: RemoteArgs,
 }
@@ -104,8 +108,25 @@ pub fn run(args: AdmitArgs) -> CliResult {
         interrupt::check()?;
         let base_seal = super::seal::seal_of(&base_room.tree, &config.fixtures, "base")?;
         let mutant_seal = super::seal::seal_of(&mutant_room.tree, &config.fixtures, "mutant")?;
-        let base_runs = run_side(&check, "base", &base_room, runs)?;
-        let mutant_runs = run_side(&check, "mutant", &mutant_room, runs)?;
+        // Quiet unless `--verbose`: the test output in a log file of its own, one line per
+        // run on stderr.
+        let log = if args.verbose {
+            None
+        } else {
+            let dir = super::git::state_dir()?.join("logs");
+            let path = dir.join(format!("admit-{}.log", safe_name(&check.id)));
+            let file = std::fs::create_dir_all(&dir)
+                .and_then(|()| std::fs::File::create(&path))
+                .map_err(|e| CliError::software(format!("cannot write {}: {e}", path.display())))?;
+            output::error(&format!(
+                "admit {}: the runs' test output goes to {} (`--verbose` shows it here)",
+                check.id,
+                path.display()
+            ));
+            Some(file)
+        };
+        let base_runs = run_side(&check, "base", &base_room, runs, log.as_ref())?;
+        let mutant_runs = run_side(&check, "mutant", &mutant_room, runs, log.as_ref())?;
         ((base_seal, mutant_seal), base_runs, mutant_runs)
     };
     interrupt::check()?;
@@ -252,19 +273,43 @@ fn refuse_guarded_edits(check: &Check, base: &str, mutant: &str) -> Result<(), C
     )))
 }
 
+/// An id as a file name's part: letters, digits, `-`, `_` and `.` kept, the rest `_`, at most
+/// 64 characters.
+fn safe_name(id: &str) -> String {
+    id.chars()
+        .take(64)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// Runs the check `runs` times in `tree`: each run's exit code, or `None` when it was killed
 /// by its timeout or a signal, or could not start (a broken harness). With `{junit}` in its
 /// command a run counts only as its receipt shows it (CONTRACT.md section 11.5): a mutant
 /// that does not compile, or an id that runs no test, proves nothing (`null`, so the core
 /// reads `harness-error`), whatever its exit code.
-fn run_side(check: &Check, side: &str, room: &Room, runs: u8) -> Result<Vec<RunOutcome>, CliError> {
+fn run_side(
+    check: &Check,
+    side: &str,
+    room: &Room,
+    runs: u8,
+    log: Option<&std::fs::File>,
+) -> Result<Vec<RunOutcome>, CliError> {
     let argv = property_argv(&check.command, std::slice::from_ref(&check.id));
     let mut codes = Vec::with_capacity(usize::from(runs));
     for n in 1..=runs {
         let label = format!("admit {} {side} run {n}/{runs}", check.id);
-        let ran = Run::new(&label, &argv, check.timeout, Place::Room(room))
-            .start()?
-            .ran()?;
+        let run = Run::new(&label, &argv, check.timeout, Place::Room(room));
+        let run = match log {
+            Some(log) => run.output_to(log),
+            None => run,
+        };
+        let ran = run.start()?.ran()?;
         let run = match ran.receipt {
             None => ran.run,
             Some(read) => {

@@ -98,8 +98,7 @@ impl BuildCache {
 /// Where the caches are kept: `patchgate/build` in the repository's common git directory
 /// (shared by its worktrees; never inside a room, never writable by a run).
 fn store_root() -> Result<PathBuf, CliError> {
-    let out = super::git::git(&["rev-parse", "--path-format=absolute", "--git-common-dir"])?;
-    Ok(PathBuf::from(String::from_utf8_lossy(&out).trim()).join("patchgate/build"))
+    Ok(super::git::state_dir()?.join("build"))
 }
 
 /// `cp -a --reflink=auto FROM TO`: times kept (the build tool's freshness depends on them).

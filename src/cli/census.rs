@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::error::{CliError, CliResult};
 use super::junit::Case;
-use super::runner::{Place, Run, receipted};
+use super::runner::{Place, Run, canary_run, receipted};
 use super::sandbox::Room;
 use super::{interrupt, output};
 use crate::exit::Exit;
@@ -116,6 +116,31 @@ pub fn run(args: CensusArgs) -> CliResult {
         output::error(&format!("census of {}: {summary}", args.on.base));
         output::stdout(&text)?;
         return Ok(Exit::Go);
+    }
+    // The canary must fail on the base the way the gate needs (section 11.5): a canary that
+    // cannot is found at set-up, not blamed on the first patch as `checker-neutered`.
+    if let Some(canary) = &config.canary {
+        let ran = Run::new(
+            "canary",
+            &canary.command,
+            canary.timeout(),
+            Place::Room(&room),
+        )
+        .quiet()
+        .start()?
+        .ran()?;
+        interrupt::check()?;
+        if let Some(why) = canary_run(&ran, canary.catch.clone()).why_not() {
+            return Err(CliError::data(format!(
+                "the canary on {} does not fail as the gate needs: {why}. Every patch would escalate `checker-neutered`: fix the canary ([canary] command, {}) on the base first. No census written",
+                args.on.base,
+                canary.source.join(", ")
+            )));
+        }
+        output::error(&format!(
+            "the canary fails on {}, as the gate needs",
+            args.on.base
+        ));
     }
     let path = PathBuf::from(suite.census.as_deref().unwrap_or(DEFAULT_CENSUS));
     let top = super::git::git(&["rev-parse", "--show-toplevel"])

@@ -516,7 +516,7 @@ pub const CANARY_RS: &str = include_str!("starters/patchgate_canary.rs");
 pub const STARTER_RUST: &str = include_str!("starters/patchgate-rust.toml");
 
 /// The canary `patchgate init` writes beside the starter (Python: pytest + hypothesis).
-pub const CANARY_PY: &str = include_str!("starters/test_patchgate_canary.py");
+pub const CANARY_PY: &str = include_str!("starters/patchgate_canary.py");
 
 pub const STARTER: &str = include_str!("starters/patchgate.toml");
 
@@ -558,7 +558,7 @@ mod tests {
                 "fixtures.seal.expected",
                 "suite.census",
                 "mutants",
-                "properties/test_patchgate_canary.py",
+                "properties/patchgate_canary.py",
                 ".github/workflows"
             ]
         );

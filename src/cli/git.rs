@@ -176,6 +176,14 @@ pub fn tree_bytes(tree: &str) -> Option<u64> {
 }
 
 /// The base commit's file at `path`, or `None` when it has none.
+/// patchgate's own directory in the repository's common git directory (`patchgate/`): shared
+/// by its worktrees, never in a checkout's status, never inside a room. The build caches
+/// (`build/`) and the admission logs (`logs/`) are kept there.
+pub fn state_dir() -> Result<std::path::PathBuf, CliError> {
+    let out = git(&["rev-parse", "--path-format=absolute", "--git-common-dir"])?;
+    Ok(std::path::PathBuf::from(String::from_utf8_lossy(&out).trim()).join("patchgate"))
+}
+
 pub fn base_file(base: &str, path: &str) -> Result<Option<Vec<u8>>, CliError> {
     let spec = format!("{base}:{path}");
     // `cat-file -e` says whether the object exists without printing git's error for a file

@@ -51,7 +51,7 @@ pub fn init(args: InitArgs) -> CliResult {
     let (starter, canary_file, canary_text) = if args.rust {
         (STARTER_RUST, "tests/patchgate_canary.rs", CANARY_RS)
     } else {
-        (STARTER, "properties/test_patchgate_canary.py", CANARY_PY)
+        (STARTER, "properties/patchgate_canary.py", CANARY_PY)
     };
     let text = if args.require_admission {
         starter.replace("require_admission = false", "require_admission = true")
@@ -78,14 +78,65 @@ pub fn init(args: InitArgs) -> CliResult {
             .map_err(|e| CliError::software(format!("cannot write {}: {e}", canary.display())))?;
         true
     };
+    let root = args.path.parent().unwrap_or(Path::new(""));
+    let mut also = Vec::new();
+    if args.rust {
+        if let Some(note) = autotests_off(root) {
+            output::error(&note);
+        }
+    } else if let Some(init) = package_marker(root)? {
+        also.push(init);
+    }
     output::error(&format!(
-        "wrote {}{}: edit them, commit them to the base branch, then `patchgate census --write` (commit suite.census too) and `patchgate gate --base <branch> --dry-run`",
+        "wrote {}{}{}: edit them, commit them to the base branch, then `patchgate warm`, `patchgate census --write` (commit suite.census too) and `patchgate gate --base <branch> --dry-run`",
         args.path.display(),
         if wrote_canary {
             format!(" and the canary {}", canary.display())
         } else {
             String::new()
-        }
+        },
+        also.iter()
+            .map(|p| format!(", {} (an empty package marker)", p.display()))
+            .collect::<String>()
     ));
     Ok(Exit::Go)
+}
+
+/// `properties/__init__.py`, written empty when absent: with it, pytest's rootdir-based import
+/// puts the repository root on `sys.path` under the starter's safe import path (`-P`), so the
+/// canary and the properties can import a package at the root (CONTRACT.md 12.3; a `src/`
+/// layout needs the package installed, or `pythonpath = src` in the pytest config).
+fn package_marker(root: &Path) -> Result<Option<PathBuf>, CliError> {
+    let marker = root.join("properties/__init__.py");
+    if std::fs::symlink_metadata(&marker).is_ok() {
+        return Ok(None);
+    }
+    std::fs::write(&marker, "")
+        .map_err(|e| CliError::software(format!("cannot write {}: {e}", marker.display())))?;
+    Ok(Some(marker))
+}
+
+/// What to add when the crate's `Cargo.toml` turns automatic test targets off
+/// (`autotests = false`): the canary is then no test target, and the gate would blame the
+/// patch for a canary that cannot run (`checker-neutered`). Cargo.toml is the user's to edit:
+/// the lines are said, not written.
+fn autotests_off(root: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(root.join("Cargo.toml")).ok()?;
+    let manifest: toml::Table = text.parse().ok()?;
+    let off = manifest
+        .get("package")
+        .and_then(|p| p.get("autotests"))
+        .and_then(toml::Value::as_bool)
+        == Some(false);
+    let declared = manifest
+        .get("test")
+        .and_then(toml::Value::as_array)
+        .is_some_and(|tests| {
+            tests
+                .iter()
+                .any(|t| t.get("name").and_then(toml::Value::as_str) == Some("patchgate_canary"))
+        });
+    (off && !declared).then(|| {
+        "warning: Cargo.toml has `autotests = false`: tests/patchgate_canary.rs is no test target until it is declared. Add to Cargo.toml:\n\n[[test]]\nname = \"patchgate_canary\"\npath = \"tests/patchgate_canary.rs\"\n".to_owned()
+    })
 }

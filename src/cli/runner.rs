@@ -334,6 +334,7 @@ pub struct Run<'a> {
     cancel: Option<&'a std::sync::atomic::AtomicBool>,
     tail: Option<usize>,
     quiet: bool,
+    output: Option<&'a std::fs::File>,
 }
 
 impl<'a> Run<'a> {
@@ -346,7 +347,15 @@ impl<'a> Run<'a> {
             cancel: None,
             tail: None,
             quiet: false,
+            output: None,
         }
+    }
+
+    /// Its output appended to `log` instead of said on stderr (`patchgate admit` keeps the
+    /// test output in a log file; `--verbose` shows it).
+    pub fn output_to(mut self, log: &'a std::fs::File) -> Self {
+        self.output = Some(log);
+        self
     }
 
     /// Stopped (killed, [`Outcome::Cancelled`]) as soon as `flag` is set: a run started before
@@ -398,7 +407,7 @@ impl<'a> Run<'a> {
             ),
             None => None,
         };
-        let handle = match &log {
+        let handle = match log.as_ref().or(self.output) {
             Some(file) => Some(
                 file.try_clone()
                     .map_err(|e| CliError::software(format!("cannot make a log file: {e}")))?,
@@ -482,6 +491,15 @@ fn last_lines(text: &str, max_bytes: usize) -> String {
 }
 
 /// A receipt as the core reads it (`None`: no report read).
+/// The canary's run as the core reads it (a gate's, and the census's check on the base).
+pub fn canary_run(ran: &Ran, catch: crate::core::runs::CatchCodes) -> crate::core::gate::CanaryRun {
+    crate::core::gate::CanaryRun {
+        exit_code: ran.run,
+        catch_exit_codes: catch,
+        receipt: ran.receipt.as_ref().and_then(receipt_of),
+    }
+}
+
 pub fn receipt_of(read: &ReceiptRead) -> Option<crate::core::runs::Receipt> {
     let report = read.as_ref().ok()?;
     Some(crate::core::runs::Receipt {

@@ -115,6 +115,21 @@ pub fn parse_catalog(
             let locality = row
                 .required("locality", e)
                 .and_then(|l| fields::paths(l, &row.pointer("locality"), true, e));
+            // Path prefixes, not patterns: a glob would match nothing, and nothing would say
+            // so (every patch in it unobserved).
+            if let Some(paths) = &locality {
+                for (i, p) in paths.iter().enumerate() {
+                    if p.as_str().contains(['*', '?', '[', ']', '{', '}']) {
+                        e.push(
+                            format!("{}/{i}", row.pointer("locality")),
+                            format!(
+                                "{:?} is a pattern; `locality` lists path prefixes (whole segments: `src/mypkg` covers every file under it), not globs",
+                                p.as_str()
+                            ),
+                        );
+                    }
+                }
+            }
             let fixtures = row
                 .get("fixtures")
                 .and_then(|f| fields::path(f, &row.pointer("fixtures"), e));

@@ -7,11 +7,12 @@ use std::collections::BTreeMap;
 use super::super::config::GateConfig;
 use super::super::error::CliError;
 use super::super::runner::{
-    Outcome, Place, Ran, Run, batched, property_argv, property_receipt, receipt_of, receipted,
+    Outcome, Place, Ran, Run, batched, canary_run, property_argv, property_receipt, receipt_of,
+    receipted,
 };
 use super::gather::{Gathered, integrity_after};
 use super::outputs::add_failures;
-use crate::core::gate::{CanaryFacts, CanaryRun, Facts, IntegrityFinding, Phase, PropertyRuns};
+use crate::core::gate::{CanaryFacts, Facts, IntegrityFinding, Phase, PropertyRuns};
 use crate::core::ladder::T1;
 use crate::core::runs::Receipt;
 
@@ -137,15 +138,6 @@ pub(super) fn run_jobs<'j>(
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     results.sort_by_key(|(i, _)| *i);
     results.into_iter().map(|(_, r)| r).collect()
-}
-
-/// The canary's run as the core reads it.
-fn canary_run(ran: &Ran, catch: crate::core::runs::CatchCodes) -> CanaryRun {
-    CanaryRun {
-        exit_code: ran.run,
-        catch_exit_codes: catch,
-        receipt: ran.receipt.as_ref().and_then(receipt_of),
-    }
 }
 
 /// What the jobs saw, into the facts: the canary's run, each property's exit codes in run

@@ -291,6 +291,31 @@ impl CanaryRun {
         );
         gap.is_none() && self.catch_exit_codes.caught(run)
     }
+
+    /// Why it did not fail as it must, in words; `None` when it did.
+    pub fn why_not(&self) -> Option<String> {
+        if self.sang() {
+            return None;
+        }
+        let (run, gap) = counted(
+            self.exit_code,
+            self.receipt.as_ref(),
+            &self.catch_exit_codes,
+            false,
+        );
+        Some(match (self.exit_code, gap) {
+            (None, _) => "it was killed or timed out".to_owned(),
+            (Some(code), Some(gap)) => format!(
+                "it exited {code}, which its receipt does not vouch for ({})",
+                gap.as_str()
+            ),
+            (Some(0), None) => "it passed".to_owned(),
+            (Some(code), None) if run.is_some() => {
+                format!("it exited {code}, which is not a catch ([canary] catch)")
+            }
+            (Some(code), None) => format!("it exited {code}"),
+        })
+    }
 }
 
 /// A line the patch adds that matches a `[suspicious]` pattern (CONTRACT.md section 11.6).

@@ -1,5 +1,8 @@
 """patchgate's canary (CONTRACT.md section 11.5): this test must FAIL.
 
+Its file name matches no `test_*.py`, so a plain `pytest` never collects it; the gate runs it
+by name (`pytest properties/patchgate_canary.py`).
+
 The gate runs it on every patch before any property. If it passes, is skipped, or leaves no
 report, something in the patch switched the checker off, and the gate escalates
 `checker-neutered`. Import your package below: whatever it does when imported under test
