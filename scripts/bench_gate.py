@@ -281,13 +281,118 @@ def rust(binary, repeat):
         print(f"answer: {answer['disposition']} reason={answer['reason']}")
 
 
+ZEROIZE = os.path.join(ROOT, "examples", "gate-zeroize")
+
+
+def zeroize(binary, repeat):
+    """The real-crate row (issue 35): zeroize 1.9.2 from crates.io set up as
+    tests/real_projects.rs sets it up (init --rust, the canary declared and calling into the
+    crate, `--features std`, warm, census, both properties admitted), its honest patch
+    (src/lib.rs) gated from the build cache, against a developer's `cargo test` of the same
+    patch in a checkout whose target/ was built on the base (it recompiles what the patch
+    changed and runs the tests), alternating, --repeat times each; medians. Also: the gate
+    with no cache, and the re-proof's own cost (its phase in timings_ms)."""
+    env = {k: v for k, v in os.environ.items() if k != "CARGO_TARGET_DIR"}
+    env.update({"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
+                "GIT_COMMITTER_EMAIL": "b@b", "RUSTC_BOOTSTRAP": "1"})
+    with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as work:
+        run = lambda cwd, *a: subprocess.run(a, cwd=cwd, env=env, check=True, capture_output=True, text=True)
+        run(root, "tar", "xzf", os.path.join(ZEROIZE, "zeroize-1.9.2.crate"), "--strip-components=1")
+        shutil.copytree(os.path.join(ZEROIZE, "overlay"), root, dirs_exist_ok=True)
+        manifest = os.path.join(root, "Cargo.toml")
+        declare = lambda name: open(manifest, "a").write(f'\n[[test]]\nname = "{name}"\npath = "tests/{name}.rs"\n')
+        declare("properties")
+        declare("pinned")
+        run(root, binary, "init", "--rust")
+        declare("patchgate_canary")
+        canary = os.path.join(root, "tests", "patchgate_canary.rs")
+        text = open(canary).read()
+        open(canary, "w").write(text.replace(
+            "    // let _ = mycrate::some_function();  // your crate: make the canary see what it does",
+            "    let mut v = vec![1u8];\n    zeroize::Zeroize::zeroize(&mut v);"))
+        config = os.path.join(root, "patchgate.toml")
+        text = open(config).read()
+        open(config, "w").write(text.replace('"--offline"', '"--offline", "--features", "std"')
+                                .replace("--offline ", "--offline --features std "))
+        with open(os.path.join(root, "fixtures.seal.expected"), "wb") as out:
+            out.write(subprocess.run([binary, "seal", "fixtures"], cwd=root, check=True, capture_output=True).stdout)
+        run(root, "git", "init", "-q", "-b", "main")
+        run(root, "git", "add", "-A")
+        run(root, "git", "commit", "-q", "-m", "zeroize and its gate")
+        run(root, "cargo", "fetch", "--quiet")
+        run(root, binary, "warm")
+        run(root, binary, "census", "--write")
+        run(root, "git", "add", "-A")
+        run(root, "git", "commit", "-q", "-m", "census")
+        proofs = [("vec_zeroize_clears_the_allocation", "mutant-vec"),
+                  ("array_zeroize_zeroes_every_element", "mutant-array")]
+        for _, mutant in proofs:
+            run(root, "git", "checkout", "-q", "-b", mutant, "main")
+            run(root, "git", "apply", os.path.join(ZEROIZE, "patches", f"{mutant}.patch"))
+            run(root, "git", "commit", "-q", "-am", mutant)
+            run(root, "git", "checkout", "-q", "main")
+        for pid, mutant in proofs:
+            run(root, binary, "admit", pid, "--mutant", mutant, "--write")
+        run(root, "git", "add", "-A")
+        run(root, "git", "commit", "-q", "-m", "proofs")
+        run(root, binary, "warm")
+        run(root, "git", "checkout", "-q", "-b", "patch")
+        run(root, "git", "apply", os.path.join(ZEROIZE, "patches", "honest.patch"))
+        run(root, "git", "commit", "-q", "-am", "honest")
+        run(root, "git", "checkout", "-q", "main")
+        checkout, snapshot = os.path.join(work, "checkout"), os.path.join(work, "target-of-main")
+        run(root, "git", "worktree", "add", "-q", "--detach", checkout, "main")
+        plain = lambda: run(checkout, "cargo", "test", "--quiet", "--offline", "--features", "std")
+        plain()
+        run(work, "cp", "-a", os.path.join(checkout, "target"), snapshot)
+        run(checkout, "git", "checkout", "-q", "--detach", "patch")
+
+        def restore():
+            shutil.rmtree(os.path.join(checkout, "target"))
+            run(work, "cp", "-a", snapshot, os.path.join(checkout, "target"))
+
+        current = os.path.join(root, ".git", "patchgate", "build", "current")
+
+        def gate(cold=False):
+            if cold:
+                os.rename(current, current + ".off")
+            try:
+                out = subprocess.run([binary, "gate", "--base", "main", "--head", "patch", "--json"], cwd=root,
+                                     env=env, capture_output=True, text=True)
+            finally:
+                if cold:
+                    os.rename(current + ".off", current)
+            if out.returncode != 0:
+                sys.exit(f"the honest patch did not merge (exit {out.returncode}):\n{out.stderr[-3000:]}")
+            return json.loads(out.stdout)
+
+        answer = gate()
+        plains, noop, gates, colds, reproofs = [], [], [], [], []
+        for _ in range(repeat):
+            restore()
+            plains.append(timed(plain))
+            noop.append(timed(plain))
+            gates.append(timed(lambda: reproofs.append(gate().get("timings_ms", {}).get("reproof", 0))))
+            colds.append(timed(lambda: gate(cold=True)))
+        med = statistics.median
+        print("real crate: zeroize 1.9.2 (crates.io), its honest patch (src/lib.rs); build cache from `patchgate warm`")
+        print(f"cargo test, the patch recompiled (baseline):           {med(plains):.2f} s")
+        print(f"patchgate gate, from the build cache:                  {med(gates):.2f} s  "
+              f"({med(gates) / med(plains):.2f}x the baseline; target <= 1.5x)")
+        print(f"  of which the re-proof (from the built copy):         {med(reproofs) / 1000:.2f} s")
+        print(f"patchgate gate, no cache (the room builds everything): {med(colds):.2f} s  ({med(colds) / med(plains):.2f}x)")
+        print(f"cargo test, nothing to compile:                        {med(noop):.2f} s")
+        print(f"  where the time went (last gate, ms): {answer.get('timings_ms')}")
+        print(f"answer: {answer['disposition']} reason={answer['reason']}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--binary", default="target/release/patchgate")
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--rows", default="overhead,project,rust",
+    ap.add_argument("--rows", default="overhead,project,rust,zeroize",
                     help="which rows: overhead (20,000 fixtures, 500 properties), project (boltons), "
-                         "rust (examples/gate-rust against cargo nextest)")
+                         "rust (examples/gate-rust against cargo nextest), zeroize (a real crate against cargo test)")
     args = ap.parse_args()
     binary = os.path.abspath(args.binary)
     rows = args.rows.split(",")
@@ -295,6 +400,8 @@ def main():
         project(binary, args.repeat)
     if "rust" in rows:
         rust(binary, args.repeat)
+    if "zeroize" in rows:
+        zeroize(binary, args.repeat)
     if "overhead" not in rows:
         return
     with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as off_root:

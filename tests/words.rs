@@ -148,7 +148,40 @@ fn the_enums_speak_the_contracts_words() {
             "invariant-or-over-specified-property",
             "frozen-test-failure",
             "inadmissible-evidence",
-            "all-gates-held"
+            "all-gates-held",
+            // CONTRACT.md 11.10: re-proofs asked, none could run.
+            "checker-unproven"
+        ]
+    );
+    // Issue 35: what precisely a human must look at, on every escalation.
+    assert_eq!(
+        words::<patchgate::core::gate::Cause>(),
+        [
+            "merge-conflict",
+            "seal-mismatch",
+            "guarded-input-edited",
+            "binary-added",
+            "test-aware-code",
+            "modified-during-run",
+            "build-broken",
+            "checker-neutered",
+            "checker-cannot-fail",
+            "checker-unproven",
+            "scope-hit",
+            "unobserved-files",
+            "empty-quorum",
+            "new-property",
+            "flaky-property",
+            "broken-harness",
+            "missing-results",
+            "report-disagrees",
+            "no-receipt",
+            "nothing-ran",
+            "skipped-tests",
+            "exit-disagrees",
+            "vanished-tests",
+            "frozen-covers-patch",
+            "gate-missing"
         ]
     );
     // What the runner does next (`POST /gate/next`): every step of the plan (issue 34 added

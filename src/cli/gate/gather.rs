@@ -128,7 +128,7 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     // The seal of the judged tree's fixtures, before anything runs.
     let actual = fixtures_seal(&room, &config)?;
 
-    let mutant_files = super::reproof::mutant_files(&config, &base, &catalog)?;
+    let mutant_files = super::mutants::mutant_files(&config, &base, &catalog)?;
     let facts = Facts {
         patch_id: Some(args.patch_id.clone().unwrap_or_else(|| head.clone())),
         changed_files: changed.clone(),

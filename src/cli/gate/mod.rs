@@ -28,6 +28,7 @@ mod drive;
 mod dry_run;
 mod gather;
 mod jobs;
+mod mutants;
 mod outputs;
 mod reproof;
 mod shadows;

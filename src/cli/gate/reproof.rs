@@ -11,6 +11,7 @@ use super::super::output;
 use super::super::runner::{Outcome, Place, Run, property_argv, property_receipt};
 use super::super::sandbox::Room;
 use super::gather::Gathered;
+use super::mutants::touched;
 use crate::core::gate::Reproof;
 
 /// Re-proves `id`: its mutant applied to a fresh copy, its property run once there.
@@ -87,63 +88,14 @@ pub(super) fn reprove(g: &Gathered, id: &str) -> Result<Reproof, CliError> {
     })
 }
 
-/// The files each admitted property's stored mutant touches (its diff's `---`/`+++` paths,
-/// through the path normaliser), for the core to try first the mutants the patch is about.
-/// Nothing when re-proofs are off; a mutant the base does not hold touches nothing.
-pub(super) fn mutant_files(
-    config: &crate::cli::config::GateConfig,
-    base: &str,
-    catalog: &serde_json::Value,
-) -> Result<std::collections::BTreeMap<String, Vec<String>>, CliError> {
-    let mut out = std::collections::BTreeMap::new();
-    if config.properties.reprove == 0 {
-        return Ok(out);
-    }
-    let rows = catalog
-        .get("properties")
-        .or(Some(catalog))
-        .and_then(serde_json::Value::as_array);
-    for row in rows.into_iter().flatten().take(1000) {
-        let (Some(id), Some(_)) = (row.get("id").and_then(|v| v.as_str()), row.get("admitted"))
-        else {
-            continue;
-        };
-        let Some(diff) = base_file(base, &config.properties.mutant_path(id))? else {
-            continue;
-        };
-        let mut files = touched(&diff);
-        files.truncate(100);
-        out.insert(id.to_owned(), files);
-    }
-    Ok(out)
-}
-
-/// The files a diff touches (its `--- a/` and `+++ b/` paths, through the path normaliser),
-/// each once, in order.
-fn touched(diff: &[u8]) -> Vec<String> {
-    let mut files: Vec<String> = Vec::new();
-    for line in String::from_utf8_lossy(diff).lines() {
-        let Some(path) = line
-            .strip_prefix("+++ b/")
-            .or_else(|| line.strip_prefix("--- a/"))
-        else {
-            continue;
-        };
-        if let Ok(p) = crate::core::path::RepoPath::parse(path.trim_end())
-            && !files.iter().any(|f| f == p.as_str())
-        {
-            files.push(p.as_str().to_owned());
-        }
-    }
-    files
-}
-
 /// Applies the mutant (a diff from the base) to the judged tree's copy (CONTRACT.md section
 /// 11.10): as it is; else by a three-way merge of each file it touches (the base's version,
 /// the base with the mutant, the judged tree's: `git merge-file`, clean merges only); else,
-/// when every hunk removes a line, with no context required (the lines it removes must still
-/// be there, word for word: the mutant still deletes what it deleted, the patch only moved or
-/// added lines beside it). Otherwise it does not apply, and why.
+/// when every hunk removes lines found exactly once in the base's file and in the judged
+/// one, with no context
+/// required (the lines it removes are still there, word for word, and nowhere else: the
+/// mutant still deletes what it deleted, the patch only added lines beside it). Otherwise it
+/// does not apply, and why.
 fn apply_mutant(tree: &Path, diff: &[u8], base: &str) -> Result<(), String> {
     let Err(why) = apply_diff(tree, diff, &[]) else {
         return Ok(());
@@ -152,7 +104,7 @@ fn apply_mutant(tree: &Path, diff: &[u8], base: &str) -> Result<(), String> {
         output::error("re-proof: the mutant applied by a three-way merge");
         return Ok(());
     }
-    if every_hunk_removes(diff) && apply_diff(tree, diff, &["-C0"]).is_ok() {
+    if removals_are_unambiguous(tree, diff, base) && apply_diff(tree, diff, &["-C0"]).is_ok() {
         output::error(
             "re-proof: the mutant applied with its context loosened (the lines it removes are there)",
         );
@@ -161,25 +113,61 @@ fn apply_mutant(tree: &Path, diff: &[u8], base: &str) -> Result<(), String> {
     Err(why)
 }
 
-/// Whether each hunk of `diff` removes at least one line.
-fn every_hunk_removes(diff: &[u8]) -> bool {
+/// Whether the mutant may apply with no context: every hunk removes lines, and each run of
+/// lines it removes is found exactly once in the base's file and exactly once in the judged
+/// tree's (so it can land nowhere but on the lines it was written for: a run found twice, a
+/// `self.iter_mut().zeroize();` body in two impls, say, could apply to the wrong one once the
+/// patch changed the right one, and prove nothing).
+fn removals_are_unambiguous(tree: &Path, diff: &[u8], base: &str) -> bool {
     let text = String::from_utf8_lossy(diff);
-    let mut hunks = 0;
-    let mut current_removes = true;
+    // (file, its hunks, each hunk's runs of removed lines).
+    let mut files: Vec<(String, Vec<Vec<Vec<&str>>>)> = Vec::new();
+    let mut in_header = true;
     for line in text.lines() {
-        if line.starts_with("@@") {
-            if !current_removes {
-                return false;
+        if line.starts_with("diff --git ") {
+            files.push((String::new(), Vec::new()));
+            in_header = true;
+        } else if in_header && let Some(path) = line.strip_prefix("+++ b/") {
+            match files.last_mut() {
+                Some(f) => f.0 = path.trim_end().to_owned(),
+                None => files.push((path.trim_end().to_owned(), Vec::new())),
             }
-            hunks += 1;
-            current_removes = false;
-        } else if line.starts_with('-') && !line.starts_with("--- ") {
-            current_removes = true;
-        } else if line.starts_with("diff --git") && !current_removes {
-            return false;
+        } else if line.starts_with("@@") {
+            in_header = false;
+            let Some(file) = files.last_mut() else {
+                return false;
+            };
+            file.1.push(vec![Vec::new()]);
+        } else if !in_header && let Some(hunk) = files.last_mut().and_then(|f| f.1.last_mut()) {
+            match line.strip_prefix('-') {
+                Some(removed) => hunk.last_mut().map_or((), |run| run.push(removed)),
+                None if hunk.last().is_some_and(|run| !run.is_empty()) => hunk.push(Vec::new()),
+                None => {}
+            }
         }
     }
-    hunks > 0 && current_removes
+    let once = |content: &str, run: &[&str]| {
+        let lines: Vec<&str> = content.lines().collect();
+        lines.windows(run.len()).filter(|w| *w == run).count() == 1
+    };
+    !files.is_empty()
+        && files.iter().all(|(path, hunks)| {
+            let (Ok(judged), Ok(Some(before))) = (
+                std::fs::read_to_string(tree.join(path)),
+                base_file(base, path),
+            ) else {
+                return false;
+            };
+            let before = String::from_utf8_lossy(&before);
+            !hunks.is_empty()
+                && hunks.iter().all(|runs| {
+                    let runs: Vec<&Vec<&str>> = runs.iter().filter(|r| !r.is_empty()).collect();
+                    !runs.is_empty()
+                        && runs
+                            .iter()
+                            .all(|run| once(&before, run) && once(&judged, run))
+                })
+        })
 }
 
 /// The three-way apply: each touched file merged from the base's version, the base's with

@@ -10,6 +10,7 @@
 //! freeze). The answer's `steps` say what each step saw and concluded.
 
 mod answer;
+mod candidates;
 mod facts;
 mod parse;
 mod plan;

@@ -102,7 +102,7 @@ impl RuleFacts {
                 && request
                     .configured
                     .as_ref()
-                    .is_none_or(|c| super::plan::next_reproof(request, c).is_none()),
+                    .is_none_or(|c| super::candidates::next_reproof(request, c).is_none()),
             build: match &request.build {
                 None => Built::NotRun,
                 Some(b) if b.exit_code == Some(0) => Built::Built,

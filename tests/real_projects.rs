@@ -1,0 +1,539 @@
+//! Issue 35: the gate adopted on real third-party projects, from their registry packages, as a
+//! new user would: `patchgate init` (+ the edits the guide asks for: the canary imports the
+//! package), the seal, `warm`, `census --write`, `admit --write` for each strong property, then
+//! `gate` on honest patches and on one bug of each kind. Expectations are written by hand from
+//! CONTRACT.md (sections 8, 11.8-11.10), not read from the gate.
+//!
+//! - `examples/gate-more-itertools`: more-itertools 10.8.0 from its PyPI sdist. Its own
+//!   unittest suite (696 tests, 19,866 `subTest`s: pytest 9 declares `tests="20562"` and lists
+//!   696) is the fixture suite, beside a pinned-fixture test the user adds; two hypothesis
+//!   properties of `more_itertools/more.py` are the catalog. Run under the pytest
+//!   `requirements-test.txt` installs (9.x) and again under pytest 8 (a venv this test makes
+//!   in `target/pytest8`), whose report lists the same cases in the older dialect.
+//! - `examples/gate-zeroize`: zeroize 1.9.2 from crates.io (a published manifest: `autotests =
+//!   false`, every test target declared; three integration test files of its own, one test
+//!   `#[ignore]`d), beside two properties and a pinned-fixture test the user adds.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{git, patchgate};
+use serde_json::Value;
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name)
+}
+
+fn commit(dir: &Path, message: &str) {
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", message]);
+}
+
+fn apply(dir: &Path, patch: &Path) {
+    git(
+        dir,
+        &["apply", "--whitespace=nowarn", patch.to_str().unwrap()],
+    );
+}
+
+/// A command of the guide, in `dir`, with `path` first on `PATH` when given: its exit code
+/// and stderr (stdout is the answer, read by [`gate`]).
+fn run(dir: &Path, path: Option<&Path>, args: &[&str]) -> (i32, String, String) {
+    let mut cmd = patchgate();
+    cmd.current_dir(dir).args(args).env_remove("GITHUB_ACTIONS");
+    if let Some(bin) = path {
+        let old = std::env::var_os("PATH").unwrap_or_default();
+        let mut paths = vec![bin.to_path_buf()];
+        paths.extend(std::env::split_paths(&old));
+        cmd.env("PATH", std::env::join_paths(paths).unwrap());
+    }
+    let out = cmd.output().expect("patchgate");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn ok(dir: &Path, path: Option<&Path>, args: &[&str]) -> String {
+    let (code, stdout, stderr) = run(dir, path, args);
+    assert_eq!(code, 0, "patchgate {args:?}:\n{stdout}\n{stderr}");
+    stderr
+}
+
+/// `patchgate gate --base main --json` on the checked-out patch: its exit code and answer.
+fn gate(dir: &Path, path: Option<&Path>) -> (i32, Value, String) {
+    let (code, stdout, stderr) = run(dir, path, &["gate", "--base", "main", "--json"]);
+    let answer = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    (code, answer, stderr)
+}
+
+fn step<'a>(answer: &'a Value, name: &str) -> &'a Value {
+    answer["steps"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["step"] == name))
+        .unwrap_or(&Value::Null)
+}
+
+fn failing_ids(answer: &Value) -> Vec<String> {
+    answer["failures"]
+        .as_array()
+        .map(|f| {
+            f.iter()
+                .map(|c| c["id"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// more-itertools set up as the guide says, on `main`: the sdist, the user's overlay (the
+/// catalog, two properties, a pinned-fixture test and its fixtures), `init`, the canary made
+/// to import the package, the seal; `census --write` and an `admit --write` per property,
+/// each committed. Returns the census's stderr.
+fn more_itertools(dir: &Path, path: Option<&Path>) -> String {
+    let project = example("gate-more-itertools");
+    unpack(dir, &project, "more_itertools-10.8.0.tar.gz");
+    ok(dir, path, &["init"]);
+    let canary = dir.join("properties/patchgate_canary.py");
+    let text = std::fs::read_to_string(&canary).unwrap();
+    let mine = text.replace(
+        "# import mypackage  # noqa: F401  (your package: make the canary see what it does at import)",
+        "import more_itertools  # noqa: F401",
+    );
+    assert_ne!(
+        mine, text,
+        "the starter's canary says where to import the package"
+    );
+    std::fs::write(&canary, mine).unwrap();
+    let (code, seal, stderr) = run(dir, path, &["seal", "fixtures"]);
+    assert_eq!(code, 0, "{stderr}");
+    std::fs::write(dir.join("fixtures.seal.expected"), seal).unwrap();
+    commit(dir, "more-itertools 10.8.0 and its gate");
+    let census = ok(dir, path, &["census", "--write"]);
+    commit(dir, "the census");
+    for said in prove(
+        dir,
+        path,
+        &project,
+        &[
+            ("chunked_roundtrip", "mutant-chunked"),
+            ("windowed_slices", "mutant-windowed"),
+        ],
+    ) {
+        // Quiet by default: the test output in a log file, one line per run.
+        assert!(said.contains("the runs' test output goes to"), "{said}");
+        assert!(!said.contains("passed in"), "{said}");
+    }
+    commit(dir, "the proofs");
+    census
+}
+
+/// The registry package `archive` of `project` unpacked into `dir` (its top directory
+/// stripped), then the user's files (`overlay/`) over it.
+fn unpack(dir: &Path, project: &Path, archive: &str) {
+    let untar = std::process::Command::new("tar")
+        .current_dir(dir)
+        .arg("xzf")
+        .arg(project.join(archive))
+        .arg("--strip-components=1")
+        .status()
+        .expect("tar");
+    assert!(untar.success());
+    copy_tree(&project.join("overlay"), dir);
+}
+
+/// One mutant commit per property (`patches/MUTANT.patch` on a branch of `main`), then
+/// `admit ID --mutant MUTANT --write` for each on `main`: what each admission said.
+fn prove(dir: &Path, path: Option<&Path>, project: &Path, proofs: &[(&str, &str)]) -> Vec<String> {
+    for (_, mutant) in proofs {
+        git(dir, &["checkout", "-q", "-b", mutant, "main"]);
+        apply(dir, &project.join(format!("patches/{mutant}.patch")));
+        commit(dir, mutant);
+        git(dir, &["checkout", "-q", "main"]);
+    }
+    proofs
+        .iter()
+        .map(|(id, mutant)| ok(dir, path, &["admit", id, "--mutant", mutant, "--write"]))
+        .collect()
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        if entry.file_type().expect("type").is_dir() {
+            std::fs::create_dir_all(&dst).expect("mkdir");
+            copy_tree(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).expect("copy");
+        }
+    }
+}
+
+/// pytest 8 and hypothesis in a venv of their own under `target/` (outside `/tmp`: every run's
+/// `/tmp` is its own, so a venv there is invisible in the sandbox), made once.
+fn pytest8() -> PathBuf {
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/pytest8");
+    let python = venv.join("bin/python3");
+    let has = |p: &Path| {
+        std::process::Command::new(p)
+            .args([
+                "-c",
+                "import pytest, hypothesis, sys; sys.exit(pytest.__version__.split('.')[0] != '8')",
+            ])
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !has(&python) {
+        let made = std::process::Command::new("python3")
+            .args(["-m", "venv", "--clear"])
+            .arg(&venv)
+            .status()
+            .expect("python3 -m venv");
+        assert!(made.success(), "python3 -m venv");
+        let pip = std::process::Command::new(venv.join("bin/pip"))
+            .args([
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "pytest>=8,<9",
+                "hypothesis",
+            ])
+            .status()
+            .expect("pip");
+        assert!(
+            pip.success(),
+            "pip install pytest 8 (the registry must be reachable)"
+        );
+        assert!(has(&python), "pytest 8 in {}", venv.display());
+    }
+    venv.join("bin")
+}
+
+/// more-itertools under the installed pytest (9: its report counts each subtest in `tests=`
+/// and lists only the tests): the census takes; the honest patch and a docs-only patch merge;
+/// a property bug, a fixture bug and a suite bug BLOCK with the failing case in the report; a
+/// syntax error BLOCKs `does-not-build`.
+#[test]
+fn more_itertools_under_pytest_9() {
+    let tmp = common::git_repo();
+    let dir = tmp.path();
+    let version = std::process::Command::new("python3")
+        .args(["-c", "import pytest; print(pytest.__version__)"])
+        .output()
+        .expect("python3");
+    let version = String::from_utf8_lossy(&version.stdout).trim().to_owned();
+    assert!(
+        version.starts_with('9'),
+        "the pytest .ci/run installs: {version}"
+    );
+    let census = more_itertools(dir, None);
+    assert!(
+        census.contains("the canary fails on HEAD, as the gate needs"),
+        "{census}"
+    );
+    assert!(
+        census.contains("wrote suite.census: 697 tests (696 pass, 1 skip"),
+        "{census}"
+    );
+    // (patch, exit, disposition, reason, a failing case the report must name).
+    let cases: [(&str, i32, &str, &str, Option<&str>); 6] = [
+        ("honest", 0, "MERGE_OK", "all-gates-held", None),
+        ("docs-only", 0, "MERGE_OK", "all-gates-held", None),
+        (
+            "property-bug",
+            1,
+            "BLOCK",
+            "invariant-or-over-specified-property",
+            Some("properties.test_chunked_roundtrip::test_chunked_roundtrip"),
+        ),
+        (
+            "fixture-bug",
+            1,
+            "BLOCK",
+            "concrete-behavior",
+            Some("tests.test_pinned_cases.PinnedLastTests::test_pinned_cases"),
+        ),
+        (
+            "suite-bug",
+            1,
+            "BLOCK",
+            "concrete-behavior",
+            Some("tests.test_more.IsliceExtendedTests::test_all"),
+        ),
+        ("syntax-error", 1, "BLOCK", "does-not-build", None),
+    ];
+    for (patch, exit, disposition, reason, failing) in cases {
+        git(dir, &["checkout", "-q", "-B", patch, "main"]);
+        apply(
+            dir,
+            &example("gate-more-itertools").join(format!("patches/{patch}.patch")),
+        );
+        commit(dir, patch);
+        let (code, answer, stderr) = gate(dir, None);
+        assert_eq!(
+            (
+                code,
+                answer["disposition"].as_str(),
+                answer["reason"].as_str()
+            ),
+            (exit, Some(disposition), Some(reason)),
+            "{patch}:\n{stderr}\n{answer}"
+        );
+        if let Some(case) = failing {
+            assert!(
+                failing_ids(&answer).iter().any(|id| id == case),
+                "{patch}: {case} in {:?}",
+                failing_ids(&answer)
+            );
+        }
+        match patch {
+            // The honest patch: re-proven (an admitted property caught its mutant here).
+            "honest" => assert!(
+                step(&answer, "reproof")["summary"]
+                    .as_str()
+                    .is_some_and(|s| s.contains("caught its mutant")),
+                "{answer}"
+            ),
+            // Only the README: no property observes it, the suite decides.
+            "docs-only" => assert_eq!(step(&answer, "properties")["ran"], false, "{answer}"),
+            // The hypothesis counterexample is in the report.
+            "property-bug" => assert!(
+                answer["failures"][0]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("Failing test case")),
+                "{answer}"
+            ),
+            "syntax-error" => assert!(
+                step(&answer, "build")["tail"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("SyntaxError") && t.contains("more.py")),
+                "{answer}"
+            ),
+            _ => {}
+        }
+    }
+}
+
+/// The same project under pytest 8, whose report lists the same tests without counting the
+/// subtests: the census is the same 697 ids, and the suite bug still BLOCKs with its case.
+#[test]
+fn more_itertools_under_pytest_8() {
+    let bin = pytest8();
+    let tmp = common::git_repo();
+    let dir = tmp.path();
+    let census = more_itertools(dir, Some(&bin));
+    assert!(
+        census.contains("wrote suite.census: 697 tests (696 pass, 1 skip"),
+        "{census}"
+    );
+    git(dir, &["checkout", "-q", "-B", "suite-bug", "main"]);
+    apply(
+        dir,
+        &example("gate-more-itertools").join("patches/suite-bug.patch"),
+    );
+    commit(dir, "suite-bug");
+    let (code, answer, stderr) = gate(dir, Some(&bin));
+    assert_eq!(
+        (code, answer["reason"].as_str()),
+        (1, Some("concrete-behavior")),
+        "{stderr}\n{answer}"
+    );
+    assert!(
+        failing_ids(&answer)
+            .iter()
+            .any(|id| id == "tests.test_more.IsliceExtendedTests::test_all"),
+        "{answer}"
+    );
+    assert!(
+        !stderr.contains("subtests passed"),
+        "pytest 8 ran: {stderr}"
+    );
+}
+
+/// zeroize 1.9.2 set up as the guide says, on `main`: the crate from crates.io, the user's
+/// overlay (the catalog, two properties, a pinned-fixture test and its fixtures, declared as
+/// test targets: a published manifest has `autotests = false`), `init --rust`, the canary
+/// declared as `init` says and made to call into the crate, every cargo command of the config
+/// with the crate's `std` feature (so its `#[ignore]`d test is built), the seal; `cargo fetch`
+/// (the gate builds offline), `warm`, `census --write` and an `admit --write` per property,
+/// each committed. Returns the stderr of `init` and of the census.
+fn zeroize(dir: &Path) -> (String, String) {
+    let project = example("gate-zeroize");
+    unpack(dir, &project, "zeroize-1.9.2.crate");
+    let manifest = dir.join("Cargo.toml");
+    let declare = |name: &str| {
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        std::fs::write(
+            &manifest,
+            format!("{text}\n[[test]]\nname = \"{name}\"\npath = \"tests/{name}.rs\"\n"),
+        )
+        .unwrap();
+    };
+    declare("properties");
+    declare("pinned");
+    let init = ok(dir, None, &["init", "--rust"]);
+    declare("patchgate_canary");
+    let canary = dir.join("tests/patchgate_canary.rs");
+    let text = std::fs::read_to_string(&canary).unwrap();
+    let mine = text.replace(
+        "    // let _ = mycrate::some_function();  // your crate: make the canary see what it does",
+        "    let mut v = vec![1u8];\n    zeroize::Zeroize::zeroize(&mut v);",
+    );
+    assert_ne!(
+        mine, text,
+        "the starter's canary says where to call the crate"
+    );
+    std::fs::write(&canary, mine).unwrap();
+    let config = dir.join("patchgate.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    // (In argv lists, three arguments; inside the `sh -c` scripts, words.)
+    let mine = text
+        .replace("\"--offline\"", "\"--offline\", \"--features\", \"std\"")
+        .replace("--offline ", "--offline --features std ");
+    assert_ne!(mine, text);
+    std::fs::write(&config, mine).unwrap();
+    let (code, seal, stderr) = run(dir, None, &["seal", "fixtures"]);
+    assert_eq!(code, 0, "{stderr}");
+    std::fs::write(dir.join("fixtures.seal.expected"), seal).unwrap();
+    commit(dir, "zeroize 1.9.2 and its gate");
+    let fetch = std::process::Command::new("cargo")
+        .current_dir(dir)
+        .args(["fetch", "--quiet"])
+        .status()
+        .expect("cargo fetch");
+    assert!(fetch.success(), "cargo fetch (crates.io must be reachable)");
+    ok(dir, None, &["warm"]);
+    let census = ok(dir, None, &["census", "--write"]);
+    commit(dir, "the census");
+    prove(
+        dir,
+        None,
+        &project,
+        &[
+            ("vec_zeroize_clears_the_allocation", "mutant-vec"),
+            ("array_zeroize_zeroes_every_element", "mutant-array"),
+        ],
+    );
+    commit(dir, "the proofs");
+    (init, census)
+}
+
+/// zeroize under today's cargo and libtest: `init --rust` says what a published manifest
+/// (`autotests = false`) needs for the canary; a plain `cargo test` stays green with the
+/// canary in; the census takes with an ignored test (libtest counts it in `tests=` and does
+/// not list it) and names each integration test by its binary (`pinned::zeroize_string` and
+/// `zeroize::zeroize_string` are two tests); the honest patch and a docs-only patch merge; a
+/// property bug, a fixture bug and a suite bug BLOCK with the failing case and its panic text
+/// in the report; a compile error BLOCKs `does-not-build`.
+#[test]
+fn zeroize_under_cargo_test() {
+    let tmp = common::git_repo();
+    let dir = tmp.path();
+    let (init, census_said) = zeroize(dir);
+    assert!(
+        init.contains("autotests = false") && init.contains("name = \"patchgate_canary\""),
+        "{init}"
+    );
+    let plain = std::process::Command::new("cargo")
+        .current_dir(dir)
+        .args(["test", "--quiet", "--offline", "--features", "std"])
+        .output()
+        .expect("cargo test");
+    assert!(
+        plain.status.success(),
+        "a plain cargo test stays green: {}",
+        String::from_utf8_lossy(&plain.stderr)
+    );
+    assert!(
+        census_said.contains("the canary fails on HEAD"),
+        "{census_said}"
+    );
+    let census = std::fs::read_to_string(dir.join("suite.census")).unwrap();
+    let ids: Vec<String> = census
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    for id in [
+        "pinned::zeroize_string",
+        "zeroize::zeroize_string",
+        "zeroize::non_zero",
+        "alloc::proxy_alloc_test",
+        "properties::vec_zeroize_clears_the_allocation",
+    ] {
+        assert!(ids.iter().any(|i| i == id), "{id} in the census: {ids:?}");
+    }
+    assert!(
+        !ids.iter()
+            .any(|i| i.starts_with("integration::") || i.contains("zeroize_c_string")),
+        "{ids:?}"
+    );
+    // (patch, exit, reason, a failing case the report must name, text its message must hold).
+    type Case<'a> = (&'a str, i32, &'a str, Option<(&'a str, &'a str)>);
+    let cases: [Case; 6] = [
+        ("honest", 0, "all-gates-held", None),
+        ("docs-only", 0, "all-gates-held", None),
+        (
+            "property-bug",
+            1,
+            "invariant-or-over-specified-property",
+            Some((
+                "integration::vec_zeroize_clears_the_allocation",
+                "the allocation is not zero",
+            )),
+        ),
+        (
+            "fixture-bug",
+            1,
+            "concrete-behavior",
+            Some(("pinned::zeroize_string", "string \"hello\"")),
+        ),
+        (
+            "suite-bug",
+            1,
+            "concrete-behavior",
+            Some(("zeroize::non_zero", "left")),
+        ),
+        ("does-not-compile", 1, "does-not-build", None),
+    ];
+    for (patch, exit, reason, failing) in cases {
+        git(dir, &["checkout", "-q", "-B", patch, "main"]);
+        apply(
+            dir,
+            &example("gate-zeroize").join(format!("patches/{patch}.patch")),
+        );
+        commit(dir, patch);
+        let (code, answer, stderr) = gate(dir, None);
+        assert_eq!(
+            (code, answer["reason"].as_str()),
+            (exit, Some(reason)),
+            "{patch}:\n{stderr}\n{answer}"
+        );
+        if let Some((case, text)) = failing {
+            let failures = answer["failures"].as_array().cloned().unwrap_or_default();
+            assert!(
+                failures
+                    .iter()
+                    .any(|f| f["id"] == case
+                        && f["message"].as_str().is_some_and(|m| m.contains(text))),
+                "{patch}: {case} with {text:?} in {failures:?}"
+            );
+        }
+        if patch == "does-not-compile" {
+            assert!(
+                step(&answer, "build")["tail"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("error")),
+                "{answer}"
+            );
+        }
+    }
+}
