@@ -367,6 +367,13 @@ fn parse_mutant_files(
     let mut out = std::collections::BTreeMap::new();
     for (id, list) in map {
         let at = pointer_key(AT, id);
+        if id.is_empty() || id.chars().count() > fields::MAX_ID_CHARS {
+            e.push(
+                &at,
+                format!("a property id is 1 to {} characters", fields::MAX_ID_CHARS),
+            );
+            continue;
+        }
         if list.as_array().is_some_and(|l| l.len() > 100) {
             e.push(&at, "at most 100 files per mutant");
             continue;

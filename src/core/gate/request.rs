@@ -396,6 +396,7 @@ pub struct Configured {
     /// mutant touches a file the patch changes (section 11.10).
     /// (Each path as the path normaliser writes it.)
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schema(value_type = BTreeMap<String, Vec<crate::core::path::RepoPathDoc>>)]
     pub mutant_files: BTreeMap<String, Vec<String>>,
 }
 
