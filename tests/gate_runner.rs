@@ -1027,6 +1027,14 @@ fn the_suite_counts_only_with_its_receipt_and_an_unchanged_tree() {
         if let Some(gap) = gap {
             assert_eq!(step("fixtures")["gap"], gap, "{behaviour}: {answer}");
         }
+        // The disagreement itself is in the answer (and the report), not only on stderr.
+        if gap == Some("report-disagrees") {
+            let why = step("fixtures")["disagrees"].clone();
+            assert!(
+                why.as_str().is_some_and(|w| w.contains("declares")),
+                "{behaviour}: {why}"
+            );
+        }
         if reason == "modified-during-run" {
             let finding = &step("integrity")["findings"][0];
             assert_eq!(finding["files"], serde_json::json!(files), "{behaviour}");

@@ -383,12 +383,16 @@ fn step_detail(out: &mut String, step: &Step, failures: &[FailingCase]) {
                     out,
                     unvouched.iter().map(|u| {
                         format!(
-                            "{} run {}: {} — `{}`",
+                            "{} run {}: {} — `{}`{}",
                             code(&u.property),
                             u.run,
                             u.exit_code
                                 .map_or("killed".to_owned(), |c| format!("exit {c}")),
-                            u.gap.as_str()
+                            u.gap.as_str(),
+                            u.disagrees
+                                .as_deref()
+                                .map(|d| format!(": {}", prose(d)))
+                                .unwrap_or_default()
                         )
                     }),
                 );
@@ -417,10 +421,18 @@ fn step_detail(out: &mut String, step: &Step, failures: &[FailingCase]) {
             receipts,
             vanished,
             vanished_count,
+            disagrees,
             ..
         } => {
             if *receipts == Some(super::steps::Receipts::Off) {
                 out.push_str("**receipts: off** — the suite command has no `{junit}`: its exit code was read as it is.\n\n");
+            }
+            if let Some(why) = disagrees {
+                let _ = writeln!(
+                    out,
+                    "### The suite's report disagrees with itself\n\n{}: nothing in it is read as a pass or a failure.\n",
+                    prose(why)
+                );
             }
             if !vanished.is_empty() {
                 let _ = writeln!(

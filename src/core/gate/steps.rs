@@ -251,6 +251,9 @@ pub struct Unvouched {
     /// The exit code it gave.
     pub exit_code: Option<u8>,
     pub gap: ReceiptGap,
+    /// How its report disagrees with itself, when that is the gap (section 11.9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disagrees: Option<String>,
 }
 pub(super) fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })

@@ -340,6 +340,9 @@ pub(super) fn counted_runs(
                             run: u32::try_from(i + 1).unwrap_or(u32::MAX),
                             exit_code: *run,
                             gap,
+                            disagrees: receipt
+                                .and_then(|r| r.disagrees.clone())
+                                .filter(|_| gap == ReceiptGap::ReportDisagrees),
                         });
                     }
                     run_counted
@@ -564,7 +567,14 @@ pub(super) fn fixture_step(
         gap,
         vanished: suite.vanished.clone(),
         vanished_count: suite.vanished_count,
-        disagrees: suite.report_disagrees.clone(),
+        disagrees: suite.report_disagrees.clone().or_else(|| {
+            suite
+                .receipt
+                .as_ref()
+                .and_then(|r| r.as_ref())
+                .and_then(|r| r.disagrees.clone())
+                .filter(|_| gap == Some(ReceiptGap::ReportDisagrees))
+        }),
         summary,
     }
 }
