@@ -9,7 +9,8 @@
 //!   696) is the fixture suite, beside a pinned-fixture test the user adds; two hypothesis
 //!   properties of `more_itertools/more.py` are the catalog. Run under the pytest
 //!   `requirements-test.txt` installs (9.x) and again under pytest 8 (a venv this test makes
-//!   in `target/pytest8`), whose report lists the same cases in the older dialect.
+//!   in `~/.cache/patchgate-tests/pytest8`), whose report lists the same cases in the older
+//!   dialect.
 //! - `examples/gate-zeroize`: zeroize 1.9.2 from crates.io (a published manifest: `autotests =
 //!   false`, every test target declared; three integration test files of its own, one test
 //!   `#[ignore]`d), beside two properties and a pinned-fixture test the user adds.
@@ -173,10 +174,24 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// pytest 8 and hypothesis in a venv of their own under `target/` (outside `/tmp`: every run's
-/// `/tmp` is its own, so a venv there is invisible in the sandbox), made once.
+/// pytest 8 and hypothesis in a venv of their own, made once, never under `/tmp`: every run's
+/// `/tmp` is its own, so a venv there is invisible in the sandbox and `python3` would quietly
+/// be the system's (a checkout under `/tmp` has its `target/` there too). In the user's cache
+/// (`~/.cache/patchgate-tests/pytest8`), else under `target/`.
 fn pytest8() -> PathBuf {
-    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/pytest8");
+    let venv = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|home| home.is_dir() && !home.starts_with("/tmp"))
+        .map_or_else(
+            || Path::new(env!("CARGO_MANIFEST_DIR")).join("target"),
+            |home| home.join(".cache/patchgate-tests"),
+        )
+        .join("pytest8");
+    assert!(
+        !venv.starts_with("/tmp"),
+        "the pytest 8 venv must be outside /tmp to be seen in the sandbox: {}",
+        venv.display()
+    );
     let python = venv.join("bin/python3");
     let has = |p: &Path| {
         std::process::Command::new(p)
