@@ -114,8 +114,8 @@ def main():
         check(rows, "64 rows")
         check(not driver.find_element(By.ID, "token-label").is_displayed(),
               "an open server's form asks for no token")
-        wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#gate-rules tbody tr")) == 12 or None,
-             "the gate's 12 rules render from /gate/rules")
+        wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#gate-rules tbody tr")) == 13 or None,
+             "the gate's 13 rules render from /gate/rules")
         cases = [
             (("pass", "pass", "pass"), "MERGE_OK", "all-held", "pass/pass/pass"),
             (("fail", "pass", "unknown"), "BLOCK", "fail-absorbs", "fail/pass/unknown"),

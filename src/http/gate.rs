@@ -109,7 +109,7 @@ pub async fn gate_next(
     get,
     path = "/gate/rules",
     tags = ["gate", "reference"],
-    responses((status = 200, description = "The twelve rules, in order", body = Vec<GateRuleRow>))
+    responses((status = 200, description = "The thirteen rules, in order", body = Vec<GateRuleRow>))
 )]
 pub async fn gate_rules() -> Json<Vec<GateRuleRow>> {
     Json(rule_rows())
