@@ -10,7 +10,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{TestServer, assert_untouched, git, patchgate};
+use common::{TestServer, apply, assert_untouched, commit, copy_tree, git, patchgate};
 use serde_json::Value;
 
 /// The starter's (and the example's) pytest invocation, as its config writes it.
@@ -20,37 +20,6 @@ fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples")
         .join(name)
-}
-
-/// Copies `from` into `to`, recursively (files only).
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).expect("read_dir") {
-        let entry = entry.expect("entry");
-        let (src, dst) = (entry.path(), to.join(entry.file_name()));
-        if entry.file_type().expect("type").is_dir() {
-            std::fs::create_dir_all(&dst).expect("mkdir");
-            copy_tree(&src, &dst);
-        } else {
-            std::fs::copy(&src, &dst).expect("copy");
-        }
-    }
-}
-
-/// Applies a patch file with `git apply` (as a contributor's change lands in a checkout).
-fn apply(dir: &Path, patch: &Path) {
-    git(
-        dir,
-        &[
-            "apply",
-            "--whitespace=nowarn",
-            patch.to_str().expect("utf-8 path"),
-        ],
-    );
-}
-
-fn commit(dir: &Path, message: &str) {
-    git(dir, &["add", "-A"]);
-    git(dir, &["commit", "-q", "-m", message]);
 }
 
 fn require_python() {

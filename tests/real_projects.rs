@@ -19,25 +19,13 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{git, patchgate};
+use common::{apply, commit, copy_tree, git, patchgate};
 use serde_json::Value;
 
 fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples")
         .join(name)
-}
-
-fn commit(dir: &Path, message: &str) {
-    git(dir, &["add", "-A"]);
-    git(dir, &["commit", "-q", "-m", message]);
-}
-
-fn apply(dir: &Path, patch: &Path) {
-    git(
-        dir,
-        &["apply", "--whitespace=nowarn", patch.to_str().unwrap()],
-    );
 }
 
 /// A command of the guide, in `dir`, with `path` first on `PATH` when given: its exit code
@@ -159,19 +147,6 @@ fn prove(dir: &Path, path: Option<&Path>, project: &Path, proofs: &[(&str, &str)
         .iter()
         .map(|(id, mutant)| ok(dir, path, &["admit", id, "--mutant", mutant, "--write"]))
         .collect()
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).expect("read_dir") {
-        let entry = entry.expect("entry");
-        let (src, dst) = (entry.path(), to.join(entry.file_name()));
-        if entry.file_type().expect("type").is_dir() {
-            std::fs::create_dir_all(&dst).expect("mkdir");
-            copy_tree(&src, &dst);
-        } else {
-            std::fs::copy(&src, &dst).expect("copy");
-        }
-    }
 }
 
 /// pytest 8 and hypothesis in a venv of their own, made once, never under `/tmp`: every run's

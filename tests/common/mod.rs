@@ -104,6 +104,38 @@ pub fn pid_running(cmdline: &str) -> Option<i32> {
     })
 }
 
+/// Copies `from` into `to`, recursively (files only).
+pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        if entry.file_type().expect("type").is_dir() {
+            std::fs::create_dir_all(&dst).expect("mkdir");
+            copy_tree(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).expect("copy");
+        }
+    }
+}
+
+/// Applies a patch file with `git apply` (as a contributor's change lands in a checkout).
+pub fn apply(dir: &std::path::Path, patch: &std::path::Path) {
+    git(
+        dir,
+        &[
+            "apply",
+            "--whitespace=nowarn",
+            patch.to_str().expect("utf-8 path"),
+        ],
+    );
+}
+
+/// Everything in `dir` committed.
+pub fn commit(dir: &std::path::Path, message: &str) {
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", message]);
+}
+
 /// A new git repository in a temporary directory, with a committer configured.
 pub fn git_repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
