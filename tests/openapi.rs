@@ -52,7 +52,7 @@ fn every_request_document_lists_the_fields_its_parser_takes() {
     use patchgate::core::catalog::CatalogKind;
     let doc: serde_json::Value =
         serde_json::from_str(&patchgate::http::openapi::document_json()).unwrap();
-    let table: [(&str, &[&str]); 24] = [
+    let table: [(&str, &[&str]); 27] = [
         ("RouteRequestDoc", &patchgate::core::evidence::ROUTE_FIELDS),
         ("QuorumRequestDoc", &patchgate::core::quorum::REQUEST_FIELDS),
         ("PropertyDoc", CatalogKind::Quorum.fields()),
@@ -80,6 +80,9 @@ fn every_request_document_lists_the_fields_its_parser_takes() {
         ("Reproof", &patchgate::core::gate::REPROOF_FIELDS),
         ("TimingsDoc", &patchgate::core::gate::TIMING_STEPS),
         ("Configured", &patchgate::core::gate::CONFIGURED_FIELDS),
+        ("RoomFacts", &patchgate::core::gate::ROOM_FIELDS),
+        ("OverLimit", &patchgate::core::gate::OVER_FIELDS),
+        ("HeldBy", &patchgate::core::gate::ROOM_CAPS),
     ];
     for (schema, parsed) in table {
         let s = &doc["components"]["schemas"][schema];

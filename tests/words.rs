@@ -192,6 +192,12 @@ fn the_enums_speak_the_contracts_words() {
     );
     // How the runs were isolated (section 12.2).
     assert_eq!(words::<SandboxBackend>(), ["bubblewrap", "off"]);
+    // The cap a run went over, and whose uid the runs were (section 13.2, 13.3).
+    assert_eq!(
+        words::<patchgate::core::gate::Limit>(),
+        ["over-memory", "over-pids", "over-disk"]
+    );
+    assert_eq!(words::<patchgate::core::gate::RoomUid>(), ["own", "runner"]);
     // Why a receipt does not vouch for a run (section 11.1).
     assert_eq!(
         words::<patchgate::core::runs::ReceiptGap>(),

@@ -288,11 +288,28 @@ impl GateConfig {
             }
         };
         let de = toml::Deserializer::parse(text).map_err(|e| one_line(&e, None))?;
-        let config: GateConfig = serde_path_to_error::deserialize(de).map_err(|e| {
+        let mut config: GateConfig = serde_path_to_error::deserialize(de).map_err(|e| {
             let key = e.path().to_string();
             one_line(e.inner(), (key != ".").then_some(key))
         })?;
         config.check()?;
+        config.sandbox.limits()?;
+        // The programs the commands start: their installation prefixes are what the sealed
+        // room shows beside the system (CONTRACT.md section 13.1).
+        let mut programs: Vec<String> = [
+            config.build.as_ref().map(|b| &b.command),
+            config.canary.as_ref().map(|c| &c.command),
+            Some(&config.properties.command),
+            Some(&config.suite.command),
+            config.suite.test_command.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        .filter_map(|argv| argv.first().cloned())
+        .collect();
+        programs.sort();
+        programs.dedup();
+        config.sandbox.programs = programs;
         Ok(config)
     }
 

@@ -18,6 +18,7 @@ mod junit;
 mod ladder;
 mod output;
 mod quorum;
+mod redact;
 mod remote;
 mod route;
 mod runner;
@@ -247,6 +248,14 @@ pub fn main() -> Exit {
             };
         }
     };
+    // The commands that open clean rooms, started by root: a mount namespace of their own,
+    // made while the process has one thread (CONTRACT.md section 13.3).
+    if matches!(
+        cli.command,
+        Command::Gate(_) | Command::Warm(_) | Command::Admit(_) | Command::Census(_)
+    ) {
+        sandbox::private_mounts_now();
+    }
     // Every command's error is printed here, in one place.
     error::finish(match cli.command {
         Command::Serve(args) => serve::run(args),

@@ -8,7 +8,8 @@ use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant};
 
 use super::error::CliError;
-use super::sandbox::Room;
+use super::sandbox::limits::Over;
+use super::sandbox::{Room, Scratch};
 use super::{interrupt, output};
 use crate::core::runs::RunOutcome;
 use crate::exit::Exit;
@@ -78,24 +79,30 @@ pub enum Place<'a> {
     Receipted(&'a Room, &'a Path),
 }
 
-impl Place<'_> {
-    fn command(self, argv: &[String]) -> std::io::Result<Command> {
+impl<'a> Place<'a> {
+    /// The command, and the run's scratch directories (kept until it ends).
+    fn command(self, argv: &[String]) -> std::io::Result<(Command, Scratch)> {
         let (program, args) = argv
             .split_first()
             .ok_or_else(|| std::io::Error::other("empty command"))?;
-        Ok(match self {
+        let (room, receipts) = match self {
             Place::Here => {
                 let mut c = Command::new(program);
                 c.args(args);
-                c
+                return Ok((c, Scratch(None)));
             }
-            Place::Room(room) => room
-                .command(argv, None)
-                .map_err(|e| std::io::Error::other(e.message))?,
-            Place::Receipted(room, receipts) => room
-                .command(argv, Some(receipts))
-                .map_err(|e| std::io::Error::other(e.message))?,
-        })
+            Place::Room(room) => (room, None),
+            Place::Receipted(room, receipts) => (room, Some(receipts)),
+        };
+        room.command(argv, receipts)
+            .map_err(|e| std::io::Error::other(e.message))
+    }
+
+    fn room(self) -> Option<&'a Room> {
+        match self {
+            Place::Here => None,
+            Place::Room(room) | Place::Receipted(room, _) => Some(room),
+        }
     }
 }
 
@@ -113,6 +120,8 @@ fn live() -> std::sync::MutexGuard<'static, Vec<i32>> {
 /// cancelled (no longer needed).
 enum Ended {
     Exited(Option<ExitStatus>),
+    /// Ended by the runner: it went over a cap of its room (CONTRACT.md section 13.3).
+    Over(Over),
     Cancelled,
 }
 
@@ -138,7 +147,8 @@ fn run_group(
         ),
     };
     let started = Instant::now();
-    let mut command = place.command(argv)?;
+    let (mut command, _scratch) = place.command(argv)?;
+    let limits = place.room().and_then(Room::limits);
     command
         .stdin(std::process::Stdio::null())
         .stdout(stdout)
@@ -152,8 +162,10 @@ fn run_group(
     };
     let leader = i32::try_from(child.id()).unwrap_or(i32::MAX);
     let pgid = nix::unistd::Pid::from_raw(leader);
-    // Waited for in slices, so a caught Ctrl-C is seen within one.
-    let slice = Duration::from_millis(100);
+    // Waited for in slices, so a caught Ctrl-C is seen within one (and a room's caps are
+    // watched between them).
+    let slice = Duration::from_millis(if limits.is_some() { 50 } else { 100 });
+    let mut over = None;
     let status = loop {
         let left = timeout.saturating_sub(started.elapsed());
         if left.is_zero() {
@@ -161,6 +173,14 @@ fn run_group(
         }
         if let Some(status) = wait_timeout::ChildExt::wait_timeout(&mut child, left.min(slice))? {
             break Some(status);
+        }
+        // The room's caps, watched between slices: over one, the run ends here.
+        if let Some(limits) = limits
+            && let Some(o) =
+                super::sandbox::limits::over(limits, super::sandbox::limits::usage(child.id()))
+        {
+            over = Some(o);
+            break None;
         }
         let cancelled = cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::SeqCst));
         if crate::cli::interrupt::requested() || cancelled {
@@ -191,7 +211,21 @@ fn run_group(
             if left == 1 { "" } else { "es" }
         ));
     }
-    Ok(Ended::Exited(status))
+    // A file over the size rlimit ends its writer with SIGXFSZ; a full room filesystem is
+    // the run's writes too.
+    use std::os::unix::process::ExitStatusExt;
+    let room = place.room();
+    if over.is_none()
+        && room.is_some_and(|r| r.limits().is_some())
+        && (status.and_then(|s| s.signal()) == Some(libc::SIGXFSZ)
+            || room.is_some_and(Room::disk_full))
+    {
+        over = Some(Over::OverDisk);
+    }
+    Ok(match over {
+        Some(o) => Ended::Over(o),
+        None => Ended::Exited(status),
+    })
 }
 
 /// A run whose leader was `leader` ended: when it was the last under way, whatever runs left
@@ -304,6 +338,18 @@ pub struct Ran {
     pub seconds: f64,
     pub receipt: Option<ReceiptRead>,
     pub tail: String,
+    /// The cap it went over, if the room ended it (its `run` is then `None`).
+    pub over: Option<Over>,
+}
+
+/// Every run a room ended over a cap so far, by label: the gate's facts carry them.
+static OVER: std::sync::Mutex<Vec<(String, Over)>> = std::sync::Mutex::new(Vec::new());
+
+/// The runs of this process the room ended over a cap (CONTRACT.md section 13.3), by label.
+pub fn over_limits() -> Vec<(String, Over)> {
+    OVER.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone()
 }
 
 /// A run ended: it ran, or it was stopped because its gate no longer needed it (no run at
@@ -388,7 +434,8 @@ impl<'a> Run<'a> {
         };
         let path = room.fresh_receipt()?;
         let dir = path.parent().unwrap_or(&path).to_path_buf();
-        let shown = path.to_string_lossy();
+        let inside = room.receipt_inside(&path);
+        let shown = inside.to_string_lossy();
         let argv: Vec<String> = self.argv.iter().map(|a| a.replace(JUNIT, &shown)).collect();
         self.run(&argv, Place::Receipted(room, &dir), Some(&path))
     }
@@ -400,12 +447,16 @@ impl<'a> Run<'a> {
         receipt: Option<&Path>,
     ) -> Result<Outcome, CliError> {
         use std::io::{Read, Seek, Write};
-        let mut log = match self.tail {
-            Some(_) => Some(
-                tempfile::tempfile()
+        // A room's run is the patch's code: its output is kept (in the room, on its capped
+        // filesystem) and echoed when it ends, redacted and fenced (CONTRACT.md section 13.5),
+        // never streamed to the CI log as it comes.
+        let room = place.room().filter(|r| r.limits().is_some());
+        let mut log = match (self.tail, room, self.output) {
+            (Some(_), _, _) | (None, Some(_), None) => Some(
+                room.map_or_else(tempfile::tempfile, |r| r.log_file())
                     .map_err(|e| CliError::software(format!("cannot make a log file: {e}")))?,
             ),
-            None => None,
+            _ => None,
         };
         let handle = match log.as_ref().or(self.output) {
             Some(file) => Some(
@@ -415,8 +466,25 @@ impl<'a> Run<'a> {
             None => None,
         };
         let started = Instant::now();
+        let mut over = None;
         let (run, how) = match run_group(argv, self.timeout, place, handle, self.cancel) {
             Ok(Ended::Cancelled) => return Ok(Outcome::Cancelled),
+            Ok(Ended::Over(o)) => {
+                over = Some(o);
+                let limits = place.room().and_then(Room::limits);
+                (
+                    None,
+                    format!(
+                        "{}: ended by the room, over its cap{}",
+                        <&str>::from(o),
+                        limits.map_or(String::new(), |l| match o {
+                            Over::OverMemory => format!(" of {} MiB", l.memory_mib),
+                            Over::OverPids => format!(" of {} processes", l.pids),
+                            Over::OverDisk => format!(" of {} MiB written", l.disk_mib),
+                        })
+                    ),
+                )
+            }
             Ok(Ended::Exited(status)) => (
                 status
                     .and_then(|s| s.code())
@@ -437,12 +505,29 @@ impl<'a> Run<'a> {
         };
         let seconds = started.elapsed().as_secs_f64();
         let mut tail = String::new();
-        if let (Some(log), Some(max_bytes)) = (log.as_mut(), self.tail) {
+        if let Some(log) = log.as_mut() {
             let mut text = Vec::new();
             let _ = log.rewind();
             let _ = log.take(MAX_REPORT_BYTES).read_to_end(&mut text);
-            let _ = std::io::stderr().lock().write_all(&text);
-            tail = last_lines(&String::from_utf8_lossy(&text), max_bytes);
+            let shown = match room {
+                Some(_) => super::redact::text(&String::from_utf8_lossy(&text)),
+                None => String::from_utf8_lossy(&text).into_owned(),
+            };
+            let mut err = std::io::stderr().lock();
+            let fence = room.and(super::redact::fence());
+            if let Some((stop, _)) = fence {
+                let _ = err.write_all(stop.as_bytes());
+            }
+            let _ = err.write_all(shown.as_bytes());
+            if let Some((_, resume)) = fence {
+                if !shown.ends_with('\n') {
+                    let _ = err.write_all(b"\n");
+                }
+                let _ = err.write_all(resume.as_bytes());
+            }
+            if let Some(max_bytes) = self.tail {
+                tail = last_lines(&shown, max_bytes);
+            }
         }
         if !self.quiet {
             output::error(&format!("{}: {how} ({seconds:.1} s)", self.label));
@@ -456,12 +541,18 @@ impl<'a> Run<'a> {
             }
             read
         });
+        if let Some(o) = over {
+            OVER.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push((self.label.to_owned(), o));
+        }
         Ok(Outcome::Ran(Ran {
             run,
             how,
             seconds,
             receipt,
             tail,
+            over,
         }))
     }
 }

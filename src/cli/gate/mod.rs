@@ -146,7 +146,7 @@ impl Core<'_> {
 
     /// The next step of the plan on the facts gathered so far.
     fn next(&self, facts: &Facts) -> Result<GateNext, CliError> {
-        let doc = facts.to_value();
+        let doc = outputs::redacted(facts);
         match &self.remote.server {
             Some(server) => {
                 let body = serde_json::to_vec(&doc).unwrap_or_default();
@@ -214,6 +214,7 @@ pub fn run(args: GateArgs) -> CliResult {
         .timings_ms
         .add(Phase::Total, started.elapsed().as_secs_f64());
     facts.left_behind = super::runner::left_behind() as u64;
+    facts.room = g.room.facts(&super::runner::over_limits());
     let (checks, spent) = *g
         .checked
         .lock()
@@ -228,7 +229,7 @@ pub fn run(args: GateArgs) -> CliResult {
     let answer = outputs::finish(
         &args,
         &core,
-        &facts.to_value(),
+        &outputs::redacted(&facts),
         GATHERED_INVALID,
         args.shadow || g.config.shadow,
     );

@@ -46,8 +46,16 @@ pub(super) fn write_facts(args: &GateArgs, facts: &Facts) -> Result<(), CliError
     let Some(path) = &args.facts_out else {
         return Ok(());
     };
-    let text = serde_json::to_string_pretty(facts).unwrap_or_default() + "\n";
+    let text = serde_json::to_string_pretty(&redacted(facts)).unwrap_or_default() + "\n";
     output::replace(path, text.as_bytes(), checkout().as_deref())
+}
+
+/// The facts as they leave the runner (to the core, a server, `--facts-out`): every string
+/// the runs wrote redacted (CONTRACT.md section 13.5), so no secret reaches an answer.
+pub(super) fn redacted(facts: &Facts) -> serde_json::Value {
+    let mut v = facts.to_value();
+    crate::cli::redact::value(&mut v);
+    v
 }
 
 /// Decides the facts (locally, or with `--server`) once, writes what was asked for, prints

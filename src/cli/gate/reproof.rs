@@ -45,6 +45,8 @@ pub(super) fn reprove(g: &Gathered, id: &str) -> Result<Reproof, CliError> {
             "its mutant does not apply to this tree: {why}"
         )));
     }
+    // What `git apply` wrote is the room's runs' to write again.
+    room.settle()?;
     if let Some(build) = &g.config.build {
         let built = match Run::new(
             &format!("re-proof {id}: build (mutant applied)"),
@@ -64,9 +66,16 @@ pub(super) fn reprove(g: &Gathered, id: &str) -> Result<Reproof, CliError> {
                 applied: true,
                 exit_code: None,
                 receipt: None,
-                note: Some(match built.run {
-                    Some(code) => format!("its mutant applied does not build (build exit {code})"),
-                    None => "its build, the mutant applied, timed out or was killed".to_owned(),
+                note: Some(match (built.run, built.over) {
+                    (Some(code), _) => {
+                        format!("its mutant applied does not build (build exit {code})")
+                    }
+                    (None, Some(over)) => {
+                        format!("its build, the mutant applied, went {}", <&str>::from(over))
+                    }
+                    (None, None) => {
+                        "its build, the mutant applied, timed out or was killed".to_owned()
+                    }
                 }),
             });
         }
@@ -84,7 +93,9 @@ pub(super) fn reprove(g: &Gathered, id: &str) -> Result<Reproof, CliError> {
             .receipt
             .as_ref()
             .map(|read| property_receipt(read, p.case.as_deref(), id)),
-        note: None,
+        note: ran
+            .over
+            .map(|o| format!("its run went {} (the room ended it)", <&str>::from(o))),
     })
 }
 

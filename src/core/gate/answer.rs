@@ -365,6 +365,9 @@ pub struct GateAnswer {
     /// with the runner's user and files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxBackend>,
+    /// The sealed room the runs had (CONTRACT.md section 13), as the runner said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub room: Option<super::request::RoomFacts>,
     /// The failing cases the reports gave (section 11.8): at most 20, each clipped to 2 KiB.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<FailingCase>,
@@ -387,6 +390,7 @@ impl GateDecision {
             steps: self.steps.clone(),
             judged: request.judged.clone(),
             sandbox: request.sandbox,
+            room: request.room.clone(),
             failures: request.failures.clone(),
             timings_ms: request.timings_ms.clone(),
         }

@@ -14,7 +14,8 @@ use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema};
 use utoipa::openapi::{Ref, RefOr};
 
 use super::request::{
-    Configured, FailingCase, IntegrityFinding, Judged, Reproof, SandboxBackend, SuspiciousLine,
+    Configured, FailingCase, IntegrityFinding, Judged, Reproof, RoomFacts, SandboxBackend,
+    SuspiciousLine,
 };
 use crate::core::path::RepoPathDoc;
 use crate::core::runs::{CatchCodeDoc, CatchCodes, ExitCodeDoc, Receipt, TestIdDoc};
@@ -154,6 +155,10 @@ pub struct Facts {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub configured: Option<Configured>,
+    /// The sealed room the runs had (CONTRACT.md section 13).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub room: Option<RoomFacts>,
 }
 
 fn is_false(b: &bool) -> bool {

@@ -26,9 +26,9 @@ pub use answer::*;
 pub use facts::*;
 pub use parse::{
     BUILD_FIELDS, CANARY_FIELDS, CONFIGURED_FIELDS, FAILURE_FIELDS, GATE_FIELDS, INTEGRITY_FIELDS,
-    JUDGED_FIELDS, MAX_FAILURE_BYTES, MAX_FAILURES, MAX_REPROOFS, MAX_TEST_ID_CHARS,
-    REPROOF_FIELDS, RERUN_FIELDS, SUITE_FIELDS, SUSPICIOUS_FIELDS, TIMING_STEPS, clip_failure,
-    fit_test_id, parse_gate_request,
+    JUDGED_FIELDS, MAX_FAILURE_BYTES, MAX_FAILURES, MAX_REPROOFS, MAX_TEST_ID_CHARS, OVER_FIELDS,
+    REPROOF_FIELDS, RERUN_FIELDS, ROOM_CAPS, ROOM_FIELDS, SUITE_FIELDS, SUSPICIOUS_FIELDS,
+    TIMING_STEPS, clip_failure, fit_test_id, parse_gate_request,
 };
 pub use plan::*;
 pub use report::{markdown, markdown_as, step_name, text_line};

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use super::request::{
     BuildRun, CanaryRun, Configured, FailingCase, FixtureSuite, GateRequest, IntegrityFinding,
-    Judged, Reproof, Rerun, SandboxBackend, SuspiciousLine,
+    Judged, OverLimit, Reproof, Rerun, RoomFacts, SandboxBackend, SuspiciousLine,
 };
 use crate::core::catalog::CatalogKind;
 use crate::core::fields::{self, Errors, object};
@@ -16,7 +16,7 @@ use crate::core::quorum::parse_quorum_fields;
 use crate::core::runs::{CatchCodes, Receipt, parse_catch_codes, parse_receipt};
 
 /// The fields of a `/gate` body.
-pub const GATE_FIELDS: [&str; 28] = [
+pub const GATE_FIELDS: [&str; 29] = [
     "patch_id",
     "changed_files",
     "guarded",
@@ -45,7 +45,23 @@ pub const GATE_FIELDS: [&str; 28] = [
     "left_behind",
     "timings_ms",
     "configured",
+    "room",
 ];
+/// The fields of `room`.
+pub const ROOM_FIELDS: [&str; 8] = [
+    "saw",
+    "masked",
+    "uid",
+    "memory_mib",
+    "pids",
+    "disk_mib",
+    "held_by",
+    "over",
+];
+/// The caps `room.held_by` names.
+pub const ROOM_CAPS: [&str; 3] = ["memory", "pids", "disk"];
+/// The fields of an entry of `room.over`.
+pub const OVER_FIELDS: [&str; 2] = ["run", "limit"];
 /// The fields of `configured`.
 pub const CONFIGURED_FIELDS: [&str; 6] = [
     "build",
@@ -239,6 +255,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
         }
         None => Vec::new(),
     };
+    let room = doc.get("room").and_then(|v| parse_room(v, &mut e));
     let configured = doc.get("configured").and_then(|v| {
         let c = object(v, "/configured", "`configured`", &CONFIGURED_FIELDS, &mut e)?;
         let build = c.opt_bool("build", &mut e);
@@ -312,6 +329,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             left_behind,
             timings_ms,
             configured,
+            room,
         }),
         _ => Err(e),
     }
@@ -653,5 +671,114 @@ fn parse_judged(v: &Value, e: &mut Errors) -> Option<Judged> {
         base: base?,
         head: head?,
         tree: tree?,
+    })
+}
+
+/// `room`: what the runs saw and what capped them (CONTRACT.md section 13).
+fn parse_room(v: &Value, e: &mut Errors) -> Option<RoomFacts> {
+    const AT: &str = "/room";
+    let r = object(v, AT, "`room`", &ROOM_FIELDS, e)?;
+    let strings = |key: &str, e: &mut Errors| -> Option<Vec<String>> {
+        let at = format!("{AT}/{key}");
+        let Some(v) = r.get(key) else {
+            return Some(Vec::new());
+        };
+        let Some(items) = v.as_array() else {
+            e.push(
+                at.as_str(),
+                format!("`room.{key}` must be an array of paths"),
+            );
+            return None;
+        };
+        if items.len() > 200 {
+            e.push(
+                &at,
+                format!("`room.{key}` holds {} entries; at most 200", items.len()),
+            );
+            return None;
+        }
+        let mut out = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            match item.as_str() {
+                Some(s) if !s.is_empty() && s.len() <= 4096 => out.push(s.to_owned()),
+                _ => e.push(
+                    format!("{at}/{i}"),
+                    "must be a non-empty string of at most 4,096 bytes",
+                ),
+            }
+        }
+        Some(out)
+    };
+    if r.get("saw").is_none() {
+        e.push(AT, "`room` needs `saw`");
+    }
+    let saw = strings("saw", e);
+    let masked = strings("masked", e);
+    let uid = r.req_enum::<super::request::RoomUid>("uid", e);
+    let cap = |key: &str, e: &mut Errors| {
+        if r.get(key).is_none() {
+            e.push(AT, format!("`room` needs `{key}`"));
+        }
+        let n = r.opt_uint(key, 1 << 20, e)?;
+        if n == 0 {
+            e.push(
+                format!("{AT}/{key}"),
+                format!("`room.{key}` must be at least 1"),
+            );
+            return None;
+        }
+        Some(n)
+    };
+    let memory_mib = cap("memory_mib", e);
+    let pids = cap("pids", e);
+    let disk_mib = cap("disk_mib", e);
+    let held_by = r.get("held_by").and_then(|v| {
+        let h = object(v, "/room/held_by", "`room.held_by`", &ROOM_CAPS, e)?;
+        let one = |cap: &str, e: &mut Errors| {
+            if h.get(cap).is_none() {
+                e.push("/room/held_by", format!("`room.held_by` needs `{cap}`"));
+            }
+            h.opt_string(cap, 40, e).filter(|s| {
+                let ok = !s.is_empty();
+                if !ok {
+                    e.push(format!("/room/held_by/{cap}"), "must not be empty");
+                }
+                ok
+            })
+        };
+        let memory = one("memory", e);
+        let pids = one("pids", e);
+        let disk = one("disk", e);
+        Some(super::request::HeldBy {
+            memory: memory?,
+            pids: pids?,
+            disk: disk?,
+        })
+    });
+    let over = match r.get("over") {
+        Some(v) if v.as_array().is_some_and(|a| a.len() > 100) => {
+            e.push("/room/over", "`room.over` holds more than 100 entries");
+            None
+        }
+        Some(v) => fields::array(v, "/room/over", "`room.over`", e, |item, at, e| {
+            let o = object(item, &at, "an entry of `room.over`", &OVER_FIELDS, e)?;
+            let run = o.req_string("run", 4096, e);
+            let limit = o.req_enum::<super::request::Limit>("limit", e);
+            Some(OverLimit {
+                run: run?,
+                limit: limit?,
+            })
+        }),
+        None => Some(Vec::new()),
+    };
+    Some(RoomFacts {
+        saw: saw?,
+        masked: masked?,
+        uid: uid?,
+        memory_mib: memory_mib?,
+        pids: pids?,
+        disk_mib: disk_mib?,
+        held_by: held_by?,
+        over: over?,
     })
 }

@@ -179,6 +179,44 @@ pub fn markdown_as(answer: &GateAnswer, shadow: bool) -> String {
     if answer.sandbox == Some(super::request::SandboxBackend::Off) {
         out.push_str("**sandbox: off** — the code under test ran with the runner's user and files (`[sandbox] mode = \"off\"`): it could reach the runner and the machine.\n\n");
     }
+    if let Some(room) = &answer.room {
+        let _ = writeln!(
+            out,
+            "Sealed room: the runs saw {}{}; uid `{}`; caps {} MiB memory ({}), {} processes ({}), {} MiB written ({}).\n",
+            room.saw
+                .iter()
+                .map(|p| code(p))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if room.masked.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (masked: {})",
+                    room.masked
+                        .iter()
+                        .map(|p| code(p))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            },
+            <&str>::from(room.uid),
+            room.memory_mib,
+            code(&room.held_by.memory),
+            room.pids,
+            code(&room.held_by.pids),
+            room.disk_mib,
+            code(&room.held_by.disk),
+        );
+        for o in &room.over {
+            let _ = writeln!(
+                out,
+                "**Ended by the room:** {} went {}: it counts as no run (`null`).\n",
+                code(&o.run),
+                room.said(o.limit)
+            );
+        }
+    }
 
     if let Some(ev) = &answer.evidence {
         out.push_str("| gate | verdict |\n|---|---|\n");

@@ -177,6 +177,8 @@ pub struct GateRequest {
     /// The optional steps the runner can run (the base's config): what the core may plan.
     /// `None` when the facts do not say: no build, canary or re-proof is planned.
     pub configured: Option<Configured>,
+    /// The sealed room the runs had (CONTRACT.md section 13), when the runner says.
+    pub room: Option<RoomFacts>,
     /// Where the runner's time went, by phase ([`TIMING_STEPS`]), in milliseconds: echoed in
     /// the answer and the report, never a decision.
     pub timings_ms: std::collections::BTreeMap<String, u64>,
@@ -330,6 +332,133 @@ pub struct SuspiciousLine {
     /// The pattern it matches (1 to 1,024 characters).
     #[schema(min_length = 1, max_length = 1024)]
     pub pattern: String,
+}
+
+/// The sealed room the runs had (CONTRACT.md section 13): what a run saw of the machine, what
+/// capped it and what held each cap, and every run a cap ended (each `null` in its step).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RoomFacts {
+    /// The directories a run saw, in mount order.
+    #[schema(max_items = 200, value_type = Vec<RoomPathDoc>)]
+    pub saw: Vec<String>,
+    /// The credential paths masked in them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(max_items = 200, value_type = Vec<RoomPathDoc>)]
+    pub masked: Vec<String>,
+    /// Whose uid the runs were outside the room: `own` (a uid of the room's own: the runner
+    /// is root and drops to it) or `runner` (the runner's own, in a user namespace).
+    pub uid: RoomUid,
+    /// A run's memory cap, MiB.
+    #[schema(minimum = 1, maximum = 1048576)]
+    pub memory_mib: u64,
+    /// A run's process cap (threads count).
+    #[schema(minimum = 1, maximum = 1048576)]
+    pub pids: u64,
+    /// A room's cap on the bytes its runs write, MiB.
+    #[schema(minimum = 1, maximum = 1048576)]
+    pub disk_mib: u64,
+    /// What held each cap.
+    pub held_by: HeldBy,
+    /// The runs a cap ended (at most 100): each counts as `null`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub over: Vec<OverLimit>,
+}
+
+crate::core::value_schema!(
+    /// A path as `room` lists it (the API document's `RoomPath`).
+    RoomPathDoc(String) as "RoomPath",
+    || utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .description(Some("A path on the runner's machine, as a run saw it: at most 4096 bytes."))
+        .min_length(Some(1))
+        .max_length(Some(4096))
+);
+
+/// What held each cap of a room: e.g. `watch+rlimit-as` (memory), `rlimit-nproc+watch` or
+/// `watch` (processes), `tmpfs-size+rlimit-fsize` or `rlimit-fsize` (bytes written).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HeldBy {
+    #[schema(min_length = 1, max_length = 40)]
+    pub memory: String,
+    #[schema(min_length = 1, max_length = 40)]
+    pub pids: String,
+    #[schema(min_length = 1, max_length = 40)]
+    pub disk: String,
+}
+
+/// `room.uid`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum RoomUid {
+    /// A uid of the room's own (the runner is root and drops to it before the room starts).
+    Own,
+    /// The runner's own uid, in a user namespace.
+    Runner,
+}
+
+/// A run a cap of its room ended (CONTRACT.md section 13.3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OverLimit {
+    /// The run, as the runner names it (`t2-fixtures`, `build`, `t1-properties holds run
+    /// 1/2`, ...).
+    #[schema(min_length = 1, max_length = 4096)]
+    pub run: String,
+    pub limit: Limit,
+}
+
+/// Which cap a run went over.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum Limit {
+    OverMemory,
+    OverPids,
+    OverDisk,
+}
+
+impl RoomFacts {
+    /// The cap that ended the run labelled `run`, if one did.
+    pub fn over(&self, run: &str) -> Option<Limit> {
+        self.over.iter().find(|o| o.run == run).map(|o| o.limit)
+    }
+
+    /// How a run the room ended is said: `over-memory (the room's cap: 4096 MiB)`.
+    pub fn said(&self, limit: Limit) -> String {
+        let cap = match limit {
+            Limit::OverMemory => format!("{} MiB of memory", self.memory_mib),
+            Limit::OverPids => format!("{} processes", self.pids),
+            Limit::OverDisk => format!("{} MiB written", self.disk_mib),
+        };
+        format!("{} (the room's cap: {cap})", <&str>::from(limit))
+    }
 }
 
 /// The commit and tree ids of what was judged: the base, the head, and the tree that would

@@ -575,11 +575,17 @@ pub(super) fn build_step(request: &GateRequest, facts: &RuleFacts) -> Option<Ste
             ),
             Built::Broken => format!(
                 "the build step {}: a broken harness, not a verdict on the patch",
-                build
-                    .exit_code
-                    .map_or("was killed (timeout or signal)".to_owned(), |c| format!(
-                        "exited {c}, which is not a catch"
-                    ))
+                match (
+                    build.exit_code,
+                    request
+                        .room
+                        .as_ref()
+                        .and_then(|r| r.over("build").map(|l| r.said(l)))
+                ) {
+                    (Some(c), _) => format!("exited {c}, which is not a catch"),
+                    (None, Some(over)) => format!("was ended by its room, {over}"),
+                    (None, None) => "was killed (timeout or signal)".to_owned(),
+                }
             ),
         },
     })

@@ -252,6 +252,10 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
         request.fixture_suite.as_ref(),
         !scope_hit && property_check != Verdict::Pass,
         &frozen_tests,
+        request
+            .room
+            .as_ref()
+            .and_then(|r| r.over(crate::core::ladder::T2).map(|l| r.said(l))),
     );
     let fixture_check = match &fixtures {
         Step::Fixtures { verdict, .. } => *verdict,
@@ -376,6 +380,7 @@ pub(super) fn fixture_step(
     suite: Option<&FixtureSuite>,
     t1_stopped: bool,
     frozen_tests: &[FrozenTest],
+    over: Option<String>,
 ) -> Step {
     let Some(suite) = suite else {
         let (verdict, summary) = if t1_stopped {
@@ -549,7 +554,10 @@ pub(super) fn fixture_step(
         None => (
             Verdict::Unknown,
             TierVerdict::Error,
-            "the suite was killed (timeout or signal): no verdict".to_owned(),
+            match over {
+                Some(over) => format!("the suite was ended by its room, {over}: no verdict"),
+                None => "the suite was killed (timeout or signal): no verdict".to_owned(),
+            },
         ),
     };
     Step::Fixtures {

@@ -1,0 +1,1078 @@
+//! The clean room (CONTRACT.md sections 12.2 and 13): where the code under test runs. One
+//! throw-away directory per gate holds a fresh copy of the judged tree (from git's objects, no
+//! `.git`), a private `HOME` and each run's private `/tmp`; every run starts there, inside
+//! bubblewrap (new user, PID, IPC and network namespaces, no capability, `--die-with-parent`,
+//! a new session) with an allowlisted environment and an allowlisted filesystem ([`view`]):
+//! the copy at the checkout's own path, `HOME` at the runner's home path. Started by root, a
+//! room's runs are a uid of their own outside too, and the room is a tmpfs of its own sized to
+//! its disk cap ([`limits`]). `[sandbox] mode = "off"` keeps the copy and the environment but
+//! runs without the namespaces or caps, and says so in every answer.
+
+pub mod limits;
+pub mod view;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::Deserialize;
+
+use super::build_cache::BuildCache;
+use super::error::CliError;
+// How the runs are isolated, as every answer says it (`sandbox`): the core's one type.
+use crate::core::gate::SandboxBackend as Backend;
+
+/// `[sandbox]`: how every run is isolated from the runner and the machine.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxConfig {
+    /// `required` (the default and the starter's): no run without a working sandbox (69);
+    /// `off`: runs as the runner's user, and every answer says `sandbox: off`.
+    #[serde(default)]
+    pub mode: SandboxMode,
+    /// Give the runs the network (default: none).
+    #[serde(default)]
+    pub network: bool,
+    /// More of the environment the runs see: `NAME` (passed when the runner has it) or
+    /// `NAME=value`. `PATCHGATE_*` never passes.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// `none` (the default): the copy has no `.git`; `read-only`: the repository's git
+    /// directory is mounted read-only at the copy's `.git`.
+    #[serde(default)]
+    pub git: SandboxGit,
+    /// A run's memory cap, in MiB (its processes together; CONTRACT.md section 13.3).
+    #[serde(default = "default_memory_mib")]
+    pub memory_mib: u64,
+    /// A run's process cap (threads count).
+    #[serde(default = "default_pids")]
+    pub pids: u64,
+    /// A room's cap on the bytes its runs write (its copy, `/tmp`, its reports), in MiB.
+    #[serde(default = "default_disk_mib")]
+    pub disk_mib: u64,
+    /// More directories runs see read-only (a toolchain the commands do not resolve to, e.g.
+    /// one a `sh -c` script starts). Never a home, nor what holds the checkout.
+    #[serde(default)]
+    pub expose: Vec<String>,
+    /// More credential paths masked: absolute, or relative to each toolchain directory.
+    #[serde(default)]
+    pub mask: Vec<String>,
+    /// The programs the configured commands start (filled from the config, not read).
+    #[serde(skip)]
+    pub programs: Vec<String>,
+}
+
+fn default_memory_mib() -> u64 {
+    limits::DEFAULT_MEMORY_MIB
+}
+
+fn default_pids() -> u64 {
+    limits::DEFAULT_PIDS
+}
+
+fn default_disk_mib() -> u64 {
+    limits::DEFAULT_DISK_MIB
+}
+
+impl SandboxConfig {
+    /// Its caps, or what is wrong with them.
+    pub fn limits(&self) -> Result<limits::Limits, String> {
+        limits::Limits::checked(self.memory_mib, self.pids, self.disk_mib)
+    }
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        SandboxConfig {
+            mode: SandboxMode::default(),
+            network: false,
+            env: Vec::new(),
+            git: SandboxGit::default(),
+            memory_mib: limits::DEFAULT_MEMORY_MIB,
+            pids: limits::DEFAULT_PIDS,
+            disk_mib: limits::DEFAULT_DISK_MIB,
+            expose: Vec::new(),
+            mask: Vec::new(),
+            programs: Vec::new(),
+        }
+    }
+}
+
+/// `[sandbox] mode`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    #[default]
+    Required,
+    Off,
+}
+
+/// `[sandbox] git`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxGit {
+    #[default]
+    None,
+    ReadOnly,
+}
+
+/// What every run sees of the runner's environment, beside what `[sandbox] env` names: the
+/// search path, the language, and where the toolchains live (never a secret).
+pub const ENV_ALLOWED: [&str; 10] = [
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "TZ",
+    "PYENV_ROOT",
+    "PYENV_VERSION",
+    "VIRTUAL_ENV",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "CARGO_HOME",
+];
+
+
+/// One gate's clean room: the copy of the judged tree the runs share, and how they start.
+pub struct Room {
+    dir: tempfile::TempDir,
+    /// The copy of the judged tree: every run's working directory.
+    pub tree: PathBuf,
+    /// Every file of the copy as it was written: what a run may not change.
+    tracked: Vec<super::export::Tracked>,
+    /// Every directory of the copy and its `lstat` key, taken before any run: a directory
+    /// whose key is the same had nothing added, removed or renamed in it.
+    dirs: Vec<(PathBuf, super::export::StatKey)>,
+    home: PathBuf,
+    /// Where runs write their receipts (CONTRACT.md section 11.1): outside the copy, a fresh
+    /// directory for every run.
+    receipts: PathBuf,
+    /// How many receipt and scratch directories were handed out.
+    issued: std::sync::atomic::AtomicU32,
+    pub backend: Backend,
+    bwrap: PathBuf,
+    env: Vec<(OsString, OsString)>,
+    network: bool,
+    git_dir: Option<PathBuf>,
+    /// What the runs see (bubblewrap only).
+    view: Option<view::View>,
+    /// Where each toolchain directory of the view is bound from: itself, or (started by root)
+    /// its bind in the room, which the room's uid can reach.
+    sources: Vec<(PathBuf, PathBuf)>,
+    /// Started by root: the uid (and gid) outside that the room's runs are, its own.
+    uid: Option<u32>,
+    limits: limits::Limits,
+    /// The room is a tmpfs of its own, sized to its disk cap (unmounted when dropped).
+    own_fs: bool,
+}
+
+/// A run's own scratch directories (its `/tmp` and `/dev/shm`), removed when it ends.
+pub struct Scratch(pub Option<PathBuf>);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+impl Drop for Room {
+    fn drop(&mut self) {
+        if self.own_fs {
+            // Lazily, with every bind in it: what a run left open cannot keep it.
+            let _ = rustix::mount::unmount(self.dir.path(), rustix::mount::UnmountFlags::DETACH);
+        }
+    }
+}
+
+/// Where a run sees its receipt directory (a bubblewrap run; outside it is in the room).
+const RECEIPTS_INSIDE: &str = "/tmp/junit";
+
+impl Room {
+    /// Makes the room for `tree` (a tree id of the repository in the current directory),
+    /// with a working sandbox or, under `mode = "required"`, not at all (69, saying what to
+    /// install).
+    /// With a build `cache`, the files the cache's tree has too get its source time and the
+    /// cache is copied in (see [`super::build_cache`]).
+    pub fn open(
+        config: &SandboxConfig,
+        tree: &str,
+        cache: Option<&BuildCache>,
+    ) -> Result<Room, CliError> {
+        let bwrap = find_program("bwrap");
+        let backend = match config.mode {
+            SandboxMode::Off => Backend::Off,
+            SandboxMode::Required => {
+                if bwrap.is_none() {
+                    return Err(CliError::unavailable(
+                        "[sandbox] mode = \"required\" and bubblewrap is not installed: install it (Debian/Ubuntu: apt-get install bubblewrap), or set mode = \"off\" in the base's config to run the code under test unconfined",
+                    ));
+                }
+                Backend::Bubblewrap
+            }
+        };
+        let limits = config.limits().map_err(CliError::data)?;
+        let sealed = backend == Backend::Bubblewrap;
+        let view = if sealed {
+            let checkout = super::git::git(&["rev-parse", "--show-toplevel"])?;
+            let checkout = PathBuf::from(String::from_utf8_lossy(&checkout).trim());
+            let home = std::env::var_os("HOME").map(PathBuf::from);
+            let programs: Vec<&str> = config.programs.iter().map(String::as_str).collect();
+            let var = |n: &str| std::env::var_os(n);
+            Some(
+                view::plan(&view::Inputs {
+                    checkout: &checkout,
+                    home: home.as_deref(),
+                    programs: &programs,
+                    expose: &config.expose,
+                    mask: &config.mask,
+                    var: &var,
+                })
+                .map_err(CliError::data)?,
+            )
+        } else {
+            None
+        };
+        let root = sealed && rustix::process::geteuid().is_root();
+        let (parent, fits) = room_parent(tree, root);
+        let own_fs = root && fits && private_mounts();
+        let places = Places::make(&parent, own_fs.then_some(limits))?;
+        let copy = places.tree.clone();
+        std::fs::create_dir(&copy)
+            .map_err(|e| CliError::software(format!("cannot make {}: {e}", copy.display())))?;
+        let started = std::time::Instant::now();
+        let aged = cache.map(|c| move |e: &super::export::TreeEntry| c.unchanged(e));
+        let tracked = super::export::export_tree(
+            tree,
+            &copy,
+            aged.as_ref()
+                .map(|f| f as &dyn Fn(&super::export::TreeEntry) -> bool),
+        )?;
+        let files = tracked.len();
+        let restored = cache.map(|c| (c, c.restore(&copy)));
+        super::output::error(&format!(
+            "clean room: tree {} copied ({files} files, {:.2} s){}; runs in {}",
+            short(tree),
+            started.elapsed().as_secs_f64(),
+            match restored {
+                None => String::new(),
+                Some((c, Ok(()))) =>
+                    format!(", the build cache of tree {} restored", short(&c.tree)),
+                Some((c, Err(why))) => format!(
+                    ", the build cache of tree {} not restored ({why}): the build starts cold",
+                    short(&c.tree)
+                ),
+            },
+            match backend {
+                Backend::Bubblewrap => "bubblewrap",
+                Backend::Off => "no sandbox ([sandbox] mode = \"off\")",
+            }
+        ));
+        let git_dir = match config.git {
+            SandboxGit::None => None,
+            SandboxGit::ReadOnly => {
+                let out = super::git::git(&["rev-parse", "--absolute-git-dir"])?;
+                Some(PathBuf::from(String::from_utf8_lossy(&out).trim()))
+            }
+        };
+        let mut env = environment(
+            &config.env,
+            view.as_ref().map_or(&places.home, |v| &v.home),
+            &places.tmp,
+            backend,
+        );
+        if git_dir.is_some() && root {
+            // The git directory is root's and the copy the room's uid's: git's ownership
+            // check would refuse the repository it was mounted for.
+            for (k, v) in [
+                ("GIT_CONFIG_COUNT", "1"),
+                ("GIT_CONFIG_KEY_0", "safe.directory"),
+                ("GIT_CONFIG_VALUE_0", "*"),
+            ] {
+                env.push((k.into(), v.into()));
+            }
+        }
+        let launch = Launch {
+            env,
+            backend,
+            bwrap: bwrap.unwrap_or_else(|| PathBuf::from("bwrap")),
+            network: config.network,
+            git_dir,
+            view,
+            uid: root.then(room_uid),
+            limits,
+            own_fs,
+        };
+        let room = Room::assemble(places, copy, tracked, launch)?;
+        if sealed {
+            room.probe()?;
+            room.say_view();
+        }
+        Ok(room)
+    }
+
+    /// The command that runs `argv` in the room: in the copy, with the room's environment,
+    /// inside the sandbox unless it is off; `receipts`, the run's own receipt directory, is
+    /// all of the receipts it can write. With it, the run's scratch directories, removed when
+    /// the run has ended.
+    pub fn command(
+        &self,
+        argv: &[String],
+        receipts: Option<&Path>,
+    ) -> Result<(Command, Scratch), CliError> {
+        let (program, args) = argv
+            .split_first()
+            .ok_or_else(|| CliError::software("empty command"))?;
+        let (mut command, scratch) = match (&self.view, self.backend) {
+            (Some(view), Backend::Bubblewrap) => {
+                let scratch = self.scratch()?;
+                let mut c = Command::new(&self.bwrap);
+                self.sealed(&mut c, view, scratch.0.as_deref(), receipts);
+                c.arg("--chdir")
+                    .arg(&view.tree)
+                    .arg("--")
+                    .arg(program)
+                    .args(args);
+                if let Some(uid) = self.uid {
+                    use std::os::unix::process::CommandExt;
+                    // std empties the supplementary groups when root sets a uid.
+                    c.uid(uid).gid(uid);
+                }
+                let limits = self.limits;
+                let nproc = self.uid.is_some();
+                // SAFETY: `apply` makes only setrlimit calls, async-signal-safe.
+                unsafe {
+                    use std::os::unix::process::CommandExt;
+                    c.pre_exec(move || limits::apply(limits, nproc));
+                }
+                (c, scratch)
+            }
+            _ => {
+                let mut c = Command::new(program);
+                c.args(args).current_dir(&self.tree);
+                (c, Scratch(None))
+            }
+        };
+        command
+            .env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
+        Ok((command, scratch))
+    }
+
+    /// bubblewrap's arguments for one run (CONTRACT.md sections 12.2 and 13): a user
+    /// namespace (the runner's own ids inside, no capability, no further user namespace), new
+    /// PID, IPC, UTS and (unless given) network namespaces, killed with its parent, in a new
+    /// session; the system's trees and the toolchain directories read-only, credential files
+    /// masked, a minimal `/dev`, its own `/proc`; its own `/tmp` and `/dev/shm` (in the room),
+    /// `HOME` at the runner's home path, the copy at the checkout's path, its receipt
+    /// directory. Mounted parents first, so each lands on what it belongs in.
+    fn sealed(
+        &self,
+        c: &mut Command,
+        view: &view::View,
+        scratch: Option<&Path>,
+        receipts: Option<&Path>,
+    ) {
+        let (uid, gid) = (rustix::process::getuid(), rustix::process::getgid());
+        c.args(["--unshare-user", "--disable-userns", "--uid"])
+            .arg(uid.as_raw().to_string())
+            .arg("--gid")
+            .arg(gid.as_raw().to_string());
+        c.args([
+            "--cap-drop",
+            "ALL",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--die-with-parent",
+            "--new-session",
+        ]);
+        if !self.network {
+            c.arg("--unshare-net");
+        }
+        enum Bind<'p> {
+            Rw(&'p Path),
+            Ro(&'p Path),
+            Empty(bool),
+        }
+        let mut later: Vec<(PathBuf, Bind<'_>)> = Vec::new();
+        for entry in &view.entries {
+            match entry {
+                view::Entry::Link(target, at) => {
+                    c.arg("--symlink").arg(target).arg(at);
+                }
+                view::Entry::ReadOnly(p) if view::is_system(p) => {
+                    c.arg("--ro-bind").arg(p).arg(p);
+                }
+                view::Entry::ReadOnly(p) => {
+                    let from = self
+                        .sources
+                        .iter()
+                        .find(|(inside, _)| inside == p)
+                        .map_or(p.as_path(), |(_, from)| from.as_path());
+                    later.push((p.clone(), Bind::Ro(from)));
+                }
+                view::Entry::Masked { at, dir } => later.push((at.clone(), Bind::Empty(*dir))),
+            }
+        }
+        c.args(["--dev", "/dev", "--proc", "/proc"]);
+        let scratch_tmp = scratch.map(|s| s.join("tmp"));
+        let scratch_shm = scratch.map(|s| s.join("shm"));
+        if let (Some(tmp), Some(shm)) = (&scratch_tmp, &scratch_shm) {
+            later.push(("/tmp".into(), Bind::Rw(tmp)));
+            later.push(("/dev/shm".into(), Bind::Rw(shm)));
+        }
+        later.push((view.home.clone(), Bind::Rw(&self.home)));
+        later.push((view.tree.clone(), Bind::Rw(&self.tree)));
+        if let Some(r) = receipts {
+            later.push((RECEIPTS_INSIDE.into(), Bind::Rw(r)));
+        }
+        if let Some(git_dir) = &self.git_dir {
+            let from = self
+                .sources
+                .iter()
+                .find(|(inside, _)| inside == git_dir)
+                .map_or(git_dir.as_path(), |(_, from)| from.as_path());
+            later.push((view.tree.join(".git"), Bind::Ro(from)));
+            // Its config can hold a token (`actions/checkout`'s `extraheader`).
+            later.push((view.tree.join(".git/config"), Bind::Empty(false)));
+        }
+        later.sort_by_key(|(at, _)| at.components().count());
+        let empty_dir = self.dir.path().join("empty");
+        let empty_file = self.dir.path().join("empty-file");
+        for (at, bind) in later {
+            match bind {
+                Bind::Rw(from) => c.arg("--bind").arg(from).arg(&at),
+                Bind::Ro(from) => c.arg("--ro-bind").arg(from).arg(&at),
+                Bind::Empty(true) => c.arg("--ro-bind").arg(&empty_dir).arg(&at),
+                Bind::Empty(false) => c.arg("--ro-bind").arg(&empty_file).arg(&at),
+            };
+        }
+    }
+
+    /// A fresh pair of scratch directories for one run, its own: its `/tmp` and `/dev/shm`.
+    fn scratch(&self) -> Result<Scratch, CliError> {
+        let n = self
+            .issued
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let dir = self.dir.path().join("runs").join(n.to_string());
+        for d in [dir.join("tmp"), dir.join("shm")] {
+            std::fs::create_dir_all(&d)
+                .map_err(|e| CliError::software(format!("cannot make {}: {e}", d.display())))?;
+            self.own(&d)?;
+        }
+        Ok(Scratch(Some(dir)))
+    }
+
+    /// Gives `path` (and what it holds) to the room's uid, when it has one: what the runs may
+    /// write.
+    fn own(&self, path: &Path) -> Result<(), CliError> {
+        match self.uid {
+            Some(uid) => hand_over(path, uid).map_err(|e| {
+                CliError::software(format!("cannot hand {} over: {e}", path.display()))
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// After the runner wrote to the copy (a mutant applied): what it wrote is the runs'
+    /// again.
+    pub fn settle(&self) -> Result<(), CliError> {
+        self.own(&self.tree)
+    }
+
+    /// The caps a run here has (none with the sandbox off).
+    pub fn limits(&self) -> Option<limits::Limits> {
+        self.view.as_ref().map(|_| self.limits)
+    }
+
+    /// Whether the room's own filesystem is full: a run that ended so went over its disk cap.
+    pub fn disk_full(&self) -> bool {
+        self.own_fs
+            && rustix::fs::statvfs(self.dir.path())
+                .is_ok_and(|s| s.f_bavail.saturating_mul(s.f_frsize) < DISK_FULL)
+    }
+
+    /// Which mechanism holds each cap here.
+    pub fn mechanisms(&self) -> limits::Mechanisms {
+        limits::Mechanisms::of(self.uid.is_some(), self.own_fs)
+    }
+
+    /// The directories a run sees and the credential paths masked in them (empty with the
+    /// sandbox off).
+    pub fn seen(&self) -> (Vec<String>, Vec<String>) {
+        self.view
+            .as_ref()
+            .map(|v| (v.saw(), v.masked()))
+            .unwrap_or_default()
+    }
+
+    /// The room as the facts say it (CONTRACT.md section 13), with the runs `over` ended;
+    /// `None` with the sandbox off.
+    pub fn facts(&self, over: &[(String, limits::Over)]) -> Option<crate::core::gate::RoomFacts> {
+        use crate::core::gate::{OverLimit, RoomFacts, RoomUid};
+        let (saw, masked) = self.seen();
+        self.view.as_ref()?;
+        let m = self.mechanisms();
+        Some(RoomFacts {
+            saw,
+            masked,
+            uid: if self.uid.is_some() {
+                RoomUid::Own
+            } else {
+                RoomUid::Runner
+            },
+            memory_mib: self.limits.memory_mib,
+            pids: self.limits.pids,
+            disk_mib: self.limits.disk_mib,
+            held_by: crate::core::gate::HeldBy {
+                memory: m.memory.to_owned(),
+                pids: m.pids.to_owned(),
+                disk: m.disk.to_owned(),
+            },
+            over: over
+                .iter()
+                .take(100)
+                .map(|(run, o)| OverLimit {
+                    run: run.clone(),
+                    limit: *o,
+                })
+                .collect(),
+        })
+    }
+
+    /// A file for a run's output, in the room (on its capped filesystem when it has one),
+    /// removed when closed.
+    pub fn log_file(&self) -> std::io::Result<std::fs::File> {
+        tempfile::tempfile_in(self.dir.path())
+    }
+
+    /// Where a run sees its receipt `path` (given in its command).
+    pub fn receipt_inside(&self, path: &Path) -> PathBuf {
+        match (&self.view, path.file_name()) {
+            (Some(_), Some(name)) => Path::new(RECEIPTS_INSIDE).join(name),
+            _ => path.to_path_buf(),
+        }
+    }
+
+    /// Runs `true` in the room once: bubblewrap installed is not bubblewrap working (a CI
+    /// runner may forbid unprivileged user namespaces), and a view it cannot build is said
+    /// before any run counts.
+    fn probe(&self) -> Result<(), CliError> {
+        let (mut c, _scratch) = self.command(&["true".to_owned()], None)?;
+        let out = c.stdin(Stdio::null()).output().map_err(|e| {
+            CliError::unavailable(format!("cannot start {}: {e}", self.bwrap.display()))
+        })?;
+        if out.status.success() {
+            return Ok(());
+        }
+        Err(CliError::unavailable(format!(
+            "[sandbox] mode = \"required\" and bubblewrap cannot make its room here ({}): allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 also kernel.apparmor_restrict_unprivileged_userns=0; in a container, run it with --security-opt seccomp=unconfined or a profile allowing clone and unshare), or set mode = \"off\" in the base's config",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )))
+    }
+
+    /// Says on stderr what the runs see and what caps them.
+    fn say_view(&self) {
+        let (saw, masked) = self.seen();
+        let m = self.mechanisms();
+        super::output::error(&format!(
+            "sealed room: runs see {}{}; as {}; caps: memory {} MiB ({}), {} processes ({}), {} MiB written ({})",
+            saw.join(", "),
+            if masked.is_empty() {
+                String::new()
+            } else {
+                format!("; masked: {}", masked.join(", "))
+            },
+            match self.uid {
+                Some(uid) => format!("uid {uid} (the room's own)"),
+                None => "the runner's uid in a user namespace".to_owned(),
+            },
+            self.limits.memory_mib,
+            m.memory,
+            self.limits.pids,
+            m.pids,
+            self.limits.disk_mib,
+            m.disk,
+        ));
+    }
+}
+
+/// Free bytes below which a room's filesystem counts as full.
+const DISK_FULL: u64 = 1 << 20;
+
+/// A uid of the room's own, for a runner started as root: in a range no distribution hands
+/// out (above 1,000,000), from the runner's pid and a count, so rooms under way at once on a
+/// machine do not share one (and so neither their files nor their process count).
+fn room_uid() -> u32 {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 64;
+    1_000_000 + (std::process::id() % 16_384) * 64 + n
+}
+
+/// `lchown`s `path` and everything under it to `uid` (its gid the same), links not followed.
+fn hand_over(path: &Path, uid: u32) -> std::io::Result<()> {
+    let mut pending = vec![path.to_path_buf()];
+    while let Some(p) = pending.pop() {
+        std::os::unix::fs::lchown(&p, Some(uid), Some(uid))?;
+        if std::fs::symlink_metadata(&p)?.is_dir() {
+            for entry in std::fs::read_dir(&p)? {
+                pending.push(entry?.path());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether this process has a mount namespace of its own ([`private_mounts_now`] made it):
+/// the rooms' tmpfs and binds are made there, unseen by the host, and go when it ends.
+static PRIVATE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn private_mounts() -> bool {
+    PRIVATE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// For a command that opens rooms, started by root, before any thread: a mount namespace of
+/// its own, every mount private (nothing it mounts reaches the host, and the kernel removes
+/// it all when the process ends, even killed). Best effort: without it, rooms are directories
+/// and the disk cap is per file.
+pub fn private_mounts_now() {
+    if !rustix::process::geteuid().is_root() {
+        return;
+    }
+    // SAFETY: a new mount namespace changes only what paths mean to this process, which has
+    // one thread here and holds no path-relative state the change could break.
+    let made = unsafe { rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::NEWNS) }
+        .is_ok()
+        && rustix::mount::mount_change(
+            "/",
+            rustix::mount::MountPropagationFlags::PRIVATE
+                | rustix::mount::MountPropagationFlags::REC,
+        )
+        .is_ok();
+    PRIVATE.store(made, std::sync::atomic::Ordering::Relaxed);
+}
+
+impl Room {
+    /// The tracked files of the copy a run changed, deleted or changed the mode of, by
+    /// content against the judged tree (CONTRACT.md section 11.3).
+    pub fn changed_files(&self) -> Result<Vec<String>, CliError> {
+        super::export::changed_since_export(&self.tracked, &self.tree)
+    }
+
+    /// Whether `dir` (a directory of the copy) holds anything but tracked files and
+    /// directories: a file, link or other entry a run added. With no tracked file changed
+    /// ([`Room::changed_files`]) and none added, what `dir` holds is what was judged, and
+    /// its seal with it, without hashing it again. An unreadable entry counts as added.
+    pub fn added_under(&self, dir: &str) -> bool {
+        let top = self.tree.join(dir);
+        let mut under = self
+            .dirs
+            .iter()
+            .filter(|(d, _)| d.starts_with(&top))
+            .peekable();
+        if under.peek().is_some()
+            && under.all(|(d, key)| super::export::StatKey::of(d).is_ok_and(|now| now == *key))
+        {
+            return false;
+        }
+        let tracked: std::collections::HashSet<&Path> =
+            self.tracked.iter().map(|t| t.path.as_path()).collect();
+        let mut pending = vec![self.tree.join(dir)];
+        while let Some(d) = pending.pop() {
+            let entries = match std::fs::read_dir(&d) {
+                Ok(e) => e,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(_) => return true,
+            };
+            for entry in entries {
+                let Ok(entry) = entry else { return true };
+                let path = entry.path();
+                match entry.file_type() {
+                    Ok(t) if t.is_dir() => pending.push(path),
+                    Ok(_) if tracked.contains(path.as_path()) => {}
+                    _ => return true,
+                }
+            }
+        }
+        false
+    }
+
+    /// A fresh path for the next run's receipt: in a directory of its own, new and empty
+    /// (whatever an earlier run left, or planted for this one, is gone), which only this run
+    /// can write.
+    pub fn fresh_receipt(&self) -> Result<PathBuf, CliError> {
+        let n = self
+            .issued
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let dir = self.receipts.join(format!("run-{n}"));
+        match std::fs::remove_dir_all(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(CliError::software(format!(
+                    "cannot empty the receipt directory {}: {e}",
+                    dir.display()
+                )));
+            }
+        }
+        std::fs::create_dir(&dir).map_err(|e| {
+            CliError::software(format!(
+                "cannot make the receipt directory {}: {e}",
+                dir.display()
+            ))
+        })?;
+        self.own(&dir)?;
+        Ok(dir.join("junit.xml"))
+    }
+
+    /// A second room holding a copy of this one's tree as it is now (the build's output with
+    /// it: `cp -a`, reflinks where the file system has them), its own `HOME`, `/tmp` and
+    /// receipts: where a run goes whose evidence must not depend on the runs in this one (the
+    /// suite, started while the properties run; a re-proof, its mutant applied to the built
+    /// copy, CONTRACT.md section 11.10). Not hard links (`cp -al`, 5 times faster):
+    /// a file written in place in one would be written in both, and a suite that rewrites a
+    /// source file would change what the property runs beside it see. The tracked files must
+    /// be unchanged (checked just before): they are what a run there may not change either.
+    pub fn fork(&self, purpose: &str) -> Result<Room, CliError> {
+        let started = std::time::Instant::now();
+        let from = self.dir.path();
+        let parent = from.parent().unwrap_or(from);
+        let places = Places::make(parent, self.own_fs.then_some(self.limits))?;
+        let copy = places.tree.clone();
+        super::build_cache::copy_keeping_times(&self.tree, &copy)
+            .map_err(|why| CliError::software(format!("cannot copy the room's tree: {why}")))?;
+        // The same files, their keys taken in the copy.
+        let mut tracked: Vec<super::export::Tracked> = self
+            .tracked
+            .iter()
+            .map(|t| t.moved(&self.tree, &copy))
+            .collect();
+        super::export::Tracked::restat(&mut tracked);
+        super::output::error(&format!(
+            "clean room: a second copy for {purpose} ({:.2} s)",
+            started.elapsed().as_secs_f64()
+        ));
+        let env = self
+            .env
+            .iter()
+            .map(|(k, v)| {
+                let v = if v == self.home.as_os_str() {
+                    places.home.clone().into_os_string()
+                } else if v == from.join("tmp").as_os_str() {
+                    places.tmp.clone().into_os_string()
+                } else {
+                    v.clone()
+                };
+                (k.clone(), v)
+            })
+            .collect();
+        let launch = Launch {
+            env,
+            backend: self.backend,
+            bwrap: self.bwrap.clone(),
+            network: self.network,
+            git_dir: self.git_dir.clone(),
+            view: self.view.clone(),
+            uid: self.uid.map(|_| room_uid()),
+            limits: self.limits,
+            own_fs: self.own_fs,
+        };
+        Room::assemble(places, copy, tracked, launch)
+    }
+}
+
+/// How a room's runs start: what [`Room::open`] finds out and [`Room::fork`] keeps.
+struct Launch {
+    env: Vec<(OsString, OsString)>,
+    backend: Backend,
+    bwrap: PathBuf,
+    network: bool,
+    git_dir: Option<PathBuf>,
+    view: Option<view::View>,
+    uid: Option<u32>,
+    limits: limits::Limits,
+    own_fs: bool,
+}
+
+impl Room {
+    /// The room in `places`, its copy at `copy` written as `tracked` says: its filesystem
+    /// sized to what the copy holds plus the disk cap, the copy and `HOME` handed to the
+    /// room's uid, and (started by root) each toolchain directory bound inside the room,
+    /// where that uid reaches it whatever the modes of the directories above it (a home is
+    /// 0700).
+    fn assemble(
+        places: Places,
+        copy: PathBuf,
+        tracked: Vec<super::export::Tracked>,
+        launch: Launch,
+    ) -> Result<Room, CliError> {
+        let mut room = Room {
+            dirs: directories(&copy),
+            tree: copy,
+            tracked,
+            home: places.home,
+            receipts: places.receipts,
+            dir: places.dir,
+            issued: std::sync::atomic::AtomicU32::new(0),
+            backend: launch.backend,
+            bwrap: launch.bwrap,
+            env: launch.env,
+            network: launch.network,
+            git_dir: launch.git_dir,
+            view: launch.view,
+            sources: Vec::new(),
+            uid: launch.uid,
+            limits: launch.limits,
+            own_fs: launch.own_fs,
+        };
+        let fail = |what: &str, e: &dyn std::fmt::Display| {
+            CliError::software(format!("cannot {what} the room: {e}"))
+        };
+        if room.own_fs {
+            let used = rustix::fs::statvfs(room.dir.path())
+                .map(|s| (s.f_blocks - s.f_bfree).saturating_mul(s.f_frsize))
+                .map_err(|e| fail("measure", &e))?;
+            tmpfs(room.dir.path(), used + room.limits.disk_bytes(), true)
+                .map_err(|e| fail("size", &e))?;
+        }
+        if room.view.is_some() {
+            std::fs::create_dir(room.dir.path().join("empty")).map_err(|e| fail("make", &e))?;
+            std::fs::write(room.dir.path().join("empty-file"), "").map_err(|e| fail("make", &e))?;
+        }
+        if let Some(uid) = room.uid {
+            use std::os::unix::fs::PermissionsExt;
+            // The room's uid crosses the room's directory to its parts, and reads nothing
+            // else in it.
+            std::fs::set_permissions(room.dir.path(), std::fs::Permissions::from_mode(0o711))
+                .map_err(|e| fail("open", &e))?;
+            for p in [&room.tree, &room.home, &room.receipts] {
+                hand_over(p, uid).map_err(|e| fail("hand over", &e))?;
+            }
+            if private_mounts() {
+                let mut dirs: Vec<PathBuf> = room
+                    .view
+                    .iter()
+                    .flat_map(|v| v.toolchains().map(Path::to_path_buf))
+                    .collect();
+                dirs.extend(room.git_dir.clone());
+                for (n, d) in dirs.into_iter().enumerate() {
+                    let at = room.dir.path().join("ro").join(n.to_string());
+                    std::fs::create_dir_all(&at).map_err(|e| fail("make", &e))?;
+                    rustix::mount::mount_bind_recursive(&d, &at)
+                        .map_err(|e| fail(&format!("bind {} in", d.display()), &e))?;
+                    room.sources.push((d, at));
+                }
+            }
+        }
+        Ok(room)
+    }
+}
+
+/// Mounts a tmpfs of `bytes` at `at` (or, `resize`, gives the one there that size), mode 0711.
+fn tmpfs(at: &Path, bytes: u64, resize: bool) -> rustix::io::Result<()> {
+    use rustix::mount::{MountFlags, mount, mount_remount};
+    let data = std::ffi::CString::new(format!("size={bytes},mode=0711"))
+        .map_err(|_| rustix::io::Errno::INVAL)?;
+    if resize {
+        mount_remount(at, MountFlags::NOSUID | MountFlags::NODEV, data.as_c_str())
+    } else {
+        mount(
+            "patchgate-room",
+            at,
+            "tmpfs",
+            MountFlags::NOSUID | MountFlags::NODEV,
+            data.as_c_str(),
+        )
+    }
+}
+
+struct Places {
+    dir: tempfile::TempDir,
+    tree: PathBuf,
+    home: PathBuf,
+    tmp: PathBuf,
+    receipts: PathBuf,
+}
+
+impl Places {
+    /// A room's directory in `parent`; with `own_fs`, a tmpfs of its own (as large as the
+    /// machine's memory allows while the copy is written; [`Room::assemble`] then sizes it).
+    fn make(parent: &Path, own_fs: Option<limits::Limits>) -> Result<Places, CliError> {
+        let dir = tempfile::Builder::new()
+            .prefix("patchgate-room-")
+            .tempdir_in(parent)
+            .map_err(|e| CliError::software(format!("cannot make the gate's directory: {e}")))?;
+        if own_fs.is_some() {
+            tmpfs(dir.path(), memory_available().max(1 << 30), false).map_err(|e| {
+                CliError::software(format!("cannot mount the room's filesystem: {e}"))
+            })?;
+        }
+        let root = dir.path().to_path_buf();
+        let places = Places {
+            tree: root.join("tree"),
+            home: root.join("home"),
+            tmp: root.join("tmp"),
+            receipts: root.join("receipts"),
+            dir,
+        };
+        for d in [&places.home, &places.tmp, &places.receipts] {
+            std::fs::create_dir(d)
+                .map_err(|e| CliError::software(format!("cannot make {}: {e}", d.display())))?;
+        }
+        Ok(places)
+    }
+}
+
+/// The machine's available memory in bytes (`MemAvailable`), 0 when unknown.
+fn memory_available() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("MemAvailable:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb << 10)
+}
+
+/// A tree id as the messages show it.
+fn short(tree: &str) -> &str {
+    &tree[..tree.len().min(12)]
+}
+
+/// Every directory under `root` (itself included) and its `lstat` key, each key taken before
+/// its directory is read.
+fn directories(root: &Path) -> Vec<(PathBuf, super::export::StatKey)> {
+    let mut found = Vec::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        let Ok(key) = super::export::StatKey::of(&d) else {
+            continue;
+        };
+        if let Ok(entries) = std::fs::read_dir(&d) {
+            for entry in entries.flatten() {
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    pending.push(entry.path());
+                }
+            }
+        }
+        found.push((d, key));
+    }
+    found
+}
+
+/// Where rooms are made, and whether the tree fits in memory with plenty to spare
+/// ([`SHM_SPARE`] beside twice the tree: the runs write there too): `$TMPDIR` when set (the
+/// machine's owner chose; for a root runner, only when a room's uid can cross it); else
+/// `/dev/shm` when the tree fits; else `/var/tmp`, else the system's temporary directory. A
+/// root runner mounts a tmpfs of the room's own there when it fits ([`Room::assemble`]).
+/// Measured on the CI machines (`scripts/bench_gate.py`): a 20,000-file tree is written to
+/// tmpfs in 0.3 s and to their disk in 1 to 17 s, as the disk's state goes.
+fn room_parent(tree: &str, root: bool) -> (PathBuf, bool) {
+    let shm = Path::new("/dev/shm");
+    let shm_free = rustix::fs::statvfs(shm)
+        .ok()
+        .map_or(0, |s| s.f_bavail.saturating_mul(s.f_frsize));
+    let need = super::git::tree_bytes(tree)
+        .unwrap_or(u64::MAX / 4)
+        .saturating_mul(2)
+        .saturating_add(SHM_SPARE);
+    let fits = if root {
+        memory_available() >= need
+    } else {
+        shm_free >= need
+    };
+    if let Some(dir) = std::env::var_os("TMPDIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_dir() && (!root || crossable(p)))
+    {
+        return (dir, fits);
+    }
+    if shm.is_dir() && (fits || shm_free >= need) {
+        return (shm.to_path_buf(), fits);
+    }
+    (
+        Some(PathBuf::from("/var/tmp"))
+            .filter(|p| p.is_dir())
+            .unwrap_or_else(std::env::temp_dir),
+        fits,
+    )
+}
+
+/// Whether any user may cross `dir` and every directory above it (the `x` bit for others).
+fn crossable(dir: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    dir.ancestors()
+        .all(|d| std::fs::metadata(d).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
+}
+
+/// What a room in memory must leave free beside twice its tree (memory is shared with
+/// everything else the machine runs).
+const SHM_SPARE: u64 = 2 << 30;
+
+/// The runs' environment: the allowlist from the runner's, what `[sandbox] env` names or
+/// sets, a private `HOME` and `TMPDIR`; never a `PATCHGATE_*` variable.
+fn environment(
+    extra: &[String],
+    home: &Path,
+    tmp: &Path,
+    backend: Backend,
+) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = Vec::new();
+    let mut set = |name: &str, value: OsString| {
+        if name.starts_with("PATCHGATE_") {
+            return;
+        }
+        env.retain(|(k, _)| k != name);
+        env.push((name.into(), value));
+    };
+    let real_home = std::env::var_os("HOME").map(PathBuf::from);
+    for (name, dir) in view::TOOLCHAIN_HOMES {
+        if let (Some(home), Some(dir)) = (&real_home, dir)
+            && std::env::var_os(name).is_none()
+            && home.join(dir).is_dir()
+        {
+            set(name, home.join(dir).into_os_string());
+        }
+    }
+    for name in ENV_ALLOWED {
+        if let Some(v) = std::env::var_os(name) {
+            set(name, v);
+        }
+    }
+    for e in extra {
+        match e.split_once('=') {
+            Some((name, value)) => set(name, value.into()),
+            None => {
+                if let Some(v) = std::env::var_os(e) {
+                    set(e, v);
+                }
+            }
+        }
+    }
+    set("HOME", home.as_os_str().to_owned());
+    let tmp = match backend {
+        Backend::Bubblewrap => PathBuf::from("/tmp"),
+        Backend::Off => tmp.to_path_buf(),
+    };
+    set("TMPDIR", tmp.into_os_string());
+    env
+}
+
+/// The first `name` on the runner's `PATH` that is a file.
+fn find_program(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Before anything runs: makes the runner unreadable to the code it runs
+/// (`PR_SET_DUMPABLE` 0: no ptrace, no `/proc/PID/mem` or `environ` for a process of the same
+/// user), and the child subreaper of everything it starts (`PR_SET_CHILD_SUBREAPER`: a process
+/// a run leaves behind, even after `setsid` or a double fork, becomes the runner's child, so
+/// the runner can end it after each run; CONTRACT.md section 11.4).
+pub fn harden_runner() {
+    let _ = nix::sys::prctl::set_dumpable(false);
+    let _ = nix::sys::prctl::set_child_subreaper(true);
+}
