@@ -252,7 +252,11 @@ pub fn main() -> Exit {
     // made while the process has one thread (CONTRACT.md section 13.3).
     if matches!(
         cli.command,
-        Command::Gate(_) | Command::Warm(_) | Command::Admit(_) | Command::Census(_)
+        Command::Gate(_)
+            | Command::Warm(_)
+            | Command::Admit(_)
+            | Command::Census(_)
+            | Command::Ladder(ladder::LadderCommand::Run(_))
     ) {
         sandbox::private_mounts_now();
     }

@@ -69,11 +69,10 @@ pub fn batched(template: &[String]) -> bool {
     template.iter().any(|a| a.contains(IDS))
 }
 
-/// Where a command runs: the current directory, a directory, or a gate's clean room
-/// (CONTRACT.md section 12.2: the copy of the judged tree, inside the sandbox).
+/// Where a command runs: always a clean room (CONTRACT.md sections 12.2 and 13: the copy of
+/// the judged tree, inside the sandbox); nothing of the code under test runs in place.
 #[derive(Clone, Copy)]
 pub enum Place<'a> {
-    Here,
     Room(&'a Room),
     /// In the room, with this run's own receipt directory writable (and no other run's).
     Receipted(&'a Room, &'a Path),
@@ -82,15 +81,7 @@ pub enum Place<'a> {
 impl<'a> Place<'a> {
     /// The command, and the run's scratch directories (kept until it ends).
     fn command(self, argv: &[String]) -> std::io::Result<(Command, Scratch)> {
-        let (program, args) = argv
-            .split_first()
-            .ok_or_else(|| std::io::Error::other("empty command"))?;
         let (room, receipts) = match self {
-            Place::Here => {
-                let mut c = Command::new(program);
-                c.args(args);
-                return Ok((c, Scratch(None)));
-            }
             Place::Room(room) => (room, None),
             Place::Receipted(room, receipts) => (room, Some(receipts)),
         };
@@ -98,10 +89,9 @@ impl<'a> Place<'a> {
             .map_err(|e| std::io::Error::other(e.message))
     }
 
-    fn room(self) -> Option<&'a Room> {
+    fn room(self) -> &'a Room {
         match self {
-            Place::Here => None,
-            Place::Room(room) | Place::Receipted(room, _) => Some(room),
+            Place::Room(room) | Place::Receipted(room, _) => room,
         }
     }
 }
@@ -148,7 +138,7 @@ fn run_group(
     };
     let started = Instant::now();
     let (mut command, _scratch) = place.command(argv)?;
-    let limits = place.room().and_then(Room::limits);
+    let limits = place.room().limits();
     command
         .stdin(std::process::Stdio::null())
         .stdout(stdout)
@@ -216,9 +206,8 @@ fn run_group(
     use std::os::unix::process::ExitStatusExt;
     let room = place.room();
     if over.is_none()
-        && room.is_some_and(|r| r.limits().is_some())
-        && (status.and_then(|s| s.signal()) == Some(libc::SIGXFSZ)
-            || room.is_some_and(Room::disk_full))
+        && room.limits().is_some()
+        && (status.and_then(|s| s.signal()) == Some(libc::SIGXFSZ) || room.disk_full())
     {
         over = Some(Over::OverDisk);
     }
@@ -304,13 +293,17 @@ fn children_of(parent: u32) -> Vec<(i32, String)> {
         .collect()
 }
 
-/// How a tier's command ended, for people: `exit 0`, `killed by signal 9`, or
-/// `timed out after 120 s`.
+/// How a tier's command ended, for people: `exit 0`, `exit 137, as signal 9 would end it` (in
+/// the room; bubblewrap reports a signal so), `killed by signal 9`, or `timed out after 120 s`.
 pub fn describe(status: Option<ExitStatus>, timeout_s: f64) -> String {
     use std::os::unix::process::ExitStatusExt;
     match status {
         None => format!("timed out after {timeout_s:.0} s"),
         Some(s) => match (s.code(), s.signal()) {
+            // bubblewrap ends with 128 + the signal that ended its command, as a shell says it.
+            (Some(c), _) if (129..=128 + 64).contains(&c) => {
+                format!("exit {c}, as signal {} would end it", c - 128)
+            }
             (Some(c), _) => format!("exit {c}"),
             (None, Some(sig)) => format!("killed by signal {sig}"),
             (None, None) => "ended without an exit code".to_owned(),
@@ -425,13 +418,10 @@ impl<'a> Run<'a> {
     }
 
     pub fn start(self) -> Result<Outcome, CliError> {
-        let room = match self.place {
-            Place::Room(room) | Place::Receipted(room, _) => Some(room),
-            Place::Here => None,
-        };
-        let Some(room) = room.filter(|_| receipted(self.argv)) else {
+        let room = self.place.room();
+        if !receipted(self.argv) {
             return self.run(self.argv, self.place, None);
-        };
+        }
         let path = room.fresh_receipt()?;
         let dir = path.parent().unwrap_or(&path).to_path_buf();
         let inside = room.receipt_inside(&path);
@@ -450,7 +440,7 @@ impl<'a> Run<'a> {
         // A room's run is the patch's code: its output is kept (in the room, on its capped
         // filesystem) and echoed when it ends, redacted and fenced (CONTRACT.md section 13.5),
         // never streamed to the CI log as it comes.
-        let room = place.room().filter(|r| r.limits().is_some());
+        let room = Some(place.room()).filter(|r| r.limits().is_some());
         let mut log = match (self.tail, room, self.output) {
             (Some(_), _, _) | (None, Some(_), None) => Some(
                 room.map_or_else(tempfile::tempfile, |r| r.log_file())
@@ -471,7 +461,7 @@ impl<'a> Run<'a> {
             Ok(Ended::Cancelled) => return Ok(Outcome::Cancelled),
             Ok(Ended::Over(o)) => {
                 over = Some(o);
-                let limits = place.room().and_then(Room::limits);
+                let limits = place.room().limits();
                 (
                     None,
                     format!(

@@ -123,6 +123,10 @@ pub struct Config {
     pub scope: ScopeMarkers,
     #[serde(default = "default_tiers", rename = "tier")]
     pub tiers: Vec<TierConfig>,
+    /// Where the tiers run: the gate's sealed room, on the head's committed tree
+    /// (CONTRACT.md sections 12.2 and 13), as `patchgate.toml`'s `[sandbox]` says it.
+    #[serde(default)]
+    pub sandbox: crate::cli::sandbox::SandboxConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -168,6 +172,7 @@ impl Default for Config {
         Self {
             scope: ScopeMarkers::default(),
             tiers: default_tiers(),
+            sandbox: crate::cli::sandbox::SandboxConfig::default(),
         }
     }
 }
@@ -200,6 +205,11 @@ fn load_config(path: Option<&Path>) -> Result<Config, CliError> {
             ))
         })?;
     }
+
+    config
+        .sandbox
+        .limits()
+        .map_err(|why| CliError::data(format!("{}: {why}", path.display())))?;
     Ok(config)
 }
 

@@ -1,5 +1,7 @@
 //! `patchgate ladder run`: the runner. Each tier in its own process group with its timeout,
-//! one ledger row appended per tier reached, stopping at the first tier that does not pass.
+//! in the gate's sealed room on the head's committed tree (never the worktree: what a tier
+//! runs is the code under test), one ledger row appended per tier reached, stopping at the
+//! first tier that does not pass.
 
 use super::*;
 use crate::cli::runner::Place;
@@ -25,6 +27,15 @@ pub(super) fn run(args: RunArgs) -> CliResult {
         .collect();
     let plan = ladder::plan(&files, &config.scope, &tiers);
     output::error(&format!("ladder plan: {}", plan.plan.join(" -> ")));
+    let tree = git(&["rev-parse", "--verify", &format!("{}^{{tree}}", args.head)])
+        .map(|o| String::from_utf8_lossy(&o).trim().to_owned())?;
+    let mut sandbox = config.sandbox.clone();
+    sandbox.programs = config
+        .tiers
+        .iter()
+        .filter_map(|t| t.command.first().cloned())
+        .collect();
+    let room = crate::cli::sandbox::Room::open(&sandbox, &tree, None)?;
     let mut ledger = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -44,7 +55,7 @@ pub(super) fn run(args: RunArgs) -> CliResult {
         let limit = timeout(tier.timeout_s).map_err(CliError::data)?;
         let Ran {
             run, how, seconds, ..
-        } = Run::new(name, &tier.command, limit, Place::Here)
+        } = Run::new(name, &tier.command, limit, Place::Room(&room))
             .quiet()
             .start()?
             .ran()?;

@@ -131,7 +131,6 @@ pub const ENV_ALLOWED: [&str; 10] = [
     "CARGO_HOME",
 ];
 
-
 /// One gate's clean room: the copy of the judged tree the runs share, and how they start.
 pub struct Room {
     dir: tempfile::TempDir,
