@@ -201,14 +201,15 @@ fn run_group(
             if left == 1 { "" } else { "es" }
         ));
     }
-    // A file over the size rlimit ends its writer with SIGXFSZ; a full room filesystem is
-    // the run's writes too.
+    // A file over the size rlimit ends its writer with SIGXFSZ (bubblewrap reports it as
+    // 128 + the signal when it ended the command itself); a full room filesystem is the run's
+    // writes too.
     use std::os::unix::process::ExitStatusExt;
     let room = place.room();
-    if over.is_none()
-        && room.limits().is_some()
-        && (status.and_then(|s| s.signal()) == Some(libc::SIGXFSZ) || room.disk_full())
-    {
+    let xfsz = status.is_some_and(|s| {
+        s.signal() == Some(libc::SIGXFSZ) || s.code() == Some(128 + libc::SIGXFSZ)
+    });
+    if over.is_none() && room.limits().is_some() && (xfsz || room.disk_full()) {
         over = Some(Over::OverDisk);
     }
     Ok(match over {

@@ -609,12 +609,17 @@ fn room_uid() -> u32 {
     1_000_000 + (std::process::id() % 16_384) * 64 + n
 }
 
-/// `lchown`s `path` and everything under it to `uid` (its gid the same), links not followed.
+/// `lchown`s `path` and everything under it to `uid` (its gid the same), links not followed;
+/// what `uid` owns already is left as it is (its ctime with it: the integrity check's keys).
 fn hand_over(path: &Path, uid: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
     let mut pending = vec![path.to_path_buf()];
     while let Some(p) = pending.pop() {
-        std::os::unix::fs::lchown(&p, Some(uid), Some(uid))?;
-        if std::fs::symlink_metadata(&p)?.is_dir() {
+        let meta = std::fs::symlink_metadata(&p)?;
+        if meta.uid() != uid || meta.gid() != uid {
+            std::os::unix::fs::lchown(&p, Some(uid), Some(uid))?;
+        }
+        if meta.is_dir() {
             for entry in std::fs::read_dir(&p)? {
                 pending.push(entry?.path());
             }
@@ -803,9 +808,15 @@ impl Room {
     fn assemble(
         places: Places,
         copy: PathBuf,
-        tracked: Vec<super::export::Tracked>,
+        mut tracked: Vec<super::export::Tracked>,
         launch: Launch,
     ) -> Result<Room, CliError> {
+        if let Some(uid) = launch.uid {
+            // Before the keys a run is checked against are taken: a new owner is a new ctime.
+            hand_over(&copy, uid)
+                .map_err(|e| CliError::software(format!("cannot hand the copy over: {e}")))?;
+            super::export::Tracked::restat(&mut tracked);
+        }
         let mut room = Room {
             dirs: directories(&copy),
             tree: copy,
@@ -845,7 +856,7 @@ impl Room {
             // else in it.
             std::fs::set_permissions(room.dir.path(), std::fs::Permissions::from_mode(0o711))
                 .map_err(|e| fail("open", &e))?;
-            for p in [&room.tree, &room.home, &room.receipts] {
+            for p in [&room.home, &room.receipts] {
                 hand_over(p, uid).map_err(|e| fail("hand over", &e))?;
             }
             if private_mounts() {
