@@ -1680,6 +1680,32 @@ async fn invalid_facts_are_refused_field_by_field() {
             with(&[("configured", json!({"mutant_files": {"x": "src/a.rs"}}))]),
             "/configured/mutant_files/x",
         ),
+        // Issue 36: the room's caps are at least 1 (never read as 1), its limit words the
+        // contract's, its held_by the three caps.
+        (
+            with(&[("room", {
+                let mut r = json!({"saw": ["/usr"], "uid": "own", "memory_mib": 128, "pids": 32, "disk_mib": 32, "held_by": {"memory": "watch", "pids": "watch", "disk": "rlimit-fsize"}});
+                r["memory_mib"] = json!(0);
+                r
+            })]),
+            "/room/memory_mib",
+        ),
+        (
+            with(&[("room", {
+                let mut r = json!({"saw": ["/usr"], "uid": "own", "memory_mib": 128, "pids": 32, "disk_mib": 32, "held_by": {"memory": "watch", "pids": "watch", "disk": "rlimit-fsize"}});
+                r["over"] = json!([{"run": "t2-fixtures", "limit": "over-cpu"}]);
+                r
+            })]),
+            "/room/over/0/limit",
+        ),
+        (
+            with(&[("room", {
+                let mut r = json!({"saw": ["/usr"], "uid": "own", "memory_mib": 128, "pids": 32, "disk_mib": 32, "held_by": {"memory": "watch", "pids": "watch", "disk": "rlimit-fsize"}});
+                r["held_by"]["network"] = json!("none");
+                r
+            })]),
+            "/room/held_by/network",
+        ),
         (with(&[("results", json!({}))]), "/results"),
         (
             with(&[("fixture_suite", json!({"failed_tests": []}))]),

@@ -700,10 +700,10 @@ fn parse_room(v: &Value, e: &mut Errors) -> Option<RoomFacts> {
         let mut out = Vec::new();
         for (i, item) in items.iter().enumerate() {
             match item.as_str() {
-                Some(s) if !s.is_empty() && s.len() <= 4096 => out.push(s.to_owned()),
+                Some(s) if !s.is_empty() && s.chars().count() <= 4096 => out.push(s.to_owned()),
                 _ => e.push(
                     format!("{at}/{i}"),
-                    "must be a non-empty string of at most 4,096 bytes",
+                    "must be a non-empty string of at most 4,096 characters",
                 ),
             }
         }

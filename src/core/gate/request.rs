@@ -360,8 +360,9 @@ pub struct RoomFacts {
     pub disk_mib: u64,
     /// What held each cap.
     pub held_by: HeldBy,
-    /// The runs a cap ended (at most 100): each counts as `null`.
+    /// The runs a cap ended: each counts as `null`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(max_items = 100)]
     pub over: Vec<OverLimit>,
 }
 
