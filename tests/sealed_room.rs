@@ -351,16 +351,29 @@ fn untrusted_text_carries_no_secret_and_no_workflow_command() {
         assert!(!text.contains(token), "{place}: {text}");
     }
     assert!(answer.contains("[redacted]"), "{answer}");
-    let stop = g
+    // The run's line sits between a fence and its end (runs under way at once each have
+    // theirs).
+    let pwned = g
         .stderr
-        .find("::stop-commands::")
+        .find("::error::pwned")
+        .expect("the run's output is echoed");
+    let stop = g.stderr[..pwned]
+        .rfind("::stop-commands::")
         .expect("the run's output is fenced");
     let token_end = g.stderr[stop..].find('\n').unwrap() + stop;
     let fence = &g.stderr[stop + "::stop-commands::".len()..token_end];
     assert!(fence.len() >= 16, "{fence}");
-    let pwned = g.stderr.find("::error::pwned").unwrap();
-    let resume = g.stderr.find(&format!("::{fence}::")).unwrap();
-    assert!(stop < pwned && pwned < resume, "{}", g.stderr);
+    let resume = pwned
+        + g.stderr[pwned..]
+            .find(&format!("::{fence}::"))
+            .expect("the fence ends");
+    assert!(
+        !g.stderr[stop..pwned].contains(&format!("::{fence}::")),
+        "{}",
+        g.stderr
+    );
     let annotation = g.stderr.find("::error title=patchgate").unwrap();
     assert!(annotation > resume, "{}", g.stderr);
+    // The fence's token is fresh and never printed outside a fence's own lines.
+    assert_eq!(g.stderr.matches(fence).count() % 2, 0, "{}", g.stderr);
 }

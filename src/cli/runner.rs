@@ -505,7 +505,10 @@ impl<'a> Run<'a> {
                 None => String::from_utf8_lossy(&text).into_owned(),
             };
             let mut err = std::io::stderr().lock();
-            let fence = room.and(super::redact::fence());
+            // (Nothing to fence when the run printed nothing.)
+            let fence = room
+                .and(super::redact::fence())
+                .filter(|_| !shown.is_empty());
             if let Some((stop, _)) = fence {
                 let _ = err.write_all(stop.as_bytes());
             }
