@@ -565,8 +565,13 @@ impl Room {
         if out.status.success() {
             return Ok(());
         }
+        let hint = if self.uid.is_some() && !private_mounts() {
+            " (the runner is root without a mount namespace of its own, so the room's uid must reach every toolchain directory by itself: one below a 0700 home cannot be; give the runner CAP_SYS_ADMIN, or install the toolchains where any user can read them)"
+        } else {
+            ""
+        };
         Err(CliError::unavailable(format!(
-            "[sandbox] mode = \"required\" and bubblewrap cannot make its room here ({}): allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 also kernel.apparmor_restrict_unprivileged_userns=0; in a container, run it with --security-opt seccomp=unconfined or a profile allowing clone and unshare), or set mode = \"off\" in the base's config",
+            "[sandbox] mode = \"required\" and bubblewrap cannot make its room here ({}){hint}: allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 also kernel.apparmor_restrict_unprivileged_userns=0; in a container, run it with --security-opt seccomp=unconfined or a profile allowing clone and unshare), or set mode = \"off\" in the base's config",
             String::from_utf8_lossy(&out.stderr).trim()
         )))
     }
