@@ -1706,6 +1706,14 @@ async fn invalid_facts_are_refused_field_by_field() {
             })]),
             "/room/held_by/network",
         ),
+        (
+            with(&[("room", {
+                let mut r = json!({"saw": ["/usr"], "uid": "own", "memory_mib": 128, "pids": 32, "disk_mib": 32, "held_by": {"memory": "watch", "pids": "watch", "disk": "rlimit-fsize"}});
+                r.as_object_mut().unwrap().remove("held_by");
+                r
+            })]),
+            "/room",
+        ),
         (with(&[("results", json!({}))]), "/results"),
         (
             with(&[("fixture_suite", json!({"failed_tests": []}))]),

@@ -755,6 +755,9 @@ fn parse_room(v: &Value, e: &mut Errors) -> Option<RoomFacts> {
             disk: disk?,
         })
     });
+    if r.get("held_by").is_none() {
+        e.push(AT, "`room` needs `held_by`");
+    }
     let over = match r.get("over") {
         Some(v) if v.as_array().is_some_and(|a| a.len() > 100) => {
             e.push("/room/over", "`room.over` holds more than 100 entries");
