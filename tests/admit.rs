@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{TestServer, assert_untouched, git, patchgate, post, post_json};
+use common::{TestServer, assert_untouched, git, patchgate, post, post_json, write};
 use serde_json::{Value, json};
 
 const SEAL_A: &str = "1111111111111111111111111111111111111111111111111111111111111111";
@@ -545,12 +545,6 @@ const BEHAVIOUR: [(&str, &str, &str); 9] = [
     ("slow", "sleep\nsleep\n", "0\n0\n"),
     ("retry", "0\n0\n", "1\n1\n"),
 ];
-
-fn write(dir: &Path, path: &str, text: &str) {
-    let p = dir.join(path);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
 
 fn commit_all(dir: &Path, message: &str) -> String {
     git(dir, &["add", "-A"]);

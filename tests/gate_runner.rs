@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{git, patchgate};
+use common::{git, patchgate, write};
 use serde_json::Value;
 
 const CONFIG: &str = r#"fixtures = "fixtures"
@@ -76,12 +76,6 @@ const SUITE_SH: &str = r#"case "$(cat behaviour/suite)" in
 esac
 exit 0
 "#;
-
-fn write(dir: &Path, path: &str, text: &str) {
-    let p = dir.join(path);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
 
 /// A repository on `main` whose one strong property passes, and a branch `patch` (checked
 /// out) that changes the code, with the suite behaving as `suite` says.

@@ -8,7 +8,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{git, patchgate};
+use common::{git, patchgate, write};
 use serde_json::Value;
 
 const CONFIG: &str = r#"fixtures = "fixtures"
@@ -44,12 +44,6 @@ python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.ar
 } > report.xml
 exit 1
 "#;
-
-fn write(dir: &Path, path: &str, text: &str) {
-    let p = dir.join(path);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
 
 /// A repository on `main` with `config`, one strong property (`checks/property.sh`, which
 /// runs `src/code.sh`) and the suite `suite`; a branch `patch` (checked out) whose `src/code.sh`

@@ -94,6 +94,13 @@ pub fn assert_untouched(dir: &std::path::Path, tmpdir: &std::path::Path, head: &
     assert!(left.is_empty(), "left in TMPDIR: {left:?}");
 }
 
+/// Writes `text` at `path` under `dir`, making its directories.
+pub fn write(dir: &std::path::Path, path: &str, text: &str) {
+    let p = dir.join(path);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
 /// The first process whose command line (NUL-separated, as `/proc/PID/cmdline`) is
 /// `cmdline`, whatever PID namespace it runs in.
 pub fn pid_running(cmdline: &str) -> Option<i32> {

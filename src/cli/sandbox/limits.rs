@@ -19,8 +19,6 @@
 
 use std::path::Path;
 
-use serde::Deserialize;
-
 /// The starter's caps (`[sandbox] memory_mib`, `pids`, `disk_mib`): what a test suite of a
 /// library needs with room to spare (a Rust build of a mid-sized crate peaks near 2 GiB; pytest
 /// with hypothesis under 500 MiB), and far from what a 2-core CI machine holds.
@@ -29,7 +27,7 @@ pub const DEFAULT_PIDS: u64 = 1024;
 pub const DEFAULT_DISK_MIB: u64 = 8192;
 
 /// One run's caps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     pub memory_mib: u64,
     pub pids: u64,
