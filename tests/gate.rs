@@ -108,7 +108,7 @@ fn rows() -> Vec<Row> {
             "a suspicious line in code escalates",
             with(&[(
                 "suspicious",
-                json!([{"file": "store/counters/mod.rs", "line": 3, "pattern": "cfg!"}]),
+                json!([{"file": "store/counters/mod.rs", "line": 3, "rule": "pattern", "class": "probe", "code": "if cfg!(test) {", "pattern": "cfg!"}]),
             )]),
             424,
             "ESCALATE",
@@ -117,10 +117,65 @@ fn rows() -> Vec<Row> {
             None,
         ),
         (
+            "an equality overload in code escalates (section 14.2)",
+            with(&[(
+                "suspicious",
+                json!([{"file": "shop/pricing.py", "line": 7, "rule": "comparison-method", "class": "overload", "code": "def __eq__(self, other):"}]),
+            )]),
+            424,
+            "ESCALATE",
+            "test-aware",
+            "equality-overload",
+            None,
+        ),
+        (
+            "a pinned test input in code escalates (section 14.2)",
+            with(&[(
+                "suspicious",
+                json!([{"file": "src/lib.rs", "line": 9, "rule": "rust-pinned-literal", "class": "special-case", "code": "if n == 12345 {", "seen_in": "tests/pinned.rs:4"}]),
+            )]),
+            424,
+            "ESCALATE",
+            "test-aware",
+            "test-input-in-code",
+            None,
+        ),
+        (
+            "the first class decides, whatever the facts' order: probe before overload before special case",
+            with(&[(
+                "suspicious",
+                json!([
+                    {"file": "src/lib.rs", "line": 9, "rule": "rust-pinned-literal", "class": "special-case", "code": "if n == 12345 {", "seen_in": "tests/pinned.rs:4"},
+                    {"file": "shop/pricing.py", "line": 7, "rule": "comparison-method", "class": "overload", "code": "def __eq__(self, other):"},
+                    {"file": "shop/pricing.py", "line": 2, "rule": "interpreter", "class": "probe", "code": "import sys"}
+                ]),
+            )]),
+            424,
+            "ESCALATE",
+            "test-aware",
+            "test-aware-code",
+            None,
+        ),
+        (
+            "an overload before a special case",
+            with(&[(
+                "suspicious",
+                json!([
+                    {"file": "src/lib.rs", "line": 9, "rule": "rust-pinned-literal", "class": "special-case", "code": "if n == 12345 {", "seen_in": "tests/pinned.rs:4"},
+                    {"file": "src/lib.rs", "line": 20, "rule": "hand-written-comparison", "class": "overload", "code": "impl PartialEq for Money {"}
+                ]),
+            )]),
+            424,
+            "ESCALATE",
+            "test-aware",
+            "equality-overload",
+            None,
+        ),
+        (
             "a suspicious line in a test file is the test's business",
             with(&[(
                 "suspicious",
-                json!([{"file": "tests/test_api.py", "line": 3, "pattern": "pytest"}]),
+                json!([{"file": "tests/test_api.py", "line": 3, "rule": "test-stack", "class": "probe", "code": "import pytest"}]),
             )]),
             200,
             "MERGE_OK",
@@ -1714,6 +1769,29 @@ async fn invalid_facts_are_refused_field_by_field() {
             })]),
             "/room",
         ),
+        // Issue 37: a hit names its rule and class (the contract's words) and its code.
+        (
+            with(&[(
+                "suspicious",
+                json!([{"file": "src/a.py", "line": 1, "rule": "interpreter", "class": "sneaky", "code": "import sys"}]),
+            )]),
+            "/suspicious/0/class",
+        ),
+        (
+            with(&[(
+                "suspicious",
+                json!([{"file": "src/a.py", "line": 1, "class": "probe", "code": "import sys"}]),
+            )]),
+            "/suspicious/0/rule",
+        ),
+        (
+            with(&[(
+                "suspicious",
+                json!([{"file": "src/a.py", "line": 1, "rule": "interpreter", "class": "probe", "code": "import sys", "seen_in": ""}]),
+            )]),
+            "/suspicious/0/seen_in",
+        ),
+        (with(&[("unparsed", json!(["../a.py"]))]), "/unparsed/0"),
         (with(&[("results", json!({}))]), "/results"),
         (
             with(&[("fixture_suite", json!({"failed_tests": []}))]),
@@ -1840,7 +1918,7 @@ async fn the_rules_are_listed_in_order() {
             {"number": 3, "rule": "debt", "when": "freeze debt > cap", "disposition": "STOP_QUEUE", "reason": "debt-over-cap", "exit_codes": [3]},
             {"number": 4, "rule": "guard", "when": "a changed file is, or lies under, a guarded path or a catalog row's source", "disposition": "ESCALATE", "reason": "guarded-input-edited", "exit_codes": [2]},
             {"number": 5, "rule": "binary", "when": "a changed file is compiled or binary, or made executable", "disposition": "ESCALATE", "reason": "binary-added", "exit_codes": [2]},
-            {"number": 6, "rule": "test-aware", "when": "a line the patch adds to a file that is not test-adjacent matches a [suspicious] pattern", "disposition": "ESCALATE", "reason": "test-aware-code", "exit_codes": [2]},
+            {"number": 6, "rule": "test-aware", "when": "code the patch adds to a file that is not test-adjacent asks whether it is under test, changes what a comparison means, or compares against a literal the base's tests pin (a reading rule, or a [suspicious] pattern)", "disposition": "ESCALATE", "reason": "test-aware-code", "also": ["equality-overload", "test-input-in-code"], "exit_codes": [2]},
             {"number": 7, "rule": "integrity", "when": "a run changed a tracked file (content, mode, or deleted it) or the fixtures' seal", "disposition": "ESCALATE", "reason": "modified-during-run", "exit_codes": [2]},
             {"number": 8, "rule": "build", "when": "the build step exited with a catch ([build] catch)", "disposition": "BLOCK", "reason": "does-not-build", "exit_codes": [1]},
             {"number": 9, "rule": "build", "when": "the build step exited with anything but 0 or a catch, or timed out", "disposition": "ESCALATE", "reason": "harness-error", "exit_codes": [2]},
@@ -2384,6 +2462,19 @@ fn every_escalation_names_its_cause() {
     let want: std::collections::HashMap<&str, &str> = [
         ("a merge conflict beats every other rule", "merge-conflict"),
         ("a suspicious line in code escalates", "test-aware-code"),
+        (
+            "an equality overload in code escalates (section 14.2)",
+            "equality-overload",
+        ),
+        (
+            "a pinned test input in code escalates (section 14.2)",
+            "test-input-in-code",
+        ),
+        (
+            "the first class decides, whatever the facts' order: probe before overload before special case",
+            "test-aware-code",
+        ),
+        ("an overload before a special case", "equality-overload"),
         ("seal mismatch beats debt and guard", "seal-mismatch"),
         ("a guarded file", "guarded-input-edited"),
         ("a file under a guarded directory", "guarded-input-edited"),

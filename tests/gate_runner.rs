@@ -319,7 +319,7 @@ fn ctrl_c_stops_every_runner_and_leaves_nothing_behind() {
 ///
 /// A new subcommand must say which it is: the table must name every subcommand of the clap
 /// tree.
-const CTRL_C: [(&str, &str); 18] = [
+const CTRL_C: [(&str, &str); 19] = [
     ("serve", "drains"),
     ("gate", "kills-the-check"),
     ("init", "dies"),
@@ -336,6 +336,7 @@ const CTRL_C: [(&str, &str); 18] = [
     ("freeze", "dies"),
     ("review", "dies"),
     ("calibrate", "dies"),
+    ("read", "dies"),
     ("healthcheck", "dies"),
     ("openapi", "dies"),
 ];

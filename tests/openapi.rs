@@ -114,7 +114,7 @@ async fn a_suspicious_pattern_is_never_empty_and_the_document_says_so() {
         "changed_files": ["src/a.py"],
         "seal": {"actual": sha, "expected": sha},
         "catalog": {"properties": []},
-        "suspicious": [{"file": "src/a.py", "line": 1, "pattern": ""}],
+        "suspicious": [{"file": "src/a.py", "line": 1, "rule": "pattern", "class": "probe", "code": "x", "pattern": ""}],
     });
     let res = common::client()
         .post(server.url("/gate"))

@@ -128,6 +128,11 @@ fn the_enums_speak_the_contracts_words() {
             "route"
         ]
     );
+    // CONTRACT.md 14.2: the reading rules' classes, in the order they decide.
+    assert_eq!(
+        words::<patchgate::core::gate::SuspicionClass>(),
+        ["probe", "overload", "special-case"]
+    );
     let reasons = words::<GateReason>();
     assert_eq!(
         reasons,
@@ -138,6 +143,9 @@ fn the_enums_speak_the_contracts_words() {
             "guarded-input-edited",
             "binary-added",
             "test-aware-code",
+            // CONTRACT.md 14.4: the reading's other two classes.
+            "equality-overload",
+            "test-input-in-code",
             "modified-during-run",
             "does-not-build",
             "harness-error",
@@ -162,6 +170,8 @@ fn the_enums_speak_the_contracts_words() {
             "guarded-input-edited",
             "binary-added",
             "test-aware-code",
+            "equality-overload",
+            "test-input-in-code",
             "modified-during-run",
             "build-broken",
             "checker-neutered",

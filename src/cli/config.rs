@@ -59,39 +59,55 @@ pub struct GateConfig {
     pub suspicious: SuspiciousConfig,
 }
 
-/// `[suspicious]`: regular expressions matched against the lines a patch adds to files that
-/// are not test-adjacent.
+/// `[suspicious]` (CONTRACT.md section 14.2): what the reading of the patch's code accepts
+/// (`allow`) and the spelled checks it adds (`patterns`). The reading rules themselves are
+/// always on.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SuspiciousConfig {
-    /// Absent: [`SUSPICIOUS_DEFAULTS`]; `[]` turns the rule off.
+    /// Regular expressions matched against each line the patch adds to a file that is not
+    /// test-adjacent (an extra, spelled check; none by default).
     pub patterns: Option<Vec<String>>,
+    /// A reading rule accepted for a path (a file, or a directory and what is under it).
+    #[serde(default)]
+    pub allow: Vec<AllowRule>,
 }
 
-/// The default `[suspicious] patterns`, for Python and Rust: code that asks whether a test
-/// runner is loaded or what test is running, inspects its callers, or leaves the process
-/// before the runner can report.
-pub const SUSPICIOUS_DEFAULTS: [&str; 9] = [
-    r"^\s*(import|from)\s+(pytest|_pytest|hypothesis|unittest)\b",
-    r#"["'](pytest|_pytest|hypothesis|unittest)["']"#,
-    r"PYTEST_CURRENT_TEST|PYTEST_VERSION",
-    r"sys\.modules\b",
-    r"\bos\._exit\b",
-    r"sys\.excepthook|sys\._getframe|inspect\.(stack|currentframe)",
-    r"\bcfg!\s*\(\s*test\b",
-    r"RUST_TEST_THREADS|NEXTEST",
-    r"std::process::exit\s*\(\s*0\s*\)",
-];
+/// One `[suspicious] allow` entry: `{ path = "src/settings.py", rule = "environment" }`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AllowRule {
+    pub path: String,
+    pub rule: String,
+}
 
 impl SuspiciousConfig {
     /// The patterns in force.
     pub fn patterns(&self) -> Vec<String> {
-        self.patterns.clone().unwrap_or_else(|| {
-            SUSPICIOUS_DEFAULTS
-                .iter()
-                .map(|p| (*p).to_owned())
-                .collect()
-        })
+        self.patterns.clone().unwrap_or_default()
+    }
+
+    /// Each `allow` entry names a rule the reading has and a repository path (normalised).
+    pub fn checked(&mut self) -> Result<(), String> {
+        for (i, a) in self.allow.iter_mut().enumerate() {
+            if !super::reading::table::is_rule(&a.rule) {
+                return Err(invalid(
+                    &format!("suspicious.allow[{i}].rule"),
+                    &format!(
+                        "{:?} is not a reading rule (docs/reference/reading-rules.md lists them)",
+                        a.rule
+                    ),
+                ));
+            }
+            let path = RepoPath::parse(&a.path).map_err(|e| {
+                invalid(
+                    &format!("suspicious.allow[{i}].path"),
+                    &format!("{:?} {e}", a.path),
+                )
+            })?;
+            a.path = path.as_str().to_owned();
+        }
+        Ok(())
     }
 
     /// The patterns, compiled (an invalid one is a config error naming it).
@@ -293,6 +309,7 @@ impl GateConfig {
             one_line(e.inner(), (key != ".").then_some(key))
         })?;
         config.check()?;
+        config.suspicious.checked()?;
         config.sandbox.limits()?;
         // The programs the commands start: their installation prefixes are what the sealed
         // room shows beside the system (CONTRACT.md section 13.1).

@@ -228,10 +228,33 @@ pub fn git_made_executable(base: &str, tree: &str) -> Result<Vec<String>, CliErr
     Ok(out)
 }
 
-/// The lines `tree` adds to `base`, as `(file, line number in tree, text)`: `git diff -U0`
-/// read hunk by hunk (binary files have none). Text is cut at 1,000 bytes.
-pub fn added_lines(base: &str, tree: &str) -> Result<Vec<(String, u64, String)>, CliError> {
+/// The lines a patch adds, per file, read from git's own structure (CONTRACT.md section 14.1):
+/// the file names from a NUL-separated list (`-z`, so every name keeps its bytes: non-ASCII,
+/// spaces, newlines), then the patch text file by file in that order, each hunk read by the
+/// counts its header gives, so no line inside a hunk is ever taken for a header (an added
+/// line `++ b/tests/x.py` is an added line). Lines are clipped to 1,000 bytes.
+pub fn added_lines(base: &str, tree: &str) -> Result<Vec<AddedFile>, CliError> {
+    // `--name-status`: a type change (a file made a link, say) is one name there and two
+    // file headers in the patch (the old removed, the new added).
+    let listed = git(&[
+        "diff",
+        "-z",
+        "--name-status",
+        "--no-renames",
+        "--no-ext-diff",
+        "--no-textconv",
+        base,
+        tree,
+    ])?;
+    let mut files = Vec::new();
+    let mut fields = listed.split(|b| *b == 0).filter(|f| !f.is_empty());
+    while let (Some(status), Some(path)) = (fields.next(), fields.next()) {
+        let headers = if status.starts_with(b"T") { 2 } else { 1 };
+        files.push((String::from_utf8_lossy(path).into_owned(), headers));
+    }
     let diff = git(&[
+        "-c",
+        "core.quotePath=false",
         "diff",
         "-U0",
         "--no-renames",
@@ -243,26 +266,152 @@ pub fn added_lines(base: &str, tree: &str) -> Result<Vec<(String, u64, String)>,
         base,
         tree,
     ])?;
-    let mut out = Vec::new();
-    let (mut file, mut line) = (None::<String>, 0u64);
-    for raw in diff.split(|b| *b == b'\n') {
-        let text = String::from_utf8_lossy(raw);
-        if let Some(path) = text.strip_prefix("+++ ") {
-            file = path.strip_prefix("b/").map(str::to_owned);
-        } else if let Some(hunk) = text.strip_prefix("@@ ") {
-            // `@@ -a,b +c,d @@`: added lines start at c.
-            line = hunk
-                .split_whitespace()
-                .find_map(|h| h.strip_prefix('+'))
-                .and_then(|c| c.split(',').next()?.parse().ok())
-                .unwrap_or(0);
-        } else if let (Some(f), Some(added)) = (&file, raw.strip_prefix(b"+")) {
-            let added = String::from_utf8_lossy(&added[..added.len().min(1000)]).into_owned();
-            out.push((f.clone(), line, added));
-            line += 1;
+    Ok(parse_added(&diff, files))
+}
+
+/// The lines one file of a patch adds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddedFile {
+    pub path: String,
+    /// (1-based line in the new file, its text).
+    pub lines: Vec<(u32, String)>,
+}
+
+/// Reads `diff` (git's patch text, `-U0`) for `files` (its `-z` name list, in git's order,
+/// each with the number of file headers it has in the patch): each `diff --git` header
+/// outside a hunk starts the next file; inside a hunk exactly the lines its header counts
+/// are read.
+fn parse_added(diff: &[u8], files: Vec<(String, u8)>) -> Vec<AddedFile> {
+    let mut out: Vec<AddedFile> = Vec::with_capacity(files.len());
+    let mut names = files.into_iter();
+    let mut headers_left = 0u8;
+    let lines = diff.split(|b| *b == b'\n');
+    // What the hunk being read still holds: old lines, new lines, the next new line's number.
+    let (mut old, mut new, mut at) = (0u64, 0u64, 0u32);
+    for raw in lines {
+        if old > 0 || new > 0 {
+            match raw.first() {
+                Some(b'+') => {
+                    new -= 1;
+                    if let Some(file) = out.last_mut() {
+                        let text = &raw[1..raw.len().min(1001)];
+                        file.lines
+                            .push((at, String::from_utf8_lossy(text).into_owned()));
+                    }
+                    at = at.saturating_add(1);
+                }
+                Some(b'-') => old = old.saturating_sub(1),
+                Some(b' ') => {
+                    old = old.saturating_sub(1);
+                    new = new.saturating_sub(1);
+                    at = at.saturating_add(1);
+                }
+                // `\ No newline at end of file` belongs to the line before.
+                _ => {}
+            }
+            continue;
+        }
+        if raw.starts_with(b"diff --git ") {
+            if headers_left > 0 {
+                headers_left -= 1;
+                continue;
+            }
+            match names.next() {
+                Some((path, headers)) => {
+                    headers_left = headers - 1;
+                    out.push(AddedFile {
+                        path,
+                        lines: Vec::new(),
+                    });
+                }
+                None => break,
+            }
+        } else if let Some(hunk) = raw.strip_prefix(b"@@ ") {
+            // `@@ -a[,b] +c[,d] @@`: b old lines, d new ones from line c (a count of 1 is
+            // left out).
+            let hunk = String::from_utf8_lossy(hunk);
+            let mut parts = hunk.split_whitespace();
+            let count = |part: Option<&str>, sign: char| -> Option<(u64, u64)> {
+                let range = part?.strip_prefix(sign)?;
+                let (start, len) = range.split_once(',').unwrap_or((range, "1"));
+                Some((start.parse().ok()?, len.parse().ok()?))
+            };
+            let (Some((_, b)), Some((c, d))) = (count(parts.next(), '-'), count(parts.next(), '+'))
+            else {
+                continue;
+            };
+            (old, new, at) = (b, d, u32::try_from(c).unwrap_or(u32::MAX));
         }
     }
-    Ok(out)
+    // One file may have two headers (a type change): its lines are one file's.
+    out.retain(|f| !f.lines.is_empty());
+    out
+}
+
+/// The files `paths` of `rev`, each as git holds it, through one `git cat-file --batch`:
+/// `None` for a path that is not a file there, one longer than `max` bytes, or one whose
+/// name holds a line break (the batch protocol is line by line).
+pub fn blobs(rev: &str, paths: &[&str], max: usize) -> Result<Vec<Option<Vec<u8>>>, CliError> {
+    use std::io::{BufRead, BufReader, Read, Write};
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut child = git_command()
+        .args(["cat-file", "--batch"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| CliError::data(format!("cannot run git: {e}")))?;
+    let asked: Vec<Option<String>> = paths
+        .iter()
+        .map(|p| (!p.contains('\n')).then(|| format!("{rev}:{p}")))
+        .collect();
+    let mut stdin = child.stdin.take().expect("piped");
+    let specs: Vec<String> = asked.iter().flatten().cloned().collect();
+    let feeder = std::thread::spawn(move || -> std::io::Result<()> {
+        let mut w = std::io::BufWriter::new(&mut stdin);
+        for spec in specs {
+            writeln!(w, "{spec}")?;
+        }
+        w.flush()
+    });
+    let failed = |e: std::io::Error| CliError::software(format!("cannot read files of {rev}: {e}"));
+    let mut out = BufReader::with_capacity(1 << 16, child.stdout.take().expect("piped"));
+    let mut files = Vec::with_capacity(paths.len());
+    for spec in &asked {
+        if spec.is_none() {
+            files.push(None);
+            continue;
+        }
+        let mut header = String::new();
+        out.read_line(&mut header).map_err(failed)?;
+        // `<oid> blob <size>`, or `<spec> missing`.
+        let header = header.trim_end();
+        let size = header
+            .rsplit(' ')
+            .next()
+            .and_then(|s| s.parse::<u64>().ok())
+            .filter(|_| !header.ends_with(" missing"));
+        let Some(size) = size else {
+            files.push(None);
+            continue;
+        };
+        // The object and its line break; one too large is read past, never held.
+        if !header.contains(" blob ") || size > max as u64 {
+            std::io::copy(&mut (&mut out).take(size + 1), &mut std::io::sink()).map_err(failed)?;
+            files.push(None);
+            continue;
+        }
+        let mut content = vec![0; size as usize + 1];
+        out.read_exact(&mut content).map_err(failed)?;
+        content.truncate(size as usize);
+        files.push(Some(content));
+    }
+    drop(out);
+    let _ = feeder.join();
+    let _ = child.wait();
+    Ok(files)
 }
 
 /// The `changed` files whose content in the copy `tree` is binary by git's own test (a NUL
@@ -407,4 +556,52 @@ pub fn fill_commit_counts(ledger: &mut Value, head: &str) -> Result<(), CliError
         obj.insert("commits_since_open".into(), json!(n));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Section 14.1: hunks are read by their counts, so lines that look like headers are
+    /// added lines, and every name (from the `-z` list) keeps its lines.
+    #[test]
+    fn added_lines_are_read_by_the_hunk_counts() {
+        let diff = b"diff --git a/src/a.py b/src/a.py\n\
+index 1..2 100644\n\
+--- a/src/a.py\n\
++++ b/src/a.py\n\
+@@ -1,0 +2,3 @@\n\
++++ b/tests/x.py\n\
++diff --git a/tests/x.py b/tests/x.py\n\
++@@ -1 +1 @@\n\
+@@ -9 +12 @@\n\
+-old\n\
++new\n\
+\\ No newline at end of file\n\
+diff --git \"a/\\303\\251.py\" \"b/\\303\\251.py\"\n\
+new file mode 100644\n\
+--- /dev/null\n\
++++ \"b/\\303\\251.py\"\n\
+@@ -0,0 +1 @@\n\
++x = 1\n";
+        let files = parse_added(diff, vec![("src/a.py".into(), 1), ("\u{e9}.py".into(), 1)]);
+        assert_eq!(
+            files,
+            [
+                AddedFile {
+                    path: "src/a.py".into(),
+                    lines: vec![
+                        (2, "++ b/tests/x.py".into()),
+                        (3, "diff --git a/tests/x.py b/tests/x.py".into()),
+                        (4, "@@ -1 +1 @@".into()),
+                        (12, "new".into()),
+                    ],
+                },
+                AddedFile {
+                    path: "\u{e9}.py".into(),
+                    lines: vec![(1, "x = 1".into())],
+                },
+            ]
+        );
+    }
 }

@@ -18,6 +18,7 @@ mod junit;
 mod ladder;
 mod output;
 mod quorum;
+pub mod reading;
 mod redact;
 mod remote;
 mod route;
@@ -88,6 +89,10 @@ enum Command {
     /// build cache every later room starts from; never run it on a patch.
     #[command(after_help = exits!("0 kept; 65 no [build] cache, or the build failed; 69 no sandbox; 130/143 interrupted"))]
     Warm(Box<warm::WarmArgs>),
+    /// Read a patch's code as the gate's rule 4 does (CONTRACT.md section 14): the code it adds
+    /// to files that are not tests, parsed, against the reading rules; nothing runs.
+    #[command(after_help = exits!("0 nothing flagged; 2 a hit (a human must look)"))]
+    Read(Box<reading::command::ReadArgs>),
     /// Route one evidence document through the precedence ladder (exit 0/1/2).
     #[command(after_help = exits!("0 MERGE_OK, 1 BLOCK, 2 ESCALATE; with --checks/--statuses also 75 PENDING (a check still runs)"))]
     Route(route::RouteArgs),
@@ -268,6 +273,7 @@ pub fn main() -> Exit {
         Command::Init(args) => init::init(args),
         Command::Admit(args) => admit::run(*args),
         Command::Census(args) => census::run(*args),
+        Command::Read(args) => reading::command::run(*args),
         Command::Route(args) => route::run(args),
         Command::Quorum(args) => quorum::run(*args),
         Command::Seal(args) => seal::run(*args),

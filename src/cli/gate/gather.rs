@@ -7,14 +7,14 @@ use super::super::config::GateConfig;
 use super::super::documents::{parse_document, parse_seal_text};
 use super::super::error::CliError;
 use super::super::git::{
-    added_lines, base_file, binary_content, commit_of, enter_repository, fill_commit_counts,
-    git_changed, git_made_executable, judged_tree,
+    base_file, binary_content, commit_of, enter_repository, fill_commit_counts, git_changed,
+    git_made_executable, judged_tree,
 };
 use super::super::output;
+use super::super::reading::read_patch;
 use super::super::sandbox::Room;
 use super::{GateArgs, census, shadows, suite::Spare};
-use crate::core::gate::{Configured, Facts, IntegrityFinding, Judged, SealFacts, SuspiciousLine};
-use crate::core::path::RepoPath;
+use crate::core::gate::{Configured, Facts, IntegrityFinding, Judged, SealFacts};
 
 /// What the runner knows before running anything.
 pub(super) struct Gathered {
@@ -129,6 +129,8 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     let actual = fixtures_seal(&room, &config)?;
 
     let mutant_files = super::mutants::mutant_files(&config, &base, &catalog)?;
+    // The patch's code, read by its syntax (CONTRACT.md section 14), before anything runs.
+    let reading = read_patch(&base, &judged.tree, &config.suspicious, &config.fixtures)?;
     let facts = Facts {
         patch_id: Some(args.patch_id.clone().unwrap_or_else(|| head.clone())),
         changed_files: changed.clone(),
@@ -152,7 +154,8 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         merge_conflicts: judged.conflicts.clone(),
         sandbox: Some(room.backend),
         shadows: shadows::shadows(&room, &changed),
-        suspicious: suspicious_lines(&config, &base, &judged.tree)?,
+        suspicious: reading.hits,
+        unparsed: reading.unparsed,
         configured: Some(Configured {
             build: config.build.is_some(),
             canary: config.canary.is_some(),
@@ -249,36 +252,4 @@ pub(super) fn integrity_after(
         files: files.iter().take(100).cloned().collect(),
         seal_changed,
     }))
-}
-
-/// The lines the patch adds and that match a `[suspicious]` pattern (CONTRACT.md section
-/// 11.6): the first pattern each matches, at most 1,000 lines (the core lists 100 and counts
-/// them all), in the files where the core counts them.
-fn suspicious_lines(
-    config: &GateConfig,
-    base: &str,
-    tree: &str,
-) -> Result<Vec<SuspiciousLine>, CliError> {
-    use crate::core::gate::suspicious_counts_in;
-    let patterns = config.suspicious.compiled().map_err(CliError::data)?;
-    if patterns.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut hits = Vec::new();
-    for (file, line, text) in added_lines(base, tree)? {
-        if !RepoPath::parse(&file).is_ok_and(|p| suspicious_counts_in(&p)) {
-            continue;
-        }
-        if let Some((pattern, _)) = patterns.iter().find(|(_, r)| r.is_match(&text)) {
-            hits.push(SuspiciousLine {
-                file,
-                line,
-                pattern: pattern.clone(),
-            });
-            if hits.len() == 1000 {
-                break;
-            }
-        }
-    }
-    Ok(hits)
 }

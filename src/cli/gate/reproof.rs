@@ -42,7 +42,7 @@ pub(super) fn reprove(g: &Gathered, id: &str) -> Result<Reproof, CliError> {
             "re-proof {id}: its mutant does not apply here ({why})"
         ));
         return Ok(not_applied(format!(
-            "its mutant does not apply to this tree: {why}"
+            "not as written, not by a three-way merge, not with its context loosened: {why}"
         )));
     }
     // What `git apply` wrote is the room's runs' to write again.

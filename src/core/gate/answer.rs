@@ -117,6 +117,10 @@ pub enum GateReason {
     GuardedInputEdited,
     BinaryAdded,
     TestAwareCode,
+    /// The patch changes what a comparison means (CONTRACT.md section 14.2).
+    EqualityOverload,
+    /// The patch compares against a literal the base's tests pin (section 14.2).
+    TestInputInCode,
     ModifiedDuringRun,
     DoesNotBuild,
     HarnessError,
@@ -179,6 +183,8 @@ pub enum Cause {
     GuardedInputEdited,
     BinaryAdded,
     TestAwareCode,
+    EqualityOverload,
+    TestInputInCode,
     ModifiedDuringRun,
     /// The build step neither built nor failed to build (a timeout, a crash, a missing tool).
     BuildBroken,
@@ -264,6 +270,8 @@ impl GateDecision {
             GateReason::GuardedInputEdited => Cause::GuardedInputEdited,
             GateReason::BinaryAdded => Cause::BinaryAdded,
             GateReason::TestAwareCode => Cause::TestAwareCode,
+            GateReason::EqualityOverload => Cause::EqualityOverload,
+            GateReason::TestInputInCode => Cause::TestInputInCode,
             GateReason::ModifiedDuringRun => Cause::ModifiedDuringRun,
             GateReason::HarnessError => Cause::BuildBroken,
             GateReason::CheckerUnproven => Cause::CheckerUnproven,

@@ -98,10 +98,17 @@ pub struct Facts {
     #[serde(default)]
     #[schema(value_type = Vec<RepoPathDoc>)]
     pub shadows: Vec<String>,
-    /// Lines the patch adds that match a `[suspicious]` pattern; any in a file that is not
-    /// test-adjacent → ESCALATE `test-aware-code`.
+    /// What the reading of the patch's code flagged (CONTRACT.md sections 11.6, 14): each hit
+    /// with file, line, rule, class and code. Any in a file that is not test-adjacent →
+    /// ESCALATE, the first class among them naming the reason: `probe` → `test-aware-code`,
+    /// `overload` → `equality-overload`, `special-case` → `test-input-in-code`.
     #[serde(default)]
     pub suspicious: Vec<SuspiciousLine>,
+    /// Changed code files the parser could not read whole (reported, never a hit: the build
+    /// step judges syntax).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(value_type = Vec<RepoPathDoc>)]
+    pub unparsed: Vec<String>,
     /// Each property run's receipt (CONTRACT.md section 11.1), by property id, one per run in
     /// `property_runs` (null: no report read). Absent: the property command has no `{junit}`
     /// (receipts off). A run counts only as its receipt shows it: exit 0 with an executed case

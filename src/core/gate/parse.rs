@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use super::request::{
     BuildRun, CanaryRun, Configured, FailingCase, FixtureSuite, GateRequest, IntegrityFinding,
-    Judged, OverLimit, Reproof, Rerun, RoomFacts, SandboxBackend, SuspiciousLine,
+    Judged, OverLimit, Reproof, Rerun, RoomFacts, SandboxBackend, SuspicionClass, SuspiciousLine,
 };
 use crate::core::catalog::CatalogKind;
 use crate::core::fields::{self, Errors, object};
@@ -16,7 +16,7 @@ use crate::core::quorum::parse_quorum_fields;
 use crate::core::runs::{CatchCodes, Receipt, parse_catch_codes, parse_receipt};
 
 /// The fields of a `/gate` body.
-pub const GATE_FIELDS: [&str; 29] = [
+pub const GATE_FIELDS: [&str; 30] = [
     "patch_id",
     "changed_files",
     "guarded",
@@ -35,6 +35,7 @@ pub const GATE_FIELDS: [&str; 29] = [
     "sandbox",
     "shadows",
     "suspicious",
+    "unparsed",
     "property_receipts",
     "batched",
     "failures",
@@ -101,7 +102,9 @@ pub const BUILD_FIELDS: [&str; 3] = ["exit_code", "catch_exit_codes", "tail"];
 /// Longest build tail, in bytes.
 pub const MAX_TAIL_BYTES: usize = 4096;
 /// The fields of a `suspicious` line.
-pub const SUSPICIOUS_FIELDS: [&str; 3] = ["file", "line", "pattern"];
+pub const SUSPICIOUS_FIELDS: [&str; 7] = [
+    "file", "line", "rule", "class", "code", "pattern", "seen_in",
+];
 /// The fields of `judged`.
 pub const JUDGED_FIELDS: [&str; 3] = ["base", "head", "tree"];
 /// The fields of `fixture_suite`.
@@ -180,16 +183,36 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             let line = hit.required("line", e).and_then(|v| {
                 fields::uint(v, &hit.pointer("line"), "line", u64::from(u32::MAX), e)
             });
-            let pattern = hit.req_string("pattern", 1024, e);
+            let rule = hit.req_string("rule", 64, e);
+            let class = hit.req_enum::<SuspicionClass>("class", e);
+            let code = hit
+                .required("code", e)
+                .and_then(|v| fields::string(v, &hit.pointer("code"), "code", 1024, e));
+            let pattern = match hit.get("pattern") {
+                Some(_) => hit.req_string("pattern", 1024, e).map(Some),
+                None => Some(None),
+            };
+            let seen_in = match hit.get("seen_in") {
+                Some(_) => hit.req_string("seen_in", 1024, e).map(Some),
+                None => Some(None),
+            };
             Some(SuspiciousLine {
                 file: file?.as_str().to_owned(),
                 line: line?,
+                rule: rule?,
+                class: class?,
+                code: code?,
                 pattern: pattern?,
+                seen_in: seen_in?,
             })
         })
         .unwrap_or_default(),
         None => Vec::new(),
     };
+    let unparsed = doc
+        .get("unparsed")
+        .and_then(|v| fields::paths(v, "/unparsed", false, &mut e))
+        .unwrap_or_default();
     let shadows = doc
         .get("shadows")
         .and_then(|v| fields::paths(v, "/shadows", false, &mut e))
@@ -319,6 +342,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             sandbox,
             shadows,
             suspicious,
+            unparsed,
             property_receipts,
             batched,
             failures,

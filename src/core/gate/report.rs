@@ -501,18 +501,44 @@ fn step_detail(out: &mut String, step: &Step, failures: &[FailingCase]) {
             list(out, conflicts.iter().map(|c| code(c)));
             out.push('\n');
         }
-        Step::TestAware { lines, count, .. } if !lines.is_empty() => {
-            out.push_str("#### Lines that look for a test runner\n\n");
-            list(
-                out,
-                lines
-                    .iter()
-                    .map(|l| format!("{}:{} matches {}", code(&l.file), l.line, code(&l.pattern))),
-            );
-            if *count > lines.len() {
-                let _ = writeln!(out, "- … and {} more", count - lines.len());
+        Step::TestAware {
+            lines,
+            count,
+            unparsed,
+            ..
+        } if !lines.is_empty() || !unparsed.is_empty() => {
+            if !lines.is_empty() {
+                out.push_str("#### Code a reviewer would flag\n\n");
+                list(
+                    out,
+                    lines.iter().map(|l| {
+                        let class: &str = l.class.into();
+                        let mut item = format!(
+                            "{}:{} rule {} ({class}): {}",
+                            code(&l.file),
+                            l.line,
+                            code(&l.rule),
+                            code(&l.code)
+                        );
+                        if let Some(p) = &l.pattern {
+                            let _ = write!(item, ", matches {}", code(p));
+                        }
+                        if let Some(at) = &l.seen_in {
+                            let _ = write!(item, ", pinned by the tests at {}", code(at));
+                        }
+                        item
+                    }),
+                );
+                if *count > lines.len() {
+                    let _ = writeln!(out, "- … and {} more", count - lines.len());
+                }
+                out.push('\n');
             }
-            out.push('\n');
+            if !unparsed.is_empty() {
+                out.push_str("#### Code files the parser could not read whole\n\n");
+                list(out, unparsed.iter().map(|f| code(f)));
+                out.push('\n');
+            }
         }
         Step::Binary { binaries, .. } if !binaries.is_empty() => {
             out.push_str("#### Compiled or binary files\n\n");
@@ -547,6 +573,12 @@ fn what_to_check(cause: Cause) -> &'static str {
         }
         Cause::TestAwareCode => {
             "the lines listed above: code that asks whether a test runner is loaded (or leaves the process early) can be correct under test and wrong in production, which no run can see. If the line is honest (a test helper in the package, say), a human merges it; moving test code into test files keeps it out of this rule."
+        }
+        Cause::EqualityOverload => {
+            "the code listed above: the patch changes what a comparison means (a comparison or hash method, a subclass of a built-in value type, a hand-written `PartialEq`/`Ord`/`Hash`). An assertion compares through it, so such code can make every check agree. If the comparison is the patch's purpose, a human reviews it and merges; otherwise derive it, or leave the comparison as it was."
+        }
+        Cause::TestInputInCode => {
+            "the literals listed above: code the patch adds compares against a value the base's tests or fixtures pin, which is how code is written to pass the tests rather than to be right. If the value is a real constant of the domain, a human merges it (or `[suspicious] allow` names the rule for that file)."
         }
         Cause::ModifiedDuringRun => {
             "the files listed above: a run of the code under test changed files it had no business writing (tracked files, the fixtures). Whatever the runs said afterwards proves nothing. Find the code that writes them."

@@ -152,9 +152,13 @@ pub struct GateRequest {
     /// Changed files the runner saw to shadow a module of the test toolchain: a module under
     /// a test `pythonpath` directory named like a standard or installed one (section 12.3).
     pub shadows: Vec<RepoPath>,
-    /// Lines the patch adds that match a `[suspicious]` pattern: code that may behave
-    /// differently under test (section 11.6).
+    /// What the reading of the patch's code flagged (sections 11.6, 14): code that may behave
+    /// differently under test, change what a comparison means, or special-case the tests'
+    /// inputs.
     pub suspicious: Vec<SuspiciousLine>,
+    /// Changed code files the parser could not read whole (section 14.2: reported, not a hit;
+    /// the build step judges syntax).
+    pub unparsed: Vec<RepoPath>,
     /// Each property run's receipt, by property id, in run order (section 11.1): `None` when
     /// the property command has no `{junit}` (receipts off).
     pub property_receipts: Option<HashMap<String, Vec<Option<Receipt>>>>,
@@ -320,7 +324,8 @@ impl CanaryRun {
     }
 }
 
-/// A line the patch adds that matches a `[suspicious]` pattern (CONTRACT.md section 11.6).
+/// Code the patch adds that a rule of the reading flags (CONTRACT.md sections 11.6 and 14):
+/// a syntax rule's hit, or a line matching a `[suspicious]` pattern (rule `pattern`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SuspiciousLine {
@@ -329,9 +334,51 @@ pub struct SuspiciousLine {
     /// 1-based, in the judged tree.
     #[schema(minimum = 0, maximum = 4294967295_u64)]
     pub line: u64,
-    /// The pattern it matches (1 to 1,024 characters).
+    /// The rule's id (`patchgate rules` lists them; `pattern` for a `[suspicious]` pattern).
+    #[schema(min_length = 1, max_length = 64)]
+    pub rule: String,
+    /// What the rule's class says the code does: it decides the reason.
+    pub class: SuspicionClass,
+    /// The code that matched, as the patch wrote it (clipped to 200 characters).
+    #[schema(max_length = 1024)]
+    pub code: String,
+    /// The pattern it matches, for rule `pattern` (1 to 1,024 characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(min_length = 1, max_length = 1024)]
-    pub pattern: String,
+    pub pattern: Option<String>,
+    /// For a special case: where the base's tests or fixtures pin the same literal
+    /// (`path:line`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 1024)]
+    pub seen_in: Option<String>,
+}
+
+/// The class of a reading rule (CONTRACT.md section 14.2), in the order they decide: the
+/// first class among the hits names the reason.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum SuspicionClass {
+    /// Code that asks whether it is under test (`test-aware-code`).
+    Probe,
+    /// Code that changes what a comparison means (`equality-overload`).
+    Overload,
+    /// A literal the base's tests pin, compared in code (`test-input-in-code`).
+    SpecialCase,
 }
 
 /// The sealed room the runs had (CONTRACT.md section 13): what a run saw of the machine, what

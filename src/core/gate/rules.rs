@@ -7,6 +7,7 @@ use super::answer::GateReason;
 use super::answer::GateRuleName;
 use super::request::GateRequest;
 use super::request::ReproofOutcome;
+use super::request::SuspicionClass;
 use super::request::SuspiciousLine;
 use super::steps::GuardHit;
 use super::steps::OpenRow;
@@ -80,12 +81,18 @@ impl RuleFacts {
             sources,
             guard_hits,
             binaries: binaries(request),
-            suspicious: request
-                .suspicious
-                .iter()
-                .filter(|s| RepoPath::parse(&s.file).is_ok_and(|p| suspicious_counts_in(&p)))
-                .cloned()
-                .collect(),
+            suspicious: {
+                let mut hits: Vec<SuspiciousLine> = request
+                    .suspicious
+                    .iter()
+                    .filter(|s| RepoPath::parse(&s.file).is_ok_and(|p| suspicious_counts_in(&p)))
+                    .cloned()
+                    .collect();
+                // The deciding class first (section 14.2: probe, overload, special case), each
+                // class in the order the facts give.
+                hits.sort_by_key(|s| s.class);
+                hits
+            },
             modified: !request.integrity.is_empty(),
             neutered: request.canary.as_ref().is_some_and(|c| !c.sang()),
             reproof_passed: request
@@ -151,6 +158,13 @@ pub(super) fn binaries(request: &GateRequest) -> Vec<String> {
 #[derive(Debug, Clone, Copy)]
 pub enum Conclusion {
     Fixed(GateDisposition, GateReason),
+    /// One disposition, the reason chosen from the facts among `reasons` (the first listed
+    /// is the rule's own).
+    Chosen {
+        disposition: GateDisposition,
+        reasons: &'static [GateReason],
+        choose: fn(&RuleFacts) -> GateReason,
+    },
     Router,
 }
 
@@ -230,9 +244,21 @@ pub const GATE_RULES: [GateRule; 13] = [
         when: |f| !f.suspicious.is_empty(),
         then: GateThen {
             name: GateRuleName::TestAware,
-            says: "a line the patch adds to a file that is not test-adjacent matches a [suspicious] pattern",
+            says: "code the patch adds to a file that is not test-adjacent asks whether it is under test, changes what a comparison means, or compares against a literal the base's tests pin (a reading rule, or a [suspicious] pattern)",
             step: Some(|r, f| Some(test_aware_step(r, f))),
-            conclusion: Conclusion::Fixed(GateDisposition::Escalate, GateReason::TestAwareCode),
+            conclusion: Conclusion::Chosen {
+                disposition: GateDisposition::Escalate,
+                reasons: &[
+                    GateReason::TestAwareCode,
+                    GateReason::EqualityOverload,
+                    GateReason::TestInputInCode,
+                ],
+                choose: |f| match f.suspicious.first().map(|s| s.class) {
+                    Some(SuspicionClass::Overload) => GateReason::EqualityOverload,
+                    Some(SuspicionClass::SpecialCase) => GateReason::TestInputInCode,
+                    Some(SuspicionClass::Probe) | None => GateReason::TestAwareCode,
+                },
+            },
         },
     },
     GateRule {
@@ -315,8 +341,13 @@ pub struct GateRuleRow {
     pub when: String,
     /// `null` for `route`: the router's disposition.
     pub disposition: Option<GateDisposition>,
-    /// `null` for `route`: the router's attribution.
+    /// `null` for `route`: the router's attribution. A rule with more than one reason lists
+    /// the others in `also`.
     pub reason: Option<GateReason>,
+    /// The rule's other reasons, chosen by the facts (`test-aware`: by the first class of its
+    /// hits).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<GateReason>,
     /// The exit codes this rule can give.
     pub exit_codes: Vec<u8>,
 }
@@ -326,16 +357,26 @@ pub fn rule_rows() -> Vec<GateRuleRow> {
     GATE_RULES
         .iter()
         .map(|r| {
-            let (disposition, reason, exit_codes) = match r.then.conclusion {
-                Conclusion::Fixed(d, why) => (Some(d), Some(why), vec![d.exit_code()]),
-                Conclusion::Router => (None, None, vec![0, 1, 2]),
+            let (disposition, reasons, exit_codes) = match r.then.conclusion {
+                Conclusion::Fixed(d, why) => (Some(d), vec![why], vec![d.exit_code()]),
+                Conclusion::Chosen {
+                    disposition,
+                    reasons,
+                    ..
+                } => (
+                    Some(disposition),
+                    reasons.to_vec(),
+                    vec![disposition.exit_code()],
+                ),
+                Conclusion::Router => (None, Vec::new(), vec![0, 1, 2]),
             };
             GateRuleRow {
                 number: r.number,
                 rule: r.then.name,
                 when: r.then.says.to_owned(),
                 disposition,
-                reason,
+                reason: reasons.first().copied(),
+                also: reasons.iter().skip(1).copied().collect(),
                 exit_codes,
             }
         })
@@ -359,6 +400,17 @@ pub fn decide_gate(request: &GateRequest, default_cap: u64) -> GateDecision {
                 disposition,
                 rule: rule.then.name,
                 reason,
+                evidence: None,
+                steps,
+            },
+            Conclusion::Chosen {
+                disposition,
+                choose,
+                ..
+            } => GateDecision {
+                disposition,
+                rule: rule.then.name,
+                reason: choose(&facts),
                 evidence: None,
                 steps,
             },
@@ -500,18 +552,36 @@ pub(super) fn merge_step(request: &GateRequest, facts: &RuleFacts) -> Step {
     }
 }
 
-pub(super) fn test_aware_step(_: &GateRequest, facts: &RuleFacts) -> Step {
+pub(super) fn test_aware_step(request: &GateRequest, facts: &RuleFacts) -> Step {
     let count = facts.suspicious.len();
+    let class = |c: SuspicionClass| facts.suspicious.iter().filter(|s| s.class == c).count();
+    let said: Vec<String> = [
+        (SuspicionClass::Probe, "asks whether it is under test"),
+        (SuspicionClass::Overload, "changes what a comparison means"),
+        (
+            SuspicionClass::SpecialCase,
+            "compares against a literal the base's tests pin",
+        ),
+    ]
+    .into_iter()
+    .filter(|(c, _)| class(*c) > 0)
+    .map(|(c, what)| format!("{what} ({})", plural(class(c), "hit", "hits")))
+    .collect();
     Step::TestAware {
         lines: facts.suspicious.iter().take(100).cloned().collect(),
         count,
+        unparsed: request
+            .unparsed
+            .iter()
+            .take(100)
+            .map(|p| p.as_str().to_owned())
+            .collect(),
         summary: if count == 0 {
-            "no line the patch adds to code looks for a test runner".to_owned()
+            "the code the patch adds (not its tests) neither asks whether it is under test, nor changes what a comparison means, nor compares against the tests' inputs".to_owned()
         } else {
             format!(
-                "{} the patch adds to code (not to tests) {} a test runner, or the way out of one: code that behaves differently under test is the one attack no run can see",
-                plural(count, "line", "lines"),
-                if count == 1 { "names" } else { "name" }
+                "the code the patch adds (not its tests), read by its syntax, {}: such code can be right under test and wrong in production, which no run can see",
+                said.join("; ")
             )
         },
     }

@@ -98,11 +98,17 @@ pub enum Step {
         binaries: Vec<String>,
         summary: String,
     },
-    /// Lines the patch adds to code (not to tests) that may behave differently under test.
+    /// What the reading of the patch's code (not its tests) flagged: code that may behave
+    /// differently under test, change what a comparison means, or special-case the tests'
+    /// inputs (CONTRACT.md section 14).
     TestAware {
-        /// At most 100 are listed; `count` is all of them.
+        /// At most 100 are listed, by class (the deciding class first); `count` is all of them.
         lines: Vec<SuspiciousLine>,
         count: usize,
+        /// Changed code files the parser could not read whole: reported, not hits.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[schema(value_type = Vec<crate::core::path::RepoPathDoc>)]
+        unparsed: Vec<String>,
         summary: String,
     },
     /// What the runs changed that they may not (section 11.3): listed once anything ran.

@@ -1,0 +1,74 @@
+//! `patchgate read`: the reading of one patch's code, as the gate's rule 4 sees it, without
+//! running anything (what a reviewer, or a replay of a project's history, asks).
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::super::config::{CONFIG_FILE, GateConfig, SuspiciousConfig};
+use super::super::error::CliResult;
+use super::super::git::{base_file, commit_of, enter_repository, judged_tree};
+use super::super::output;
+use super::read_patch;
+use crate::exit::Exit;
+
+#[derive(Debug, Args)]
+pub struct ReadArgs {
+    /// The base commit: its `[suspicious]` config and its tests are the ones read.
+    #[arg(long)]
+    pub base: String,
+    /// The patch's head (the tree that would land is read).
+    #[arg(long, default_value = "HEAD")]
+    pub head: String,
+    /// The config file's path in the base; absent there, the defaults (no allow, no
+    /// patterns, fixtures in `fixtures/`).
+    #[arg(long, default_value = CONFIG_FILE)]
+    pub config: String,
+    /// Print the hits as JSON (`{"hits": [...], "unparsed": [...]}`, the facts' form).
+    #[arg(long)]
+    pub json: bool,
+    /// Run as if started in this directory (inside the repository).
+    #[arg(short = 'C', long = "directory")]
+    pub directory: Option<PathBuf>,
+}
+
+pub fn run(args: ReadArgs) -> CliResult {
+    enter_repository(args.directory.as_deref())?;
+    let base = commit_of(&args.base)?;
+    let head = commit_of(&args.head)?;
+    let (suspicious, fixtures) = match base_file(&base, &args.config)? {
+        Some(_) => {
+            let c = GateConfig::from_base(&base, &args.base, &args.config)?;
+            (c.suspicious, c.fixtures)
+        }
+        None => (SuspiciousConfig::default(), "fixtures".to_owned()),
+    };
+    let judged = judged_tree(&base, &head)?;
+    let reading = read_patch(&base, &judged.tree, &suspicious, &fixtures)?;
+    let text = if args.json {
+        serde_json::json!({"hits": reading.hits, "unparsed": reading.unparsed}).to_string() + "\n"
+    } else {
+        let mut out = String::new();
+        for h in &reading.hits {
+            let class: &str = h.class.into();
+            out.push_str(&format!(
+                "{}:{}: {} ({class}): {}",
+                h.file, h.line, h.rule, h.code
+            ));
+            if let Some(at) = &h.seen_in {
+                out.push_str(&format!(" [pinned at {at}]"));
+            }
+            out.push('\n');
+        }
+        for f in &reading.unparsed {
+            out.push_str(&format!("{f}: not read whole by the parser\n"));
+        }
+        out
+    };
+    output::stdout(&text)?;
+    Ok(if reading.hits.is_empty() {
+        Exit::Go
+    } else {
+        Exit::HumanMustLook
+    })
+}

@@ -1,0 +1,479 @@
+//! Reading the patch's code as a reviewer reads it (CONTRACT.md section 14): the lines the
+//! patch adds (from git's structure, [`super::git::added_lines`]), the code files they are in
+//! parsed with a real parser for their language (tree-sitter: [`python`], [`rust`]), and
+//! what that code does matched against the reading rules, which are data ([`table::RULES`]).
+//! A compared literal is a hit only when the base's tests or fixtures hold it too. What the
+//! base's `[suspicious] allow` accepts is left out; `[suspicious] patterns` add spelled hits.
+//! The hits are facts: the core's gate rule 4 decides them.
+
+pub mod command;
+mod python;
+mod rust;
+mod syntax;
+pub mod table;
+
+use std::collections::{HashMap, HashSet};
+
+use super::config::SuspiciousConfig;
+use super::error::CliError;
+use super::git::{AddedFile, added_lines, blobs};
+use crate::core::gate::{SuspicionClass, SuspiciousLine, suspicious_counts_in};
+use crate::core::ladder::ScopeMarkers;
+use crate::core::path::RepoPath;
+use syntax::Added;
+use table::{Language, Seen};
+
+/// At most this many hits are kept (the core lists 100 and counts them all).
+const MAX_HITS: usize = 1000;
+/// The base's test files are read up to this many bytes in all, and each up to 8 MiB.
+const MAX_TEST_BYTES: usize = 64 << 20;
+const MAX_TEST_FILE: usize = 8 << 20;
+/// A code file larger than this is not parsed (reported as unread).
+const MAX_CODE_FILE: usize = 8 << 20;
+
+/// What the reading found.
+#[derive(Debug, Default)]
+pub struct Reading {
+    pub hits: Vec<SuspiciousLine>,
+    /// Changed code files the parser could not read whole.
+    pub unparsed: Vec<String>,
+}
+
+/// Reads what the patch `base..tree` adds (`fixtures`: the fixtures directory, whose files
+/// count as the tests' inputs).
+pub fn read_patch(
+    base: &str,
+    tree: &str,
+    config: &SuspiciousConfig,
+    fixtures: &str,
+) -> Result<Reading, CliError> {
+    let files: Vec<AddedFile> = added_lines(base, tree)?
+        .into_iter()
+        .filter(|f| RepoPath::parse(&f.path).is_ok_and(|p| suspicious_counts_in(&p)))
+        .collect();
+    let code: Vec<&AddedFile> = files
+        .iter()
+        .filter(|f| Language::of(&f.path).is_some())
+        .collect();
+    let sources = blobs(
+        tree,
+        &code.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
+        MAX_CODE_FILE,
+    )?;
+    let mut reading = Reading::default();
+    let mut literals: Vec<(usize, String)> = Vec::new();
+    for (file, source) in code.iter().zip(sources) {
+        let Some(source) = source else {
+            reading.unparsed.push(file.path.clone());
+            continue;
+        };
+        let language = Language::of(&file.path).expect("filtered");
+        let added = Added(file.lines.iter().map(|(l, _)| *l as usize).collect());
+        let (seen, whole) = read_source(language, &source, &added);
+        if !whole {
+            reading.unparsed.push(file.path.clone());
+        }
+        let lines: Vec<&[u8]> = source.split(|b| *b == b'\n').collect();
+        let code_at = |line: usize| {
+            let text = lines.get(line.wrapping_sub(1)).copied().unwrap_or_default();
+            let text = String::from_utf8_lossy(text);
+            text.trim().chars().take(200).collect::<String>()
+        };
+        let mut said: HashSet<(usize, &str)> = HashSet::new();
+        for (line, seen) in seen {
+            let Some(rule) = table::first_match(language, &seen) else {
+                continue;
+            };
+            if allowed(config, &file.path, rule.id) || !said.insert((line, rule.id)) {
+                continue;
+            }
+            let hit = SuspiciousLine {
+                file: file.path.clone(),
+                line: line as u64,
+                rule: rule.id.to_owned(),
+                class: rule.class,
+                code: code_at(line),
+                pattern: None,
+                seen_in: None,
+            };
+            match seen {
+                // A compared literal counts only where the tests pin it (below).
+                Seen::Literal(literal) => {
+                    literals.push((reading.hits.len(), literal));
+                    reading.hits.push(hit);
+                }
+                _ => reading.hits.push(hit),
+            }
+        }
+    }
+    pinned(base, fixtures, &mut reading.hits, &literals)?;
+    patterns(config, &files, &mut reading.hits)?;
+    reading.hits.truncate(MAX_HITS);
+    reading.unparsed.truncate(100);
+    Ok(reading)
+}
+
+/// What a code file's added lines do, and whether the parser read the file whole.
+pub fn read_source(language: Language, source: &[u8], added: &Added) -> (Vec<(usize, Seen)>, bool) {
+    let mut parser = tree_sitter::Parser::new();
+    let grammar: tree_sitter::Language = match language {
+        Language::Python => tree_sitter_python::LANGUAGE.into(),
+        Language::Rust => tree_sitter_rust::LANGUAGE.into(),
+    };
+    if parser.set_language(&grammar).is_err() {
+        return (Vec::new(), false);
+    }
+    let Some(tree) = parser.parse(source, None) else {
+        return (Vec::new(), false);
+    };
+    let mut walk = syntax::Walk::default();
+    match language {
+        Language::Python => python::read(source, tree.root_node(), added, &mut walk),
+        Language::Rust => rust::read(source, tree.root_node(), added, &mut walk),
+    }
+    (walk.seen, !tree.root_node().has_error())
+}
+
+/// Whether the base's `[suspicious] allow` accepts `rule` for `file` (a file, or a directory
+/// it is under).
+fn allowed(config: &SuspiciousConfig, file: &str, rule: &str) -> bool {
+    config.allow.iter().any(|a| {
+        a.rule == rule
+            && (file == a.path
+                || file
+                    .strip_prefix(a.path.as_str())
+                    .is_some_and(|rest| rest.starts_with('/')))
+    })
+}
+
+/// Keeps the special-case hits whose literal the base's test files or fixtures hold (each
+/// naming the first place), drops the others.
+fn pinned(
+    base: &str,
+    fixtures: &str,
+    hits: &mut Vec<SuspiciousLine>,
+    literals: &[(usize, String)],
+) -> Result<(), CliError> {
+    if literals.is_empty() {
+        return Ok(());
+    }
+    let distinct: Vec<&str> = {
+        let mut seen = HashSet::new();
+        literals
+            .iter()
+            .map(|(_, l)| l.as_str())
+            .filter(|l| seen.insert(*l))
+            .collect()
+    };
+    let markers = ScopeMarkers::default();
+    let fixtures = fixtures.trim_end_matches('/');
+    let tests: Vec<String> = super::export::ls_tree(base)?
+        .into_iter()
+        .filter(|e| e.mode & 0o170000 == 0o100000)
+        .map(|e| String::from_utf8_lossy(&e.path).into_owned())
+        .filter(|p| {
+            RepoPath::parse(p).is_ok_and(|r| markers.is_test_adjacent(&r))
+                || p.strip_prefix(fixtures).is_some_and(|r| r.starts_with('/'))
+        })
+        .collect();
+    let finder = aho_corasick::AhoCorasick::new(&distinct)
+        .map_err(|e| CliError::software(format!("the literals cannot be searched: {e}")))?;
+    let mut found: HashMap<usize, String> = HashMap::new();
+    let mut budget = MAX_TEST_BYTES;
+    let names: Vec<&str> = tests.iter().map(String::as_str).collect();
+    for (path, content) in names.iter().zip(blobs(base, &names, MAX_TEST_FILE)?) {
+        let Some(content) = content else { continue };
+        budget = budget.saturating_sub(content.len());
+        for m in finder.find_overlapping_iter(&content[..]) {
+            let literal = distinct[m.pattern().as_usize()];
+            if found.contains_key(&m.pattern().as_usize())
+                || !bounded(&content, m.start(), m.end(), literal)
+            {
+                continue;
+            }
+            let line = 1 + content[..m.start()].iter().filter(|b| **b == b'\n').count();
+            found.insert(m.pattern().as_usize(), format!("{path}:{line}"));
+        }
+        if budget == 0 || found.len() == distinct.len() {
+            break;
+        }
+    }
+    let at: HashMap<&str, &String> = found
+        .iter()
+        .map(|(i, place)| (distinct[*i], place))
+        .collect();
+    let mut keep: HashMap<usize, String> = HashMap::new();
+    for (index, literal) in literals {
+        if let Some(place) = at.get(literal.as_str()) {
+            keep.insert(*index, (*place).clone());
+        }
+    }
+    let mut index = 0;
+    hits.retain_mut(|hit| {
+        let i = index;
+        index += 1;
+        if hit.class != SuspicionClass::SpecialCase {
+            return true;
+        }
+        match keep.remove(&i) {
+            Some(place) => {
+                hit.seen_in = Some(place);
+                true
+            }
+            None => false,
+        }
+    });
+    Ok(())
+}
+
+/// Whether a literal found at `start..end` stands alone: a number not inside a longer one
+/// or a name (`123` is not pinned by `1234` or `x123`); a string as a whole string, between
+/// quotes (or as a whole line of a fixture), not inside a longer text.
+fn bounded(content: &[u8], start: usize, end: usize, literal: &str) -> bool {
+    let before = start.checked_sub(1).and_then(|i| content.get(i));
+    let after = content.get(end);
+    let number = literal
+        .trim_start_matches('-')
+        .starts_with(|c: char| c.is_ascii_digit() || c == '.');
+    if number {
+        let word = |b: Option<&u8>| {
+            b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.')
+        };
+        return !word(before) && !word(after);
+    }
+    let edge = |b: Option<&u8>| b.is_none_or(|b| matches!(b, b'"' | b'\'' | b'`' | b'\n' | b'\r'));
+    edge(before) && edge(after)
+}
+
+/// The `[suspicious] patterns` hits: each added line of a file that is not test-adjacent
+/// that matches one, where no reading rule hit the same line.
+fn patterns(
+    config: &SuspiciousConfig,
+    files: &[AddedFile],
+    hits: &mut Vec<SuspiciousLine>,
+) -> Result<(), CliError> {
+    let patterns = config.compiled().map_err(CliError::data)?;
+    if patterns.is_empty() {
+        return Ok(());
+    }
+    let already: HashSet<(String, u64)> = hits.iter().map(|h| (h.file.clone(), h.line)).collect();
+    for file in files {
+        if allowed(config, &file.path, table::PATTERN_RULE) {
+            continue;
+        }
+        for (line, text) in &file.lines {
+            if already.contains(&(file.path.clone(), u64::from(*line))) {
+                continue;
+            }
+            if let Some((pattern, _)) = patterns.iter().find(|(_, r)| r.is_match(text)) {
+                hits.push(SuspiciousLine {
+                    file: file.path.clone(),
+                    line: u64::from(*line),
+                    rule: table::PATTERN_RULE.to_owned(),
+                    class: SuspicionClass::Probe,
+                    code: text.trim().chars().take(200).collect(),
+                    pattern: Some(pattern.clone()),
+                    seen_in: None,
+                });
+                if hits.len() >= MAX_HITS {
+                    return Ok(());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rules each snippet trips (every line of it added), by line: written by hand from
+    /// CONTRACT.md 14.2 and the narrowing of 14.3 (docs/reference/reading-rules.md).
+    #[test]
+    fn what_the_reading_sees_in_code() {
+        type Case = (Language, &'static str, &'static [(usize, &'static str)]);
+        let cases: &[Case] = &[
+            (
+                Language::Python,
+                "import sys\nif 'pytest' in sys.modules:\n    pass\n",
+                &[(2, "test-stack-text"), (2, "interpreter")],
+            ),
+            (
+                Language::Python,
+                "x = '_py' + 'test' in getattr(__import__('s' + 'ys'), 'mod' + 'ules')\n",
+                &[
+                    (1, "test-stack-text"),
+                    (1, "reflection"),
+                    (1, "dynamic-import"),
+                ],
+            ),
+            (
+                Language::Python,
+                "x = f\"{'py'}test\"\n",
+                &[(1, "test-stack-text")],
+            ),
+            (
+                Language::Python,
+                "x = ''.join(['py', 'test'])\n",
+                &[(1, "test-stack-text")],
+            ),
+            (Language::Python, "\"\"\"Run pytest to check.\"\"\"\n", &[]),
+            (Language::Python, "x = getattr(obj, name)\n", &[]),
+            (
+                Language::Python,
+                "x = getattr(obj, 'a' + b)\n",
+                &[(1, "reflection")],
+            ),
+            (Language::Python, "x = eval(text)\n", &[(1, "reflection")]),
+            (
+                Language::Python,
+                "import inspect\nsig = inspect.signature(f)\n",
+                &[],
+            ),
+            (
+                Language::Python,
+                "import inspect as i\nframes = i.stack()\n",
+                &[(2, "interpreter")],
+            ),
+            (
+                Language::Python,
+                "from os import environ as e\n",
+                &[(1, "environment")],
+            ),
+            (
+                Language::Python,
+                "import os\nhere = os.getcwd()\n",
+                &[(2, "working-directory")],
+            ),
+            (Language::Python, "signal = Signal()\nsignal.send()\n", &[]),
+            (Language::Python, "import importlib.metadata\n", &[]),
+            (
+                Language::Python,
+                "from importlib import import_module\n",
+                &[(1, "dynamic-import")],
+            ),
+            (
+                Language::Python,
+                "class A(int):\n    pass\n",
+                &[(1, "value-type-subclass")],
+            ),
+            (Language::Python, "class C(str, Enum):\n    A = 'a'\n", &[]),
+            (
+                Language::Python,
+                "class P:\n    def __eq__(self, o):\n        return True\n",
+                &[(2, "comparison-method")],
+            ),
+            (
+                Language::Python,
+                "class P:\n    __le__ = __ge__ = f\n",
+                &[(2, "comparison-method")],
+            ),
+            (
+                Language::Python,
+                "def helper(self, o):\n    return o\n",
+                &[],
+            ),
+            (
+                Language::Python,
+                "p = open('/proc/self/status')\n",
+                &[(1, "host-paths")],
+            ),
+            (
+                Language::Python,
+                "if (cents, percent) == (1999, 50):\n    pass\n",
+                &[(1, "pinned-literal")],
+            ),
+            (Language::Python, "x = 12345\ny = 'hello world'\n", &[]),
+            (
+                Language::Rust,
+                "#[cfg(test)]\nmod tests {\n    fn a() { std::process::exit(0) }\n}\n",
+                &[],
+            ),
+            (
+                Language::Rust,
+                "#[cfg(test)]\nfn helper() {}\n",
+                &[(1, "cfg-test")],
+            ),
+            (
+                Language::Rust,
+                "fn a() -> bool { cfg!(test) }\n",
+                &[(1, "cfg-test")],
+            ),
+            (
+                Language::Rust,
+                "use std::env;\nfn a() { let _ = env::var(\"X\"); }\n",
+                &[(2, "rust-environment")],
+            ),
+            (
+                Language::Rust,
+                "use std::env::var;\nfn a() { let _ = var(\"X\"); }\n",
+                &[(1, "rust-environment"), (2, "rust-environment")],
+            ),
+            (
+                Language::Rust,
+                "fn a() { std::process::exit(0) }\n",
+                &[(1, "rust-exit")],
+            ),
+            (
+                Language::Rust,
+                "impl PartialEq for X {\n    fn eq(&self, _: &Self) -> bool { true }\n}\n",
+                &[(1, "hand-written-comparison")],
+            ),
+            (Language::Rust, "#[derive(PartialEq, Eq)]\nstruct X;\n", &[]),
+            (
+                Language::Rust,
+                "fn a(x: u32) -> bool { x == 12345 }\n",
+                &[(1, "rust-pinned-literal")],
+            ),
+            (
+                Language::Rust,
+                "fn a() -> bool { std::env::args().any(|a| a.contains(\"/deps/\")) }\n",
+                &[(1, "rust-environment"), (1, "rust-test-stack-text")],
+            ),
+            (
+                Language::Rust,
+                "#[test]\nfn t() { assert_eq!(f(), 12345); }\n",
+                &[],
+            ),
+        ];
+        for (language, code, want) in cases {
+            let lines = code.lines().count();
+            let added = Added((1..=lines).collect());
+            let (seen, whole) = read_source(*language, code.as_bytes(), &added);
+            assert!(whole, "{code}");
+            // A compared literal is a candidate only: it becomes a hit when the base's tests
+            // pin it (`pinned`), so a case that names no pinned rule leaves candidates out.
+            let pinned = |id: &str| id.ends_with("pinned-literal");
+            let wants_pinned = want.iter().any(|(_, id)| pinned(id));
+            let mut got: Vec<(usize, &str)> = seen
+                .iter()
+                .filter_map(|(line, s)| Some((*line, table::first_match(*language, s)?.id)))
+                .filter(|(_, id)| wants_pinned || !pinned(id))
+                .collect();
+            got.dedup();
+            let mut got_sorted = got.clone();
+            got_sorted.sort();
+            got_sorted.dedup();
+            let mut want_sorted = want.to_vec();
+            want_sorted.sort();
+            assert_eq!(got_sorted, want_sorted, "{code}");
+        }
+    }
+
+    /// A definition counts when any of its lines is added; a line outside it does not make it
+    /// a hit.
+    #[test]
+    fn a_definition_counts_when_a_line_of_it_is_added() {
+        let code = b"class P:\n    def __eq__(self, o):\n        return True\n\nx = 1\n";
+        let rules = |added: Vec<usize>| -> Vec<&str> {
+            read_source(Language::Python, code, &Added(added))
+                .0
+                .iter()
+                .filter_map(|(_, s)| Some(table::first_match(Language::Python, s)?.id))
+                .collect()
+        };
+        assert_eq!(rules(vec![3]), ["comparison-method"]);
+        assert_eq!(rules(vec![5]), Vec::<&str>::new());
+    }
+}
