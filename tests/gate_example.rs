@@ -62,6 +62,31 @@ fn repository_with(
     base_edit: impl FnOnce(&Path),
     after: impl FnOnce(&Path),
 ) -> tempfile::TempDir {
+    let allowed = READ_FIRST
+        .iter()
+        .find(|(p, _)| *p == patch)
+        .map_or(&[][..], |(_, a)| *a);
+    repository_read(
+        example_name,
+        patch,
+        |dir| {
+            // After the edit: some rewrite the config's tail.
+            base_edit(dir);
+            if !allowed.is_empty() {
+                allow_reading(dir, allowed);
+            }
+        },
+        after,
+    )
+}
+
+/// [`repository_with`] on the example's own config, whatever [`READ_FIRST`] says.
+fn repository_read(
+    example_name: &str,
+    patch: &str,
+    base_edit: impl FnOnce(&Path),
+    after: impl FnOnce(&Path),
+) -> tempfile::TempDir {
     let tmp = common::git_repo();
     let dir = tmp.path();
     copy_tree(&example(example_name).join("repo"), dir);
@@ -86,6 +111,100 @@ fn repository_with(
         git(dir, &["checkout", "-q", "patch"]);
     }
     tmp
+}
+
+/// The attacks written before the reading of the patch's code (CONTRACT.md section 14), with
+/// the reading rules their code trips (file, rule). Their tests show the later defense each
+/// was written for (the canary, receipts, the census, integrity, the room), so the base they
+/// are gated on accepts those rules (`[suspicious] allow`), as the gate was when each test
+/// was written; `the_reading_stops_the_older_attacks_first` gates every one of them on the
+/// example's own config: ESCALATE before anything runs.
+type Allowed = &'static [(&'static str, &'static str)];
+const READ_FIRST: [(&str, Allowed); 11] = [
+    (
+        "engine-off",
+        &[
+            ("shop/__init__.py", "dynamic-import"),
+            ("shop/__init__.py", "test-stack-text"),
+        ],
+    ),
+    (
+        "exits-on-import",
+        &[
+            ("shop/__init__.py", "dynamic-import"),
+            ("shop/__init__.py", "reflection"),
+            ("shop/__init__.py", "test-stack-text"),
+        ],
+    ),
+    ("flaky-property", &[("shop/sorting.py", "test-stack-text")]),
+    (
+        "launders-frozen-failure",
+        &[("shop/__init__.py", "interpreter")],
+    ),
+    (
+        "poisons-the-checkout",
+        &[
+            ("shop/__init__.py", "process-ids"),
+            ("shop/__init__.py", "test-stack-text"),
+        ],
+    ),
+    (
+        "reaches-the-runner",
+        &[
+            ("shop/__init__.py", "interpreter"),
+            ("shop/__init__.py", "process-ids"),
+            ("shop/__init__.py", "test-stack-text"),
+        ],
+    ),
+    ("shadows-pytest", &[("pytest.py", "interpreter")]),
+    (
+        "skips-failures",
+        &[
+            ("shop/__init__.py", "dynamic-import"),
+            ("shop/__init__.py", "test-stack-text"),
+        ],
+    ),
+    (
+        "eq-overload",
+        &[
+            ("shop/pricing.py", "comparison-method"),
+            ("shop/pricing.py", "value-type-subclass"),
+            ("src/lib.rs", "hand-written-comparison"),
+        ],
+    ),
+    (
+        "exits-early",
+        &[
+            ("src/lib.rs", "rust-environment"),
+            ("src/lib.rs", "rust-exit"),
+            ("src/lib.rs", "rust-test-stack-text"),
+        ],
+    ),
+    (
+        "test-aware",
+        &[
+            ("shop/pricing.py", "interpreter"),
+            ("shop/pricing.py", "test-stack-text"),
+        ],
+    ),
+];
+
+/// Writes `[suspicious] allow` into the config in `dir` (the starter's `allow = []`
+/// replaced, or a section added).
+fn allow_reading(dir: &Path, allowed: &[(&str, &str)]) {
+    let config = dir.join("patchgate.toml");
+    let text = std::fs::read_to_string(&config).expect("config");
+    let list = allowed
+        .iter()
+        .map(|(path, rule)| format!("{{ path = \"{path}\", rule = \"{rule}\" }}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let text = if text.contains("\nallow = []\n") {
+        text.replacen("\nallow = []\n", &format!("\nallow = [{list}]\n"), 1)
+    } else {
+        format!("{text}\n[suspicious]\nallow = [{list}]\n")
+    };
+    std::fs::write(&config, text).expect("write");
 }
 
 /// A base edit: the base's config runs the code under test with `[sandbox] mode = MODE`
@@ -1512,34 +1631,287 @@ fn a_patch_shadowing_hypothesis_on_the_pythonpath_is_a_scope_hit() {
     assert_eq!(step(&g.answer, "properties")["ran"], false);
 }
 
-/// `test-aware`: the broken-case bug (rounding to nearest), only when no test runner is
-/// loaded (`if "pytest" in sys.modules: <the old code>`). Every test and property passes, so
-/// the gate said MERGE_OK (run with the rule off: `[suspicious] patterns = []`) while the bug
-/// ships. The line that asks for pytest matches a `[suspicious]` pattern: ESCALATE
-/// `test-aware-code` before anything runs, naming file, line and pattern (section 11.6).
-#[test]
-fn code_that_behaves_differently_under_test_escalates() {
-    require_python();
-    let rule_off = |dir: &Path| {
+/// The spelled `[suspicious] patterns` the starter had before the reading (section 11.6).
+const OLD_PATTERNS: &str = r#"patterns = [
+  '^\s*(import|from)\s+(pytest|_pytest|hypothesis|unittest)\b',
+  '''["'](pytest|_pytest|hypothesis|unittest)["']''',
+  'PYTEST_CURRENT_TEST|PYTEST_VERSION',
+  'sys\.modules\b',
+  '\bos\._exit\b',
+  'sys\.excepthook|sys\._getframe|inspect\.(stack|currentframe)',
+  '\bcfg!\s*\(\s*test\b',
+  'RUST_TEST_THREADS|NEXTEST',
+  'std::process::exit\s*\(\s*0\s*\)',
+]"#;
+
+/// A base edit: the gate as it was before the reading of the patch's code (CONTRACT.md
+/// section 14): the old spelled patterns, and the reading's rules the attack trips accepted.
+fn before_the_reading(allowed: Allowed) -> impl FnOnce(&Path) {
+    move |dir| {
+        allow_reading(dir, allowed);
         let config = dir.join("patchgate.toml");
         let text = std::fs::read_to_string(&config).expect("config");
-        let at = text
-            .find("\npatterns = [\n")
-            .expect("the starter's patterns")
-            + 1;
-        let end = at + text[at..].find("\n]\n").expect("the list's end") + 3;
-        let off = format!("{}patterns = []\n{}", &text[..at], &text[end..]);
-        std::fs::write(&config, off).expect("write");
+        let text = match text.contains("\npatterns = []\n") {
+            true => text.replacen("\npatterns = []\n", &format!("\n{OLD_PATTERNS}\n"), 1),
+            false => format!("{text}{OLD_PATTERNS}\n"),
+        };
+        std::fs::write(&config, text).expect("write");
+    }
+}
+
+/// Issue 37 (CONTRACT.md 14.1, 14.2, 14.4), on the Python example. Each patch hides the
+/// broken-case bug (rounding to nearest) behind code a reviewer flags on sight, so a plain
+/// pytest of the unmodified tests passes: `test-aware` asks for pytest in `sys.modules` (the
+/// spelling the old patterns knew), `probe-computed-import` asks the same through
+/// `getattr(__import__('s' + 'ys'), 'mod' + 'ules')`, `probe-importlib` through
+/// `importlib.import_module("".join(["s", "y", "s"]))`, `probe-working-directory` by the
+/// working directory, `canary-aware` by the process's arguments (checked, unless the canary
+/// is the one running); `pinned-input` special-cases the one fixture input the bug would fail
+/// (`(cents, percent) == (1999, 50)`); `eq-overload` hides a giveaway bug behind an `int`
+/// subclass equal to everything, on one branch. Gated as before the reading (the old
+/// patterns, the rules each trips accepted), every one but `test-aware` merged. Read by its
+/// syntax, each ESCALATEs with the contract's reason, before anything runs, naming file, line
+/// and rule. (`steers-diff-header` and `non-ascii-name` steered the old diff reader, which no
+/// config brings back: `added_lines_are_read_by_the_hunk_counts` holds the new reader; here
+/// they are read.)
+#[test]
+fn code_read_by_its_syntax_escalates_where_spelled_patterns_merged() {
+    require_python();
+    type Case = (
+        &'static str,
+        &'static str,
+        u64,
+        &'static str,
+        &'static str,
+        Allowed,
+    );
+    let cases: [Case; 9] = [
+        (
+            "test-aware",
+            "shop/pricing.py",
+            14,
+            "interpreter",
+            "test-aware-code",
+            &[],
+        ),
+        (
+            "probe-computed-import",
+            "shop/pricing.py",
+            12,
+            "dynamic-import",
+            "test-aware-code",
+            &[
+                ("shop/pricing.py", "dynamic-import"),
+                ("shop/pricing.py", "reflection"),
+                ("shop/pricing.py", "test-stack-text"),
+            ],
+        ),
+        (
+            "probe-importlib",
+            "shop/pricing.py",
+            14,
+            "dynamic-import",
+            "test-aware-code",
+            &[
+                ("shop/pricing.py", "dynamic-import"),
+                ("shop/pricing.py", "test-stack-text"),
+            ],
+        ),
+        (
+            "probe-working-directory",
+            "shop/pricing.py",
+            15,
+            "working-directory",
+            "test-aware-code",
+            &[("shop/pricing.py", "working-directory")],
+        ),
+        (
+            "canary-aware",
+            "shop/pricing.py",
+            6,
+            "interpreter",
+            "test-aware-code",
+            &[("shop/pricing.py", "interpreter")],
+        ),
+        (
+            "pinned-input",
+            "shop/pricing.py",
+            12,
+            "pinned-literal",
+            "test-input-in-code",
+            &[("shop/pricing.py", "pinned-literal")],
+        ),
+        (
+            "eq-overload",
+            "shop/pricing.py",
+            6,
+            "value-type-subclass",
+            "equality-overload",
+            &[
+                ("shop/pricing.py", "comparison-method"),
+                ("shop/pricing.py", "value-type-subclass"),
+            ],
+        ),
+        (
+            "steers-diff-header",
+            "shop/pricing.py",
+            19,
+            "interpreter",
+            "test-aware-code",
+            &[],
+        ),
+        (
+            "non-ascii-name",
+            "shop/r\u{e9}duction.py",
+            7,
+            "interpreter",
+            "test-aware-code",
+            &[],
+        ),
+    ];
+    for (patch, file, line, rule, reason, allowed) in cases {
+        let repo = repository_read("gate-python", patch, |_| {}, |_| {});
+        assert!(plain_run_passes(repo.path()), "{patch} hides its bug");
+        if !allowed.is_empty() {
+            let before = repository_read("gate-python", patch, before_the_reading(allowed), |_| {});
+            expect(&gate(before.path(), &[]), "MERGE_OK", "all-gates-held", 0);
+        }
+        let g = gate(repo.path(), &[]);
+        escalates(&g, reason, reason);
+        assert_eq!(g.answer["rule"], "test-aware", "{patch}");
+        let step = step(&g.answer, "test-aware");
+        let lines = step["lines"].as_array().expect("lines");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l["file"] == file && l["line"] == line && l["rule"] == rule),
+            "{patch}: {step}"
+        );
+        if reason == "test-input-in-code" {
+            assert_eq!(lines[0]["seen_in"], "fixtures/cases/discount_half.json:1");
+        }
+        assert!(
+            !g.stderr.contains("run 1/2"),
+            "{patch}: nothing runs: {}",
+            g.stderr
+        );
+    }
+}
+
+/// Issue 37 on the Rust example: `eq-overload` returns the shares as a type whose hand-written
+/// `PartialEq<Vec<u64>>` compares only their count and sum, and gives the remainder to the
+/// last shares (the fixtures pin the first); `pinned-input` gives the remainder to the last
+/// shares too, and `match`es the three inputs the fixtures pin. A plain `cargo test` passes
+/// both, and the gate as before the reading merged both. Read by its syntax: ESCALATE
+/// `equality-overload` (rule `hand-written-comparison`) and `test-input-in-code` (rule
+/// `rust-pinned-literal`, pinned at `fixtures/cases.txt:4`), before anything builds.
+#[test]
+fn rust_overloads_and_special_cases_are_read_by_their_syntax() {
+    let target = tempfile::tempdir().expect("tempdir");
+    type Case = (&'static str, u64, &'static str, &'static str, Allowed);
+    let cases: [Case; 2] = [
+        (
+            "eq-overload",
+            25,
+            "hand-written-comparison",
+            "equality-overload",
+            &[("src/lib.rs", "hand-written-comparison")],
+        ),
+        (
+            "pinned-input",
+            13,
+            "rust-pinned-literal",
+            "test-input-in-code",
+            &[("src/lib.rs", "rust-pinned-literal")],
+        ),
+    ];
+    let gated = |dir: &Path| {
+        let out = patchgate()
+            .current_dir(dir)
+            .args(["gate", "--base", "main", "--json"])
+            .env("CARGO_TARGET_DIR", target.path())
+            .env_remove("GITHUB_ACTIONS")
+            .output()
+            .expect("run");
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code(), answer, stderr)
     };
-    let repo = repository_with("gate-python", "test-aware", rule_off, |_| {});
-    expect(&gate(repo.path(), &[]), "MERGE_OK", "all-gates-held", 0);
-    let (_repo, g) = python("test-aware");
-    escalates(&g, "test-aware-code", "test-aware-code");
-    let step = step(&g.answer, "test-aware");
-    assert_eq!(step["count"], 1, "{step}");
-    assert_eq!(step["lines"][0]["file"], "shop/pricing.py");
-    assert_eq!(step["lines"][0]["line"], 14);
-    assert!(!g.stderr.contains("run 1/2"), "nothing runs: {}", g.stderr);
+    for (patch, line, rule, reason, allowed) in cases {
+        let repo = repository_read("gate-rust", patch, |_| {}, |_| {});
+        let plain = std::process::Command::new("cargo")
+            .current_dir(repo.path())
+            .args(["test", "--quiet", "--offline"])
+            .env("CARGO_TARGET_DIR", target.path())
+            .output()
+            .expect("cargo");
+        assert!(plain.status.success(), "{patch} hides its bug: {plain:?}");
+        let before = repository_read("gate-rust", patch, before_the_reading(allowed), |_| {});
+        let (exit, answer, stderr) = gated(before.path());
+        assert_eq!(exit, Some(0), "{patch}: {stderr}\n{answer}");
+        assert_eq!(answer["disposition"], "MERGE_OK", "{patch}");
+        let (exit, answer, stderr) = gated(repo.path());
+        assert_eq!(exit, Some(2), "{patch}: {stderr}");
+        assert_eq!(answer["reason"], reason, "{patch}");
+        assert_eq!(answer["cause"], reason, "{patch}");
+        let hit = &step(&answer, "test-aware")["lines"][0];
+        assert_eq!(
+            (&hit["file"], &hit["line"], &hit["rule"]),
+            (
+                &Value::from("src/lib.rs"),
+                &Value::from(line),
+                &Value::from(rule)
+            ),
+            "{patch}: {answer}"
+        );
+        if reason == "test-input-in-code" {
+            assert_eq!(hit["seen_in"], "fixtures/cases.txt:4");
+        }
+        assert!(
+            step(&answer, "build").is_null(),
+            "{patch}: nothing builds: {answer}"
+        );
+    }
+}
+
+/// Every attack of [`READ_FIRST`], gated on the example's own config: the reading stops each
+/// before anything runs (ESCALATE, with the reason its first class gives).
+#[test]
+fn the_reading_stops_the_older_attacks_first() {
+    require_python();
+    for (patch, allowed) in READ_FIRST {
+        let example_name = if patch == "exits-early" {
+            "gate-rust"
+        } else {
+            "gate-python"
+        };
+        let repo = repository_read(example_name, patch, |_| {}, |_| {});
+        let g = gate(repo.path(), &[]);
+        let reason = if patch == "eq-overload" {
+            "equality-overload"
+        } else {
+            "test-aware-code"
+        };
+        escalates(&g, reason, reason);
+        let hits: Vec<(&str, &str)> = step(&g.answer, "test-aware")["lines"]
+            .as_array()
+            .expect("lines")
+            .iter()
+            .map(|l| (l["file"].as_str().unwrap(), l["rule"].as_str().unwrap()))
+            .collect();
+        for (file, rule) in allowed {
+            let here = (example_name == "gate-rust") == file.ends_with(".rs");
+            assert!(
+                !here || hits.contains(&(*file, *rule)),
+                "{patch}: {file} {rule} in {hits:?}"
+            );
+        }
+        assert!(
+            !g.stderr.contains("run 1/2"),
+            "{patch}: nothing runs: {}",
+            g.stderr
+        );
+    }
 }
 
 /// The tests a plain run of the example takes: the suite and the pricing properties.
@@ -1776,24 +2148,9 @@ fn a_checker_switched_off_is_caught_by_the_canary() {
     }
 }
 
-/// Section 11.5, the re-proof: `eq-overload` wraps `apply_discount` so it returns an int
-/// subclass whose every comparison agrees (the operator overloading ImpossibleBench names), and
-/// hides in that wrapper a real bug (a 100% discount charges the full price). No assertion on
-/// the result can fail any more: a plain run passes, and the gate with receipts, the census and
-/// the canary merged it. Once `discount_bounded` is admitted (`patchgate admit --write`, which
-/// stores its mutant in the base), the gate runs it again on the patch with that mutant applied:
-/// it still passes, so it can no longer fail here: ESCALATE `checker-neutered`. The honest fix
-/// still merges on the same base (its re-proof catches the mutant).
-#[test]
-fn a_property_that_can_no_longer_fail_is_caught_by_the_re_proof() {
-    require_python();
-    let repo = repository("gate-python", "eq-overload", |_| {});
-    let dir = repo.path();
-    assert!(plain_run_passes(dir), "hides the bug");
-    let g = gate(dir, &[]);
-    expect(&g, "MERGE_OK", "all-gates-held", 0);
-
-    // Admit discount_bounded on the base: its record and its mutant, committed.
+/// Admits `discount_bounded` on the Python example's `main` (its record and its mutant,
+/// committed there), and checks the branch `patch` out again.
+fn admit_discount_bounded(dir: &Path) {
     git(dir, &["checkout", "-q", "-b", "mutant", "main"]);
     apply(
         dir,
@@ -1824,8 +2181,57 @@ fn a_property_that_can_no_longer_fail_is_caught_by_the_re_proof() {
     git(dir, &["add", "-A"]);
     git(dir, &["commit", "-q", "-m", "admit discount_bounded"]);
     git(dir, &["branch", "-D", "mutant"]);
-
     git(dir, &["checkout", "-q", "patch"]);
+}
+
+/// Issue 37, CONTRACT.md 11.10: `rewrites-mutant-lines` rewrites exactly the line
+/// `discount_bounded`'s admission mutant deletes the bound from, and beside it stops
+/// discounting prices past 10^9 cents (a real bug no property or fixture reaches: a plain
+/// pytest passes, and before admission the gate merged it). Once the property is admitted,
+/// its re-proof cannot apply (as written, by a three-way merge, or with its context loosened:
+/// the line it changes is gone), so it is void, and says why; the property is unproven for
+/// this patch; no other admitted property is left to re-prove: ESCALATE `checker-unproven`,
+/// never a "tried: none passed".
+#[test]
+fn a_patch_rewriting_a_mutant_s_lines_leaves_its_property_unproven() {
+    require_python();
+    let repo = repository("gate-python", "rewrites-mutant-lines", |_| {});
+    let dir = repo.path();
+    assert!(plain_run_passes(dir), "hides the bug");
+    expect(&gate(dir, &[]), "MERGE_OK", "all-gates-held", 0);
+    admit_discount_bounded(dir);
+    let g = gate(dir, &[]);
+    escalates(&g, "checker-unproven", "checker-unproven");
+    let tried = &step(&g.answer, "reproof")["tried"];
+    assert_eq!(tried[0]["property"], "discount_bounded", "{tried}");
+    assert_eq!(tried[0]["applied"], false, "{tried}");
+    assert!(
+        tried[0]["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("not by a three-way merge")),
+        "{tried}"
+    );
+    assert_eq!(tried.as_array().map(Vec::len), Some(1), "{tried}");
+}
+
+/// Section 11.5, the re-proof: `eq-overload` wraps `apply_discount` so it returns an int
+/// subclass whose every comparison agrees (the operator overloading ImpossibleBench names), and
+/// hides in that wrapper a real bug (a 100% discount charges the full price). No assertion on
+/// the result can fail any more: a plain run passes, and the gate with receipts, the census and
+/// the canary merged it (the reading, which stops it first, accepted on this base: READ_FIRST). Once `discount_bounded` is admitted (`patchgate admit --write`, which
+/// stores its mutant in the base), the gate runs it again on the patch with that mutant applied:
+/// it still passes, so it can no longer fail here: ESCALATE `checker-neutered`. The honest fix
+/// still merges on the same base (its re-proof catches the mutant).
+#[test]
+fn a_property_that_can_no_longer_fail_is_caught_by_the_re_proof() {
+    require_python();
+    let repo = repository("gate-python", "eq-overload", |_| {});
+    let dir = repo.path();
+    assert!(plain_run_passes(dir), "hides the bug");
+    let g = gate(dir, &[]);
+    expect(&g, "MERGE_OK", "all-gates-held", 0);
+
+    admit_discount_bounded(dir);
     let g = gate(dir, &[]);
     escalates(&g, "checker-neutered", "checker-cannot-fail");
     let reproof = step(&g.answer, "reproof");
@@ -1895,6 +2301,12 @@ fn the_rust_starter_gates_the_rust_example() {
         "#[test]\nfn fixture_cases() {\n    assert_eq!(budget::split(10, 4), vec![3, 3, 2, 2], \"split(10, 4)\");\n}\n\n#[test]\n#[ignore = \"slow\"]\nfn exhaustive() {}\n",
     )
     .unwrap();
+    // `exits-early` below shows the canary; the reading would stop it first (READ_FIRST).
+    let (_, exits_early) = READ_FIRST
+        .iter()
+        .find(|(p, _)| *p == "exits-early")
+        .expect("exits-early");
+    allow_reading(dir, exits_early);
     commit(dir, "base: patchgate");
     // A developer's plain `cargo test` stays green: the canary is ignored but by the gate.
     let plain = std::process::Command::new("cargo")
