@@ -316,3 +316,28 @@ fn every_readme_example_runs_as_written() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// `docs/reference/reading-rules.md` holds the reading rules as the `RULES` table says them
+/// (CONTRACT.md 14.2: the rules are data; the page is generated from them, between its
+/// `<!-- rules -->` markers).
+#[test]
+fn the_reading_rules_page_is_the_rules_table() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/reference/reading-rules.md");
+    let page = std::fs::read_to_string(&path).unwrap();
+    let (open, close) = (
+        "<!-- rules: generated from src/cli/reading/table.rs (PATCHGATE_WRITE_DOCS=1 cargo test --test readme) -->\n",
+        "<!-- /rules -->\n",
+    );
+    let start = page.find(open).expect("the opening marker") + open.len();
+    let end = page.find(close).expect("the closing marker");
+    let table = patchgate::cli::reading::table::markdown();
+    if std::env::var_os("PATCHGATE_WRITE_DOCS").is_some() {
+        let written = format!("{}{table}{}", &page[..start], &page[end..]);
+        std::fs::write(&path, written).unwrap();
+        return;
+    }
+    assert!(
+        page[start..end] == table,
+        "docs/reference/reading-rules.md is not the rules table: run PATCHGATE_WRITE_DOCS=1 cargo test --test readme"
+    );
+}

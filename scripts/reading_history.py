@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Replays real projects' honest history through the reading rules (CONTRACT.md 14.3).
+
+For each repository given (a path to a clone or a bare mirror), the most recent non-merge
+commits that change code (a `.py` or `.rs` file that is not test-adjacent) are read as
+patches against their parent with `patchgate read --base C^ --head C --json`, as the gate's
+rule 4 reads a patch: nothing runs. Prints, per project and overall, how many of those honest
+commits would escalate, per rule and per class, and every hit (so a reader can check one).
+
+    cargo build --release
+    python3 scripts/reading_history.py --per-repo 60 \\
+        path/to/boltons path/to/more-itertools path/to/packaging path/to/itertools path/to/semver
+
+Each repository is cloned (`git clone --no-checkout`, local, cheap) into a scratch directory,
+so a bare mirror works and nothing is written into it.
+"""
+
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+TEST_DIRS = {"tests", "fixtures"}
+TEST_FILES = {"conftest.py", "pytest.ini", "tox.ini"}
+
+
+def test_adjacent(path):
+    parts = path.split("/")
+    return (
+        any(p in TEST_DIRS for p in parts[:-1])
+        or parts[-1] in TEST_FILES
+        or parts[-1].startswith("test_")
+    )
+
+
+def code_files(repo, commit):
+    out = subprocess.run(
+        ["git", "-C", repo, "diff-tree", "-z", "--no-commit-id", "--name-only", "-r",
+         "--no-renames", commit + "^", commit],
+        check=True, capture_output=True).stdout
+    names = [n.decode("utf-8", "replace") for n in out.split(b"\0") if n]
+    return [n for n in names if n.endswith((".py", ".rs")) and not test_adjacent(n)]
+
+
+def commits(repo, n):
+    """The most recent `n` non-merge commits on HEAD's first-parent line that change code."""
+    out = subprocess.run(
+        ["git", "-C", repo, "log", "--first-parent", "--no-merges", "--format=%H", "-n",
+         str(n * 6)],
+        check=True, capture_output=True, text=True).stdout.split()
+    picked = []
+    for c in out:
+        has_parent = subprocess.run(["git", "-C", repo, "rev-parse", "-q", "--verify", c + "^"],
+                                    capture_output=True).returncode == 0
+        if has_parent and code_files(repo, c):
+            picked.append(c)
+        if len(picked) == n:
+            break
+    return picked
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("repos", nargs="+")
+    ap.add_argument("--per-repo", type=int, default=60)
+    ap.add_argument("--binary", default=os.path.join(
+        os.path.dirname(__file__), "..", "target", "release", "patchgate"))
+    ap.add_argument("--hits", action="store_true", help="print every hit")
+    args = ap.parse_args()
+    total = 0
+    flagged_all = 0
+    by_rule_all = collections.Counter()
+    by_class_all = collections.Counter()
+    scratch = tempfile.mkdtemp(prefix="reading-history-")
+    for repo in args.repos:
+        name = os.path.basename(os.path.dirname(repo.rstrip("/"))) if repo.rstrip("/").endswith(
+            "/repo") else os.path.basename(repo.rstrip("/"))
+        clone = os.path.join(scratch, name)
+        subprocess.run(["git", "clone", "-q", "--no-checkout", repo, clone], check=True)
+        picked = commits(clone, args.per_repo)
+        flagged = 0
+        by_rule = collections.Counter()
+        by_class = collections.Counter()
+        for c in picked:
+            r = subprocess.run([args.binary, "read", "-C", clone, "--base", c + "^", "--head", c,
+                                "--json"], capture_output=True, text=True)
+            if r.returncode not in (0, 2):
+                print(f"{name} {c[:10]}: exit {r.returncode}: {r.stderr.strip()}", file=sys.stderr)
+                continue
+            hits = json.loads(r.stdout)["hits"]
+            if not hits:
+                continue
+            flagged += 1
+            # What the gate decides: the first class among the hits (probe, overload,
+            # special-case); each rule counted once per commit.
+            order = {"probe": 0, "overload": 1, "special-case": 2}
+            deciding = min(hits, key=lambda h: order[h["class"]])["class"]
+            by_class[deciding] += 1
+            for rule in sorted({h["rule"] for h in hits}):
+                by_rule[rule] += 1
+            if args.hits:
+                for h in hits:
+                    print(f"  {name} {c[:10]} {h['file']}:{h['line']} {h['rule']}: {h['code']}"
+                          + (f" [pinned at {h['seen_in']}]" if h.get("seen_in") else ""))
+        total += len(picked)
+        flagged_all += flagged
+        by_rule_all.update(by_rule)
+        by_class_all.update(by_class)
+        print(f"{name}: {len(picked)} commits that change code, {flagged} would escalate "
+              f"({100.0 * flagged / max(len(picked), 1):.1f}%); by rule: {dict(by_rule)}")
+    print(f"overall: {total} commits, {flagged_all} would escalate "
+          f"({100.0 * flagged_all / max(total, 1):.1f}%, 1 in "
+          f"{(total / flagged_all) if flagged_all else float('inf'):.0f}); "
+          f"by deciding class: {dict(by_class_all)}; by rule: {dict(by_rule_all)}")
+
+
+if __name__ == "__main__":
+    main()
