@@ -357,6 +357,15 @@ async fn the_review_counts_and_warns_at_forty_percent() {
     assert_eq!(review["by_attribution"]["inadmissible-evidence"], 2);
     assert_eq!(review["escalation_rate"], 0.6);
     assert_eq!(review["inadmissible_share"], 0.4);
+    // Every decision's line is of Sunday 2026-11-29: one week, the Monday before.
+    assert_eq!(
+        review["by_week"].as_array().map(Vec::len),
+        Some(1),
+        "{review}"
+    );
+    assert_eq!(review["by_week"][0]["week"], "2026-11-23");
+    assert_eq!(review["by_week"][0]["decisions"], 5);
+    assert_eq!(review["by_week"][0]["escalation_rate"], 0.6);
     assert!(
         review["warning"]
             .as_str()
@@ -428,14 +437,25 @@ async fn calibration_shares_by_attribution_class() {
         {"attribution": "concrete-behavior", "fix_files": ["src/b.rs"], "fix_changed": "production"},
         {"attribution": "concrete-behavior", "fix_files": ["tests/t.py"], "fix_changed": "check"},
         {"attribution": "behavior-and-invariant", "fix_files": ["src/a.rs", "tests/p.py"], "fix_changed": "both"},
+        // A gate reason is a class too; a row may name the decision it came from.
+        {"attribution": "guarded-input-edited", "fix_files": ["src/a.rs"], "fix_changed": "production", "decision_id": "d-7"},
+        {"attribution": "invariant-or-over-specified-property", "fix_files": ["tests/p.py"], "fix_changed": "check", "decision_id": "d-8"},
     ]);
     let (status, body) = post(&server, "/calibrate", "application/json", rows.to_string()).await;
     assert_eq!(status, 200, "{body}");
+    // Where each class points, and the share of fixes that landed there (a fix that changed
+    // both landed there too), by hand.
     assert_eq!(
         body,
         json!([
-            {"attribution": "behavior-and-invariant", "count": 1, "production": 0.0, "check": 0.0, "both": 1.0},
-            {"attribution": "concrete-behavior", "count": 3, "production": 2.0 / 3.0, "check": 1.0 / 3.0, "both": 0.0},
+            {"attribution": "behavior-and-invariant", "count": 1, "production": 0.0, "check": 0.0, "both": 1.0,
+             "points_to": "production", "hit_rate": 1.0},
+            {"attribution": "concrete-behavior", "count": 3, "production": 2.0 / 3.0, "check": 1.0 / 3.0, "both": 0.0,
+             "points_to": "production", "hit_rate": 2.0 / 3.0},
+            {"attribution": "guarded-input-edited", "count": 1, "production": 1.0, "check": 0.0, "both": 0.0,
+             "points_to": "check", "hit_rate": 0.0, "decision_ids": ["d-7"]},
+            {"attribution": "invariant-or-over-specified-property", "count": 1, "production": 0.0, "check": 1.0, "both": 0.0,
+             "points_to": null, "hit_rate": null, "decision_ids": ["d-8"]},
         ])
     );
     let bad = json!([{"attribution": "vibes", "fix_files": [], "fix_changed": "production"}]);

@@ -282,6 +282,11 @@ pub fn paths(v: &Value, at: &str, non_empty: bool, errors: &mut Errors) -> Optio
     Some(out)
 }
 
+/// A full git object id (40 hex digits for SHA-1, 64 for SHA-256).
+pub fn is_object_id(s: &str) -> bool {
+    matches!(s.len(), 40 | 64) && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 #[cfg(test)]
 mod whole_tests {
     use super::*;

@@ -231,9 +231,13 @@ crate::core::value_schema!(
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CalibrationRowDoc {
-    attribution: Attribution,
+    /// The router's attribution, or the gate's reason when a gate rule decided.
+    attribution: crate::core::gate::GateReason,
     fix_files: Vec<super::schema::RepoPathDoc>,
     fix_changed: FixChangedDoc,
+    /// The decision the row came from (`patchgate calibrate --log --rows-out` writes it).
+    #[schema(min_length = 1, max_length = 128)]
+    decision_id: Option<String>,
 }
 
 #[allow(dead_code)]

@@ -67,6 +67,10 @@ impl super::decision::Decision for GateDecision {
                 .as_ref()
                 .map_or(Field::Absent, |v| Field::Plain(pick(v).as_str()))
         };
+        let debt = self.steps.iter().find_map(|s| match s {
+            Step::Debt { counted, cap, .. } => Some((*counted, *cap)),
+            _ => None,
+        });
         super::decision::LogFields::of([
             (log_key!("patch_id"), request.patch_id.as_deref().into()),
             (log_key!("rule"), Field::Plain(<&str>::from(self.rule))),
@@ -87,6 +91,30 @@ impl super::decision::Decision for GateDecision {
             (
                 log_key!("changed_files"),
                 (request.changed_files.len() as u64).into(),
+            ),
+            // The freeze debt, as a quorum decision logs it: the review draws it over time.
+            (
+                log_key!("debt_counted"),
+                debt.map_or(Field::Absent, |(c, _)| c.into()),
+            ),
+            (
+                log_key!("debt_cap"),
+                debt.map_or(Field::Absent, |(_, cap)| cap.into()),
+            ),
+            // The commits judged: calibration follows a blocked head to its merged one.
+            (
+                log_key!("base"),
+                request
+                    .judged
+                    .as_ref()
+                    .map_or(Field::Absent, |j| Field::Plain(j.base.as_str())),
+            ),
+            (
+                log_key!("head"),
+                request
+                    .judged
+                    .as_ref()
+                    .map_or(Field::Absent, |j| Field::Plain(j.head.as_str())),
             ),
         ])
     }

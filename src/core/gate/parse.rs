@@ -680,7 +680,7 @@ fn parse_judged(v: &Value, e: &mut Errors) -> Option<Judged> {
     let judged = object(v, "/judged", "`judged`", &JUDGED_FIELDS, e)?;
     let mut id = |key: &str| -> Option<String> {
         let s = judged.req_string(key, 64, e)?;
-        if (s.len() == 40 || s.len() == 64) && s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        if crate::core::fields::is_object_id(&s) {
             Some(s)
         } else {
             e.push(

@@ -16,13 +16,17 @@ use super::path::RepoPath;
 use super::problem::{Problem, pointer_index};
 use super::route::{Attribution, Disposition};
 
+mod charts;
 mod freeze;
+mod history;
 mod plan;
 mod report;
 mod review;
 mod rows;
 
+pub use charts::*;
 pub use freeze::*;
+pub use history::*;
 pub use plan::*;
 pub use report::*;
 pub use review::*;

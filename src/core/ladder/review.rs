@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 
 use super::*;
+use crate::core::gate::GateReason;
 
 // ---------------------------------------------------------------------------------------------
 // Reviewing the ladder: the decision log
@@ -25,14 +26,77 @@ pub struct Review {
     pub inadmissible_share: Option<f64>,
     /// Set at 40% or more: the freeze set is too broad, not the router.
     pub warning: Option<String>,
+    /// The same counts per week (Monday to Sunday, UTC, by each line's `timestamp`), oldest
+    /// first; decisions whose line has no timestamp are counted above only.
+    #[serde(default)]
+    pub by_week: Vec<ReviewWeek>,
+}
+
+/// One week of the decision log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ReviewWeek {
+    /// The week's Monday (`YYYY-MM-DD`, UTC).
+    pub week: String,
+    pub decisions: u64,
+    pub by_disposition: BTreeMap<String, u64>,
+    pub by_attribution: BTreeMap<String, u64>,
+    /// ESCALATE / decisions of the week (null for a week with only freeze-debt lines).
+    pub escalation_rate: Option<f64>,
+    pub inadmissible_share: Option<f64>,
+    /// The freeze debt the week's last gate or quorum decision counted, and its cap.
+    pub freeze_debt: Option<u64>,
+    pub debt_cap: Option<u64>,
+}
+
+/// Most weeks a review lists (ten years): weeks a log names after its first 520 are counted
+/// in the totals only.
+pub const MAX_REVIEW_WEEKS: usize = 520;
+
+/// The Monday (`YYYY-MM-DD`) of the week of an RFC 3339 timestamp's date (UTC), or `None`
+/// when it does not start with a date.
+pub fn week_of(timestamp: &str) -> Option<String> {
+    let date = timestamp.get(..10)?;
+    let b = date.as_bytes();
+    if b.get(4) != Some(&b'-') || b.get(7) != Some(&b'-') {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| date.get(r)?.parse::<i64>().ok();
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    // Days since 1970-01-01 (Howard Hinnant's days_from_civil), then back to the Monday.
+    let days = |y: i64, m: i64, d: i64| {
+        let y = if m <= 2 { y - 1 } else { y };
+        let era = y.div_euclid(400);
+        let yoe = y - era * 400;
+        let mp = (m + 9) % 12;
+        let doy = (153 * mp + 2) / 5 + d - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        era * 146_097 + doe - 719_468
+    };
+    let monday = days(y, m, d) - (days(y, m, d) + 3).rem_euclid(7);
+    // civil_from_days
+    let z = monday + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    Some(format!("{year:04}-{month:02}-{day:02}"))
 }
 
 /// The decision-log endpoints whose lines are router decisions.
-const ROUTER_ENDPOINTS: [&str; 4] = ["route", "route/batch", "route/checks", "gate"];
+pub(super) const ROUTER_ENDPOINTS: [&str; 4] = ["route", "route/batch", "route/checks", "gate"];
 
 /// What the review reads of a decision-log line; any other field is skipped unread.
 #[derive(Deserialize)]
 struct LogLine<'a> {
+    #[serde(borrow, default)]
+    timestamp: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     target: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
@@ -41,6 +105,10 @@ struct LogLine<'a> {
     disposition: Option<Disposition>,
     #[serde(default)]
     attribution: Option<Attribution>,
+    #[serde(default)]
+    debt_counted: Option<u64>,
+    #[serde(default)]
+    debt_cap: Option<u64>,
 }
 
 /// The fewest bytes a router decision's line can have: an object with the four fields read,
@@ -76,8 +144,21 @@ pub fn review(body: &[u8]) -> Result<Review, Errors> {
         escalation_rate: None,
         inadmissible_share: None,
         warning: None,
+        by_week: Vec::new(),
     };
     let mut inadmissible = 0u64;
+    // Each week, and how many of its decisions escalated on inadmissible evidence.
+    let mut weeks: BTreeMap<String, (ReviewWeek, u64)> = BTreeMap::new();
+    let new_week = |w: &String| ReviewWeek {
+        week: w.clone(),
+        decisions: 0,
+        by_disposition: BTreeMap::new(),
+        by_attribution: BTreeMap::new(),
+        escalation_rate: None,
+        inadmissible_share: None,
+        freeze_debt: None,
+        debt_cap: None,
+    };
     let shortest = shortest_decision_line();
     for line in body.split(|b| *b == b'\n') {
         // Skipped unread: a line that is not an object, or too short to be a decision (a log's
@@ -91,22 +172,50 @@ pub fn review(body: &[u8]) -> Result<Review, Errors> {
         }
         // Only the router's own words count: a line with other words is not one of its
         // decisions (and the answer's tables stay as small as the router's vocabulary).
-        let decision = crate::core::json::read_log_line::<LogLine>(line).and_then(|l| {
-            let is_route = l.target.as_deref() == Some(crate::core::DECISION_TARGET)
-                && l.endpoint.is_some_and(|e| ROUTER_ENDPOINTS.contains(&&*e));
-            is_route
-                .then_some(l.disposition.zip(l.attribution))
-                .flatten()
+        let Some(l) = crate::core::json::read_log_line::<LogLine>(line)
+            .filter(|l| l.target.as_deref() == Some(crate::core::DECISION_TARGET))
+        else {
+            r.skipped_lines += 1;
+            continue;
+        };
+        let is_route = l
+            .endpoint
+            .as_deref()
+            .is_some_and(|e| ROUTER_ENDPOINTS.contains(&e));
+        let week = l.timestamp.as_deref().and_then(week_of).and_then(|w| {
+            if weeks.len() < MAX_REVIEW_WEEKS || weeks.contains_key(&w) {
+                Some(weeks.entry(w).or_insert_with_key(|w| (new_week(w), 0)))
+            } else {
+                None
+            }
         });
-        let Some((d, a)) = decision else {
+        let Some((d, a)) = is_route
+            .then_some(l.disposition.zip(l.attribution))
+            .flatten()
+        else {
+            // A gate or quorum line that the router's counts do not take still says the debt.
+            if let (Some((w, _)), Some(debt)) = (week, l.debt_counted) {
+                (w.freeze_debt, w.debt_cap) = (Some(debt), l.debt_cap);
+            }
             r.skipped_lines += 1;
             continue;
         };
         r.decisions += 1;
+        let escalated_inadmissible =
+            d == Disposition::Escalate && a == Attribution::InadmissibleEvidence;
         *r.by_disposition.entry(d.as_str().to_owned()).or_default() += 1;
         *r.by_attribution.entry(a.as_str().to_owned()).or_default() += 1;
-        if d == Disposition::Escalate && a == Attribution::InadmissibleEvidence {
+        if escalated_inadmissible {
             inadmissible += 1;
+        }
+        if let Some((w, inadmissible)) = week {
+            w.decisions += 1;
+            *w.by_disposition.entry(d.as_str().to_owned()).or_default() += 1;
+            *w.by_attribution.entry(a.as_str().to_owned()).or_default() += 1;
+            *inadmissible += u64::from(escalated_inadmissible);
+            if let Some(debt) = l.debt_counted {
+                (w.freeze_debt, w.debt_cap) = (Some(debt), l.debt_cap);
+            }
         }
     }
     if r.decisions == 0 {
@@ -120,6 +229,18 @@ pub fn review(body: &[u8]) -> Result<Review, Errors> {
         );
         return Err(errors);
     }
+    r.by_week = weeks
+        .into_values()
+        .map(|(mut w, inadmissible)| {
+            if w.decisions > 0 {
+                let n = w.decisions as f64;
+                let escalated = w.by_disposition.get("ESCALATE").copied().unwrap_or(0);
+                w.escalation_rate = Some(escalated as f64 / n);
+                w.inadmissible_share = Some(inadmissible as f64 / n);
+            }
+            w
+        })
+        .collect();
     {
         let n = r.decisions as f64;
         let escalated = r.by_disposition.get("ESCALATE").copied().unwrap_or(0) as f64;
@@ -147,12 +268,75 @@ pub enum FixChanged {
     Both,
 }
 
+impl FixChanged {
+    /// What a fix changed, from whether it touched production code and check files (`None`:
+    /// it touched neither).
+    pub fn of(production: bool, check: bool) -> Option<Self> {
+        match (production, check) {
+            (true, true) => Some(Self::Both),
+            (true, false) => Some(Self::Production),
+            (false, true) => Some(Self::Check),
+            (false, false) => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CalibrationRow {
-    pub attribution: String,
+    /// The class: the router's attribution, or the gate's reason when a gate rule decided.
+    pub attribution: GateReason,
     pub fix_files: Vec<RepoPath>,
     pub fix_changed: FixChanged,
+    /// The decision the row came from, when it came from a log.
+    pub decision_id: Option<String>,
 }
+
+/// Where a class points its reader: the code, or the check that spoke (the first article:
+/// "the share of fixes that landed where the attribution pointed").
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, IntoStaticStr, VariantArray,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum Pointed {
+    Production,
+    Check,
+}
+
+/// Where each class points, written by hand from what the class says. `None`: the class names
+/// both (`invariant-or-over-specified-property`: the invariant is broken, or the property says
+/// too much; its split is its calibration), or neither (a conflict, a run modified mid-way,
+/// a merge), so it has no hit rate.
+pub fn points_to(class: GateReason) -> Option<Pointed> {
+    use GateReason as R;
+    match class {
+        // A check caught the code: the code is what the patch must change.
+        R::BehaviorAndInvariant | R::ConcreteBehavior | R::DoesNotBuild => {
+            Some(Pointed::Production)
+        }
+        // The code itself asks whether it is under test, or bends a comparison or an input.
+        R::TestAwareCode | R::EqualityOverload | R::TestInputInCode => Some(Pointed::Production),
+        // The check is what spoke: a frozen test, a gate that never ran or could not say, an
+        // edited rule, a broken harness, fixtures that no longer match their seal.
+        R::FrozenTestFailure
+        | R::EvidenceGap
+        | R::InadmissibleEvidence
+        | R::GuardedInputEdited
+        | R::HarnessError
+        | R::SealMismatch
+        | R::DebtOverCap => Some(Pointed::Check),
+        R::InvariantOrOverSpecifiedProperty
+        | R::CheckerNeutered
+        | R::CheckerUnproven
+        | R::BinaryAdded
+        | R::MergeConflict
+        | R::ModifiedDuringRun
+        | R::AllGatesHeld => None,
+    }
+}
+
+/// Most decision ids a calibration line lists (its `count` counts them all).
+pub const MAX_DECISION_IDS: usize = 1000;
 
 /// Per attribution class: how many, and where the eventual fixes landed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -165,6 +349,17 @@ pub struct CalibrationClass {
     pub check: f64,
     /// Share of fixes that changed both.
     pub both: f64,
+    /// Where the class points (null: it names both, or neither).
+    #[serde(default)]
+    pub points_to: Option<Pointed>,
+    /// Share of fixes that changed what the class points at (alone or with the other); null
+    /// when it points nowhere.
+    #[serde(default)]
+    pub hit_rate: Option<f64>,
+    /// The decisions the rows came from (rows that name one), in the order given; the first
+    /// 1,000.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub decision_ids: Vec<String>,
 }
 
 pub fn parse_calibration_row(v: &Value, at: &str, e: &mut Errors) -> Option<CalibrationRow> {
@@ -172,26 +367,31 @@ pub fn parse_calibration_row(v: &Value, at: &str, e: &mut Errors) -> Option<Cali
         v,
         at,
         "a calibration row",
-        &["attribution", "fix_files", "fix_changed"],
+        &["attribution", "fix_files", "fix_changed", "decision_id"],
         e,
     )?;
-    let attribution = row.req_enum::<Attribution>("attribution", e);
+    let attribution = row.req_enum::<GateReason>("attribution", e);
     let fix_files = row
         .required("fix_files", e)
         .and_then(|f| fields::paths(f, &row.pointer("fix_files"), false, e));
     let fix_changed = row.req_enum::<FixChanged>("fix_changed", e);
+    let decision_id = row.opt_string("decision_id", 128, e);
     Some(CalibrationRow {
-        attribution: attribution?.as_str().to_owned(),
+        attribution: attribution?,
         fix_files: fix_files?,
         fix_changed: fix_changed?,
+        decision_id,
     })
 }
 
-/// The share of fixes by where they landed, per attribution class (in name order).
+/// The share of fixes by where they landed, per attribution class (in name order), and how
+/// often they landed where the class pointed.
 pub fn calibrate(rows: &[CalibrationRow]) -> Vec<CalibrationClass> {
-    let mut by: BTreeMap<&str, [u64; 3]> = BTreeMap::new();
+    let mut by: BTreeMap<&str, ([u64; 3], GateReason, Vec<String>)> = BTreeMap::new();
     for r in rows {
-        let slot = by.entry(r.attribution.as_str()).or_default();
+        let (slot, _, ids) = by
+            .entry(r.attribution.as_str())
+            .or_insert_with(|| ([0; 3], r.attribution, Vec::new()));
         let i = match r.fix_changed {
             FixChanged::Production => 0,
             FixChanged::Check => 1,
@@ -200,17 +400,105 @@ pub fn calibrate(rows: &[CalibrationRow]) -> Vec<CalibrationClass> {
         if let Some(c) = slot.get_mut(i) {
             *c += 1;
         }
+        if let Some(id) = &r.decision_id
+            && ids.len() < MAX_DECISION_IDS
+        {
+            ids.push(id.clone());
+        }
     }
     by.into_iter()
-        .map(|(a, [p, c, b])| {
+        .map(|(a, ([p, c, b], class, decision_ids))| {
             let n = (p + c + b) as f64;
+            let points_to = points_to(class);
+            let hits = match points_to {
+                Some(Pointed::Production) => Some(p + b),
+                Some(Pointed::Check) => Some(c + b),
+                None => None,
+            };
             CalibrationClass {
                 attribution: a.to_owned(),
                 count: p + c + b,
                 production: p as f64 / n,
                 check: c as f64 / n,
                 both: b as f64 / n,
+                points_to,
+                hit_rate: hits.map(|h| h as f64 / n),
+                decision_ids,
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Mondays written by hand from a calendar.
+    #[test]
+    fn a_week_is_named_by_its_monday() {
+        for (timestamp, monday) in [
+            ("2026-12-02T14:20:00.123456Z", Some("2026-11-30")),
+            ("2026-11-30T00:00:00Z", Some("2026-11-30")),
+            ("2026-12-06T23:59:59Z", Some("2026-11-30")),
+            ("2027-01-01T08:00:00Z", Some("2026-12-28")),
+            ("2024-03-01T08:00:00Z", Some("2024-02-26")),
+            ("2000-01-01T08:00:00Z", Some("1999-12-27")),
+            ("1970-01-01T00:00:00Z", Some("1969-12-29")),
+            ("2026-13-01T00:00:00Z", None),
+            ("yesterday", None),
+            ("", None),
+        ] {
+            assert_eq!(week_of(timestamp).as_deref(), monday, "{timestamp}");
+        }
+    }
+
+    /// Two weeks, counted by hand: the first has a BLOCK and an ESCALATE on inadmissible
+    /// evidence and a quorum line with the debt; the second a MERGE_OK whose gate line says
+    /// the debt. A line without a timestamp counts in the totals only.
+    #[test]
+    fn the_review_counts_each_week() {
+        let line = |ts: &str, endpoint: &str, rest: &str| {
+            let ts = if ts.is_empty() {
+                String::new()
+            } else {
+                format!(r#""timestamp":"{ts}","#)
+            };
+            format!(
+                r#"{{{ts}"target":"patchgate::decision","endpoint":"{endpoint}","decision_id":"x",{rest}}}"#
+            )
+        };
+        let log = [
+            line("2026-11-24T10:00:00Z", "route", r#""disposition":"BLOCK","attribution":"concrete-behavior""#),
+            line("2026-11-25T10:00:00Z", "route", r#""disposition":"ESCALATE","attribution":"inadmissible-evidence""#),
+            line("2026-11-26T10:00:00Z", "quorum", r#""outcome":"promote","debt_counted":3,"debt_cap":5"#),
+            line("2026-12-01T10:00:00Z", "gate", r#""disposition":"MERGE_OK","attribution":"all-gates-held","debt_counted":4,"debt_cap":5"#),
+            line("", "route", r#""disposition":"MERGE_OK","attribution":"all-gates-held""#),
+        ]
+        .join("\n");
+        let r = review(log.as_bytes()).expect("a review");
+        assert_eq!(r.decisions, 4);
+        type Week<'a> = (&'a str, u64, Option<f64>, Option<f64>, Option<u64>);
+        let weeks: Vec<Week> = r
+            .by_week
+            .iter()
+            .map(|w| {
+                (
+                    w.week.as_str(),
+                    w.decisions,
+                    w.escalation_rate,
+                    w.inadmissible_share,
+                    w.freeze_debt,
+                )
+            })
+            .collect();
+        assert_eq!(
+            weeks,
+            [
+                ("2026-11-23", 2, Some(0.5), Some(0.5), Some(3)),
+                ("2026-11-30", 1, Some(0.0), Some(0.0), Some(4)),
+            ]
+        );
+        assert_eq!(r.by_week[0].by_disposition["BLOCK"], 1);
+        assert_eq!(r.by_week[1].debt_cap, Some(5));
+    }
 }
