@@ -277,8 +277,50 @@ fn report_freeze_review_and_calibrate_through_the_binary() {
     let classes: Value = serde_json::from_slice(&out).expect("json");
     assert_eq!(
         classes,
-        json!([{"attribution": "concrete-behavior", "count": 1, "production": 0.0, "check": 1.0, "both": 0.0}])
+        json!([{"attribution": "concrete-behavior", "count": 1, "production": 0.0, "check": 1.0, "both": 0.0,
+                "points_to": "production", "hit_rate": 0.0}])
     );
+
+    // The review drawn for a CI job summary: Mermaid charts, each with its table.
+    let summary = p.join("summary.md");
+    std::fs::write(
+        p.join("decisions.jsonl"),
+        [
+            json!({"timestamp": "2026-11-24T10:00:00Z", "target": "patchgate::decision", "endpoint": "route", "disposition": "ESCALATE", "attribution": "inadmissible-evidence"}),
+            json!({"timestamp": "2026-12-01T10:00:00Z", "target": "patchgate::decision", "endpoint": "gate", "disposition": "MERGE_OK", "attribution": "all-gates-held", "debt_counted": 2, "debt_cap": 5}),
+        ]
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect::<String>(),
+    )
+    .expect("write");
+    common::patchgate()
+        .current_dir(p)
+        .args([
+            "review",
+            "decisions.jsonl",
+            "--ledger",
+            "ledger.jsonl",
+            "--markdown-out",
+        ])
+        .arg(&summary)
+        .assert()
+        .code(0);
+    let md = std::fs::read_to_string(&summary).expect("summary");
+    for part in [
+        "```mermaid\nxychart-beta\n    title \"Escalation rate per week\"",
+        "x-axis [\"2026-11-23\", \"2026-11-30\"]",
+        // The escalation rate, the inadmissible share, the 40% line.
+        "    line [1, 0]\n    line [1, 0]\n    line [0.4, 0.4]",
+        "| 2026-11-23 | 1 | 100.0% | 100.0% |",
+        "pie title Attributions",
+        "\"inadmissible-evidence\" : 1",
+        "| 2026-11-30 | 2 | 5 |",
+        "title \"Yield per tier\"",
+        "| `t1-properties` | 2 | 1 | 0 | 6.0 | 0.1667 |",
+    ] {
+        assert!(md.contains(part), "{part}\n---\n{md}");
+    }
 }
 
 /// CONTRACT.md section 2: a tier takes its own catch codes. A Rust repository's failing
@@ -350,4 +392,38 @@ fn the_runner_says_how_a_tier_ended_in_plain_words() {
     assert!(matches!(out.status.code(), Some(64 | 65)));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+/// `calibrate --log` on what is not a decision log, and `calibrate` given nothing to read: a
+/// clear refusal (65, 64), never an empty table.
+#[test]
+fn calibrating_from_what_is_not_a_log_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path();
+    std::fs::write(p.join("notes.txt"), "not json\n{\"target\":\"other\"}\n").expect("write");
+    let out = common::patchgate()
+        .current_dir(p)
+        .args(["calibrate", "--log", "notes.txt"])
+        .assert()
+        .code(65)
+        .get_output()
+        .stderr
+        .clone();
+    let stderr = String::from_utf8_lossy(&out);
+    assert!(
+        stderr.contains("no line is a router or gate decision (2 lines skipped)"),
+        "{stderr}"
+    );
+    std::fs::create_dir(p.join("answers")).expect("mkdir");
+    std::fs::write(p.join("answers/a.json"), "{\"not\":\"an answer\"}").expect("write");
+    common::patchgate()
+        .current_dir(p)
+        .args(["calibrate", "--answers", "answers"])
+        .assert()
+        .code(65);
+    common::patchgate()
+        .current_dir(p)
+        .arg("calibrate")
+        .assert()
+        .code(64);
 }

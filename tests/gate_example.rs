@@ -2811,3 +2811,145 @@ fn runs_at_once_decide_as_runs_in_turn_on_every_example() {
         }
     }
 }
+
+/// Issue 38: calibration from history. Four pull requests gated for real on the example, each
+/// with its decision appended to one decision log (`--decision-log`, `--patch-id`), and each
+/// answer kept: `pr-1` (the `broken-case` bug) BLOCKs `concrete-behavior`, then its author
+/// reverts the bug and makes the harmless change instead, and it merges; `pr-2`
+/// (`test-aware`) ESCALATEs `test-aware-code`, fixed the same way; `pr-3` (`edits-catalog`)
+/// ESCALATEs `guarded-input-edited`, and its fix reverts the catalog and the code; `pr-4`
+/// (`pinned-input`) ESCALATEs and is never merged. Counted by hand from what the authors
+/// did: three fixes, two in production code only (the code was what the class pointed at:
+/// hits), one in both (the catalog is guarded, so the check: a hit for a class that points at
+/// the check); one decision with no later merge, counted, not guessed. `calibrate --log` and
+/// `calibrate --answers` give that table, each row naming the decision it came from.
+#[test]
+fn calibration_from_the_decision_log_is_the_hand_count() {
+    require_python();
+    let tmp = common::git_repo();
+    let dir = tmp.path();
+    copy_tree(&example("gate-python").join("repo"), dir);
+    commit(dir, "base");
+    let patches = example("gate-python").join("patches");
+    let kept = tempfile::tempdir().expect("tempdir");
+    let log = kept.path().join("decisions.jsonl");
+    let answers = kept.path().join("answers");
+    std::fs::create_dir(&answers).expect("answers dir");
+    let mut gated = 0;
+    let mut gate_pr = |pr: &str, disposition: &str, reason: &str| -> String {
+        let g = gate(
+            dir,
+            &[
+                "--patch-id",
+                pr,
+                "--decision-log",
+                log.to_str().expect("utf-8"),
+            ],
+        );
+        assert_eq!(
+            (
+                g.answer["disposition"].as_str(),
+                g.answer["reason"].as_str()
+            ),
+            (Some(disposition), Some(reason)),
+            "{pr}: {}",
+            g.stderr
+        );
+        gated += 1;
+        std::fs::write(answers.join(format!("{gated}.json")), g.answer.to_string())
+            .expect("keep the answer");
+        g.answer["decision_id"].as_str().expect("id").to_owned()
+    };
+    let mut blocked = Vec::new();
+    for (pr, patch, disposition, reason, fixed) in [
+        ("pr-1", "broken-case", "BLOCK", "concrete-behavior", true),
+        ("pr-2", "test-aware", "ESCALATE", "test-aware-code", true),
+        (
+            "pr-3",
+            "edits-catalog",
+            "ESCALATE",
+            "guarded-input-edited",
+            true,
+        ),
+        (
+            "pr-4",
+            "pinned-input",
+            "ESCALATE",
+            "test-input-in-code",
+            false,
+        ),
+    ] {
+        git(dir, &["checkout", "-q", "-b", pr, "main"]);
+        apply(dir, &patches.join(format!("{patch}.patch")));
+        commit(dir, patch);
+        blocked.push(gate_pr(pr, disposition, reason));
+        if fixed {
+            git(dir, &["revert", "--no-edit", "HEAD"]);
+            apply(dir, &patches.join("good-fix.patch"));
+            commit(dir, "the fix");
+            gate_pr(pr, "MERGE_OK", "all-gates-held");
+        }
+    }
+    git(dir, &["checkout", "-q", "main"]);
+    // By hand: (class, count, production, check, both, points to, hit rate, decisions).
+    let want = serde_json::json!([
+        {"attribution": "concrete-behavior", "count": 1, "production": 1.0, "check": 0.0, "both": 0.0,
+         "points_to": "production", "hit_rate": 1.0, "decision_ids": [blocked[0]]},
+        {"attribution": "guarded-input-edited", "count": 1, "production": 0.0, "check": 0.0, "both": 1.0,
+         "points_to": "check", "hit_rate": 1.0, "decision_ids": [blocked[2]]},
+        {"attribution": "test-aware-code", "count": 1, "production": 1.0, "check": 0.0, "both": 0.0,
+         "points_to": "production", "hit_rate": 1.0, "decision_ids": [blocked[1]]},
+    ]);
+    let rows = kept.path().join("rows.jsonl");
+    // The history is read here (git is here); with `--server` the table is the server's.
+    let server = TestServer::start();
+    let url = server.url("");
+    for source in [
+        vec![
+            "--log",
+            log.to_str().expect("utf-8"),
+            "--rows-out",
+            rows.to_str().expect("utf-8"),
+        ],
+        vec!["--answers", answers.to_str().expect("utf-8")],
+        vec![
+            "--log",
+            log.to_str().expect("utf-8"),
+            "--server",
+            url.as_str(),
+        ],
+    ] {
+        let out = patchgate()
+            .current_dir(dir)
+            .arg("calibrate")
+            .args(&source)
+            .arg("--json")
+            .output()
+            .expect("calibrate");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got: Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(got["classes"], want, "{source:?}");
+        assert_eq!(
+            (got["decisions"].as_u64(), got["calibrated"].as_u64()),
+            (Some(4), Some(3))
+        );
+        assert_eq!(
+            got["not_calibrated"],
+            serde_json::json!([{"why": "never-merged", "count": 1, "decision_ids": [blocked[3]]}]),
+            "{source:?}"
+        );
+    }
+    // The rows written are what `POST /calibrate` reads: the same table from them.
+    let out = patchgate()
+        .args(["calibrate", "--json"])
+        .arg(&rows)
+        .output()
+        .expect("calibrate rows");
+    let got: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(got, want);
+}

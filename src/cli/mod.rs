@@ -110,10 +110,10 @@ enum Command {
     Freeze(Box<ladder::FreezeArgs>),
     /// Review the router from its decision log.
     #[command(after_help = exits!("0 reviewed"))]
-    Review(Box<ladder::RowsArgs>),
-    /// Calibrate attributions from where fixes landed.
+    Review(Box<ladder::ReviewArgs>),
+    /// Calibrate attributions from where fixes landed: rows, or a decision log and git.
     #[command(after_help = exits!("0 calibrated"))]
-    Calibrate(Box<ladder::RowsArgs>),
+    Calibrate(Box<ladder::CalibrateArgs>),
     /// Exit 0 when the server's /healthz answers 200, else 1 (for container HEALTHCHECKs).
     #[command(after_help = "Exit codes: 0 healthy; 1 not (no answer, or not 200); 64 usage error.")]
     Healthcheck(healthcheck::HealthcheckArgs),

@@ -101,17 +101,6 @@ pub struct FreezeArgs {
     pub remote: RemoteArgs,
 }
 
-#[derive(Debug, Args)]
-pub struct RowsArgs {
-    /// The JSONL file (`-` for stdin).
-    pub file: PathBuf,
-    /// Print the full answer as JSON instead of the table.
-    #[arg(long)]
-    pub json: bool,
-    #[command(flatten)]
-    pub remote: RemoteArgs,
-}
-
 // ---------------------------------------------------------------------------------------------
 // Config
 
@@ -256,14 +245,16 @@ fn refuse(problem: &Problem) -> CliError {
     CliError::problem(Exit::DataErr, problem.detail.clone(), problem)
 }
 
+mod calibrate;
 mod freeze;
 mod plan;
 mod report;
 mod review;
 mod run;
 
+pub use calibrate::{CalibrateArgs, calibrate};
 pub use freeze::freeze;
-pub use review::{calibrate, review};
+pub use review::{ReviewArgs, review};
 
 /// `patchgate ladder plan|run|report`.
 pub fn run_ladder(cmd: LadderCommand) -> CliResult {

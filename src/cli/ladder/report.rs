@@ -2,12 +2,13 @@
 
 use super::*;
 
-pub(super) fn report(args: ReportArgs) -> CliResult {
-    let body = read_input(&args.ledger)
-        .map_err(|e| CliError::data(format!("cannot read {}: {e}", args.ledger.display())))?;
-    let report: Report = match &args.remote.server {
+/// The yield report of a ladder ledger (JSONL, `-` for stdin): made here, or by the server.
+pub(super) fn report_of(ledger: &PathBuf, remote: &RemoteArgs) -> Result<Report, CliError> {
+    let body = read_input(ledger)
+        .map_err(|e| CliError::data(format!("cannot read {}: {e}", ledger.display())))?;
+    let report: Report = match &remote.server {
         Some(server) => ask(
-            &args.remote,
+            remote,
             server,
             "/ladder/report",
             "application/x-ndjson",
@@ -17,6 +18,11 @@ pub(super) fn report(args: ReportArgs) -> CliResult {
             .map_err(|errors| refuse(&Problem::from(errors)))?,
     };
     ladder::check_report(&report).map_err(|problem| refuse(&problem))?;
+    Ok(report)
+}
+
+pub(super) fn report(args: ReportArgs) -> CliResult {
+    let report = report_of(&args.ledger, &args.remote)?;
     if args.json {
         print_json(&report)?;
         return Ok(Exit::Go);

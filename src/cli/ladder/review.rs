@@ -3,7 +3,26 @@
 
 use super::*;
 
-pub fn review(args: RowsArgs) -> CliResult {
+#[derive(Args, Debug)]
+pub struct ReviewArgs {
+    /// The decision log (JSONL, `-` for stdin).
+    pub file: PathBuf,
+    /// Print the full answer as JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Append the review drawn as Markdown with Mermaid charts here (`$GITHUB_STEP_SUMMARY`,
+    /// say): the escalation rate per week against the 40% line, dispositions per week,
+    /// attributions, freeze debt per week, and the yield per tier with `--ledger`.
+    #[arg(long)]
+    pub markdown_out: Option<PathBuf>,
+    /// A ladder ledger (JSONL) whose yield per tier the Markdown draws too.
+    #[arg(long, requires = "markdown_out")]
+    pub ledger: Option<PathBuf>,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+pub fn review(args: ReviewArgs) -> CliResult {
     let body = read_input(&args.file)
         .map_err(|e| CliError::data(format!("cannot read {}: {e}", args.file.display())))?;
     let review: Review = match &args.remote.server {
@@ -16,6 +35,15 @@ pub fn review(args: RowsArgs) -> CliResult {
         )?,
         None => ladder::review(&body).map_err(|errors| refuse(&Problem::invalid(errors)))?,
     };
+    if let Some(path) = &args.markdown_out {
+        let ladder = match &args.ledger {
+            None => None,
+            Some(ledger) => Some(super::report::report_of(ledger, &args.remote)?),
+        };
+        output::create(path, true, None)?
+            .write_all(ladder::review_markdown(&review, ladder.as_ref()).as_bytes())
+            .map_err(|e| CliError::software(format!("cannot write {}: {e}", path.display())))?;
+    }
     if args.json {
         print_json(&review)?;
     } else {
@@ -32,45 +60,21 @@ pub fn review(args: RowsArgs) -> CliResult {
         for (k, v) in &review.by_attribution {
             text.push_str(&format!("  {k:<38} {v}\n"));
         }
+        if !review.by_week.is_empty() {
+            text.push_str("week        decisions  escalation  inadmissible  freeze debt\n");
+            for w in &review.by_week {
+                text.push_str(&format!(
+                    "{}  {:>9}  {:>10}  {:>12}  {:>11}\n",
+                    w.week,
+                    w.decisions,
+                    pct(w.escalation_rate),
+                    pct(w.inadmissible_share),
+                    w.freeze_debt.map_or("-".to_owned(), |d| d.to_string())
+                ));
+            }
+        }
         if let Some(w) = &review.warning {
             text.push_str(&format!("warning: {w}\n"));
-        }
-        output::stdout(&text)?;
-    }
-    Ok(Exit::Go)
-}
-
-pub fn calibrate(args: RowsArgs) -> CliResult {
-    let body = read_input(&args.file)
-        .map_err(|e| CliError::data(format!("cannot read {}: {e}", args.file.display())))?;
-    let classes: Vec<CalibrationClass> = match &args.remote.server {
-        Some(server) => ask(
-            &args.remote,
-            server,
-            "/calibrate",
-            "application/x-ndjson",
-            body,
-        )?,
-        None => ladder::parse_rows(&body, true, ladder::parse_calibration_row)
-            .map(|rows| ladder::calibrate(&rows))
-            .map_err(|errors| refuse(&Problem::from(errors)))?,
-    };
-    if args.json {
-        print_json(&classes)?;
-    } else {
-        let mut text = format!(
-            "{:<38} {:>6} {:>11} {:>7} {:>7}\n",
-            "attribution", "count", "production", "check", "both"
-        );
-        for c in &classes {
-            text.push_str(&format!(
-                "{:<38} {:>6} {:>10.1}% {:>6.1}% {:>6.1}%\n",
-                c.attribution,
-                c.count,
-                c.production * 100.0,
-                c.check * 100.0,
-                c.both * 100.0
-            ));
         }
         output::stdout(&text)?;
     }
