@@ -3,19 +3,24 @@
 `chromium-driver`) driven by Selenium loads it from a live `patchgate serve`, decides three
 documents through the form (a go, a block, an escalation), checks the disposition, the rule
 shown and the highlighted row of the 64-row table, and, against a server that needs a token,
-that the form asks for it and then decides. No console errors, no CSP violations. Saves
-screenshots under --out.
+that the form asks for it and then decides. The review section: a decision log, a ladder
+ledger and calibration rows (fixtures written below) are chosen as files, and each chart's
+table holds the numbers the endpoint answers for the same file; a file that is not JSON, a
+ledger with a bad row and a 1 GiB file each get a message saying what was wrong. No console
+errors, no CSP violations. Saves screenshots under --out.
 
     sudo apt-get install chromium chromium-driver && python3 -m pip install selenium
     cargo build && python3 scripts/page_test.py --binary target/debug/patchgate --out target/page-test
 """
 
 import argparse
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
+import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -93,8 +98,152 @@ def severe_logs(driver):
     non-2xx answer to fetch() as a failed load."""
     decided = [f"/route - Failed to load resource: the server responded with a status of {s}"
                for s in (401, 409, 424)]
+    # The review's bad inputs are refused by design too (a 422 naming the line).
+    decided += [f"{p} - Failed to load resource: the server responded with a status of 422"
+                for p in ("/review", "/ladder/report")]
     return [e for e in driver.get_log("browser") if e["level"] == "SEVERE"
             and not (e.get("source") == "network" and any(d in e["message"] for d in decided))]
+
+
+def fixture_files(out):
+    """A decision log over three weeks (router and gate decisions, a quorum line with the
+    freeze debt, start-up lines), a ladder ledger, calibration rows, and the bad inputs."""
+    def line(ts, endpoint, i, **fields):
+        head = {"timestamp": ts, "level": "INFO", "target": "patchgate::decision",
+                "endpoint": endpoint, "request_id": "r", "decision_id": f"d{i}"}
+        return json.dumps({**head, **fields, "message": "decision"})
+    log = ['{"timestamp":"2026-11-02T09:00:00.000000Z","level":"INFO","target":"patchgate","message":"listening"}']
+    plan = [
+        ("2026-11-02", "route", "MERGE_OK", "all-gates-held"), ("2026-11-03", "route", "BLOCK", "concrete-behavior"),
+        ("2026-11-04", "gate", "ESCALATE", "inadmissible-evidence"), ("2026-11-05", "route", "ESCALATE", "evidence-gap"),
+        ("2026-11-10", "gate", "MERGE_OK", "all-gates-held"), ("2026-11-11", "route", "BLOCK", "invariant-or-over-specified-property"),
+        ("2026-11-16", "gate", "ESCALATE", "inadmissible-evidence"), ("2026-11-17", "gate", "ESCALATE", "inadmissible-evidence"),
+        ("2026-11-18", "route", "MERGE_OK", "all-gates-held"),
+    ]
+    for i, (day, endpoint, disposition, attribution) in enumerate(plan):
+        extra = {"debt_counted": 2 + i // 3, "debt_cap": 5} if endpoint == "gate" else {}
+        log.append(line(f"{day}T10:00:00.000000Z", endpoint, i, patch_id=f"pr-{i}", disposition=disposition,
+                        attribution=attribution, **extra))
+    log.append(line("2026-11-12T10:00:00.000000Z", "quorum", 99, outcome="promote", debt_counted=4, debt_cap=5))
+    ledger = [{"patch": f"p{i}", "tier": tier, "verdict": verdict, "seconds": seconds}
+              for i, (tier, verdict, seconds) in enumerate([
+                  ("t0-scope", "pass", 0.01), ("t1-properties", "caught", 2.0), ("t1-properties", "pass", 2.5),
+                  ("t2-fixtures", "caught", 30.0), ("t2-fixtures", "pass", 28.0), ("t2-fixtures", "error", 1.0)])]
+    rows = [{"attribution": a, "fix_files": files, "fix_changed": c, "decision_id": f"d{i}"}
+            for i, (a, files, c) in enumerate([
+                ("concrete-behavior", ["shop/pricing.py"], "production"),
+                ("concrete-behavior", ["tests/test_pricing.py"], "check"),
+                ("invariant-or-over-specified-property", ["properties/test_x.py"], "check"),
+                ("inadmissible-evidence", ["freeze-ledger.json"], "check")])]
+    files = {
+        "decisions.jsonl": "\n".join(log) + "\n",
+        "ladder.jsonl": "".join(json.dumps(r) + "\n" for r in ledger),
+        "rows.jsonl": "".join(json.dumps(r) + "\n" for r in rows),
+        "notes.txt": "these are notes\nnot a log\n",
+        "bad-ledger.jsonl": json.dumps(ledger[0]) + "\n" + json.dumps({**ledger[1], "verdict": "passed"}) + "\n",
+    }
+    paths = {}
+    for name, text in files.items():
+        paths[name] = os.path.join(out, name)
+        with open(paths[name], "w") as f:
+            f.write(text)
+    huge = os.path.join(out, "huge.jsonl")
+    with open(huge, "wb") as f:
+        f.truncate(1 << 30)  # sparse: 1 GiB that takes no disk
+    paths["huge.jsonl"] = huge
+    return paths
+
+
+def post(url, path, body):
+    req = urllib.request.Request(url + path, data=body, method="POST",
+                                 headers={"Content-Type": "application/x-ndjson", "Accept": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as res:
+        return json.load(res)
+
+
+def cells(driver, figure_id):
+    """The raw values of a chart's table, row by row (`data-value`)."""
+    rows = driver.find_elements(By.CSS_SELECTOR, f"#{figure_id} tbody tr")
+    return [[td.get_attribute("data-value") for td in r.find_elements(By.TAG_NAME, "td")] for r in rows]
+
+
+def same(cell, value):
+    if value is None:
+        return cell == "null"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return cell is not None and abs(float(cell) - value) < 1e-12
+    return cell == str(value)
+
+
+def choose(driver, paths):
+    driver.find_element(By.ID, "review-files").send_keys("\n".join(paths))
+
+
+def review_checks(driver, url, out):
+    files = fixture_files(out)
+    review = post(url, "/review", open(files["decisions.jsonl"], "rb").read())
+    report = post(url, "/ladder/report", open(files["ladder.jsonl"], "rb").read())
+    calibration = post(url, "/calibrate", open(files["rows.jsonl"], "rb").read())
+    choose(driver, [files["decisions.jsonl"], files["ladder.jsonl"], files["rows.jsonl"]])
+    wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#charts section")) == 3 or None,
+         "the three files are drawn")
+    for fid in ("chart-escalation", "chart-dispositions", "chart-attributions", "chart-debt", "chart-yield",
+                "chart-calibration"):
+        figure = driver.find_element(By.ID, fid)
+        check(figure.find_elements(By.CSS_SELECTOR, "svg") and figure.find_elements(By.CSS_SELECTOR, "table"),
+              f"{fid}: a chart and its table")
+    weeks = [w for w in review["by_week"] if w["decisions"] > 0]
+    check(len(weeks) == 3, "the log's decisions fall in three weeks")
+    want = [[w["week"], w["decisions"], w["escalation_rate"], w["inadmissible_share"]] for w in weeks]
+    got = cells(driver, "chart-escalation")
+    check(len(got) == len(want) and all(same(c, v) for g, w in zip(got, want) for c, v in zip(g, w)),
+          f"escalation rate per week: the table is /review's ({got} vs {want})")
+    check(driver.find_elements(By.CSS_SELECTOR, "#chart-escalation svg line.limit"), "the 40% line is drawn")
+    keys = sorted({k for w in weeks for k in w["by_disposition"]})
+    want = [[w["week"]] + [w["by_disposition"].get(k, 0) for k in keys] for w in weeks]
+    got = cells(driver, "chart-dispositions")
+    check(len(got) == len(want) and all(same(c, v) for g, w in zip(got, want) for c, v in zip(g, w)),
+          f"dispositions per week: the table is /review's ({got})")
+    keys = sorted({k for w in weeks for k in w["by_attribution"]})
+    want = [[w["week"]] + [w["by_attribution"].get(k, 0) for k in keys] for w in weeks]
+    got = cells(driver, "chart-attributions")
+    check(len(got) == len(want) and all(same(c, v) for g, w in zip(got, want) for c, v in zip(g, w)),
+          "attributions per week: the table is /review's")
+    debt = [w for w in review["by_week"] if w.get("freeze_debt") is not None]
+    want = [[w["week"], w["freeze_debt"], w["debt_cap"]] for w in debt]
+    got = cells(driver, "chart-debt")
+    check(len(got) == len(want) and all(same(c, v) for g, w in zip(got, want) for c, v in zip(g, w)),
+          f"freeze debt per week: the table is /review's ({got} vs {want})")
+    want = [[t["tier"], t["runs"], t["caught"], t["errors"], t["total_s"], t["yield_per_s"]] for t in report["tiers"]]
+    got = cells(driver, "chart-yield")
+    check(len(got) == len(want) and all(same(c, v) for g, w in zip(got, want) for c, v in zip(g, w)),
+          f"yield per tier: the table is /ladder/report's ({got})")
+    bars = driver.find_elements(By.CSS_SELECTOR, "#chart-yield svg rect")
+    check(len(bars) == sum(1 for t in report["tiers"] if t["yield_per_s"]), "one bar per tier that caught")
+    want = [[c["attribution"], c["count"], c["production"], c["check"], c["both"], c["points_to"], c["hit_rate"]]
+            for c in calibration]
+    got = [g[:7] for g in cells(driver, "chart-calibration")]
+    check(len(got) == len(want) and all(same(c, v) for g, w in zip(got, want) for c, v in zip(g, w)),
+          f"calibration: the table is /calibrate's, with its hit rates ({got})")
+    driver.execute_script("document.getElementById('review-h').scrollIntoView()")
+    driver.save_screenshot(os.path.join(out, "page-review.png"))
+    # Dark mode: the charts' text and lines follow the scheme.
+    text_fill = "return getComputedStyle(document.querySelector('#chart-escalation svg text')).fill"
+    light = driver.execute_script(text_fill)
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+    dark = driver.execute_script(text_fill)
+    check(light != dark, f"in dark mode the charts' text is drawn in the scheme's colour ({light} then {dark})")
+    driver.save_screenshot(os.path.join(out, "page-review-dark.png"))
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "light"}]})
+    for name, said in [("notes.txt", "is not a decision log"), ("bad-ledger.jsonl", "line 2"),
+                       ("huge.jsonl", "over the 64 MiB")]:
+        started = time.monotonic()
+        choose(driver, [files[name]])
+        shown = wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#review-status .problem") or None,
+                     f"{name}: the page says what was wrong")
+        check(said in shown[0].text, f"{name}: {shown[0].text!r}")
+        check(time.monotonic() - started < 5, f"{name}: answered at once, the tab never hangs")
+        check(not driver.find_elements(By.CSS_SELECTOR, "#charts section"), f"{name}: nothing is drawn")
 
 
 def main():
@@ -134,6 +283,10 @@ def main():
             driver.save_screenshot(os.path.join(args.out, f"page-{i + 1}-{disposition}.png"))
         logs = severe_logs(driver)
         check(not logs, f"no console errors or CSP violations ({logs})")
+
+        review_checks(driver, url, args.out)
+        logs = severe_logs(driver)
+        check(not logs, f"no console errors or CSP violations in the review ({logs})")
 
         # A server that needs a token: the page and its tables stay open; deciding asks for it.
         driver.get(locked_url + "/")

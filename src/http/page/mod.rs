@@ -1,6 +1,8 @@
 //! `GET /`: one small page for the people who open the server's URL — what patchgate decides
 //! and how to call it, the ladder and its 64 rows (from `/route/table`), a form that decides an
-//! evidence document, the gate's rules (from `/gate/rules`), and links. No external assets: the
+//! evidence document, the gate's rules (from `/gate/rules`), the review of a decision log, a
+//! ladder ledger or calibration rows drawn as charts (from `/review`, `/ladder/report`,
+//! `/calibrate`), and links. No external assets: the
 //! HTML, its script and its stylesheet are compiled into the binary and served from this
 //! origin, under a CSP that allows nothing else (no inline script, no inline style).
 
