@@ -23,17 +23,15 @@ fn commands(text: &str) -> String {
 #[test]
 fn the_templates_gate_from_the_base_ref_and_read_no_evidence_from_the_patch() {
     for (name, base) in [
-        (
-            "github-actions.yml",
-            "--base \"origin/${{ github.base_ref }}\"",
-        ),
+        ("github-actions.yml", "set -- --base \"origin/$BASE_REF\""),
         (
             "gitlab-ci.yml",
-            "--base \"origin/$CI_MERGE_REQUEST_TARGET_BRANCH_NAME\"",
+            "set -- --base \"origin/$CI_MERGE_REQUEST_TARGET_BRANCH_NAME\"",
         ),
     ] {
         let text = commands(&template(name));
-        assert!(text.contains(&format!("patchgate gate {base}")), "{name}");
+        assert!(text.contains(base), "{name}");
+        assert!(text.contains("patchgate gate \"$@\""), "{name}");
         assert!(text.contains("--markdown-out"), "{name}");
         for patch_written in [
             "evidence.json",
@@ -120,4 +118,170 @@ fn gate_sh_exits_with_the_decision() {
     assert_eq!(code, 69, "a 422 is not a decision");
     let (code, stdout, _) = run(cases[0].0, Some(token), "http://127.0.0.1:9");
     assert_eq!((code, stdout.as_str()), (69, ""));
+}
+
+/// The shell a template runs in its gate step, with `patchgate` replaced by a stand-in that
+/// writes the arguments it was given: what base, head and queue the template picks for the
+/// variables the forge sets.
+fn gate_arguments(script: &str, env: &[(&str, &str)]) -> Vec<String> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fake = dir.path().join("patchgate");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > \"$ARGS_OUT\"\n",
+    )
+    .expect("write");
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let out = dir.path().join("args");
+    let status = std::process::Command::new("bash")
+        .args(["-euc", script])
+        .env_clear()
+        .env("PATH", format!("{}:/usr/bin:/bin", dir.path().display()))
+        .env("ARGS_OUT", &out)
+        .envs(env.iter().copied())
+        .status()
+        .expect("bash");
+    assert!(status.success(), "{script}");
+    std::fs::read_to_string(&out)
+        .expect("the stand-in ran")
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// Issue 39, GitLab: a merge train's pipeline gates the train's commit against the target
+/// branch's and names the train; a merge request's own pipeline gates against the target
+/// branch, as before. Expected arguments written by hand from GitLab's variables.
+#[test]
+fn the_gitlab_template_gates_a_merge_train_s_ref_against_the_target_branch() {
+    let yaml: serde_norway::Value =
+        serde_norway::from_str(&template("gitlab-ci.yml")).expect("the template is YAML");
+    let job = &yaml["patchgate"];
+    let script: Vec<&str> = job["script"]
+        .as_sequence()
+        .expect("script")
+        .iter()
+        .map(|s| s.as_str().expect("a script line"))
+        .collect();
+    let script = script.join("\n");
+    assert_eq!(
+        job["rules"][0]["if"].as_str(),
+        Some("$CI_PIPELINE_SOURCE == \"merge_request_event\""),
+        "merge trains run as merge request pipelines"
+    );
+    let train_sha = "a".repeat(40);
+    let target_sha = "b".repeat(40);
+    let common = [
+        ("CI_MERGE_REQUEST_IID", "7"),
+        ("CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "main"),
+        ("CI_COMMIT_SHA", train_sha.as_str()),
+    ];
+    let train: Vec<(&str, &str)> = common
+        .iter()
+        .copied()
+        .chain([
+            ("CI_MERGE_REQUEST_EVENT_TYPE", "merge_train"),
+            ("CI_MERGE_REQUEST_TARGET_BRANCH_SHA", target_sha.as_str()),
+        ])
+        .collect();
+    assert_eq!(
+        gate_arguments(&script, &train),
+        strings(&[
+            "gate",
+            "--base",
+            &target_sha,
+            "--head",
+            &train_sha,
+            "--merge-train",
+            "refs/merge-requests/7/train",
+            "--pull-request",
+            "7",
+            "--patch-id",
+            "7",
+            "--markdown-out",
+            "patchgate-report.md",
+            "--json-out",
+            "patchgate-answer.json",
+            "--ledger",
+            "ladder-ledger.jsonl",
+        ])
+    );
+    let detached: Vec<(&str, &str)> = common
+        .iter()
+        .copied()
+        .chain([("CI_MERGE_REQUEST_EVENT_TYPE", "detached")])
+        .collect();
+    assert_eq!(
+        gate_arguments(&script, &detached)[..3],
+        strings(&["gate", "--base", "origin/main"])[..]
+    );
+}
+
+/// Issue 39, GitHub: the workflow template listens to `merge_group` too, and there gates the
+/// group's head against the queue's base commit, naming the group and its pull request.
+#[test]
+fn the_github_template_gates_a_merge_group_against_the_queue_s_base() {
+    let yaml: serde_norway::Value =
+        serde_norway::from_str(&template("github-actions.yml")).expect("the template is YAML");
+    assert!(
+        yaml["on"]
+            .as_mapping()
+            .is_some_and(|m| m.contains_key("merge_group") && m.contains_key("pull_request")),
+        "on: pull_request and merge_group"
+    );
+    let step = yaml["jobs"]["gate"]["steps"]
+        .as_sequence()
+        .expect("steps")
+        .iter()
+        .find(|s| {
+            s["run"]
+                .as_str()
+                .is_some_and(|r| r.contains("patchgate gate"))
+        })
+        .expect("the gate step");
+    let script = step["run"].as_str().expect("run");
+    assert!(
+        !script.contains("${{"),
+        "the event's values come in as environment variables"
+    );
+    let (base, head) = ("c".repeat(40), "d".repeat(40));
+    let group_ref = format!("refs/heads/gh-readonly-queue/main/pr-13-{head}");
+    let env = [
+        ("EVENT", "merge_group"),
+        ("GROUP_BASE", base.as_str()),
+        ("GROUP_HEAD", head.as_str()),
+        ("GROUP_REF", group_ref.as_str()),
+        ("PATCH_ID", group_ref.as_str()),
+        ("GITHUB_STEP_SUMMARY", "/dev/null"),
+    ];
+    assert_eq!(
+        gate_arguments(script, &env)[..10],
+        strings(&[
+            "gate",
+            "--base",
+            &base,
+            "--head",
+            &head,
+            "--merge-group",
+            &group_ref,
+            "--pull-request",
+            "13",
+            "--patch-id",
+        ])[..]
+    );
+    let env = [
+        ("EVENT", "pull_request"),
+        ("BASE_REF", "main"),
+        ("PATCH_ID", "12"),
+        ("GITHUB_STEP_SUMMARY", "/dev/null"),
+    ];
+    assert_eq!(
+        gate_arguments(script, &env)[..5],
+        strings(&["gate", "--base", "origin/main", "--patch-id", "12"])[..]
+    );
 }

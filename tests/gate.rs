@@ -1792,6 +1792,24 @@ async fn invalid_facts_are_refused_field_by_field() {
             "/suspicious/0/seen_in",
         ),
         (with(&[("unparsed", json!(["../a.py"]))]), "/unparsed/0"),
+        (
+            with(&[(
+                "merge_group",
+                json!({"queue": "bors", "ref": "refs/heads/staging"}),
+            )]),
+            "/merge_group/queue",
+        ),
+        (
+            with(&[(
+                "merge_group",
+                json!({"queue": "github-merge-group", "ref": "r", "pull_requests": [-1]}),
+            )]),
+            "/merge_group/pull_requests/0",
+        ),
+        (
+            with(&[("merge_group", json!({"queue": "github-merge-group"}))]),
+            "/merge_group/ref",
+        ),
         (with(&[("results", json!({}))]), "/results"),
         (
             with(&[("fixture_suite", json!({"failed_tests": []}))]),

@@ -2953,3 +2953,166 @@ fn calibration_from_the_decision_log_is_the_hand_count() {
     let got: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(got, want);
 }
+
+/// Issue 39: the Action's gate step in GitHub's merge queue. The queue's group holds two pull
+/// requests built on `main` as GitHub builds it (a merge commit per pull request): #1, a
+/// harmless comment in `shop/sorting.py`, and #2, the `broken-case` bug. Run with a recorded
+/// `merge_group` payload (`tests/data/events/merge_group.json`, its commit ids filled in) and
+/// no input base, the step gates the group's head against the queue's base commit: BLOCK,
+/// naming the failing test, and the answer and the job summary say a merge group was judged
+/// and name #1 and #2. The group without the bug (#1 alone) merges. With a recorded
+/// `pull_request` payload the base is `origin/main`, as before.
+#[test]
+fn the_action_gates_a_merge_group_from_its_event() {
+    require_python();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = common::git_repo();
+    let dir = tmp.path();
+    copy_tree(&example("gate-python").join("repo"), dir);
+    commit(dir, "base");
+    let base = git(dir, &["rev-parse", "HEAD"]);
+    git(dir, &["update-ref", "refs/remotes/origin/main", &base]);
+    git(dir, &["checkout", "-q", "-b", "harmless", "main"]);
+    let sorting = dir.join("shop/sorting.py");
+    let text = std::fs::read_to_string(&sorting).expect("sorting.py");
+    std::fs::write(
+        &sorting,
+        format!("{text}\n# Sorted by price alone: ties keep their order.\n"),
+    )
+    .expect("write");
+    commit(dir, "A comment on the sort");
+    git(dir, &["checkout", "-q", "-b", "round-down", "main"]);
+    apply(
+        dir,
+        &example("gate-python").join("patches/broken-case.patch"),
+    );
+    commit(dir, "Round the discounted price");
+    // The queue's groups, as GitHub's merge queue builds them on the base.
+    let group = |name: &str, prs: &[(u64, &str)]| -> String {
+        git(dir, &["checkout", "-q", "-b", name, "main"]);
+        for (n, branch) in prs {
+            git(
+                dir,
+                &[
+                    "merge",
+                    "-q",
+                    "--no-ff",
+                    branch,
+                    "-m",
+                    &format!("Merge pull request #{n} from acme/{branch}"),
+                ],
+            );
+        }
+        git(dir, &["rev-parse", "HEAD"])
+    };
+    let with_bug = group("queue-1-2", &[(1, "harmless"), (2, "round-down")]);
+    let without = group("queue-1", &[(1, "harmless")]);
+    let bin = assert_cmd::cargo::cargo_bin("patchgate");
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let recorded = |name: &str, head: &str, pr: u64| -> PathBuf {
+        let text = std::fs::read_to_string(root.join(format!("tests/data/events/{name}.json")))
+            .expect("recorded event")
+            .replace("{PR}", &pr.to_string())
+            .replace("{HEAD_SHA}", head)
+            .replace("{BASE_SHA}", &base)
+            .replace(
+                "{HEAD_TREE}",
+                &git(dir, &["rev-parse", &format!("{head}^{{tree}}")]),
+            );
+        let file = dir.join(format!("../{name}-{head}.json"));
+        std::fs::write(&file, text).expect("write the event");
+        file
+    };
+    let step = |event_name: &str, event: &Path, checkout: &str| {
+        git(dir, &["checkout", "-q", "--detach", checkout]);
+        let files = tempfile::tempdir().unwrap();
+        let (outputs, summary) = (files.path().join("out"), files.path().join("summary.md"));
+        let out = std::process::Command::new("bash")
+            .arg(root.join("deploy/action/gate.sh"))
+            .current_dir(dir)
+            .env("PATH", &path)
+            .env("PATCHGATE_BASE", "")
+            .env("PATCHGATE_CONFIG_PATH", "patchgate.toml")
+            .env("PATCHGATE_SERVER", "")
+            .env("PATCHGATE_TOKEN", "")
+            .env("PATCHGATE_SHADOW", "false")
+            .env("GITHUB_EVENT_NAME", event_name)
+            .env("GITHUB_EVENT_PATH", event)
+            .env(
+                "GITHUB_BASE_REF",
+                if event_name == "pull_request" {
+                    "main"
+                } else {
+                    ""
+                },
+            )
+            .env("GITHUB_OUTPUT", &outputs)
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .env("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+            .env_remove("GITHUB_ACTIONS")
+            .output()
+            .expect("bash");
+        let said = std::fs::read_to_string(&outputs).unwrap_or_default();
+        let body: Vec<&str> = said
+            .lines()
+            .skip_while(|l| !l.starts_with("answer<<"))
+            .skip(1)
+            .take_while(|l| !l.starts_with("patchgate_"))
+            .collect();
+        let answer: Value = serde_json::from_str(&body.join("\n")).unwrap_or(Value::Null);
+        let report = std::fs::read_to_string(&summary).unwrap_or_default();
+        (
+            out.status.code(),
+            answer,
+            report,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+
+    let event = recorded("merge_group", &with_bug, 2);
+    let (code, answer, report, stderr) = step("merge_group", &event, &with_bug);
+    assert_eq!(code, Some(1), "{stderr}\n{answer}");
+    assert_eq!(answer["disposition"], "BLOCK", "{answer}");
+    assert_eq!(answer["judged"]["base"], base.as_str());
+    assert_eq!(answer["judged"]["head"], with_bug.as_str());
+    let group_ref = format!("refs/heads/gh-readonly-queue/main/pr-2-{with_bug}");
+    assert_eq!(
+        answer["merge_group"],
+        serde_json::json!({"queue": "github-merge-group", "ref": group_ref, "pull_requests": [1, 2]})
+    );
+    let failing = answer["failures"][0]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        failing.contains("discount"),
+        "the failing test is named: {answer}"
+    );
+    assert!(report.contains(&failing), "{report}");
+    assert!(
+        report.contains(&format!(
+            "Judged a merge group: `{group_ref}`, holding #1, #2"
+        )),
+        "{report}"
+    );
+
+    let event = recorded("merge_group", &without, 1);
+    let (code, answer, report, stderr) = step("merge_group", &event, &without);
+    assert_eq!(code, Some(0), "{stderr}\n{answer}");
+    assert_eq!(
+        answer["merge_group"]["pull_requests"],
+        serde_json::json!([1])
+    );
+    assert!(report.contains("Judged a merge group"), "{report}");
+
+    // A pull request's own run: base origin/main, the checkout's head, no group.
+    let event = recorded("pull_request", &without, 2);
+    let (code, answer, _, stderr) = step("pull_request", &event, "round-down");
+    assert_eq!(code, Some(1), "{stderr}\n{answer}");
+    assert_eq!(answer["judged"]["base"], base.as_str());
+    assert_eq!(answer["merge_group"], Value::Null);
+}

@@ -920,6 +920,21 @@ fn the_merge_bot_acts_on_the_status_only() {
         )]
     );
 
+    // On a queue-protected branch (issue 39): enqueued, pinned to the judged head, with no
+    // merge method of ours; the bot says it enqueued.
+    let gh = FakeGh::new(
+        &[vec![runs(green[..2].to_vec()), runs(green[2..].to_vec())]],
+        no_statuses.clone(),
+    );
+    let (exit, calls) = gh.bot(&url, &["--enqueue"]);
+    assert_eq!(exit, 0);
+    assert_eq!(
+        calls,
+        [format!(
+            "pr merge 42 -R acme/shop --auto --match-head-commit {HEAD}"
+        )]
+    );
+
     // The skipped job: never merged; the comment says why.
     let mut skipped = green.clone();
     skipped[3] = run(4, "quarantine", HEAD, "completed", Some("skipped"));

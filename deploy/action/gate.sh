@@ -1,24 +1,73 @@
 #!/usr/bin/env bash
 # The gate step of the GitHub Action (action.yml at the repository's root): runs
-# `patchgate gate` on the pull request's checkout, puts the Markdown report into the job
-# summary, sets the step's outputs, and exits with patchgate's exit code (0 go, 1 the patch is
-# wrong, 2 a human must look, 3 the queue is stopped; 0 in shadow mode; 64/65/69/70 the gate
-# itself could not decide).
+# `patchgate gate` on the pull request's checkout, or on a merge queue's group, puts the
+# Markdown report into the job summary, sets the step's outputs, and exits with patchgate's
+# exit code (0 go, 1 the patch is wrong, 2 a human must look, 3 the queue is stopped; 0 in
+# shadow mode; 64/65/69/70 the gate itself could not decide).
 #
 # Its inputs come as environment variables (never spliced into the script): PATCHGATE_BASE,
 # PATCHGATE_CONFIG_PATH, PATCHGATE_SERVER, PATCHGATE_TOKEN, PATCHGATE_SHADOW; GitHub sets
-# GITHUB_OUTPUT and GITHUB_STEP_SUMMARY. A test runs it with the real binary
-# (tests/ci_templates.rs).
+# GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_BASE_REF, GITHUB_OUTPUT and
+# GITHUB_STEP_SUMMARY. On `merge_group` the base is the queue's base commit
+# (`merge_group.base_sha`) and the head the group's (`merge_group.head_sha`, which already holds
+# the base and the pull requests ahead, so its tree is what lands); on `pull_request` the base
+# is `origin/` and the pull request's base branch. An input base overrides either. Tests run it
+# with the real binary (tests/gate_example.rs).
 set -uo pipefail
 
-: "${PATCHGATE_BASE:?the base to gate against: the input base, or the base branch of the pull request}"
+base=${PATCHGATE_BASE:-}
+queue=()
+if [ "${GITHUB_EVENT_NAME:-}" = merge_group ]; then
+  # The group's commits and ref, and the pull requests in it (the event names the last in its
+  # ref; the group's merge commits name each, in queue order).
+  group=$(python3 - "${GITHUB_EVENT_PATH:?the merge_group event}" <<'PY'
+import json, re, subprocess, sys
+try:
+    group = json.load(open(sys.argv[1]))["merge_group"]
+    base, head, ref = group["base_sha"], group["head_sha"], group["head_ref"]
+except (OSError, ValueError, KeyError, TypeError) as e:
+    sys.exit(f"::error title=patchgate::the merge_group event has no base_sha, head_sha and head_ref: {e!r}")
+if not all(isinstance(c, str) and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", c) for c in (base, head)) \
+        or not isinstance(ref, str) or not ref or "\n" in ref:
+    sys.exit("::error title=patchgate::the merge_group event's base_sha, head_sha or head_ref is not a commit id or a ref")
+numbers = []
+def saw(n):
+    if n not in numbers:
+        numbers.append(n)
+log = subprocess.run(["git", "log", "--first-parent", "--reverse", "--format=%B%x00", f"{base}..{head}"],
+                     capture_output=True, text=True)
+messages = log.stdout.split("\0") if log.returncode == 0 else []
+messages.append(((group.get("head_commit") or {}).get("message")) or "")
+for message in messages:
+    first = message.strip().splitlines()[0] if message.strip() else ""
+    m = re.match(r"Merge pull request #(\d+)", first) or re.search(r"\(#(\d+)\)$", first)
+    if m:
+        saw(int(m.group(1)))
+m = re.search(r"/pr-(\d+)-[0-9a-f]+$", ref)
+if m:
+    saw(int(m.group(1)))
+print(base)
+print(head)
+print(ref)
+for n in numbers:
+    print(n)
+PY
+) || exit 65
+  mapfile -t fields <<< "$group"
+  [ -n "$base" ] || base=${fields[0]}
+  queue=(--head "${fields[1]}" --merge-group "${fields[2]}")
+  for n in "${fields[@]:3}"; do queue+=(--pull-request "$n"); done
+elif [ -z "$base" ] && [ -n "${GITHUB_BASE_REF:-}" ]; then
+  base="origin/$GITHUB_BASE_REF"
+fi
+[ -n "$base" ] || { echo "::error title=patchgate::no base to gate against: set the input base (the event is ${GITHUB_EVENT_NAME:-none}, not pull_request or merge_group)"; exit 64; }
 # An empty input is no input: patchgate reads PATCHGATE_SERVER and PATCHGATE_TOKEN itself.
 [ -n "${PATCHGATE_SERVER:-}" ] || unset PATCHGATE_SERVER
 [ -n "${PATCHGATE_TOKEN:-}" ] || unset PATCHGATE_TOKEN
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-args=(gate --base "$PATCHGATE_BASE" --config "${PATCHGATE_CONFIG_PATH:-patchgate.toml}"
+args=(gate --base "$base" "${queue[@]}" --config "${PATCHGATE_CONFIG_PATH:-patchgate.toml}"
   --json-out "$work/answer.json" --markdown-out "$work/report.md")
 case "${PATCHGATE_SHADOW:-false}" in
   true) args+=(--shadow) ;;

@@ -8,7 +8,10 @@ It fetches the pull request's head commit, its check runs (every page) and its c
 status with `gh api`, sends them verbatim to `POST /route/checks` with the gates file (which
 checks make up each gate), and acts on the status — and only on the status:
 
-    200 MERGE_OK    merge, pinned to the head commit that was judged (--match-head-commit)
+    200 MERGE_OK    merge, pinned to the head commit that was judged (--match-head-commit);
+                    with --enqueue, add it to the branch's merge queue instead (`gh pr merge
+                    --auto`: the queue builds the group and runs the required checks, the
+                    gate among them, on it), and say which it did
     425 PENDING     checks still run: wait Retry-After seconds, fetch again (up to --max-wait)
     409 BLOCK       comment why on the pull request; exit 1
     424 ESCALATE    comment what a human must check; exit 2
@@ -118,6 +121,9 @@ def main():
     ap.add_argument("--max-wait", type=float, default=3600, help="seconds to wait for pending checks in all")
     ap.add_argument("--poll-cap", type=float, default=300, help="longest single wait, whatever Retry-After says")
     ap.add_argument("--merge-method", default="squash", choices=["merge", "squash", "rebase"])
+    ap.add_argument("--enqueue", action="store_true",
+                    help="the base branch has a merge queue: enqueue instead of merging (the queue's own "
+                         "method applies); the gate runs again on the group, as a required check")
     args = ap.parse_args()
     if not args.server:
         sys.exit("set PATCHGATE_SERVER or --server")
@@ -143,7 +149,14 @@ def main():
             time.sleep(min(wait, args.poll_cap))
             continue
         if status == 200 and answer.get("exit_code") == 0:
-            gh("pr", "merge", args.pr, "-R", args.repo, f"--{args.merge_method}", "--match-head-commit", head)
+            if args.enqueue:
+                # On a queue-protected branch `--auto` adds the pull request to the queue; a
+                # merge method is the queue's, not ours.
+                gh("pr", "merge", args.pr, "-R", args.repo, "--auto", "--match-head-commit", head)
+                print(f"enqueued {args.repo}#{args.pr} at {head} in the merge queue", file=sys.stderr)
+            else:
+                gh("pr", "merge", args.pr, "-R", args.repo, f"--{args.merge_method}", "--match-head-commit", head)
+                print(f"merged {args.repo}#{args.pr} at {head}", file=sys.stderr)
             return 0
         if status in (409, 423, 424) and answer.get("exit_code") in (1, 2, 3):
             comment(args.repo, args.pr, why(answer))

@@ -151,6 +151,7 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
             head: judged.head.clone(),
             tree: judged.tree.clone(),
         }),
+        merge_group: args.merge_group(),
         merge_conflicts: judged.conflicts.clone(),
         sandbox: Some(room.backend),
         shadows: shadows::shadows(&room, &changed),

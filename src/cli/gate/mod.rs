@@ -86,6 +86,17 @@ pub struct GateArgs {
     /// Echoed in the answer (default: the head commit id).
     #[arg(long)]
     pub patch_id: Option<String>,
+    /// The head is a GitHub merge queue's group with this ref
+    /// (`refs/heads/gh-readonly-queue/main/pr-13-...`): its tree already holds the base and the
+    /// queued pull requests ahead, and the answer and the report say so.
+    #[arg(long, value_name = "REF", conflicts_with = "merge_train")]
+    pub merge_group: Option<String>,
+    /// The head is a GitLab merge train's ref (`refs/merge-requests/7/train`).
+    #[arg(long, value_name = "REF")]
+    pub merge_train: Option<String>,
+    /// A pull (merge) request in the group or train, in queue order (repeat the flag).
+    #[arg(long = "pull-request", value_name = "NUMBER")]
+    pub pull_requests: Vec<u64>,
     /// Print the full answer as JSON instead of the one line.
     #[arg(long)]
     pub json: bool,
@@ -118,6 +129,27 @@ pub struct GateArgs {
 }
 
 impl GateArgs {
+    /// The merge queue's group the head is, as the flags say.
+    fn merge_group(&self) -> Option<crate::core::gate::MergeGroup> {
+        use crate::core::gate::{MergeGroup, MergeQueue};
+        let (queue, group_ref) = match (&self.merge_group, &self.merge_train) {
+            (Some(r), _) => (MergeQueue::GithubMergeGroup, r),
+            (None, Some(r)) => (MergeQueue::GitlabMergeTrain, r),
+            (None, None) => return None,
+        };
+        let mut pull_requests = Vec::new();
+        for n in &self.pull_requests {
+            if !pull_requests.contains(n) {
+                pull_requests.push(*n);
+            }
+        }
+        Some(MergeGroup {
+            queue,
+            group_ref: group_ref.clone(),
+            pull_requests,
+        })
+    }
+
     /// How many runs may be under way at once: `--jobs`, else the number of cores.
     fn jobs(&self) -> usize {
         self.jobs.map_or_else(
@@ -178,6 +210,11 @@ impl Core<'_> {
 }
 
 pub fn run(args: GateArgs) -> CliResult {
+    if !args.pull_requests.is_empty() && args.merge_group.is_none() && args.merge_train.is_none() {
+        return Err(CliError::usage(
+            "--pull-request names a pull request in a merge queue's group: give --merge-group or --merge-train too",
+        ));
+    }
     let core = Core {
         remote: &args.remote,
     };

@@ -369,6 +369,9 @@ pub struct GateAnswer {
     /// What was judged: the base, head and merged tree ids (when the facts say).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judged: Option<Judged>,
+    /// The merge queue's group judged, when the head is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge_group: Option<super::request::MergeGroup>,
     /// How the runs were isolated (when the facts say): `off` means the code under test ran
     /// with the runner's user and files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -397,6 +400,7 @@ impl GateDecision {
             evidence: self.evidence,
             steps: self.steps.clone(),
             judged: request.judged.clone(),
+            merge_group: request.merge_group.clone(),
             sandbox: request.sandbox,
             room: request.room.clone(),
             failures: request.failures.clone(),

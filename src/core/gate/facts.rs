@@ -14,8 +14,8 @@ use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema};
 use utoipa::openapi::{Ref, RefOr};
 
 use super::request::{
-    Configured, FailingCase, IntegrityFinding, Judged, Reproof, RoomFacts, SandboxBackend,
-    SuspiciousLine,
+    Configured, FailingCase, IntegrityFinding, Judged, MergeGroup, Reproof, RoomFacts,
+    SandboxBackend, SuspiciousLine,
 };
 use crate::core::path::RepoPathDoc;
 use crate::core::runs::{CatchCodeDoc, CatchCodes, ExitCodeDoc, Receipt, TestIdDoc};
@@ -82,6 +82,10 @@ pub struct Facts {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub judged: Option<Judged>,
+    /// The merge queue's group the head is (echoed in the answer and the report).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub merge_group: Option<MergeGroup>,
     /// The files the merge of the head into the base conflicts on: any → ESCALATE
     /// `merge-conflict`.
     #[serde(default)]

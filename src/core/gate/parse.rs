@@ -7,7 +7,8 @@ use std::collections::HashMap;
 
 use super::request::{
     BuildRun, CanaryRun, Configured, FailingCase, FixtureSuite, GateRequest, IntegrityFinding,
-    Judged, OverLimit, Reproof, Rerun, RoomFacts, SandboxBackend, SuspicionClass, SuspiciousLine,
+    Judged, MergeGroup, MergeQueue, OverLimit, Reproof, Rerun, RoomFacts, SandboxBackend,
+    SuspicionClass, SuspiciousLine,
 };
 use crate::core::catalog::CatalogKind;
 use crate::core::fields::{self, Errors, object};
@@ -16,7 +17,7 @@ use crate::core::quorum::parse_quorum_fields;
 use crate::core::runs::{CatchCodes, Receipt, parse_catch_codes, parse_receipt};
 
 /// The fields of a `/gate` body.
-pub const GATE_FIELDS: [&str; 30] = [
+pub const GATE_FIELDS: [&str; 31] = [
     "patch_id",
     "changed_files",
     "guarded",
@@ -31,6 +32,7 @@ pub const GATE_FIELDS: [&str; 30] = [
     "require_admission",
     "binaries",
     "judged",
+    "merge_group",
     "merge_conflicts",
     "sandbox",
     "shadows",
@@ -105,6 +107,10 @@ pub const MAX_TAIL_BYTES: usize = 4096;
 pub const SUSPICIOUS_FIELDS: [&str; 7] = [
     "file", "line", "rule", "class", "code", "pattern", "seen_in",
 ];
+/// The fields of `merge_group`.
+pub const MERGE_GROUP_FIELDS: [&str; 3] = ["queue", "ref", "pull_requests"];
+/// Most pull requests a merge group names.
+pub const MAX_GROUP_PULL_REQUESTS: usize = 1000;
 /// The fields of `judged`.
 pub const JUDGED_FIELDS: [&str; 3] = ["base", "head", "tree"];
 /// The fields of `fixture_suite`.
@@ -174,6 +180,9 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
         .and_then(|v| fields::paths(v, "/merge_conflicts", false, &mut e))
         .unwrap_or_default();
     let judged = doc.get("judged").and_then(|v| parse_judged(v, &mut e));
+    let merge_group = doc
+        .get("merge_group")
+        .and_then(|v| parse_merge_group(v, &mut e));
     let suspicious = match doc.get("suspicious") {
         Some(list) => fields::array(list, "/suspicious", "`suspicious`", &mut e, |x, p, e| {
             let hit = object(x, &p, "a suspicious line", &SUSPICIOUS_FIELDS, e)?;
@@ -338,6 +347,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             require_admission: q.require_admission,
             binaries,
             judged,
+            merge_group,
             merge_conflicts,
             sandbox,
             shadows,
@@ -673,6 +683,36 @@ fn parse_run(run: &fields::Obj<'_>, what: &str, e: &mut Errors) -> Option<SuiteR
     };
     let report_disagrees = run.opt_string("report_disagrees", MAX_TEST_ID_CHARS, e);
     Some((exit_code, failed_tests, report_disagrees))
+}
+
+/// `merge_group`: the queue, the group's ref, the pull requests in it.
+fn parse_merge_group(v: &Value, e: &mut Errors) -> Option<MergeGroup> {
+    let group = object(v, "/merge_group", "`merge_group`", &MERGE_GROUP_FIELDS, e)?;
+    let queue = group.req_enum::<MergeQueue>("queue", e);
+    let group_ref = group.req_string("ref", 1024, e);
+    let pull_requests = match group.map.get("pull_requests") {
+        None => Some(Vec::new()),
+        Some(list) => {
+            let at = group.pointer("pull_requests");
+            if list
+                .as_array()
+                .is_some_and(|l| l.len() > MAX_GROUP_PULL_REQUESTS)
+            {
+                e.push(
+                    at.clone(),
+                    format!("`pull_requests` lists more than {MAX_GROUP_PULL_REQUESTS}"),
+                );
+            }
+            fields::array(list, &at, "`pull_requests`", e, |x, p, e| {
+                fields::uint(x, &p, "pull_requests", u64::MAX, e)
+            })
+        }
+    };
+    Some(MergeGroup {
+        queue: queue?,
+        group_ref: group_ref?,
+        pull_requests: pull_requests?,
+    })
 }
 
 /// `judged`: three git object ids (40 or 64 hex digits).

@@ -159,6 +159,23 @@ pub fn markdown_as(answer: &GateAnswer, shadow: bool) -> String {
             .unwrap_or_default(),
         prose(&answer.decision_id)
     );
+    if let Some(g) = &answer.merge_group {
+        let queue = match g.queue {
+            super::request::MergeQueue::GithubMergeGroup => "merge group",
+            super::request::MergeQueue::GitlabMergeTrain => "merge train",
+        };
+        let held = if g.pull_requests.is_empty() {
+            String::new()
+        } else {
+            let list: Vec<String> = g.pull_requests.iter().map(|n| format!("#{n}")).collect();
+            format!(", holding {}", list.join(", "))
+        };
+        let _ = writeln!(
+            out,
+            "Judged a {queue}: {}{held}; its head already holds the base and the patches ahead, so its tree is what lands.\n",
+            code(&g.group_ref)
+        );
+    }
     if let Some(j) = &answer.judged {
         let _ = writeln!(
             out,

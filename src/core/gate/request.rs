@@ -145,6 +145,9 @@ pub struct GateRequest {
     /// What was judged (section 12.1): the base and head commits and the tree of their merge;
     /// `None` when the facts do not say.
     pub judged: Option<Judged>,
+    /// The merge queue's group the head is, when it is one (section 12.1): judged like any
+    /// head, and named in the answer.
+    pub merge_group: Option<MergeGroup>,
     /// The files the merge of the head into the base conflicts on (section 12.1).
     pub merge_conflicts: Vec<RepoPath>,
     /// How the runs were isolated (section 12.2); `None` when the facts do not say.
@@ -507,6 +510,39 @@ impl RoomFacts {
         };
         format!("{} (the room's cap: {cap})", <&str>::from(limit))
     }
+}
+
+/// Which merge queue built the group.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, IntoStaticStr, VariantArray,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum MergeQueue {
+    /// GitHub's merge queue (`merge_group`): a temporary branch holding the base and the
+    /// queued pull requests ahead.
+    GithubMergeGroup,
+    /// GitLab's merge train: the train's ref holds the target branch and the merge requests
+    /// ahead.
+    GitlabMergeTrain,
+}
+
+/// The merge queue's group a gate judged: its head already holds the base and the patches
+/// ahead, so its tree is what lands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MergeGroup {
+    pub queue: MergeQueue,
+    /// The group's ref (`refs/heads/gh-readonly-queue/main/pr-13-...`,
+    /// `refs/merge-requests/7/train`).
+    #[serde(rename = "ref")]
+    #[schema(min_length = 1, max_length = 1024)]
+    pub group_ref: String,
+    /// The pull (merge) requests in it, as the event and the group's commits name them, in
+    /// queue order.
+    #[serde(default)]
+    #[schema(max_items = 1000)]
+    pub pull_requests: Vec<u64>,
 }
 
 /// The commit and tree ids of what was judged: the base, the head, and the tree that would
