@@ -235,6 +235,40 @@ def review_checks(driver, url, out):
     check(light != dark, f"in dark mode the charts' text is drawn in the scheme's colour ({light} then {dark})")
     driver.save_screenshot(os.path.join(out, "page-review-dark.png"))
     driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "light"}]})
+    # A directory of kept gate answers: the page sends them to /review one per line.
+    answers = os.path.join(out, "answers")
+    os.makedirs(answers, exist_ok=True)
+    kept = []
+    for i, (ms, disposition, reason, routed, debt) in enumerate([
+            (1796256000000, "BLOCK", "concrete-behavior", True, 2),        # 2026-12-03
+            (1796342400000, "ESCALATE", "test-aware-code", False, 2),     # 2026-12-04
+            (1796860800000, "MERGE_OK", "all-gates-held", True, 3)]):     # 2026-12-10
+        answer = {"patch_id": f"pr-{i}", "disposition": disposition, "rule": "route" if routed else "test-aware",
+                  "reason": reason, "exit_code": 0, "decision_id": f"{ms:012x}"[:8] + "-" + f"{ms:012x}"[8:] + f"-7000-8000-00000000000{i}",
+                  "steps": [{"step": "debt", "open": debt, "spent": 0, "counted": debt, "cap": 5, "over_cap": False,
+                             "open_rows": [], "summary": "s"}]}
+        if routed:
+            answer["evidence"] = {"property_check": "pass", "fixture_check": "pass", "flaky_freeze": "pass"}
+        kept.append(answer)
+        with open(os.path.join(answers, f"{i}.json"), "w") as f:
+            json.dump(answer, f, indent=2)
+    with open(os.path.join(answers, "notes.md"), "w") as f:
+        f.write("not an answer\n")
+    want_review = post(url, "/review", "".join(json.dumps(a) + "\n" for a in kept).encode())
+    driver.find_element(By.ID, "review-answers").send_keys(answers)
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#charts section[data-kind=answers]") or None,
+         "a directory of kept answers is drawn")
+    weeks = [w for w in want_review["by_week"] if w["decisions"] > 0]
+    want = [[w["week"], w["decisions"], w["escalation_rate"], w["inadmissible_share"]] for w in weeks]
+    got = cells(driver, "chart-escalation")
+    check(len(weeks) == 2 and len(got) == len(want)
+          and all(same(c, v) for g, w in zip(got, want) for c, v in zip(g, w)),
+          f"kept answers: the weeks are /review's, from the answers' ids ({got} vs {want})")
+    debt = [[w["week"], w["freeze_debt"], w["debt_cap"]] for w in want_review["by_week"]]
+    got = cells(driver, "chart-debt")
+    check(len(got) == len(debt) and all(same(c, v) for g, w in zip(got, debt) for c, v in zip(g, w)),
+          f"kept answers: the freeze debt per week is /review's ({got})")
+
     for name, said in [("notes.txt", "is not a decision log"), ("bad-ledger.jsonl", "line 2"),
                        ("huge.jsonl", "over the 64 MiB")]:
         started = time.monotonic()

@@ -65,17 +65,31 @@ pub fn week_of(timestamp: &str) -> Option<String> {
     if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
         return None;
     }
-    // Days since 1970-01-01 (Howard Hinnant's days_from_civil), then back to the Monday.
-    let days = |y: i64, m: i64, d: i64| {
-        let y = if m <= 2 { y - 1 } else { y };
-        let era = y.div_euclid(400);
-        let yoe = y - era * 400;
-        let mp = (m + 9) % 12;
-        let doy = (153 * mp + 2) / 5 + d - 1;
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-        era * 146_097 + doe - 719_468
-    };
-    let monday = days(y, m, d) - (days(y, m, d) + 3).rem_euclid(7);
+    // Days since 1970-01-01 (Howard Hinnant's days_from_civil).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Some(monday_of(era * 146_097 + doe - 719_468))
+}
+
+/// The Monday of the week of a decision id's time: our ids are UUIDv7, whose first 48 bits
+/// are the milliseconds since 1970 (a kept answer has no timestamp, its id has one).
+pub fn week_of_decision_id(id: &str) -> Option<String> {
+    let hex: String = id.chars().filter(|c| *c != '-').take(12).collect();
+    let version = id.chars().filter(|c| *c != '-').nth(12);
+    if hex.len() != 12 || version != Some('7') {
+        return None;
+    }
+    let ms = i64::from_str_radix(&hex, 16).ok()?;
+    Some(monday_of(ms.div_euclid(86_400_000)))
+}
+
+/// The Monday (`YYYY-MM-DD`) of the week of a day counted from 1970-01-01 (a Thursday).
+fn monday_of(days: i64) -> String {
+    let monday = days - (days + 3).rem_euclid(7);
     // civil_from_days
     let z = monday + 719_468;
     let era = z.div_euclid(146_097);
@@ -86,7 +100,7 @@ pub fn week_of(timestamp: &str) -> Option<String> {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    Some(format!("{year:04}-{month:02}-{day:02}"))
+    format!("{year:04}-{month:02}-{day:02}")
 }
 
 /// The decision-log endpoints whose lines are router decisions.
@@ -101,14 +115,91 @@ struct LogLine<'a> {
     target: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     endpoint: Option<Cow<'a, str>>,
-    #[serde(default)]
-    disposition: Option<Disposition>,
+    /// A word of the router's or the gate's (`STOP_QUEUE`): read as a string, so a gate line
+    /// the router's counts do not take still says its debt.
+    #[serde(borrow, default)]
+    disposition: Option<Cow<'a, str>>,
     #[serde(default)]
     attribution: Option<Attribution>,
     #[serde(default)]
     debt_counted: Option<u64>,
     #[serde(default)]
     debt_cap: Option<u64>,
+    // A kept gate answer (`patchgate gate --json-out`), one per line:
+    #[serde(borrow, default)]
+    decision_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reason: Option<Cow<'a, str>>,
+    /// Present when the router decided (its `reason` is then the attribution).
+    #[serde(default)]
+    evidence: Option<serde::de::IgnoredAny>,
+    #[serde(borrow, default)]
+    steps: Option<Vec<AnswerStep<'a>>>,
+}
+
+/// What the review reads of an answer's step: the debt step's figures.
+#[derive(Deserialize)]
+struct AnswerStep<'a> {
+    #[serde(borrow)]
+    step: Cow<'a, str>,
+    #[serde(default)]
+    counted: Option<u64>,
+    #[serde(default)]
+    cap: Option<u64>,
+}
+
+/// A word of `T`'s, spelled as its variants are.
+fn word<T: VariantArray + Copy + Into<&'static str>>(s: &str) -> Option<T> {
+    T::VARIANTS.iter().copied().find(|v| (*v).into() == s)
+}
+
+/// What one line of a review's input says: a decision-log line of ours, or a kept gate
+/// answer; `None` for anything else.
+struct Reviewed {
+    week: Option<String>,
+    /// The router's decision (a gate answer's when the router decided it).
+    decided: Option<(Disposition, Attribution)>,
+    debt: Option<(u64, Option<u64>)>,
+}
+
+impl LogLine<'_> {
+    fn reviewed(self) -> Option<Reviewed> {
+        let disposition = self.disposition.as_deref().and_then(word::<Disposition>);
+        if self.target.as_deref() == Some(crate::core::DECISION_TARGET) {
+            let is_route = self
+                .endpoint
+                .as_deref()
+                .is_some_and(|e| ROUTER_ENDPOINTS.contains(&e));
+            return Some(Reviewed {
+                week: self.timestamp.as_deref().and_then(week_of),
+                decided: is_route
+                    .then_some(disposition.zip(self.attribution))
+                    .flatten(),
+                debt: self.debt_counted.map(|d| (d, self.debt_cap)),
+            });
+        }
+        // A gate answer: no target, a decision id, a disposition, steps.
+        let (None, Some(id), Some(_), Some(steps)) = (
+            &self.target,
+            &self.decision_id,
+            &self.disposition,
+            &self.steps,
+        ) else {
+            return None;
+        };
+        let attribution = self
+            .evidence
+            .and(self.reason.as_deref())
+            .and_then(word::<Attribution>);
+        Some(Reviewed {
+            week: week_of_decision_id(id),
+            decided: disposition.zip(attribution),
+            debt: steps
+                .iter()
+                .find(|s| s.step == "debt")
+                .and_then(|s| Some((s.counted?, s.cap))),
+        })
+    }
 }
 
 /// The fewest bytes a router decision's line can have: an object with the four fields read,
@@ -172,30 +263,22 @@ pub fn review(body: &[u8]) -> Result<Review, Errors> {
         }
         // Only the router's own words count: a line with other words is not one of its
         // decisions (and the answer's tables stay as small as the router's vocabulary).
-        let Some(l) = crate::core::json::read_log_line::<LogLine>(line)
-            .filter(|l| l.target.as_deref() == Some(crate::core::DECISION_TARGET))
+        let Some(l) = crate::core::json::read_log_line::<LogLine>(line).and_then(LogLine::reviewed)
         else {
             r.skipped_lines += 1;
             continue;
         };
-        let is_route = l
-            .endpoint
-            .as_deref()
-            .is_some_and(|e| ROUTER_ENDPOINTS.contains(&e));
-        let week = l.timestamp.as_deref().and_then(week_of).and_then(|w| {
+        let week = l.week.and_then(|w| {
             if weeks.len() < MAX_REVIEW_WEEKS || weeks.contains_key(&w) {
                 Some(weeks.entry(w).or_insert_with_key(|w| (new_week(w), 0)))
             } else {
                 None
             }
         });
-        let Some((d, a)) = is_route
-            .then_some(l.disposition.zip(l.attribution))
-            .flatten()
-        else {
+        let Some((d, a)) = l.decided else {
             // A gate or quorum line that the router's counts do not take still says the debt.
-            if let (Some((w, _)), Some(debt)) = (week, l.debt_counted) {
-                (w.freeze_debt, w.debt_cap) = (Some(debt), l.debt_cap);
+            if let (Some((w, _)), Some((debt, cap))) = (week, l.debt) {
+                (w.freeze_debt, w.debt_cap) = (Some(debt), cap);
             }
             r.skipped_lines += 1;
             continue;
@@ -213,8 +296,8 @@ pub fn review(body: &[u8]) -> Result<Review, Errors> {
             *w.by_disposition.entry(d.as_str().to_owned()).or_default() += 1;
             *w.by_attribution.entry(a.as_str().to_owned()).or_default() += 1;
             *inadmissible += u64::from(escalated_inadmissible);
-            if let Some(debt) = l.debt_counted {
-                (w.freeze_debt, w.debt_cap) = (Some(debt), l.debt_cap);
+            if let Some((debt, cap)) = l.debt {
+                (w.freeze_debt, w.debt_cap) = (Some(debt), cap);
             }
         }
     }
@@ -223,7 +306,7 @@ pub fn review(body: &[u8]) -> Result<Review, Errors> {
         errors.push(
             "",
             format!(
-                "no line is a router decision ({} lines skipped): give the decision log (`patchgate serve` writes one JSON line per decision, target `patchgate::decision`)",
+                "no line is a router decision ({} lines skipped): give the decision log (`patchgate serve` writes one JSON line per decision, target `patchgate::decision`), or kept gate answers, one per line",
                 r.skipped_lines
             ),
         );
@@ -450,6 +533,15 @@ mod tests {
         ] {
             assert_eq!(week_of(timestamp).as_deref(), monday, "{timestamp}");
         }
+        // A UUIDv7's time: 0x01a239336800 ms is 2026-12-03T00:00:00Z, a Thursday.
+        for (id, monday) in [
+            ("01a23933-6800-7abc-8000-000000000000", Some("2026-11-30")),
+            // Not a v7 id: no time in it.
+            ("01a23933-6800-4abc-8000-000000000000", None),
+            ("d1", None),
+        ] {
+            assert_eq!(week_of_decision_id(id).as_deref(), monday, "{id}");
+        }
     }
 
     /// Two weeks, counted by hand: the first has a BLOCK and an ESCALATE on inadmissible
@@ -473,10 +565,16 @@ mod tests {
             line("2026-11-26T10:00:00Z", "quorum", r#""outcome":"promote","debt_counted":3,"debt_cap":5"#),
             line("2026-12-01T10:00:00Z", "gate", r#""disposition":"MERGE_OK","attribution":"all-gates-held","debt_counted":4,"debt_cap":5"#),
             line("", "route", r#""disposition":"MERGE_OK","attribution":"all-gates-held""#),
+            // A kept gate answer, on one line: its week from its UUIDv7 id (0x01a239336800 ms
+            // is 2026-12-03T00:00:00Z, a Thursday), the router's reason as its attribution, the
+            // debt from its debt step.
+            r#"{"patch_id":"pr-9","disposition":"BLOCK","rule":"route","reason":"concrete-behavior","exit_code":1,"decision_id":"01a23933-6800-7000-8000-000000000000","evidence":{"property_check":"pass","fixture_check":"fail","flaky_freeze":"pass"},"steps":[{"step":"debt","open":5,"spent":0,"counted":5,"cap":5,"over_cap":false,"open_rows":[],"summary":"s"}]}"#.to_owned(),
+            // A gate rule's answer: not the router's; its debt still counts.
+            r#"{"disposition":"STOP_QUEUE","rule":"debt","reason":"debt-over-cap","exit_code":3,"decision_id":"01a23933-6800-7000-8000-000000000001","steps":[{"step":"debt","open":6,"spent":0,"counted":6,"cap":5,"over_cap":true,"open_rows":[],"summary":"s"}]}"#.to_owned(),
         ]
         .join("\n");
         let r = review(log.as_bytes()).expect("a review");
-        assert_eq!(r.decisions, 4);
+        assert_eq!((r.decisions, r.skipped_lines), (5, 2));
         type Week<'a> = (&'a str, u64, Option<f64>, Option<f64>, Option<u64>);
         let weeks: Vec<Week> = r
             .by_week
@@ -495,10 +593,11 @@ mod tests {
             weeks,
             [
                 ("2026-11-23", 2, Some(0.5), Some(0.5), Some(3)),
-                ("2026-11-30", 1, Some(0.0), Some(0.0), Some(4)),
+                ("2026-11-30", 2, Some(0.0), Some(0.0), Some(6)),
             ]
         );
         assert_eq!(r.by_week[0].by_disposition["BLOCK"], 1);
         assert_eq!(r.by_week[1].debt_cap, Some(5));
+        assert_eq!(r.by_week[1].by_disposition["BLOCK"], 1);
     }
 }

@@ -162,6 +162,7 @@ const KINDS = {
   log: { path: "/review", what: "a decision log" },
   ledger: { path: "/ladder/report", what: "a ladder ledger" },
   rows: { path: "/calibrate", what: "calibration rows" },
+  answers: { path: "/review", what: "kept gate answers" },
 };
 // A disposition keeps its colour in every chart.
 const DISPOSITION_CLASS = { MERGE_OK: "s3", BLOCK: "s1", ESCALATE: "s2", STOP_QUEUE: "s4" };
@@ -385,39 +386,75 @@ async function reviewFile(file) {
     say(`${file.name} is not a decision log, a ladder ledger or calibration rows: its first line is ${JSON.stringify(first)}.`, "problem");
     return;
   }
+  await sendAndDraw(file.name, file, kind, array);
+}
+
+// Sends `body` (a File, or the answers gathered) to the endpoint of `kind` and draws the answer.
+async function sendAndDraw(name, body, kind, array) {
   const k = KINDS[kind];
   const tokenField = document.getElementById("token");
   if (tokenField.value) token = tokenField.value;
-  const pending = say(`${file.name}: sending it as ${k.what} to ${k.path}…`);
+  const pending = say(`${name}: sending it as ${k.what} to ${k.path}…`);
   const headers = { Accept: "application/json", "Content-Type": array ? "application/json" : "application/x-ndjson" };
   if (token) headers.Authorization = "Bearer " + token;
   let res, json = null;
   try {
-    res = await fetch(k.path, { method: "POST", headers, body: file });
+    res = await fetch(k.path, { method: "POST", headers, body });
     json = await res.json();
   } catch (e) {
-    pending.textContent = `${file.name}: no answer from ${k.path} (${e.message}).`;
+    pending.textContent = `${name}: no answer from ${k.path} (${e.message}).`;
     pending.className = "problem";
     return;
   }
   if (res.status === 401) {
     document.getElementById("token-label").hidden = false;
-    pending.textContent = `${file.name}: this server needs a bearer token; enter it in the form above and choose the file again.`;
+    pending.textContent = `${name}: this server needs a bearer token; enter it in the form above and choose the file again.`;
     pending.className = "problem";
     return;
   }
   if (res.status !== 200) {
-    pending.textContent = `${file.name}: the server refused it as ${k.what} (${res.status}): ${(json && json.detail) || "no detail"}`;
+    pending.textContent = `${name}: the server refused it as ${k.what} (${res.status}): ${(json && json.detail) || "no detail"}`;
     pending.className = "problem";
     return;
   }
-  pending.textContent = `${file.name}: read as ${k.what} by ${k.path}.`;
+  pending.textContent = `${name}: read as ${k.what} by ${k.path}.`;
   const charts = document.getElementById("charts");
-  const drawn = kind === "log" ? drawReview(file.name, json) : kind === "ledger" ? drawReport(file.name, json) : drawCalibration(file.name, json);
+  const drawn = kind === "ledger" ? drawReport(name, json) : kind === "rows" ? drawCalibration(name, json) : drawReview(name, json);
   const section = el("section");
   section.dataset.kind = kind;
-  section.append(el("h3", `${file.name}: ${k.what}`), ...drawn);
+  section.append(el("h3", `${name}: ${k.what}`), ...drawn);
   charts.append(section);
+}
+
+
+// A directory of kept gate answers: each `*.json` file, one answer per line, sent to /review
+// as it is (each re-serialized on one line, nothing in it changed).
+async function reviewAnswers(files) {
+  document.getElementById("review-status").replaceChildren();
+  document.getElementById("charts").replaceChildren();
+  const answers = files.filter((f) => f.name.endsWith(".json"));
+  const size = answers.reduce((a, f) => a + f.size, 0);
+  if (!answers.length) {
+    say(`no *.json file in the directory chosen (${files.length} files): choose the directory patchgate gate --json-out wrote into.`, "problem");
+    return;
+  }
+  if (size > REVIEW_LIMIT) {
+    say(`the ${answers.length} answers are ${(size / 1048576).toFixed(1)} MiB: over the 64 MiB a review body may have; nothing was read or sent.`, "problem");
+    return;
+  }
+  const lines = [];
+  const unread = [];
+  for (const f of answers) {
+    try {
+      lines.push(JSON.stringify(JSON.parse(await f.text())));
+    } catch (_) {
+      unread.push(f.name);
+    }
+  }
+  if (unread.length) say(`${unread.length} of the files are not JSON and were left out (first: ${unread[0]}).`, "problem");
+  if (!lines.length) return;
+  const name = `${lines.length} answers`;
+  await sendAndDraw(name, new Blob([lines.join("\n") + "\n"]), "answers", false);
 }
 
 async function reviewFiles(files) {
@@ -427,6 +464,12 @@ async function reviewFiles(files) {
 }
 
 function initReview() {
+  const answers = document.getElementById("review-answers");
+  answers.addEventListener("change", () => {
+    const files = [...answers.files];
+    answers.value = "";
+    reviewAnswers(files);
+  });
   const input = document.getElementById("review-files");
   input.addEventListener("change", () => {
     const files = [...input.files];
