@@ -427,3 +427,32 @@ fn calibrating_from_what_is_not_a_log_is_refused() {
         .assert()
         .code(64);
 }
+
+/// A decision log with a 3 MiB line of junk: the line is passed over (counted as skipped,
+/// never held whole), and the decision after it is still read.
+#[test]
+fn a_huge_line_in_the_log_is_skipped_not_held() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path();
+    common::git(p, &["init", "-q"]);
+    let decision = json!({"target": "patchgate::decision", "endpoint": "route", "decision_id": "d1", "patch_id": "pr-1", "disposition": "BLOCK", "attribution": "concrete-behavior"});
+    std::fs::write(
+        p.join("decisions.jsonl"),
+        format!("{}\n{decision}\n", "x".repeat(3 << 20)),
+    )
+    .expect("write");
+    let out = common::patchgate()
+        .current_dir(p)
+        .args(["calibrate", "--log", "decisions.jsonl", "--json"])
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let got: Value = serde_json::from_slice(&out).expect("json");
+    assert_eq!(got["skipped"], 1, "{got}");
+    assert_eq!(
+        got["not_calibrated"],
+        json!([{"why": "never-merged", "count": 1, "decision_ids": ["d1"]}])
+    );
+}

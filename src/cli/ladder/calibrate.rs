@@ -139,8 +139,23 @@ fn read_log(path: &Path) -> Result<(Vec<Decided>, u64), CliError> {
         ))
     };
     let (mut decisions, mut skipped) = (Vec::new(), 0u64);
-    for line in reader.split(b'\n') {
-        let line = line.map_err(cannot)?;
+    let mut reader = reader;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        // A line is read up to MAX_LOG_LINE bytes (a decision line is under a few KiB): the
+        // rest of a longer one is passed over unread, and it is counted as skipped.
+        let n = std::io::Read::take(&mut reader, MAX_LOG_LINE as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(cannot)?;
+        if n == 0 {
+            break;
+        }
+        if line.len() > MAX_LOG_LINE && line.last() != Some(&b'\n') {
+            skip_line(&mut reader).map_err(cannot)?;
+            skipped += 1;
+            continue;
+        }
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
@@ -156,6 +171,29 @@ fn read_log(path: &Path) -> Result<(Vec<Decided>, u64), CliError> {
         )));
     }
     Ok((decisions, skipped))
+}
+
+/// The longest decision-log line read (1 MiB).
+const MAX_LOG_LINE: usize = 1 << 20;
+
+/// Passes over the rest of a line, through its newline, holding none of it.
+fn skip_line(reader: &mut dyn std::io::BufRead) -> std::io::Result<()> {
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        match buf.iter().position(|b| *b == b'\n') {
+            Some(i) => {
+                reader.consume(i + 1);
+                return Ok(());
+            }
+            None => {
+                let n = buf.len();
+                reader.consume(n);
+            }
+        }
+    }
 }
 
 /// The decisions of a directory of kept answers, in decision-id order.
