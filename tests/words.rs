@@ -133,6 +133,27 @@ fn the_enums_speak_the_contracts_words() {
         words::<patchgate::core::gate::SuspicionClass>(),
         ["probe", "overload", "special-case"]
     );
+    // Issue 38: where a class points, and why a decision gives no calibration row.
+    assert_eq!(
+        words::<patchgate::core::ladder::Pointed>(),
+        ["production", "check"]
+    );
+    assert_eq!(
+        words::<patchgate::core::ladder::NotCalibrated>(),
+        [
+            "never-merged",
+            "no-patch-id",
+            "no-commits",
+            "merged-unchanged",
+            "commits-not-found",
+            "no-fix-files"
+        ]
+    );
+    // Issue 39: the merge queues a group comes from.
+    assert_eq!(
+        words::<patchgate::core::gate::MergeQueue>(),
+        ["github-merge-group", "gitlab-merge-train"]
+    );
     let reasons = words::<GateReason>();
     assert_eq!(
         reasons,
