@@ -1810,6 +1810,14 @@ async fn invalid_facts_are_refused_field_by_field() {
             with(&[("merge_group", json!({"queue": "github-merge-group"}))]),
             "/merge_group/ref",
         ),
+        // Pull request numbers are 32-bit signed on both forges (schemathesis found 2^63 taken).
+        (
+            with(&[(
+                "merge_group",
+                json!({"queue": "github-merge-group", "ref": "r", "pull_requests": [2_147_483_648_u64]}),
+            )]),
+            "/merge_group/pull_requests/0",
+        ),
         (with(&[("results", json!({}))]), "/results"),
         (
             with(&[("fixture_suite", json!({"failed_tests": []}))]),

@@ -458,6 +458,11 @@ async fn calibration_shares_by_attribution_class() {
              "points_to": null, "hit_rate": null, "decision_ids": ["d-8"]},
         ])
     );
+    // An empty decision id names no decision (schemathesis found it taken).
+    let bad = json!([{"attribution": "concrete-behavior", "fix_files": [], "fix_changed": "production", "decision_id": ""}]);
+    let (status, problem) = post(&server, "/calibrate", "application/json", bad.to_string()).await;
+    assert_eq!(status, 422);
+    assert!(problem.to_string().contains("/0/decision_id"), "{problem}");
     let bad = json!([{"attribution": "vibes", "fix_files": [], "fix_changed": "production"}]);
     let (status, _) = post(&server, "/calibrate", "application/json", bad.to_string()).await;
     assert_eq!(status, 422);

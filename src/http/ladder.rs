@@ -236,7 +236,8 @@ pub struct CalibrationRowDoc {
     fix_files: Vec<super::schema::RepoPathDoc>,
     fix_changed: FixChangedDoc,
     /// The decision the row came from (`patchgate calibrate --log --rows-out` writes it).
-    #[schema(min_length = 1, max_length = 128)]
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 128, nullable = false)]
     decision_id: Option<String>,
 }
 

@@ -95,8 +95,8 @@ pub struct GateArgs {
     #[arg(long, value_name = "REF")]
     pub merge_train: Option<String>,
     /// A pull (merge) request in the group or train, in queue order (repeat the flag).
-    #[arg(long = "pull-request", value_name = "NUMBER")]
-    pub pull_requests: Vec<u64>,
+    #[arg(long = "pull-request", value_name = "NUMBER", value_parser = clap::value_parser!(u32).range(1..=i64::from(i32::MAX)))]
+    pub pull_requests: Vec<u32>,
     /// Print the full answer as JSON instead of the one line.
     #[arg(long)]
     pub json: bool,

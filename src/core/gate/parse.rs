@@ -109,6 +109,8 @@ pub const SUSPICIOUS_FIELDS: [&str; 7] = [
 ];
 /// The fields of `merge_group`.
 pub const MERGE_GROUP_FIELDS: [&str; 3] = ["queue", "ref", "pull_requests"];
+/// The largest pull request number (GitHub's and GitLab's are 32-bit signed integers).
+pub const MAX_PULL_REQUEST: u64 = i32::MAX as u64;
 /// Most pull requests a merge group names.
 pub const MAX_GROUP_PULL_REQUESTS: usize = 1000;
 /// The fields of `judged`.
@@ -704,7 +706,8 @@ fn parse_merge_group(v: &Value, e: &mut Errors) -> Option<MergeGroup> {
                 );
             }
             fields::array(list, &at, "`pull_requests`", e, |x, p, e| {
-                fields::uint(x, &p, "pull_requests", u64::MAX, e)
+                fields::uint(x, &p, "pull_requests", MAX_PULL_REQUEST, e)
+                    .and_then(|n| u32::try_from(n).ok())
             })
         }
     };

@@ -539,10 +539,10 @@ pub struct MergeGroup {
     #[schema(min_length = 1, max_length = 1024)]
     pub group_ref: String,
     /// The pull (merge) requests in it, as the event and the group's commits name them, in
-    /// queue order.
+    /// queue order (numbers up to 2,147,483,647, as GitHub's and GitLab's APIs count them).
     #[serde(default)]
     #[schema(max_items = 1000)]
-    pub pull_requests: Vec<u64>,
+    pub pull_requests: Vec<u32>,
 }
 
 /// The commit and tree ids of what was judged: the base, the head, and the tree that would

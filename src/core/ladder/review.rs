@@ -459,6 +459,12 @@ pub fn parse_calibration_row(v: &Value, at: &str, e: &mut Errors) -> Option<Cali
         .and_then(|f| fields::paths(f, &row.pointer("fix_files"), false, e));
     let fix_changed = row.req_enum::<FixChanged>("fix_changed", e);
     let decision_id = row.opt_string("decision_id", 128, e);
+    if decision_id.as_deref() == Some("") {
+        e.push(
+            row.pointer("decision_id"),
+            "`decision_id` must not be empty",
+        );
+    }
     Some(CalibrationRow {
         attribution: attribution?,
         fix_files: fix_files?,
