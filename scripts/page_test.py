@@ -180,6 +180,8 @@ def choose(driver, paths):
 
 
 def review_checks(driver, url, out):
+    # A browser takes a file to upload by its absolute path only.
+    out = os.path.abspath(out)
     files = fixture_files(out)
     review = post(url, "/review", open(files["decisions.jsonl"], "rb").read())
     report = post(url, "/ladder/report", open(files["ladder.jsonl"], "rb").read())
