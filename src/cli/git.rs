@@ -186,18 +186,21 @@ pub fn state_dir() -> Result<std::path::PathBuf, CliError> {
 
 pub fn base_file(base: &str, path: &str) -> Result<Option<Vec<u8>>, CliError> {
     let spec = format!("{base}:{path}");
-    // `cat-file -e` says whether the object exists without printing git's error for a file
-    // that is simply absent.
-    let exists = git_command()
-        .args(["cat-file", "-e", &spec])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .map_err(|e| CliError::data(format!("cannot run git: {e}")))?
-        .success();
-    if !exists {
+    if !object_exists(&spec)? {
         return Ok(None);
     }
     git(&["cat-file", "blob", &spec]).map(Some)
+}
+
+/// Whether the object `spec` names exists (`REV:PATH`, `REV^{commit}`): `cat-file -e` says so
+/// without printing git's error for one that is simply absent.
+pub fn object_exists(spec: &str) -> Result<bool, CliError> {
+    Ok(git_command()
+        .args(["cat-file", "-e", spec])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map_err(|e| CliError::data(format!("cannot run git: {e}")))?
+        .success())
 }
 
 /// The files of `BASE TREE` (the judged tree) that the patch makes executable (a new mode

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::*;
 use crate::cli::config::{CONFIG_FILE, GateConfig};
-use crate::cli::git::{enter_repository, git_command};
+use crate::cli::git::{enter_repository, object_exists};
 use crate::core::ladder::{
     CalibrationRow, Decided, FixChanged, Followed, HistoryCalibration, NotCalibrated,
     decided_from_answer, decided_from_log_line, follow, history_calibration,
@@ -258,16 +258,6 @@ impl<'a> Checks<'a> {
     }
 }
 
-/// Whether `rev` names a commit of this repository.
-fn has_commit(rev: &str) -> Result<bool, CliError> {
-    git_command()
-        .args(["cat-file", "-e", &format!("{rev}^{{commit}}")])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .map(|s| s.success())
-        .map_err(|e| CliError::data(format!("cannot run git: {e}")))
-}
-
 /// The fix of a blocked decision: the files the commits from its head to the merged head
 /// change (those the merge's base brought left out), and what they changed.
 fn fix(
@@ -283,7 +273,7 @@ fn fix(
         .into_iter()
         .flatten()
     {
-        if !has_commit(rev)? {
+        if !object_exists(&format!("{rev}^{{commit}}"))? {
             return Ok(Err(NotCalibrated::CommitsNotFound));
         }
     }
