@@ -946,6 +946,124 @@ fn rows() -> Vec<Row> {
             "checker-neutered",
             None,
         ),
+        // Issue 40: the canary rides in the batched property runs (`in_runs`): each run's
+        // catch is the canary's, each property's outcome its own cases'.
+        (
+            "the canary rode in both batched runs and failed in each: the properties passed",
+            with(&[
+                ("batched", json!(true)),
+                (
+                    "property_runs",
+                    json!({"counter.monotonic": {"runs": [1, 1]}}),
+                ),
+                (
+                    "property_receipts",
+                    json!({"counter.monotonic": [
+                        {"executed": 1, "failed": 0, "skipped": 0},
+                        {"executed": 1, "failed": 0, "skipped": 0}
+                    ]}),
+                ),
+                (
+                    "canary",
+                    json!({"exit_code": 1, "receipt": {"executed": 1, "failed": 1, "skipped": 0},
+                    "in_runs": [
+                        {"exit_code": 1, "receipt": {"executed": 1, "failed": 1, "skipped": 0}},
+                        {"exit_code": 1, "receipt": {"executed": 1, "failed": 1, "skipped": 0}}
+                    ]}),
+                ),
+            ]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+        (
+            "the canary rode in both runs and passed in the second: neutered",
+            with(&[
+                ("batched", json!(true)),
+                (
+                    "property_runs",
+                    json!({"counter.monotonic": {"runs": [1, 0]}}),
+                ),
+                (
+                    "property_receipts",
+                    json!({"counter.monotonic": [
+                        {"executed": 1, "failed": 0, "skipped": 0},
+                        {"executed": 1, "failed": 0, "skipped": 0}
+                    ]}),
+                ),
+                (
+                    "canary",
+                    json!({"exit_code": 1, "receipt": {"executed": 1, "failed": 1, "skipped": 0},
+                    "in_runs": [
+                        {"exit_code": 1, "receipt": {"executed": 1, "failed": 1, "skipped": 0}},
+                        {"exit_code": 0, "receipt": {"executed": 1, "failed": 0, "skipped": 0}}
+                    ]}),
+                ),
+            ]),
+            424,
+            "ESCALATE",
+            "integrity",
+            "checker-neutered",
+            None,
+        ),
+        (
+            "the canary's case missing from a batched run: neutered",
+            with(&[
+                ("batched", json!(true)),
+                (
+                    "property_runs",
+                    json!({"counter.monotonic": {"runs": [1, 0]}}),
+                ),
+                (
+                    "property_receipts",
+                    json!({"counter.monotonic": [
+                        {"executed": 1, "failed": 0, "skipped": 0},
+                        {"executed": 1, "failed": 0, "skipped": 0}
+                    ]}),
+                ),
+                (
+                    "canary",
+                    json!({"exit_code": 1, "receipt": {"executed": 1, "failed": 1, "skipped": 0},
+                    "in_runs": [
+                        {"exit_code": 1, "receipt": {"executed": 1, "failed": 1, "skipped": 0}},
+                        {"exit_code": 0, "receipt": {"executed": 0, "failed": 0, "skipped": 0}}
+                    ]}),
+                ),
+            ]),
+            424,
+            "ESCALATE",
+            "integrity",
+            "checker-neutered",
+            None,
+        ),
+        (
+            "a batched catch no case explains, the canary not riding: no pass",
+            with(&[
+                ("batched", json!(true)),
+                (
+                    "property_runs",
+                    json!({"counter.monotonic": {"runs": [1, 1]}}),
+                ),
+                (
+                    "property_receipts",
+                    json!({"counter.monotonic": [
+                        {"executed": 1, "failed": 0, "skipped": 0},
+                        {"executed": 1, "failed": 0, "skipped": 0}
+                    ]}),
+                ),
+                (
+                    "canary",
+                    json!({"exit_code": 1, "receipt": {"executed": 1, "failed": 1, "skipped": 0}}),
+                ),
+            ]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["unknown", "pass", "pass"]),
+        ),
         (
             "the canary exits with a code that is no catch",
             with(&[(
@@ -2308,6 +2426,154 @@ fn the_core_plans_every_step() {
     }
 }
 
+/// Issue 40: when the base's suite runs the property cases (`properties_in_suite`), the suite
+/// waits for the property runs and leaves out the cases both listed as passed; otherwise it
+/// starts beside them, leaving nothing out. The re-proof the runs will lead to is named
+/// ahead, with the runs.
+#[test]
+fn the_plan_leaves_out_what_the_property_runs_ran() {
+    use patchgate::core::decision::Decision;
+    use patchgate::core::gate::{GateDecision, NextStep, next_step};
+    let admitted = json!({"seal": A, "mutant": "m1", "base_runs": [0, 0], "mutant_runs": [1, 1]});
+    let catalog = json!({"properties": [
+        {"id": "counter.monotonic", "strength": "strong", "locality": ["store/counters"], "admitted": admitted},
+    ]});
+    let configured = |in_suite: bool, deselect: bool| {
+        json!({"build": true, "canary": true, "reprove": 1, "deselect": deselect, "seed": 7,
+               "properties_in_suite": in_suite})
+    };
+    let sang = json!({"exit_code": 1, "receipt": {"executed": 1, "failed": 1, "skipped": 0}});
+    let cases = json!(["props/test_counter.py::test_monotonic"]);
+    // (name, facts, next, suite beside, leave out, reproof ahead).
+    type Row = (
+        &'static str,
+        Value,
+        NextStep,
+        bool,
+        Vec<&'static str>,
+        Option<&'static str>,
+    );
+    let rows: Vec<Row> = vec![
+        (
+            "the suite runs the property cases: it waits for the property runs",
+            with(&[
+                ("catalog", catalog.clone()),
+                ("configured", configured(true, true)),
+                ("build", json!({"exit_code": 0})),
+                ("property_runs", Value::Null),
+                ("fixture_suite", Value::Null),
+            ]),
+            NextStep::Runs,
+            false,
+            vec![],
+            Some("counter.monotonic"),
+        ),
+        (
+            "the suite does not run them: it starts beside the runs, leaving nothing out",
+            with(&[
+                ("catalog", catalog.clone()),
+                ("configured", configured(false, true)),
+                ("build", json!({"exit_code": 0})),
+                ("property_runs", Value::Null),
+                ("fixture_suite", Value::Null),
+            ]),
+            NextStep::Runs,
+            true,
+            vec![],
+            Some("counter.monotonic"),
+        ),
+        (
+            "a runner that cannot leave tests out: the suite beside, whole",
+            with(&[
+                ("catalog", catalog.clone()),
+                ("configured", configured(true, false)),
+                ("build", json!({"exit_code": 0})),
+                ("property_runs", Value::Null),
+                ("fixture_suite", Value::Null),
+            ]),
+            NextStep::Runs,
+            true,
+            vec![],
+            Some("counter.monotonic"),
+        ),
+        (
+            "the runs passed: the suite beside the re-proof, leaving their cases out",
+            with(&[
+                ("catalog", catalog.clone()),
+                ("configured", configured(true, true)),
+                ("build", json!({"exit_code": 0})),
+                ("canary", sang.clone()),
+                ("property_cases", cases.clone()),
+                ("fixture_suite", Value::Null),
+            ]),
+            NextStep::Reproof,
+            true,
+            vec!["props/test_counter.py::test_monotonic"],
+            None,
+        ),
+        (
+            "re-proven: the suite, leaving their cases out",
+            with(&[
+                ("catalog", catalog.clone()),
+                ("configured", configured(true, true)),
+                ("build", json!({"exit_code": 0})),
+                ("canary", sang.clone()),
+                ("property_cases", cases.clone()),
+                (
+                    "reproof",
+                    json!([{"property": "counter.monotonic", "applied": true, "exit_code": 1,
+                                    "receipt": {"executed": 1, "failed": 1, "skipped": 0}}]),
+                ),
+                ("fixture_suite", Value::Null),
+            ]),
+            NextStep::Suite,
+            false,
+            vec!["props/test_counter.py::test_monotonic"],
+            None,
+        ),
+        (
+            "nothing admitted: no re-proof ahead",
+            with(&[
+                (
+                    "catalog",
+                    json!({"properties": [
+                        {"id": "counter.monotonic", "strength": "strong", "locality": ["store/counters"]},
+                    ]}),
+                ),
+                ("configured", configured(false, true)),
+                ("build", json!({"exit_code": 0})),
+                ("property_runs", Value::Null),
+                ("fixture_suite", Value::Null),
+            ]),
+            NextStep::Runs,
+            true,
+            vec![],
+            None,
+        ),
+    ];
+    for (name, doc, next, beside, leave_out, ahead) in rows {
+        let request = GateDecision::parse(&serde_json::to_vec(&doc).unwrap())
+            .unwrap_or_else(|p| panic!("{name}: {p:?}"));
+        let plan = next_step(&request, 5);
+        assert_eq!(plan.next, next, "{name}: {plan:?}");
+        assert_eq!(plan.suite_beside, beside, "{name}: suite beside");
+        assert_eq!(plan.leave_out, leave_out, "{name}: leave out");
+        assert_eq!(
+            plan.reproof_ahead.as_deref(),
+            ahead,
+            "{name}: reproof ahead"
+        );
+        assert_eq!(
+            plan.say
+                .iter()
+                .any(|s| s.contains("leaves out the 1 property case ")),
+            !leave_out.is_empty(),
+            "{name}: {:?}",
+            plan.say
+        );
+    }
+}
+
 /// Issue 34: the facts the runner writes are the facts the strict reader reads: a document
 /// built from the typed facts (as `--facts-out` writes it) parses, field for field, to what
 /// the same facts written by hand parse to.
@@ -2315,8 +2581,8 @@ fn the_core_plans_every_step() {
 fn the_typed_facts_read_back_as_written() {
     use patchgate::core::decision::Decision;
     use patchgate::core::gate::{
-        BuildFacts, CanaryFacts, Configured, Facts, GateDecision, Judged, Phase, PropertyRuns,
-        SealFacts, SuiteFacts,
+        BuildFacts, CanaryFacts, CanaryPartFacts, Configured, Facts, GateDecision, Judged, Phase,
+        PropertyRuns, SealFacts, SuiteFacts,
     };
     let mut facts = Facts {
         patch_id: Some("pr-7".into()),
@@ -2343,7 +2609,12 @@ fn the_typed_facts_read_back_as_written() {
             exit_code: Some(1),
             catch_exit_codes: None,
             receipt: None,
+            in_runs: vec![CanaryPartFacts {
+                exit_code: Some(1),
+                receipt: None,
+            }],
         }),
+        property_cases: vec!["props/test_counter.py::test_monotonic".into()],
         fixture_suite: Some(SuiteFacts {
             exit_code: Some(0),
             failed_tests: Some(vec![]),
@@ -2354,6 +2625,7 @@ fn the_typed_facts_read_back_as_written() {
             canary: true,
             reprove: 2,
             deselect: false,
+            properties_in_suite: true,
             seed: 9,
             mutant_files: [(
                 "counter.monotonic".to_owned(),
@@ -2378,9 +2650,12 @@ fn the_typed_facts_read_back_as_written() {
         "patch_id": "pr-7", "changed_files": ["store/counters/mod.rs"], "guarded": ["patchgate.toml"],
         "seal": {"actual": A, "expected": A}, "catalog": base()["catalog"], "ledger": [], "debt_cap": 5,
         "judged": {"base": "a".repeat(40), "head": "b".repeat(40), "tree": "c".repeat(40)},
-        "build": {"exit_code": 0, "tail": "ok"}, "canary": {"exit_code": 1, "receipt": null},
+        "build": {"exit_code": 0, "tail": "ok"},
+        "canary": {"exit_code": 1, "receipt": null, "in_runs": [{"exit_code": 1, "receipt": null}]},
+        "property_cases": ["props/test_counter.py::test_monotonic"],
         "fixture_suite": {"exit_code": 0, "failed_tests": []},
-        "configured": {"build": true, "canary": true, "reprove": 2, "deselect": false, "seed": 9,
+        "configured": {"build": true, "canary": true, "reprove": 2, "deselect": false,
+                       "properties_in_suite": true, "seed": 9,
                        "mutant_files": {"counter.monotonic": ["store/counters/mod.rs"]}},
         "property_runs": {"counter.monotonic": {"runs": [0, 0]}},
         "timings_ms": {"build": 250},
@@ -2565,6 +2840,18 @@ fn every_escalation_names_its_cause() {
         (
             "the canary exits with a code that is no catch",
             "checker-neutered",
+        ),
+        (
+            "the canary rode in both runs and passed in the second: neutered",
+            "checker-neutered",
+        ),
+        (
+            "the canary's case missing from a batched run: neutered",
+            "checker-neutered",
+        ),
+        (
+            "a batched catch no case explains, the canary not riding: no pass",
+            "exit-disagrees",
         ),
         (
             "a re-proof that passes with its mutant applied",

@@ -636,9 +636,11 @@ fn reports_evidence_markdown_and_the_github_annotation() {
     let answer: serde_json::Value =
         serde_json::from_slice(&json.stdout).expect("stdout is one JSON document");
     assert_eq!(answer["reason"], "concrete-behavior");
-    for phase in ["gather", "canary", "properties", "suite", "total"] {
+    for phase in ["gather", "properties", "suite", "total"] {
         assert!(answer["timings_ms"][phase].is_u64(), "{phase}: {answer}");
     }
+    // The canary rode in the property runs (issue 40): no process, so no phase, of its own.
+    assert!(answer["timings_ms"].get("canary").is_none(), "{answer}");
     assert!(
         String::from_utf8_lossy(&json.stderr)
             .contains("::error title=patchgate BLOCK::BLOCK reason=concrete-behavior"),
@@ -2116,12 +2118,21 @@ fn a_run_that_rewrites_the_fixtures_escalates() {
         "{finding}"
     );
     assert_eq!(finding["seal_changed"], true);
-    assert_eq!(finding["run"], "canary", "{finding}");
+    // The first run that imports the package: the property runs the canary rides in (issue
+    // 40), started together; whichever was checked first is named.
+    let run = finding["run"].as_str().unwrap_or_default();
     assert!(
-        !g.stderr.contains("run 1/2"),
-        "nothing more runs: {}",
-        g.stderr
+        run.starts_with("t1-properties run ") && run.ends_with("and the canary)"),
+        "{finding}"
     );
+    // Nothing more runs: no re-proof, no suite counted.
+    let steps = g.answer["steps"].as_array().unwrap();
+    assert!(
+        !steps.iter().any(|s| s["step"] == "re-proof"),
+        "{}",
+        g.answer
+    );
+    assert_ne!(step(&g.answer, "fixtures")["ran"], true, "{}", g.answer);
 }
 
 /// Section 11.5: the canary (`properties/patchgate_canary.py`, a hypothesis property that

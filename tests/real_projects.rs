@@ -11,6 +11,9 @@
 //!   `requirements-test.txt` installs (9.x) and again under pytest 8 (a venv this test makes
 //!   in `~/.cache/patchgate-tests/pytest8`), whose report lists the same cases in the older
 //!   dialect.
+//! - `examples/gate-toolz`: toolz 1.0.0 from its PyPI sdist, whose four hypothesis properties
+//!   are part of its suite too (`toolz/tests properties`): the suite leaves out what the
+//!   property runs ran, and the canary rides in their batches (issue 40).
 //! - `examples/gate-zeroize`: zeroize 1.9.2 from crates.io (a published manifest: `autotests =
 //!   false`, every test target declared; three integration test files of its own, one test
 //!   `#[ignore]`d), beside two properties and a pinned-fixture test the user adds.
@@ -85,22 +88,8 @@ fn failing_ids(answer: &Value) -> Vec<String> {
 fn more_itertools(dir: &Path, path: Option<&Path>) -> String {
     let project = example("gate-more-itertools");
     unpack(dir, &project, "more_itertools-10.8.0.tar.gz");
-    ok(dir, path, &["init"]);
-    let canary = dir.join("properties/patchgate_canary.py");
-    let text = std::fs::read_to_string(&canary).unwrap();
-    let mine = text.replace(
-        "# import mypackage  # noqa: F401  (your package: make the canary see what it does at import)",
-        "import more_itertools  # noqa: F401",
-    );
-    assert_ne!(
-        mine, text,
-        "the starter's canary says where to import the package"
-    );
-    std::fs::write(&canary, mine).unwrap();
-    let (code, seal, stderr) = run(dir, path, &["seal", "fixtures"]);
-    assert_eq!(code, 0, "{stderr}");
-    std::fs::write(dir.join("fixtures.seal.expected"), seal).unwrap();
-    commit(dir, "more-itertools 10.8.0 and its gate");
+    init_python(dir, path, "more_itertools");
+    seal(dir, path, "more-itertools 10.8.0 and its gate");
     let census = ok(dir, path, &["census", "--write"]);
     commit(dir, "the census");
     for said in prove(
@@ -118,6 +107,30 @@ fn more_itertools(dir: &Path, path: Option<&Path>) -> String {
     }
     commit(dir, "the proofs");
     census
+}
+
+/// `patchgate init`, then the edit the guide asks for: the canary imports `package`.
+fn init_python(dir: &Path, path: Option<&Path>, package: &str) {
+    ok(dir, path, &["init"]);
+    let canary = dir.join("properties/patchgate_canary.py");
+    let text = std::fs::read_to_string(&canary).unwrap();
+    let mine = text.replace(
+        "# import mypackage  # noqa: F401  (your package: make the canary see what it does at import)",
+        &format!("import {package}  # noqa: F401"),
+    );
+    assert_ne!(
+        mine, text,
+        "the starter's canary says where to import the package"
+    );
+    std::fs::write(&canary, mine).unwrap();
+}
+
+/// The fixtures' seal written as the expected one, and everything committed as `message`.
+fn seal(dir: &Path, path: Option<&Path>, message: &str) {
+    let (code, seal, stderr) = run(dir, path, &["seal", "fixtures"]);
+    assert_eq!(code, 0, "{stderr}");
+    std::fs::write(dir.join("fixtures.seal.expected"), seal).unwrap();
+    commit(dir, message);
 }
 
 /// The registry package `archive` of `project` unpacked into `dir` (its top directory
@@ -308,6 +321,97 @@ fn more_itertools_under_pytest_9() {
     }
 }
 
+/// Issue 40 on a real project whose properties are in its suite: toolz 1.0.0 (PyPI sdist),
+/// its suite `toolz/tests properties`. The census lists the property cases, so the suite
+/// leaves out the five cases (four properties, one with a second test on the sealed fixtures) that both property runs listed as passed and the census counts them by
+/// those receipts; the canary rides in both property runs and fails in each. The honest patch
+/// merges; a bug one property catches BLOCKs with that property's case, not the canary's.
+#[test]
+fn toolz_leaves_its_property_cases_out_of_the_suite() {
+    let tmp = common::git_repo();
+    let dir = tmp.path();
+    let project = example("gate-toolz");
+    unpack(dir, &project, "toolz-1.0.0.tar.gz");
+    init_python(dir, None, "toolz");
+    // The suite where toolz keeps its tests, and the properties with them.
+    let config = dir.join("patchgate.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let mine = text.replace(
+        "\"--junitxml={junit}\", \"tests\"",
+        "\"--junitxml={junit}\", \"toolz/tests\", \"properties\"",
+    );
+    assert_eq!(
+        mine.matches("toolz/tests").count(),
+        2,
+        "the suite and its test command"
+    );
+    std::fs::write(&config, mine).unwrap();
+    seal(dir, None, "toolz 1.0.0 and its gate");
+    let census = ok(dir, None, &["census", "--write"]);
+    assert!(census.contains("the canary fails on HEAD"), "{census}");
+    commit(dir, "the census");
+    prove(
+        dir,
+        None,
+        &project,
+        &[("unique_keeps_first", "mutant-unique")],
+    );
+    commit(dir, "the proof");
+    let cases = [
+        "properties.test_groupby_partitions::test_groupby_partitions",
+        "properties.test_partition_all_roundtrip::test_partition_all_matches_the_sealed_cases",
+        "properties.test_partition_all_roundtrip::test_partition_all_roundtrip",
+        "properties.test_sliding_window_slices::test_sliding_window_slices",
+        "properties.test_unique_keeps_first::test_unique_keeps_first",
+    ];
+    for (patch, exit, reason) in [
+        ("honest", 0, "all-gates-held"),
+        ("mutant-groupby", 1, "invariant-or-over-specified-property"),
+    ] {
+        git(dir, &["checkout", "-q", "-B", patch, "main"]);
+        apply(dir, &project.join(format!("patches/{patch}.patch")));
+        commit(dir, patch);
+        let facts_out = dir.join("../facts.json");
+        let facts_arg = facts_out.to_str().unwrap();
+        let (code, stdout, stderr) = run(
+            dir,
+            None,
+            &["gate", "--base", "main", "--json", "--facts-out", facts_arg],
+        );
+        let answer: Value = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+        assert_eq!(
+            (code, answer["reason"].as_str()),
+            (exit, Some(reason)),
+            "{patch}:\n{stderr}\n{answer}"
+        );
+        let facts: Value =
+            serde_json::from_str(&std::fs::read_to_string(&facts_out).unwrap()).unwrap();
+        // The canary rode in both property runs and failed in each.
+        let rides = facts["canary"]["in_runs"].as_array().expect("in_runs");
+        assert_eq!(rides.len(), 2, "{patch}: {}", facts["canary"]);
+        for ride in rides {
+            assert_eq!(ride["exit_code"], 1, "{patch}: {ride}");
+            assert_eq!(ride["receipt"]["failed"], 1, "{patch}: {ride}");
+        }
+        assert_eq!(facts["configured"]["properties_in_suite"], true, "{patch}");
+        if patch == "honest" {
+            assert_eq!(facts["property_cases"], serde_json::json!(cases), "{patch}");
+            assert!(
+                stderr.contains("leaves out the 5 property cases every property run passed"),
+                "{stderr}"
+            );
+            // The suite passed without them, the census counting them as run.
+            assert_eq!(step(&answer, "fixtures")["verdict"], "pass", "{answer}");
+        } else {
+            assert_eq!(
+                failing_ids(&answer),
+                ["properties.test_groupby_partitions::test_groupby_partitions"],
+                "{patch}: the property's case, not the canary's"
+            );
+        }
+    }
+}
+
 /// The same project under pytest 8, whose report lists the same tests without counting the
 /// subtests: the census is the same 697 ids, and the suite bug still BLOCKs with its case.
 #[test]
@@ -386,10 +490,7 @@ fn zeroize(dir: &Path) -> (String, String) {
         .replace("--offline ", "--offline --features std ");
     assert_ne!(mine, text);
     std::fs::write(&config, mine).unwrap();
-    let (code, seal, stderr) = run(dir, None, &["seal", "fixtures"]);
-    assert_eq!(code, 0, "{stderr}");
-    std::fs::write(dir.join("fixtures.seal.expected"), seal).unwrap();
-    commit(dir, "zeroize 1.9.2 and its gate");
+    seal(dir, None, "zeroize 1.9.2 and its gate");
     let fetch = std::process::Command::new("cargo")
         .current_dir(dir)
         .args(["fetch", "--quiet"])

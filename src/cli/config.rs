@@ -167,6 +167,14 @@ pub struct CanaryConfig {
     /// The canary's files: guarded, like a property's source.
     #[serde(default)]
     pub source: Vec<String>,
+    /// The arguments that add the canary's case to a batched property run (`{ids}`): with
+    /// them, the canary rides in each property run instead of a process of its own, and
+    /// each run must show its case failed.
+    #[serde(default)]
+    pub in_batch: Vec<String>,
+    /// The canary's test cases in a property run's receipt (`classname::name`, the case or a
+    /// prefix of it up to `::` or `.`), needed with `in_batch`.
+    pub case: Option<String>,
 }
 
 impl CanaryConfig {
@@ -480,6 +488,44 @@ impl GateConfig {
             for p in &c.source {
                 RepoPath::parse(p).map_err(|e| invalid("canary.source", &format!("{p:?} {e}")))?;
             }
+            match (c.in_batch.is_empty(), &c.case) {
+                (true, None) => {}
+                (true, Some(_)) => {
+                    return Err(invalid(
+                        "canary.case",
+                        "names the canary's cases in a property run: it needs `in_batch`, the arguments that add them",
+                    ));
+                }
+                (false, None) => {
+                    return Err(invalid(
+                        "canary.case",
+                        "is needed with `in_batch`: it names the canary's cases in a property run's receipt (pytest: \"properties.patchgate_canary\")",
+                    ));
+                }
+                (false, Some(case)) => {
+                    if !crate::cli::runner::batched(&p.command) {
+                        return Err(invalid(
+                            "canary.in_batch",
+                            "rides in batched property runs: `[properties] command` needs `{ids}`",
+                        ));
+                    }
+                    // What every property's cases start with: a canary case that does could be
+                    // a property's, and be counted as its.
+                    let theirs = p
+                        .case
+                        .as_deref()
+                        .and_then(|t| t.split("{id}").next())
+                        .unwrap_or("");
+                    if case.is_empty() || case.starts_with(theirs) {
+                        return Err(invalid(
+                            "canary.case",
+                            &format!(
+                                "{case:?} could name a property's cases (they start {theirs:?}): it must name the canary's alone"
+                            ),
+                        ));
+                    }
+                }
+            }
         }
         for c in self.build.iter().flat_map(|b| &b.cache) {
             RepoPath::parse(c).map_err(|e| invalid("build.cache", &format!("{c:?} {e}")))?;
@@ -668,6 +714,43 @@ mod tests {
             let e = GateConfig::parse(&edit, "patchgate.toml").unwrap_err();
             assert!(e.contains(key) && e.contains(what), "{key}: {e}");
         }
+    }
+
+    /// Issue 40: the canary rides in the batched property runs with `in_batch` and `case`;
+    /// each needs the other, a batched property command, and a case no property's could be.
+    #[test]
+    fn a_riding_canary_needs_its_case_and_a_batched_command() {
+        let c = GateConfig::parse(STARTER, "patchgate.toml").unwrap();
+        let canary = c.canary.as_ref().unwrap();
+        assert_eq!(canary.in_batch, ["properties/patchgate_canary.py"]);
+        assert_eq!(canary.case.as_deref(), Some("properties.patchgate_canary"));
+        let case = "case = \"properties.patchgate_canary\"\n";
+        let in_batch = "in_batch = [\"properties/patchgate_canary.py\"]\n";
+        for (edit, key, what) in [
+            (STARTER.replace(case, ""), "`canary.case`", "is needed"),
+            (
+                STARTER.replace(in_batch, ""),
+                "`canary.case`",
+                "needs `in_batch`",
+            ),
+            (
+                STARTER.replace(case, "case = \"properties.test_canary\"\n"),
+                "`canary.case`",
+                "could name a property's",
+            ),
+            (
+                STARTER.replace("properties/test_{ids}.py", "properties/test_{id}.py"),
+                "`canary.in_batch`",
+                "needs `{ids}`",
+            ),
+        ] {
+            let e = GateConfig::parse(&edit, "patchgate.toml").unwrap_err();
+            assert!(e.contains(key) && e.contains(what), "{key}: {e}");
+        }
+        // Without both, the canary keeps a process of its own.
+        let own = STARTER.replace(case, "").replace(in_batch, "");
+        let c = GateConfig::parse(&own, "patchgate.toml").unwrap();
+        assert!(c.canary.unwrap().in_batch.is_empty());
     }
 
     /// Issue 35: a config error names the key and the line, in one line (cargo's habit).

@@ -51,10 +51,18 @@ pub const IDS: &str = "{ids}";
 /// A property command for `ids` (one process): an argument with `{ids}` is repeated once per
 /// id; with a single id, `{id}` (and its halves) is put in as [`argv_for`] does.
 pub fn property_argv(template: &[String], ids: &[String]) -> Vec<String> {
-    let mut argv = Vec::with_capacity(template.len() + ids.len());
+    batch_argv(template, ids, &[])
+}
+
+/// A batched property run's argv with `extra` (the canary's `[canary] in_batch`) right after
+/// the arguments `{ids}` gave: one more case of the same run.
+pub fn batch_argv(template: &[String], ids: &[String], extra: &[String]) -> Vec<String> {
+    let mut argv = Vec::with_capacity(template.len() + ids.len() + extra.len());
+    let mut extra = Some(extra);
     for a in template {
         if a.contains(IDS) {
             argv.extend(ids.iter().map(|id| a.replace(IDS, id)));
+            argv.extend(extra.take().into_iter().flatten().cloned());
         } else if let [id] = ids {
             argv.extend(argv_for(std::slice::from_ref(a), id));
         } else {
@@ -582,6 +590,7 @@ pub fn canary_run(ran: &Ran, catch: crate::core::runs::CatchCodes) -> crate::cor
         exit_code: ran.run,
         catch_exit_codes: catch,
         receipt: ran.receipt.as_ref().and_then(receipt_of),
+        in_runs: Vec::new(),
     }
 }
 

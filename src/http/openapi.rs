@@ -40,7 +40,7 @@ Errors are RFC 9457 problem documents."
         crate::core::ladder::Plan, crate::core::ladder::Report, crate::core::ladder::TierReport,
         crate::core::ladder::TierRow, crate::core::ladder::TierVerdict, crate::core::ladder::FreezeAnswer,
         crate::core::ladder::Review, crate::core::ladder::CalibrationClass,
-        crate::core::gate::Facts, crate::core::gate::Judged, crate::core::gate::SuspiciousLine, super::gate::GateCatalogDoc, super::gate::GatePropertyDoc, crate::core::gate::SuiteFacts, crate::core::gate::RerunFacts, crate::core::runs::Receipt, crate::core::gate::FailingCase, crate::core::gate::IntegrityFinding, crate::core::gate::BuildFacts, crate::core::gate::CanaryFacts, crate::core::gate::Reproof, crate::core::gate::Timings, crate::core::gate::Configured, crate::core::gate::SandboxBackend,
+        crate::core::gate::Facts, crate::core::gate::Judged, crate::core::gate::SuspiciousLine, super::gate::GateCatalogDoc, super::gate::GatePropertyDoc, crate::core::gate::SuiteFacts, crate::core::gate::RerunFacts, crate::core::runs::Receipt, crate::core::gate::FailingCase, crate::core::gate::IntegrityFinding, crate::core::gate::BuildFacts, crate::core::gate::CanaryFacts, crate::core::gate::CanaryPartFacts, crate::core::gate::Reproof, crate::core::gate::Timings, crate::core::gate::Configured, crate::core::gate::SandboxBackend,
         crate::core::gate::GateAnswer, crate::core::gate::GateDisposition, crate::core::gate::GateRuleName,
         crate::core::gate::GateReason, crate::core::gate::Step, crate::core::gate::GuardHit, crate::core::gate::OpenRow,
         crate::core::gate::GateRuleRow, crate::core::gate::GateNext, crate::core::gate::NextStep,

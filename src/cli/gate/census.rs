@@ -54,14 +54,43 @@ fn doctest_key(id: &str) -> &str {
     }
 }
 
-/// The census tests that passed on the base and did not run in `report` (absent, or skipped):
-/// sorted, all of them. Doctests are counted by their item, not their line (see
+/// Whether the base's suite runs property cases too: its census lists a passing case of a
+/// catalog property (by `[properties] case`, the property runs' receipts being on).
+pub fn lists_property_cases(
+    census: &BTreeMap<String, String>,
+    config: &crate::cli::config::GateConfig,
+    catalog: &serde_json::Value,
+) -> bool {
+    let Some(case) = config.properties.case.as_deref() else {
+        return false;
+    };
+    if !crate::cli::runner::receipted(&config.properties.command) {
+        return false;
+    }
+    let prefixes: Vec<String> = super::mutants::catalog_rows(catalog)
+        .take(10_000)
+        .filter_map(|row| row.get("id").and_then(serde_json::Value::as_str))
+        .map(|id| case.replace("{id}", id))
+        .collect();
+    census.iter().any(|(id, outcome)| {
+        outcome == "pass" && prefixes.iter().any(|p| crate::core::runs::case_of(id, p))
+    })
+}
+
+/// The census tests that passed on the base and did not run in `report` (absent, or skipped),
+/// nor in `elsewhere` (the property cases the suite left out, which every property run's
+/// receipt listed as passed): sorted, all of them. Doctests are counted by their item, not their line (see
 /// [`doctest_key`]): as many of an item's doctests must run as passed on the base; when fewer
 /// do, the base's ids of that item are the vanished ones.
-pub fn vanished(census: &BTreeMap<String, String>, report: &Report) -> Vec<String> {
+pub fn vanished(
+    census: &BTreeMap<String, String>,
+    report: &Report,
+    elsewhere: &[String],
+) -> Vec<String> {
     use std::collections::HashMap;
     let mut ran: HashMap<&str, usize> = HashMap::new();
-    for (id, _) in report.cases.iter().filter(|(_, c)| *c != Case::Skipped) {
+    let here = report.cases.iter().filter(|(_, c)| *c != Case::Skipped);
+    for id in here.map(|(id, _)| id).chain(elsewhere) {
         *ran.entry(doctest_key(id)).or_default() += 1;
     }
     let mut passed: HashMap<&str, usize> = HashMap::new();
@@ -109,14 +138,14 @@ mod tests {
             "src/lib.rs::(line 386)",
             "zeroize::non_zero",
         ]);
-        assert!(vanished(&census, &moved).is_empty());
+        assert!(vanished(&census, &moved, &[]).is_empty());
         let one_gone = report(&[
             "src/lib.rs::zeroize_bytes (line 723)",
             "src/lib.rs::(line 259)",
             "zeroize::non_zero",
         ]);
         assert_eq!(
-            vanished(&census, &one_gone),
+            vanished(&census, &one_gone, &[]),
             ["src/lib.rs::(line 258)", "src/lib.rs::(line 385)"]
         );
         let renamed = report(&[
@@ -125,9 +154,52 @@ mod tests {
             "zeroize::non_zero_renamed",
         ]);
         assert_eq!(
-            vanished(&census, &renamed),
+            vanished(&census, &renamed, &[]),
             ["src/lib.rs::zeroize_bytes (line 722)", "zeroize::non_zero"]
         );
         assert_eq!(doctest_key("a::b (line x)"), "a::b (line x)");
+    }
+    /// Issue 40: a census test left out of the suite counts as run when the property runs'
+    /// receipts listed it (`elsewhere`), and only then; `lists_property_cases` sees the base's
+    /// suite running a property's case by `[properties] case`.
+    #[test]
+    fn a_left_out_property_case_counts_by_its_receipt() {
+        let census: BTreeMap<String, String> = [
+            ("properties.test_roundtrip::test_roundtrip", "pass"),
+            ("tests.test_api::test_get", "pass"),
+        ]
+        .into_iter()
+        .map(|(a, b)| (a.to_owned(), b.to_owned()))
+        .collect();
+        let report = Report {
+            cases: vec![("tests.test_api::test_get".to_owned(), Case::Passed)],
+            ..Report::default()
+        };
+        assert_eq!(
+            vanished(&census, &report, &[]),
+            ["properties.test_roundtrip::test_roundtrip"]
+        );
+        let listed = ["properties.test_roundtrip::test_roundtrip".to_owned()];
+        assert!(vanished(&census, &report, &listed).is_empty());
+        let config =
+            crate::cli::config::GateConfig::parse(crate::cli::config::STARTER, "patchgate.toml")
+                .unwrap();
+        let catalog =
+            |id: &str| serde_json::json!({"properties": [{"id": id, "strength": "strong"}]});
+        assert!(lists_property_cases(
+            &census,
+            &config,
+            &catalog("roundtrip")
+        ));
+        assert!(!lists_property_cases(&census, &config, &catalog("unique")));
+        let failing: BTreeMap<String, String> = census
+            .keys()
+            .map(|k| (k.clone(), "fail".to_owned()))
+            .collect();
+        assert!(!lists_property_cases(
+            &failing,
+            &config,
+            &catalog("roundtrip")
+        ));
     }
 }

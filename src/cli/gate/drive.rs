@@ -11,7 +11,7 @@ use super::super::runner::{Outcome, Place, Run};
 use super::super::sandbox::Room;
 use super::gather::{Gathered, integrity_after};
 use super::outputs::{Seconds, add_failures, write_facts};
-use super::suite::{Early, SuiteDone, deselect_args, run_suite};
+use super::suite::{Early, SuiteDone, deselect_args, leave_out_args, run_suite};
 use super::{Core, GateArgs, jobs, reproof};
 use crate::core::gate::{BuildFacts, Facts, GateNext, NextStep, Phase, clip_failure};
 use crate::core::ladder::T2;
@@ -38,8 +38,11 @@ pub(super) fn drive(
     let mut seconds = Seconds::default();
     std::thread::scope(|scope| -> Result<(), CliError> {
         let mut early: Option<Early<'_, '_>> = None;
+        let mut ahead: Option<reproof::Ahead<'_>> = None;
         let mut said = HashSet::new();
         let mut asked = HashSet::new();
+        // The property cases the suite left out, left out of its re-run too.
+        let mut left_out: Vec<String> = Vec::new();
         for _ in 0..MAX_STEPS {
             let plan = core.next(facts)?;
             for line in &plan.say {
@@ -62,7 +65,7 @@ pub(super) fn drive(
                     Some(_) => Some(g.room.fork("the suite")?),
                     None => None,
                 };
-                early = Some(Early::start(scope, g, copy));
+                early = Some(Early::start(scope, g, copy, plan.leave_out.clone()));
             }
             let phase = Instant::now();
             match plan.next {
@@ -73,6 +76,11 @@ pub(super) fn drive(
                         .add(Phase::Build, phase.elapsed().as_secs_f64());
                 }
                 NextStep::Runs => {
+                    // The re-proof the plan will ask for once these runs pass, started now in
+                    // a copy made before they touch the room.
+                    if let Some(id) = plan.reproof_ahead.as_deref().filter(|_| jobs > 1) {
+                        ahead = Some(reproof::ahead(scope, g, id)?);
+                    }
                     let work = jobs::jobs(&g.config, plan.canary, &plan.property_ids);
                     let slots = jobs.saturating_sub(usize::from(early.is_some())).max(1);
                     let done = jobs::run_jobs(g, &work, slots)?;
@@ -87,7 +95,21 @@ pub(super) fn drive(
                     let id = plan.reprove.as_deref().ok_or_else(|| {
                         CliError::software("the core asked for a re-proof of no property")
                     })?;
-                    facts.reproof.push(reproof::reprove(g, id)?);
+                    let started = match ahead.take() {
+                        Some(a) if a.id == id => Some(a),
+                        Some(other) => {
+                            other.stop();
+                            None
+                        }
+                        None => None,
+                    };
+                    let done = match started {
+                        Some(a) => a.join()?,
+                        None => reproof::reprove(g, id, None, None)?,
+                    };
+                    facts.reproof.push(done.ok_or_else(|| {
+                        CliError::software("the re-proof was stopped though nothing stopped it")
+                    })?);
                     facts
                         .timings_ms
                         .add(Phase::Reproof, phase.elapsed().as_secs_f64());
@@ -99,10 +121,17 @@ pub(super) fn drive(
                             let _ = suite_room.set(room);
                             done
                         }
-                        None => run_suite(g, &g.room, T2, &[], None)?.ok_or_else(|| {
-                            CliError::software("the suite was stopped though nothing stopped it")
-                        })?,
+                        None => {
+                            let extra = leave_out_args(g, &plan.leave_out, &g.room.tree);
+                            run_suite(g, &g.room, T2, &extra, Some(&plan.leave_out), None)?
+                                .ok_or_else(|| {
+                                    CliError::software(
+                                        "the suite was stopped though nothing stopped it",
+                                    )
+                                })?
+                        }
                     };
+                    left_out = done.left_out.clone();
                     seconds.t2 = done.seconds;
                     facts.timings_ms.add(Phase::Suite, done.seconds);
                     let mut run = record_suite(facts, done);
@@ -114,11 +143,15 @@ pub(super) fn drive(
                         CliError::software("the core asked for a re-run the config cannot make")
                     })?;
                     let room = suite_room.get().unwrap_or(&g.room);
-                    let extra = deselect_args(template, &plan.deselect, &room.tree);
+                    // The same run as the suite's (the property cases it left out), less the
+                    // frozen tests.
+                    let mut extra = leave_out_args(g, &left_out, &room.tree);
+                    extra.extend(deselect_args(template, &plan.deselect, &room.tree));
                     let label = format!("{T2} re-run without {}", plan.deselect.join(", "));
-                    let done = run_suite(g, room, &label, &extra, None)?.ok_or_else(|| {
-                        CliError::software("the re-run was stopped though nothing stopped it")
-                    })?;
+                    let done =
+                        run_suite(g, room, &label, &extra, None, None)?.ok_or_else(|| {
+                            CliError::software("the re-run was stopped though nothing stopped it")
+                        })?;
                     seconds.t2 += done.seconds;
                     let rerun = done.rerun();
                     record_suite(facts, done);
@@ -133,9 +166,12 @@ pub(super) fn drive(
             }
             write_facts(args, facts)?;
         }
-        // A suite started early that the decision did not need: stopped, not run.
+        // A suite or re-proof started early that the decision did not need: stopped, not run.
         if let Some(e) = early.take() {
             e.stop();
+        }
+        if let Some(other) = ahead.take() {
+            other.stop();
         }
         Ok(())
     })?;
@@ -191,7 +227,7 @@ fn build(g: &Gathered, facts: &mut Facts) -> Result<(), CliError> {
 /// put where they go.
 fn record_suite(facts: &mut Facts, done: SuiteDone) -> crate::core::gate::SuiteFacts {
     if let Some(read) = &done.read {
-        add_failures(facts, read);
+        add_failures(facts, read, None);
     }
     if let Some(finding) = done.finding
         && facts.integrity.is_empty()

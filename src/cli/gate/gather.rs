@@ -131,6 +131,9 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     let mutant_files = super::mutants::mutant_files(&config, &base, &catalog)?;
     // The patch's code, read by its syntax (CONTRACT.md section 14), before anything runs.
     let reading = read_patch(&base, &judged.tree, &config.suspicious, &config.fixtures)?;
+    let properties_in_suite = census
+        .as_ref()
+        .is_some_and(|c| census::lists_property_cases(c, &config, &catalog));
     let facts = Facts {
         patch_id: Some(args.patch_id.clone().unwrap_or_else(|| head.clone())),
         changed_files: changed.clone(),
@@ -162,6 +165,7 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
             canary: config.canary.is_some(),
             reprove: config.properties.reprove,
             deselect: config.suite.deselect.is_some(),
+            properties_in_suite,
             seed: draw(),
             mutant_files,
         }),

@@ -2,28 +2,35 @@
 //! in the room, and what they saw as the facts' `canary`, `property_runs` and
 //! `property_receipts`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::super::config::GateConfig;
 use super::super::error::CliError;
+use super::super::junit::Case;
 use super::super::runner::{
-    Outcome, Place, Ran, Run, batched, canary_run, property_argv, property_receipt, receipt_of,
+    Outcome, Place, Ran, Run, batch_argv, batched, canary_run, property_receipt, receipt_of,
     receipted,
 };
 use super::gather::{Gathered, integrity_after};
 use super::outputs::add_failures;
-use crate::core::gate::{CanaryFacts, Facts, IntegrityFinding, Phase, PropertyRuns};
+use crate::core::gate::{
+    CanaryFacts, CanaryPart, CanaryPartFacts, CanaryRun, Facts, IntegrityFinding,
+    MAX_PROPERTY_CASES, MAX_TEST_ID_CHARS, Phase, PropertyRuns,
+};
 use crate::core::ladder::T1;
 use crate::core::runs::Receipt;
+use crate::core::runs::case_of;
 
 /// One run of the `runs` step: they do not depend on each other, and run up to `--jobs` at
 /// once in the room.
 pub(super) enum Job {
     Canary,
-    /// Run `n` of these properties (one process for all of them when batched).
+    /// Run `n` of these properties (one process for all of them when batched), the canary's
+    /// case one more case of it when it rides (`[canary] in_batch`).
     Properties {
         n: u8,
         ids: Vec<String>,
+        canary: bool,
     },
 }
 
@@ -34,12 +41,14 @@ pub(super) struct Done<'j> {
     finding: Option<IntegrityFinding>,
 }
 
-/// The jobs of a `runs` step: the canary first when asked, then one process per run of a
-/// batch (every property at once), or per property and run; in run order.
+/// The jobs of a `runs` step, in run order: the canary in a process of its own when asked
+/// and it cannot ride; then one process per run of a batch (every property at once, the
+/// canary riding in each when asked and configured), or per property and run.
 pub(super) fn jobs(config: &GateConfig, canary: bool, ids: &[String]) -> Vec<Job> {
     let p = &config.properties;
+    let rides = canary && !ids.is_empty() && batched(&p.command) && rider(config).is_some();
     let mut work = Vec::new();
-    if canary {
+    if canary && !rides {
         work.push(Job::Canary);
     }
     if ids.is_empty() {
@@ -49,16 +58,37 @@ pub(super) fn jobs(config: &GateConfig, canary: bool, ids: &[String]) -> Vec<Job
         work.extend((1..=p.runs).map(|n| Job::Properties {
             n,
             ids: ids.to_vec(),
+            canary: rides,
         }));
     } else {
         work.extend(ids.iter().flat_map(|id| {
             (1..=p.runs).map(move |n| Job::Properties {
                 n,
                 ids: vec![id.clone()],
+                canary: false,
             })
         }));
     }
     work
+}
+
+/// The canary's arguments and cases in a batched property run, when it is configured to ride.
+fn rider(config: &GateConfig) -> Option<(&[String], &str)> {
+    let c = config.canary.as_ref()?;
+    let case = c.case.as_deref()?;
+    (!c.in_batch.is_empty()).then_some((c.in_batch.as_slice(), case))
+}
+
+/// The canary's part of a batched run it rode in: the run's exit code, its own cases' receipt.
+fn canary_part(config: &GateConfig, ran: &Ran) -> Option<CanaryPart> {
+    let (_, case) = rider(config)?;
+    Some(CanaryPart {
+        exit_code: ran.run,
+        receipt: ran
+            .receipt
+            .as_ref()
+            .and_then(|read| property_receipt(read, Some(case), "")),
+    })
 }
 
 /// Runs `work` in the room, up to `slots` at once, in order of start. Once one changes the
@@ -83,12 +113,24 @@ pub(super) fn run_jobs<'j>(
                 })?;
                 ("canary".to_owned(), c.command.clone(), c.timeout())
             }
-            Job::Properties { n, ids } => (
-                match ids.as_slice() {
-                    [id] => format!("{T1} {id} run {n}/{}", p.runs),
-                    _ => format!("{T1} run {n}/{} ({} properties)", p.runs, ids.len()),
+            Job::Properties { n, ids, canary } => (
+                match (ids.as_slice(), canary) {
+                    ([id], false) => format!("{T1} {id} run {n}/{}", p.runs),
+                    (_, false) => format!("{T1} run {n}/{} ({} properties)", p.runs, ids.len()),
+                    (_, true) => format!(
+                        "{T1} run {n}/{} ({} properties and the canary)",
+                        p.runs,
+                        ids.len()
+                    ),
                 },
-                property_argv(&p.command, ids),
+                batch_argv(
+                    &p.command,
+                    ids,
+                    match (canary, rider(&g.config)) {
+                        (true, Some((args, _))) => args,
+                        _ => &[],
+                    },
+                ),
                 p.timeout(),
             ),
         };
@@ -101,9 +143,21 @@ pub(super) fn run_jobs<'j>(
         };
         // A canary that did not fail as it must decides (the core's rule, section 11.5): no
         // property run counts after it, so none more is started.
-        if let (Job::Canary, Some(c)) = (job, &g.config.canary)
-            && !canary_run(&ran, c.catch.clone()).sang()
-        {
+        let sang = match (job, &g.config.canary) {
+            (Job::Canary, Some(c)) => canary_run(&ran, c.catch.clone()).sang(),
+            (Job::Properties { canary: true, .. }, Some(c)) => canary_part(&g.config, &ran)
+                .is_some_and(|part| {
+                    CanaryRun {
+                        exit_code: part.exit_code,
+                        catch_exit_codes: c.catch.clone(),
+                        receipt: part.receipt,
+                        in_runs: Vec::new(),
+                    }
+                    .sang()
+                }),
+            _ => true,
+        };
+        if !sang {
             stop.store(true, Ordering::SeqCst);
         }
         let finding = integrity_after(g, &g.room, &label)?;
@@ -156,6 +210,9 @@ pub(super) fn record(
     let mut codes: BTreeMap<&str, Vec<(u8, Option<u8>)>> = BTreeMap::new();
     let mut theirs: BTreeMap<&str, Vec<(u8, Option<Receipt>)>> = BTreeMap::new();
     let mut seconds = 0.0;
+    let mut rode: Vec<(u8, CanaryPart)> = Vec::new();
+    // Each property's passed cases in each of its runs.
+    let mut passed: BTreeMap<&str, Vec<BTreeSet<&str>>> = BTreeMap::new();
     for d in &done {
         if let Some(finding) = &d.finding
             && facts.integrity.is_empty()
@@ -168,23 +225,58 @@ pub(super) fn record(
                     exit_code: d.ran.run,
                     catch_exit_codes: g.config.canary.as_ref().map(|c| c.catch.clone()),
                     receipt: d.ran.receipt.as_ref().and_then(receipt_of),
+                    in_runs: Vec::new(),
                 });
                 facts.timings_ms.add(Phase::Canary, d.ran.seconds);
             }
-            Job::Properties { n, ids } => {
+            Job::Properties { n, ids, canary } => {
                 seconds += d.ran.seconds;
+                if *canary && let Some(part) = canary_part(&g.config, &d.ran) {
+                    rode.push((*n, part));
+                }
                 for id in ids {
                     codes.entry(id).or_default().push((*n, d.ran.run));
+                    if let Some(Ok(report)) = &d.ran.receipt {
+                        let prefix = p.case.as_deref().map(|c| c.replace("{id}", id));
+                        passed.entry(id).or_default().push(
+                            report
+                                .cases
+                                .iter()
+                                .filter(|(_, how)| *how == Case::Passed)
+                                .map(|(case, _)| case.as_str())
+                                .filter(|case| {
+                                    prefix.as_deref().is_none_or(|pre| case_of(case, pre))
+                                })
+                                .collect(),
+                        );
+                    }
                     if let Some(read) = &d.ran.receipt {
                         let receipt = property_receipt(read, p.case.as_deref(), id);
                         theirs.entry(id).or_default().push((*n, receipt));
                     }
                 }
                 if let Some(read) = &d.ran.receipt {
-                    add_failures(facts, read);
+                    let theirs = rider(&g.config).map(|(_, case)| case).filter(|_| *canary);
+                    add_failures(facts, read, theirs);
                 }
             }
         }
+    }
+    if !rode.is_empty() {
+        rode.sort_by_key(|(n, _)| *n);
+        let parts: Vec<CanaryPartFacts> = rode
+            .into_iter()
+            .map(|(_, part)| CanaryPartFacts {
+                exit_code: part.exit_code,
+                receipt: part.receipt,
+            })
+            .collect();
+        facts.canary = Some(CanaryFacts {
+            exit_code: parts[0].exit_code,
+            catch_exit_codes: g.config.canary.as_ref().map(|c| c.catch.clone()),
+            receipt: parts[0].receipt.clone(),
+            in_runs: parts,
+        });
     }
     if asked.is_empty() {
         return seconds;
@@ -208,6 +300,26 @@ pub(super) fn record(
             receipts.insert(id.to_owned(), mine.into_iter().map(|(_, r)| r).collect());
         }
     }
+    // The cases every run of their (complete) property passed: what the suite may leave out.
+    let mut cases: Vec<String> = passed
+        .into_iter()
+        .filter(|(id, each)| runs.contains_key(*id) && each.len() == usize::from(p.runs))
+        .flat_map(|(_, each)| {
+            let mut each = each.into_iter();
+            let first = each.next().unwrap_or_default();
+            let rest: Vec<BTreeSet<&str>> = each.collect();
+            first
+                .into_iter()
+                .filter(move |case| rest.iter().all(|r| r.contains(case)))
+        })
+        // An id too long for the facts stays in the suite (never clipped into another's prefix).
+        .filter(|case| case.chars().count() <= MAX_TEST_ID_CHARS)
+        .map(str::to_owned)
+        .collect();
+    cases.sort();
+    cases.dedup();
+    cases.truncate(MAX_PROPERTY_CASES);
+    facts.property_cases = cases;
     facts.property_runs = Some(runs);
     if on {
         facts.property_receipts = Some(receipts);

@@ -16,11 +16,7 @@ pub(super) fn mutant_files(
     if config.properties.reprove == 0 {
         return Ok(out);
     }
-    let rows = catalog
-        .get("properties")
-        .or(Some(catalog))
-        .and_then(serde_json::Value::as_array);
-    for row in rows.into_iter().flatten().take(1000) {
+    for row in catalog_rows(catalog).take(1000) {
         let (Some(id), Some(_)) = (row.get("id").and_then(|v| v.as_str()), row.get("admitted"))
         else {
             continue;
@@ -53,4 +49,16 @@ pub(super) fn touched(diff: &[u8]) -> Vec<String> {
         }
     }
     files
+}
+
+/// The catalog document's rows (`properties: [...]`, or a list), as the core will read them.
+pub(super) fn catalog_rows(
+    catalog: &serde_json::Value,
+) -> impl Iterator<Item = &serde_json::Value> {
+    catalog
+        .get("properties")
+        .or(Some(catalog))
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
 }

@@ -14,8 +14,105 @@ use super::gather::Gathered;
 use super::mutants::touched;
 use crate::core::gate::Reproof;
 
-/// Re-proves `id`: its mutant applied to a fresh copy, its property run once there.
-pub(super) fn reprove(g: &Gathered, id: &str) -> Result<Reproof, CliError> {
+/// The copy a re-proof of `id` starts from (section 11.10): a compiled project's built copy
+/// (the room as the build step left it), otherwise a fresh copy of the judged tree.
+pub(super) fn room_for(g: &Gathered, id: &str) -> Result<Room, CliError> {
+    match &g.config.build {
+        Some(_) => g.room.fork(&format!("the re-proof of {id}")),
+        None => Room::open(&g.config.sandbox, &g.tree, g.cache.as_ref()),
+    }
+}
+
+/// A re-proof started beside the property runs (the plan's `reproof_ahead`), in its own copy
+/// made before they start: its result used only if the plan's `reproof` names the same
+/// property; otherwise (or dropped: an error, a signal) it is stopped.
+pub(super) struct Ahead<'scope> {
+    pub id: String,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    go: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    handle: Option<std::thread::ScopedJoinHandle<'scope, Result<Option<Reproof>, CliError>>>,
+}
+
+impl Ahead<'_> {
+    /// Lets it run its property (it waited, prepared, for the plan to ask), and gives its
+    /// result once it ended (`None`: it was stopped).
+    pub fn join(mut self) -> Result<Option<Reproof>, CliError> {
+        self.go.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.handle
+            .take()
+            .ok_or_else(|| CliError::software("the re-proof was joined twice"))?
+            .join()
+            .unwrap_or_else(|_| Err(CliError::software("the re-proof's thread panicked")))
+    }
+
+    /// Stops it (killed if it still runs); what it did is not recorded.
+    pub fn stop(mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(Ok(Ok(Some(_)))) = self.handle.take().map(std::thread::ScopedJoinHandle::join) {
+            output::error(&format!(
+                "re-proof {}: its early run is not counted (the plan did not ask for it)",
+                self.id
+            ));
+        }
+    }
+}
+
+impl Drop for Ahead<'_> {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Starts the re-proof of `id` beside the property runs (see [`Ahead`]).
+pub(super) fn ahead<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    g: &'env Gathered,
+    id: &str,
+) -> Result<Ahead<'scope>, CliError> {
+    let room = room_for(g, id)?;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let go = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (flag, start) = (std::sync::Arc::clone(&stop), std::sync::Arc::clone(&go));
+    let owned = id.to_owned();
+    output::error(&format!(
+        "re-proof {id}: its copy made and its mutant built now, beside the property runs; run only if they pass"
+    ));
+    let handle = scope.spawn(move || {
+        reprove(
+            g,
+            &owned,
+            Some(room),
+            Some(Hold {
+                stop: &flag,
+                go: &start,
+            }),
+        )
+    });
+    Ok(Ahead {
+        id: id.to_owned(),
+        stop,
+        go,
+        handle: Some(handle),
+    })
+}
+
+/// How a re-proof started ahead is held: stopped when `stop` is set; its property run waits,
+/// once its mutant is built, until `go` is.
+pub(super) struct Hold<'a> {
+    stop: &'a std::sync::atomic::AtomicBool,
+    go: &'a std::sync::atomic::AtomicBool,
+}
+
+/// Re-proves `id`: its mutant applied to `room` (or a copy made now, [`room_for`]), its
+/// property run once there. `None` when `hold` stopped it.
+pub(super) fn reprove(
+    g: &Gathered,
+    id: &str,
+    room: Option<Room>,
+    hold: Option<Hold<'_>>,
+) -> Result<Option<Reproof>, CliError> {
+    use std::sync::atomic::Ordering;
+    let cancel = hold.as_ref().map(|h| h.stop);
     let p = &g.config.properties;
     let not_applied = |note: String| Reproof {
         property: id.to_owned(),
@@ -26,42 +123,41 @@ pub(super) fn reprove(g: &Gathered, id: &str) -> Result<Reproof, CliError> {
     };
     let path = p.mutant_path(id);
     let Some(diff) = base_file(&g.base, &path)? else {
-        return Ok(not_applied(format!(
+        return Ok(Some(not_applied(format!(
             "no mutant stored at {path} in the base: `patchgate admit {id} --mutant REF --write` stores it"
-        )));
+        ))));
     };
     // A compiled project's re-proof starts from the build step's output (section 11.10): the
     // built copy, its mutant applied, an incremental build under the build step's timeout.
     // Otherwise a fresh copy of the judged tree.
-    let room = match &g.config.build {
-        Some(_) => g.room.fork(&format!("the re-proof of {id}"))?,
-        None => Room::open(&g.config.sandbox, &g.tree, g.cache.as_ref())?,
+    let room = match room {
+        Some(room) => room,
+        None => room_for(g, id)?,
     };
     if let Err(why) = apply_mutant(&room.tree, &diff, &g.base) {
         output::error(&format!(
             "re-proof {id}: its mutant does not apply here ({why})"
         ));
-        return Ok(not_applied(format!(
+        return Ok(Some(not_applied(format!(
             "not as written, not by a three-way merge, not with its context loosened: {why}"
-        )));
+        ))));
     }
     // What `git apply` wrote is the room's runs' to write again.
     room.settle()?;
     if let Some(build) = &g.config.build {
-        let built = match Run::new(
-            &format!("re-proof {id}: build (mutant applied)"),
-            &build.command,
-            build.timeout(),
-            Place::Room(&room),
-        )
-        .tail(2048)
-        .start()?
-        {
+        let label = format!("re-proof {id}: build (mutant applied)");
+        let mut run =
+            Run::new(&label, &build.command, build.timeout(), Place::Room(&room)).tail(2048);
+        if let Some(flag) = cancel {
+            run = run.cancel(flag);
+        }
+        let built = match run.start()? {
             Outcome::Ran(ran) => ran,
+            Outcome::Cancelled if cancel.is_some() => return Ok(None),
             Outcome::Cancelled => return Err(CliError::software("the re-proof was cancelled")),
         };
         if built.run != Some(0) {
-            return Ok(Reproof {
+            return Ok(Some(Reproof {
                 property: id.to_owned(),
                 applied: true,
                 exit_code: None,
@@ -77,15 +173,28 @@ pub(super) fn reprove(g: &Gathered, id: &str) -> Result<Reproof, CliError> {
                         "its build, the mutant applied, timed out or was killed".to_owned()
                     }
                 }),
-            });
+            }));
+        }
+    }
+    if let Some(h) = &hold {
+        while !h.go.load(Ordering::SeqCst) {
+            if h.stop.load(Ordering::SeqCst) {
+                return Ok(None);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
         }
     }
     let label = format!("re-proof {id} (mutant applied)");
     let argv = property_argv(&p.command, &[id.to_owned()]);
-    let ran = Run::new(&label, &argv, p.timeout(), Place::Room(&room))
-        .start()?
-        .ran()?;
-    Ok(Reproof {
+    let mut run = Run::new(&label, &argv, p.timeout(), Place::Room(&room));
+    if let Some(flag) = cancel {
+        run = run.cancel(flag);
+    }
+    let ran = match run.start()? {
+        Outcome::Cancelled if cancel.is_some() => return Ok(None),
+        outcome => outcome.ran()?,
+    };
+    Ok(Some(Reproof {
         property: id.to_owned(),
         applied: true,
         exit_code: ran.run,
@@ -96,7 +205,7 @@ pub(super) fn reprove(g: &Gathered, id: &str) -> Result<Reproof, CliError> {
         note: ran
             .over
             .map(|o| format!("its run went {} (the room ended it)", <&str>::from(o))),
-    })
+    }))
 }
 
 /// Applies the mutant (a diff from the base) to the judged tree's copy (CONTRACT.md section

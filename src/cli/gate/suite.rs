@@ -22,6 +22,8 @@ use crate::core::path::RepoPath;
 /// `None` from [`run_suite`] when it was stopped (no longer needed).
 pub(super) struct SuiteDone {
     pub run: SuiteFacts,
+    /// The property cases it left out (counted by the property runs' receipts).
+    pub left_out: Vec<String>,
     pub seconds: f64,
     pub read: Option<ReceiptRead>,
     pub finding: Option<IntegrityFinding>,
@@ -39,14 +41,16 @@ impl SuiteDone {
     }
 }
 
-/// Runs the fixture suite (t2) in `room`, with `extra` arguments after its command (the
-/// deselected tests of a re-run), then checks what it changed; stopped when `cancel` is set
-/// (`None`).
+/// Runs the fixture suite (t2) in `room`, with `extra` arguments after its command (the tests
+/// it leaves out), then checks what it changed; stopped when `cancel` is set (`None`). A
+/// first run (`census` given: the property cases it left out, which the property runs' receipts
+/// listed) is held to the census; a re-run is not.
 pub(super) fn run_suite(
     g: &Gathered,
     room: &Room,
     label: &str,
     extra: &[String],
+    census: Option<&[String]>,
     cancel: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<Option<SuiteDone>, CliError> {
     let s = &g.config.suite;
@@ -100,8 +104,8 @@ pub(super) fn run_suite(
                 output::error(&format!("{label}: its report disagrees with itself: {why}"));
             }
             // The base's tests must still run (section 11.2); a re-run leaves some out.
-            if let Some(census) = g.census.as_ref().filter(|_| extra.is_empty()) {
-                let gone = census::vanished(census, report);
+            if let (Some(base), Some(elsewhere)) = (g.census.as_ref(), census) {
+                let gone = census::vanished(base, report, elsewhere);
                 if !gone.is_empty() {
                     output::error(&format!(
                         "{label}: {} census tests that passed on the base did not run (first: {})",
@@ -124,6 +128,7 @@ pub(super) fn run_suite(
     let finding = integrity_after(g, room, label)?;
     Ok(Some(SuiteDone {
         run,
+        left_out: census.map(<[String]>::to_vec).unwrap_or_default(),
         seconds: ran.seconds,
         read,
         finding,
@@ -165,6 +170,15 @@ pub(super) fn deselect_args(template: &[String], ids: &[String], tree: &Path) ->
                 .map(move |a| a.replace("{nodeid}", &node))
         })
         .collect()
+}
+
+/// The arguments that leave the property cases `ids` out of the suite (`[suite] deselect`);
+/// none without it (the plan leaves none out then).
+pub(super) fn leave_out_args(g: &Gathered, ids: &[String], tree: &Path) -> Vec<String> {
+    match &g.config.suite.deselect {
+        Some(template) if !ids.is_empty() => deselect_args(template, ids, tree),
+        _ => Vec::new(),
+    }
 }
 
 /// pytest's node id of a JUnit test id `classname::name` (CONTRACT.md section 12.4): pytest
@@ -243,6 +257,7 @@ impl<'scope, 'env> Early<'scope, 'env> {
         scope: &'scope std::thread::Scope<'scope, 'env>,
         g: &'env Gathered,
         copy: Option<Room>,
+        leave_out: Vec<String>,
     ) -> Self {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = std::sync::Arc::clone(&stop);
@@ -254,7 +269,8 @@ impl<'scope, 'env> Early<'scope, 'env> {
                 Some(room) => room?,
                 None => Room::open(&g.config.sandbox, &g.tree, g.cache.as_ref())?,
             };
-            let done = run_suite(g, &room, T2, &[], Some(&flag))?;
+            let extra = leave_out_args(g, &leave_out, &room.tree);
+            let done = run_suite(g, &room, T2, &extra, Some(&leave_out), Some(&flag))?;
             Ok((room, done))
         });
         Early {

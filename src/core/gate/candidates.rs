@@ -12,9 +12,32 @@ use std::collections::HashSet;
 /// patch, less those tried, those whose mutant touches a changed file first, each group in
 /// the order the runner's draw (`configured.seed`) gives.
 pub fn next_reproof(request: &GateRequest, configured: &Configured) -> Option<String> {
+    next_among(request, configured, &|id| {
+        request.property_runs.contains_key(id)
+    })
+}
+
+/// The re-proof [`next_reproof`] will name once `unrun` has run too (every run finished):
+/// what the runner may start beside those runs, speculatively.
+pub fn reproof_ahead(
+    request: &GateRequest,
+    configured: &Configured,
+    unrun: &[String],
+) -> Option<String> {
+    next_among(request, configured, &|id| {
+        request.property_runs.contains_key(id) || unrun.iter().any(|u| u == id)
+    })
+}
+
+/// The next re-proof, `on_patch` saying which properties ran on this patch.
+fn next_among(
+    request: &GateRequest,
+    configured: &Configured,
+    on_patch: &dyn Fn(&str) -> bool,
+) -> Option<String> {
     // At most as many tries as the facts may carry: past them, the rest is said void.
     if configured.reprove == 0
-        || request.property_runs.is_empty()
+        || !request.catalog.iter().any(|p| on_patch(&p.id))
         || request.reproof.len() >= super::parse::MAX_REPROOFS
     {
         return None;
@@ -40,7 +63,7 @@ pub fn next_reproof(request: &GateRequest, configured: &Configured) -> Option<St
     request
         .catalog
         .iter()
-        .filter(|p| p.admitted.is_some() && request.property_runs.contains_key(&p.id))
+        .filter(|p| p.admitted.is_some() && on_patch(&p.id))
         .filter(|p| !tried.contains(p.id.as_str()))
         // First the mutants that touch a file the patch changes (section 11.10), then the
         // rest, each in the draw's order.

@@ -126,6 +126,13 @@ pub struct Facts {
     /// `property_receipts`. Default false.
     #[serde(default, skip_serializing_if = "is_false")]
     pub batched: bool,
+    /// The test cases every run of a property listed as passed in its receipt, the properties'
+    /// own cases only, sorted, at most 1,000: when the base's suite runs them too
+    /// (`configured.properties_in_suite`), the suite leaves them out, and its census counts
+    /// them by these receipts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(value_type = Vec<TestIdDoc>, max_items = 1000)]
+    pub property_cases: Vec<String>,
     /// The failing cases the reports gave (section 11.8): at most 20, each message at most
     /// 2,048 bytes; echoed in the answer and the Markdown report.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -291,6 +298,25 @@ pub struct CanaryFacts {
     #[schema(value_type = Option<Vec<CatchCodeDoc>>, nullable = false, min_items = 1)]
     pub catch_exit_codes: Option<CatchCodes>,
     /// Its receipt; null when no report was read.
+    #[schema(required = true, nullable = true)]
+    pub receipt: Option<Receipt>,
+    /// It rode in the batched property runs (`[canary] in_batch`): its part of each, in run
+    /// order (the first is `exit_code` and `receipt`); it must have failed in every one.
+    /// Absent when it ran in a process of its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(max_items = 10)]
+    pub in_runs: Vec<CanaryPartFacts>,
+}
+
+/// The canary's part of one batched property run.
+#[derive(Debug, Clone, Default, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = CanaryPartDoc)]
+pub struct CanaryPartFacts {
+    /// The run's exit code (its batch's), or null when it was killed.
+    #[schema(value_type = Option<ExitCodeDoc>, required = true)]
+    pub exit_code: Option<u8>,
+    /// The receipt of the canary's own cases in that run; null when no report was read.
     #[schema(required = true, nullable = true)]
     pub receipt: Option<Receipt>,
 }

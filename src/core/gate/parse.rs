@@ -6,9 +6,9 @@ use serde_json::Value;
 use std::collections::HashMap;
 
 use super::request::{
-    BuildRun, CanaryRun, Configured, FailingCase, FixtureSuite, GateRequest, IntegrityFinding,
-    Judged, MergeGroup, MergeQueue, OverLimit, Reproof, Rerun, RoomFacts, SandboxBackend,
-    SuspicionClass, SuspiciousLine,
+    BuildRun, CanaryPart, CanaryRun, Configured, FailingCase, FixtureSuite, GateRequest,
+    IntegrityFinding, Judged, MergeGroup, MergeQueue, OverLimit, Reproof, Rerun, RoomFacts,
+    SandboxBackend, SuspicionClass, SuspiciousLine,
 };
 use crate::core::catalog::CatalogKind;
 use crate::core::fields::{self, Errors, object};
@@ -17,7 +17,7 @@ use crate::core::quorum::parse_quorum_fields;
 use crate::core::runs::{CatchCodes, Receipt, parse_catch_codes, parse_receipt};
 
 /// The fields of a `/gate` body.
-pub const GATE_FIELDS: [&str; 31] = [
+pub const GATE_FIELDS: [&str; 32] = [
     "patch_id",
     "changed_files",
     "guarded",
@@ -40,6 +40,7 @@ pub const GATE_FIELDS: [&str; 31] = [
     "unparsed",
     "property_receipts",
     "batched",
+    "property_cases",
     "failures",
     "integrity",
     "build",
@@ -66,7 +67,8 @@ pub const ROOM_CAPS: [&str; 3] = ["memory", "pids", "disk"];
 /// The fields of an entry of `room.over`.
 pub const OVER_FIELDS: [&str; 2] = ["run", "limit"];
 /// The fields of `configured`.
-pub const CONFIGURED_FIELDS: [&str; 6] = [
+pub const CONFIGURED_FIELDS: [&str; 7] = [
+    "properties_in_suite",
     "build",
     "canary",
     "reprove",
@@ -88,9 +90,13 @@ pub const TIMING_STEPS: [&str; 8] = [
 /// The fields of a re-proof.
 pub const REPROOF_FIELDS: [&str; 5] = ["property", "applied", "exit_code", "receipt", "note"];
 /// The fields of `canary`.
-pub const CANARY_FIELDS: [&str; 3] = ["exit_code", "catch_exit_codes", "receipt"];
+pub const CANARY_FIELDS: [&str; 4] = ["exit_code", "catch_exit_codes", "receipt", "in_runs"];
+/// The fields of the canary's part of a batched property run.
+pub const CANARY_PART_FIELDS: [&str; 2] = ["exit_code", "receipt"];
 /// The fields of a failing case.
 pub const FAILURE_FIELDS: [&str; 2] = ["id", "message"];
+/// Most property cases a request lists (`property_cases`).
+pub const MAX_PROPERTY_CASES: usize = 1000;
 /// Most re-proofs a request carries (section 11.5): the plan asks for no more.
 pub const MAX_REPROOFS: usize = 100;
 /// Most failing cases a request carries (section 11.8).
@@ -239,6 +245,31 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
         .get("property_receipts")
         .and_then(|v| parse_property_receipts(v, &mut e));
     let batched = doc.opt_bool("batched", &mut e).unwrap_or(false);
+    let property_cases = match doc.get("property_cases") {
+        None => Vec::new(),
+        Some(v) if v.as_array().is_some_and(|a| a.len() > MAX_PROPERTY_CASES) => {
+            e.push(
+                "/property_cases",
+                format!("at most {MAX_PROPERTY_CASES} property cases are listed"),
+            );
+            Vec::new()
+        }
+        Some(v) => fields::array(
+            v,
+            "/property_cases",
+            "`property_cases`",
+            &mut e,
+            |x, p, e| {
+                let id = fields::string(x, &p, "a property case id", MAX_TEST_ID_CHARS, e)?;
+                if id.is_empty() {
+                    e.push(p, "a property case id must not be empty");
+                    return None;
+                }
+                Some(id)
+            },
+        )
+        .unwrap_or_default(),
+    };
     if batched && doc.get("property_receipts").is_none() && doc.get("property_runs").is_some() {
         e.push(
             "/batched",
@@ -296,6 +327,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
         let canary = c.opt_bool("canary", &mut e);
         let reprove = c.opt_uint("reprove", 100, &mut e);
         let deselect = c.opt_bool("deselect", &mut e);
+        let properties_in_suite = c.opt_bool("properties_in_suite", &mut e);
         let seed = c.opt_uint("seed", u64::from(u32::MAX), &mut e);
         let mutant_files = c
             .get("mutant_files")
@@ -307,6 +339,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             canary: canary.unwrap_or(false),
             reprove: reprove.and_then(|n| u8::try_from(n).ok()).unwrap_or(0),
             deselect: deselect.unwrap_or(true),
+            properties_in_suite: properties_in_suite.unwrap_or(false),
             seed: seed.unwrap_or(0),
         })
     });
@@ -357,6 +390,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             unparsed,
             property_receipts,
             batched,
+            property_cases,
             failures,
             integrity,
             build,
@@ -544,10 +578,31 @@ fn parse_canary(v: &Value, e: &mut Errors) -> Option<CanaryRun> {
         None => CatchCodes::default(),
     };
     let receipt = parse_receipt(c.required("receipt", e)?, &c.pointer("receipt"), e)?;
+    let in_runs = match c.get("in_runs") {
+        None => Vec::new(),
+        Some(x) => {
+            let at = c.pointer("in_runs");
+            if x.as_array().is_some_and(|a| a.len() > 10) {
+                e.push(
+                    &at,
+                    "`in_runs` holds the canary's part of each property run: at most 10 (`runs` is 2 to 10)",
+                );
+                return None;
+            }
+            fields::array(x, &at, "`in_runs`", e, |item, at, e| {
+                let part = object(item, &at, "a run's canary part", &CANARY_PART_FIELDS, e)?;
+                let exit_code = exit_code_of(&part, "the property run", e)?;
+                let receipt =
+                    parse_receipt(part.required("receipt", e)?, &part.pointer("receipt"), e)?;
+                Some(CanaryPart { exit_code, receipt })
+            })?
+        }
+    };
     Some(CanaryRun {
         exit_code,
         catch_exit_codes,
         receipt,
+        in_runs,
     })
 }
 

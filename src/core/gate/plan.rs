@@ -6,6 +6,7 @@ use super::answer::GateDisposition;
 use super::answer::GateReason;
 use super::answer::GateRuleName;
 use super::candidates::next_reproof;
+use super::candidates::reproof_ahead;
 use super::request::Configured;
 use super::request::GateRequest;
 use super::rules::decide_gate;
@@ -80,6 +81,17 @@ pub struct GateNext {
     /// needed unless a run decides first, and nothing this step does can change its evidence.
     #[serde(default)]
     pub suite_beside: bool,
+    /// With `runs`: the admitted property the plan will ask to re-prove once these runs pass
+    /// (the same draw). The runner may start that re-proof now, beside the runs, in a copy of
+    /// its own (it needs nothing they do), and report it only when `reproof` names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reproof_ahead: Option<String>,
+    /// With `suite`, or `suite_beside`: the property cases the suite leaves out
+    /// (`[suite] deselect`), because every run of their property listed them as passed
+    /// (`property_cases`) and the base's suite runs them too; its census counts them by those
+    /// receipts. Empty otherwise.
+    #[serde(default)]
+    pub leave_out: Vec<String>,
     /// What the runner says to people now (each line once).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub say: Vec<String>,
@@ -220,6 +232,28 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
             crate::core::ladder::T2
         ));
     }
+    // The suite leaves out the property cases the property runs ran, when the base's suite
+    // runs them too; so it waits for those runs rather than start beside them.
+    let leaving = planning.configured.properties_in_suite && planning.configured.deselect;
+    let suite_beside = matches!(next, NextStep::Runs | NextStep::Reproof)
+        && request.fixture_suite.is_none()
+        // Leaving property cases out: not before every property run finished.
+        && (!leaving || planning.unrun.is_empty());
+    let leave_out = if leaving && (suite_beside || next == NextStep::Suite) {
+        request.property_cases.clone()
+    } else {
+        Vec::new()
+    };
+    if !leave_out.is_empty() {
+        say.push(format!(
+            "{}: leaves out the {} every property run passed (the census counts them by those receipts)",
+            crate::core::ladder::T2,
+            super::steps::plural(leave_out.len(), "property case", "property cases")
+        ));
+    }
+    let reproof_ahead = (next == NextStep::Runs && !planning.unrun.is_empty())
+        .then(|| reproof_ahead(request, &planning.configured, &planning.unrun))
+        .flatten();
     let canary = next == NextStep::Runs
         && planning.configured.canary
         && request.canary.is_none()
@@ -241,8 +275,9 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
             _ => Vec::new(),
         },
         // Speculative: the suite is needed once t1 passes, unless a run decides first.
-        suite_beside: matches!(next, NextStep::Runs | NextStep::Reproof)
-            && request.fixture_suite.is_none(),
+        suite_beside,
+        reproof_ahead,
+        leave_out,
         say,
         disposition: decision.disposition,
         rule: decision.rule,

@@ -168,6 +168,9 @@ pub struct GateRequest {
     /// The property runs were batched (`{ids}`): each run's exit code is its batch's, and a
     /// property's outcome in it is its own test cases' ([`in_batch`]).
     pub batched: bool,
+    /// The property cases every run of their property listed as passed (sorted, at most
+    /// `MAX_PROPERTY_CASES`, 1,000): what the suite may leave out.
+    pub property_cases: Vec<String>,
     /// The failing cases the reports gave (section 11.8).
     pub failures: Vec<FailingCase>,
     /// What runs changed that they may not (section 11.3).
@@ -287,32 +290,67 @@ pub struct CanaryRun {
     pub catch_exit_codes: CatchCodes,
     /// Its receipt (`None`: no report read).
     pub receipt: Option<Receipt>,
+    /// It rode in the batched property runs (`[canary] in_batch`): its part of each run, in
+    /// run order (the first is `exit_code` and `receipt`); empty when it ran in a process of
+    /// its own.
+    pub in_runs: Vec<CanaryPart>,
+}
+
+/// The canary's part of one batched property run: the run's exit code, and the receipt of
+/// the canary's own cases in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CanaryPart {
+    pub exit_code: Option<u8>,
+    pub receipt: Option<Receipt>,
 }
 
 impl CanaryRun {
-    /// Whether it still failed as a canary must: a catch its receipt vouches for.
+    /// Its parts: each batched run it rode in, or its own run.
+    fn parts(&self) -> Vec<(usize, Option<u8>, Option<&Receipt>)> {
+        if self.in_runs.is_empty() {
+            return vec![(0, self.exit_code, self.receipt.as_ref())];
+        }
+        self.in_runs
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (i + 1, p.exit_code, p.receipt.as_ref()))
+            .collect()
+    }
+
+    /// Whether it still failed as a canary must: a catch its receipt vouches for (in every
+    /// property run it rode in).
     pub fn sang(&self) -> bool {
-        let (run, gap) = counted(
-            self.exit_code,
-            self.receipt.as_ref(),
-            &self.catch_exit_codes,
-            false,
-        );
-        gap.is_none() && self.catch_exit_codes.caught(run)
+        self.parts()
+            .into_iter()
+            .all(|(_, code, receipt)| self.why_part(code, receipt).is_none())
+    }
+
+    /// Whether its cases listed a failure in batched property run `i` (0-based): that run's
+    /// catch is the canary's, not a property's.
+    pub fn failed_in_run(&self, i: usize) -> bool {
+        self.in_runs
+            .get(i)
+            .and_then(|p| p.receipt.as_ref())
+            .is_some_and(|r| r.failed > 0)
     }
 
     /// Why it did not fail as it must, in words; `None` when it did.
     pub fn why_not(&self) -> Option<String> {
-        if self.sang() {
+        self.parts().into_iter().find_map(|(run, code, receipt)| {
+            let why = self.why_part(code, receipt)?;
+            Some(match run {
+                0 => why,
+                n => format!("in property run {n}, {why}"),
+            })
+        })
+    }
+
+    fn why_part(&self, exit_code: Option<u8>, receipt: Option<&Receipt>) -> Option<String> {
+        let (run, gap) = counted(exit_code, receipt, &self.catch_exit_codes, false);
+        if gap.is_none() && self.catch_exit_codes.caught(run) {
             return None;
         }
-        let (run, gap) = counted(
-            self.exit_code,
-            self.receipt.as_ref(),
-            &self.catch_exit_codes,
-            false,
-        );
-        Some(match (self.exit_code, gap) {
+        Some(match (exit_code, gap) {
             (None, _) => "it was killed or timed out".to_owned(),
             (Some(code), Some(gap)) => format!(
                 "it exited {code}, which its receipt does not vouch for ({})",
@@ -599,6 +637,11 @@ pub struct Configured {
     /// The suite can be re-run with tests left out (`[suite] deselect`). Default true.
     #[serde(default = "yes")]
     pub deselect: bool,
+    /// The base's suite runs property cases too (its census lists cases of a catalog
+    /// property, by `[properties] case`): the suite then waits for the property runs and
+    /// leaves out the cases they ran (`property_cases`). Default false.
+    #[serde(default)]
+    pub properties_in_suite: bool,
     /// The runner's random draw, which orders the re-proof candidates (an attacker cannot
     /// know which admitted property is re-proven), 0 to 4,294,967,295.
     #[serde(default)]
@@ -625,6 +668,7 @@ impl Default for Configured {
             reprove: 0,
             mutant_files: BTreeMap::new(),
             deselect: true,
+            properties_in_suite: false,
             seed: 0,
         }
     }

@@ -664,14 +664,24 @@ pub(super) fn build_step(request: &GateRequest, facts: &RuleFacts) -> Option<Ste
 pub(super) fn canary_step(request: &GateRequest, _: &RuleFacts) -> Option<Step> {
     let canary = request.canary.as_ref()?;
     let sang = canary.sang();
+    let rode = !canary.in_runs.is_empty();
     Some(Step::Canary {
         exit_code: canary.exit_code,
         receipt: canary.receipt.clone(),
         failed: sang,
-        summary: if sang {
-            "the canary still fails, with its failure listed: the checker can fail".to_owned()
-        } else {
-            format!(
+        summary: match (sang, rode) {
+            (true, false) => {
+                "the canary still fails, with its failure listed: the checker can fail".to_owned()
+            }
+            (true, true) => format!(
+                "the canary still fails in each of the {} property runs it rode in, with its failure listed: the checker can fail",
+                canary.in_runs.len()
+            ),
+            (false, true) => format!(
+                "the canary, which fails in the base, did not fail as it must here ({}): something in this tree switches the checker off, and no pass from it counts",
+                canary.why_not().unwrap_or_default()
+            ),
+            (false, false) => format!(
                 "the canary, which fails in the base, {} here: something in this tree switches the checker off, and no pass from it counts",
                 match (canary.exit_code, &canary.receipt) {
                     (None, _) => "was killed".to_owned(),
@@ -682,7 +692,7 @@ pub(super) fn canary_step(request: &GateRequest, _: &RuleFacts) -> Option<Step> 
                     }
                     (Some(c), Some(_)) => format!("exited {c}, which is not a catch"),
                 }
-            )
+            ),
         },
     })
 }

@@ -306,13 +306,15 @@ pub(super) fn counted_runs(
         .map(Vec::len)
         .max()
         .unwrap_or(0);
+    // A canary that rode in the batch (`in_runs`) explains its run's catch as well.
     let failed_in: Vec<bool> = (0..most)
         .map(|i| {
-            receipts.values().any(|r| {
-                r.get(i)
-                    .and_then(Option::as_ref)
-                    .is_some_and(|r| r.failed > 0)
-            })
+            request.canary.as_ref().is_some_and(|c| c.failed_in_run(i))
+                || receipts.values().any(|r| {
+                    r.get(i)
+                        .and_then(Option::as_ref)
+                        .is_some_and(|r| r.failed > 0)
+                })
         })
         .collect();
     let mut ids: Vec<(&String, &Vec<RunOutcome>)> = request.property_runs.iter().collect();
