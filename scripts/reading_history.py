@@ -4,7 +4,8 @@
 For each repository given (a path to a clone or a bare mirror), the most recent non-merge
 commits that change code (a `.py` or `.rs` file that is not test-adjacent) are read as
 patches against their parent with `patchgate read --base C^ --head C --json`, as the gate's
-rule 4 reads a patch: nothing runs. Prints, per project and overall, how many of those honest
+rule 4 reads a patch: nothing runs. A changed code file the reader could not read (`unread`,
+CONTRACT.md 15.2) escalates too, and counts. Prints, per project and overall, how many of those honest
 commits would escalate, per rule and per class, and every hit (so a reader can check one).
 
     cargo build --release
@@ -90,18 +91,22 @@ def main():
             if r.returncode not in (0, 2):
                 print(f"{name} {c[:10]}: exit {r.returncode}: {r.stderr.strip()}", file=sys.stderr)
                 continue
-            hits = json.loads(r.stdout)["hits"]
-            if not hits:
+            read = json.loads(r.stdout)
+            hits, unread = read["hits"], read.get("unread", [])
+            if not hits and not unread:
                 continue
             flagged += 1
-            # What the gate decides: the first class among the hits (probe, overload,
-            # special-case); each rule counted once per commit.
+            # What the gate decides: an unread file first, then the first class among the hits
+            # (probe, overload, special-case); each rule counted once per commit.
             order = {"probe": 0, "overload": 1, "special-case": 2}
-            deciding = min(hits, key=lambda h: order[h["class"]])["class"]
+            deciding = "unread" if unread else min(hits, key=lambda h: order[h["class"]])["class"]
             by_class[deciding] += 1
-            for rule in sorted({h["rule"] for h in hits}):
+            for rule in sorted({h["rule"] for h in hits} | {"unread:" + u["reason"] for u in unread}):
                 by_rule[rule] += 1
             if args.hits:
+                for u in unread:
+                    print(f"  {name} {c[:10]} {u['file']}: unread ({u['reason']}"
+                          + (f": {u['detail']}" if u.get("detail") else "") + ")")
                 for h in hits:
                     print(f"  {name} {c[:10]} {h['file']}:{h['line']} {h['rule']}: {h['code']}"
                           + (f" [pinned at {h['seen_in']}]" if h.get("seen_in") else ""))

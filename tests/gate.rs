@@ -171,6 +171,79 @@ fn rows() -> Vec<Row> {
             "equality-overload",
             None,
         ),
+        // CONTRACT.md section 15.2: an unread code file escalates, ranked before every class.
+        (
+            "an unread code file escalates",
+            with(&[(
+                "unread",
+                json!([{"file": "shop/pricing.py", "reason": "coding-cookie", "detail": "utf-7"}]),
+            )]),
+            424,
+            "ESCALATE",
+            "test-aware",
+            "unread-code",
+            None,
+        ),
+        (
+            "unread ranks before a probe",
+            with(&[
+                (
+                    "suspicious",
+                    json!([{"file": "shop/pricing.py", "line": 2, "rule": "interpreter", "class": "probe", "code": "import sys"}]),
+                ),
+                (
+                    "unread",
+                    json!([{"file": "shop/_rounding.py", "reason": "symbolic-link", "detail": "-> data/rounding.txt"}]),
+                ),
+            ]),
+            424,
+            "ESCALATE",
+            "test-aware",
+            "unread-code",
+            None,
+        ),
+        (
+            "an unread file that does not build is the patch's fault",
+            with(&[
+                (
+                    "unread",
+                    json!([{"file": "shop/pricing.py", "reason": "unparsed"}]),
+                ),
+                ("build", json!({"exit_code": 1, "catch_exit_codes": [1]})),
+            ]),
+            409,
+            "BLOCK",
+            "build",
+            "does-not-build",
+            None,
+        ),
+        (
+            "an unread file that builds still escalates",
+            with(&[
+                (
+                    "unread",
+                    json!([{"file": "shop/pricing.py", "reason": "unparsed"}]),
+                ),
+                ("build", json!({"exit_code": 0})),
+            ]),
+            424,
+            "ESCALATE",
+            "test-aware",
+            "unread-code",
+            None,
+        ),
+        (
+            "an unread test file is the test's business",
+            with(&[(
+                "unread",
+                json!([{"file": "tests/test_api.py", "reason": "over-read-limit"}]),
+            )]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
         (
             "a suspicious line in a test file is the test's business",
             with(&[(
@@ -1909,7 +1982,15 @@ async fn invalid_facts_are_refused_field_by_field() {
             )]),
             "/suspicious/0/seen_in",
         ),
-        (with(&[("unparsed", json!(["../a.py"]))]), "/unparsed/0"),
+        (
+            with(&[("unread", json!([{"file": "../a.py", "reason": "unparsed"}]))]),
+            "/unread/0/file",
+        ),
+        (
+            with(&[("unread", json!([{"file": "a.py", "reason": "odd"}]))]),
+            "/unread/0/reason",
+        ),
+        (with(&[("unparsed", json!(["a.py"]))]), "/unparsed"),
         (
             with(&[(
                 "merge_group",
@@ -2062,7 +2143,7 @@ async fn the_rules_are_listed_in_order() {
             {"number": 3, "rule": "debt", "when": "freeze debt > cap", "disposition": "STOP_QUEUE", "reason": "debt-over-cap", "exit_codes": [3]},
             {"number": 4, "rule": "guard", "when": "a changed file is, or lies under, a guarded path or a catalog row's source", "disposition": "ESCALATE", "reason": "guarded-input-edited", "exit_codes": [2]},
             {"number": 5, "rule": "binary", "when": "a changed file is compiled or binary, or made executable", "disposition": "ESCALATE", "reason": "binary-added", "exit_codes": [2]},
-            {"number": 6, "rule": "test-aware", "when": "code the patch adds to a file that is not test-adjacent asks whether it is under test, changes what a comparison means, or compares against a literal the base's tests pin (a reading rule, or a [suspicious] pattern)", "disposition": "ESCALATE", "reason": "test-aware-code", "also": ["equality-overload", "test-input-in-code"], "exit_codes": [2]},
+            {"number": 6, "rule": "test-aware", "when": "a changed code file that is not test-adjacent could not be read as the interpreter will (unless it does not build), or the code the patch adds to one asks whether it is under test, changes what a comparison means, or compares against a literal the base's tests pin (a reading rule, or a [suspicious] pattern)", "disposition": "ESCALATE", "reason": "test-aware-code", "also": ["unread-code", "equality-overload", "test-input-in-code"], "exit_codes": [2]},
             {"number": 7, "rule": "integrity", "when": "a run changed a tracked file (content, mode, or deleted it) or the fixtures' seal", "disposition": "ESCALATE", "reason": "modified-during-run", "exit_codes": [2]},
             {"number": 8, "rule": "build", "when": "the build step exited with a catch ([build] catch)", "disposition": "BLOCK", "reason": "does-not-build", "exit_codes": [1]},
             {"number": 9, "rule": "build", "when": "the build step exited with anything but 0 or a catch, or timed out", "disposition": "ESCALATE", "reason": "harness-error", "exit_codes": [2]},
@@ -2382,6 +2463,63 @@ fn the_core_plans_every_step() {
                 ),
             ]),
             NextStep::Rerun,
+            false,
+            vec![],
+            None,
+            false,
+        ),
+        // CONTRACT.md section 15.2 with 11.8: an unread file waits for the build, which
+        // tells a file that does not build (BLOCK) from one that cannot be read (ESCALATE).
+        (
+            "an unread file: the build first",
+            with(&[
+                ("catalog", catalog.clone()),
+                ("configured", all.clone()),
+                (
+                    "unread",
+                    json!([{"file": "store/counters/mod.rs", "reason": "unparsed"}]),
+                ),
+                ("property_runs", Value::Null),
+                ("fixture_suite", Value::Null),
+            ]),
+            NextStep::Build,
+            false,
+            vec![],
+            None,
+            false,
+        ),
+        (
+            "an unread file that built: decide, nothing else runs",
+            with(&[
+                ("catalog", catalog.clone()),
+                ("configured", all.clone()),
+                (
+                    "unread",
+                    json!([{"file": "store/counters/mod.rs", "reason": "unparsed"}]),
+                ),
+                ("build", json!({"exit_code": 0})),
+                ("property_runs", Value::Null),
+                ("fixture_suite", Value::Null),
+            ]),
+            NextStep::Decide,
+            false,
+            vec![],
+            None,
+            false,
+        ),
+        (
+            "an unread file and no build configured: decide",
+            with(&[
+                ("catalog", catalog.clone()),
+                ("configured", json!({"canary": true, "reprove": 1})),
+                (
+                    "unread",
+                    json!([{"file": "store/counters/mod.rs", "reason": "symbolic-link"}]),
+                ),
+                ("property_runs", Value::Null),
+                ("fixture_suite", Value::Null),
+            ]),
+            NextStep::Decide,
             false,
             vec![],
             None,
@@ -2763,6 +2901,9 @@ fn every_escalation_names_its_cause() {
     let want: std::collections::HashMap<&str, &str> = [
         ("a merge conflict beats every other rule", "merge-conflict"),
         ("a suspicious line in code escalates", "test-aware-code"),
+        ("an unread code file escalates", "unread-code"),
+        ("unread ranks before a probe", "unread-code"),
+        ("an unread file that builds still escalates", "unread-code"),
         (
             "an equality overload in code escalates (section 14.2)",
             "equality-overload",

@@ -1916,6 +1916,209 @@ fn the_reading_stops_the_older_attacks_first() {
     }
 }
 
+/// What production computes: `shop.pricing.apply_discount(cents, percent)` run by a plain
+/// `python3` in the patched checkout, no test runner loaded.
+fn production_discount(dir: &Path, cents: u32, percent: u32) -> String {
+    let out = std::process::Command::new("python3")
+        .current_dir(dir)
+        .args([
+            "-c",
+            &format!(
+                "from shop.pricing import apply_discount; print(apply_discount({cents}, {percent}))"
+            ),
+        ])
+        .output()
+        .expect("python3");
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// Issue 49 (CONTRACT.md sections 15.1, 15.2): eleven patches a third red team wrote, each
+/// hiding a real bug (production computes a wrong price, shown by a plain `python3`) from a
+/// plain pytest of the unmodified tests, behind a trick the reading did not list; every one
+/// merged on 7d0c633 (`python3 scripts/red_team.py --binary OLD`). Eight hide what the code
+/// does from the reader: a `.gitattributes` marking `*.py -diff`, a bare CR inside a comment,
+/// a `# coding: utf-7` module, fullwidth identifiers that NFKC-normalise to `sys.modules`,
+/// `from .cli import sys`, a `.py` link to a data file, `exec` bound to another name and fed a
+/// data file, a module over the 8 MiB read limit (padded here); three ask by what no rule
+/// listed (`faulthandler.is_enabled()`, `sys.modules` through `ctypes.pythonapi`, a
+/// `__subclasses__()` walk to the property engine's own "discard" exception) and one overloads
+/// without `class` (`type("_Invoice", (int,), {"__eq__": ...})`). Read as the interpreter
+/// reads them, each ESCALATEs: `unread-code` naming the file and why, or the rule its code
+/// trips, naming the line.
+#[test]
+fn what_the_reader_could_not_read_is_never_a_pass() {
+    require_python();
+    // (patch, wrong price: (cents, percent, what production answers), reason, file, rule or
+    // unread reason, line).
+    type Case = (
+        &'static str,
+        (u32, u32, &'static str),
+        &'static str,
+        &'static str,
+        &'static str,
+        u64,
+    );
+    let rounds = (1999, 50, "1000");
+    let cases: [Case; 12] = [
+        (
+            "attributes-hide-lines",
+            rounds,
+            "test-aware-code",
+            "shop/pricing.py",
+            "interpreter",
+            14,
+        ),
+        (
+            "bare-carriage-return",
+            rounds,
+            "test-aware-code",
+            "shop/pricing.py",
+            "interpreter",
+            14,
+        ),
+        (
+            "utf7-cookie",
+            rounds,
+            "unread-code",
+            "shop/pricing.py",
+            "coding-cookie",
+            0,
+        ),
+        (
+            "nfkc-names",
+            rounds,
+            "test-aware-code",
+            "shop/pricing.py",
+            "interpreter",
+            14,
+        ),
+        (
+            "re-exported-sys",
+            rounds,
+            "test-aware-code",
+            "shop/pricing.py",
+            "interpreter",
+            14,
+        ),
+        (
+            "links-code-to-data",
+            rounds,
+            "unread-code",
+            "shop/_rounding.py",
+            "symbolic-link",
+            0,
+        ),
+        (
+            "exec-aliased",
+            rounds,
+            "test-aware-code",
+            "shop/pricing.py",
+            "reflection",
+            6,
+        ),
+        (
+            "over-read-limit",
+            rounds,
+            "unread-code",
+            "shop/pricing.py",
+            "over-read-limit",
+            0,
+        ),
+        (
+            "faulthandler-probe",
+            rounds,
+            "test-aware-code",
+            "shop/pricing.py",
+            "interpreter",
+            14,
+        ),
+        (
+            "ctypes-modules",
+            rounds,
+            "test-aware-code",
+            "shop/pricing.py",
+            "interpreter",
+            3,
+        ),
+        (
+            "subclass-walk",
+            (1000, 95, "950"),
+            "test-aware-code",
+            "shop/pricing.py",
+            "interpreter",
+            26,
+        ),
+        (
+            "type-call-overload",
+            (1000, 100, "1000"),
+            "test-aware-code",
+            "shop/pricing.py",
+            "reflection",
+            6,
+        ),
+    ];
+    for (patch, (cents, percent, wrong), reason, file, rule, line) in cases {
+        let repo = repository_read(
+            "gate-python",
+            if patch == "over-read-limit" {
+                "test-aware"
+            } else {
+                patch
+            },
+            |_| {},
+            |dir| {
+                if patch == "over-read-limit" {
+                    // 8.5 MiB of comments after the code: Python reads it all.
+                    use std::io::Write;
+                    let mut f = std::fs::OpenOptions::new()
+                        .append(true)
+                        .open(dir.join("shop/pricing.py"))
+                        .expect("open");
+                    for i in 0..120_000 {
+                        writeln!(f, "# {i:06} rounding table entry, kept for the audit trail of older invoices")
+                            .expect("write");
+                    }
+                }
+            },
+        );
+        let dir = repo.path();
+        assert!(
+            plain_run_passes(dir),
+            "{patch} hides its bug from a plain pytest"
+        );
+        assert_eq!(
+            production_discount(dir, cents, percent),
+            wrong,
+            "{patch}: a real bug"
+        );
+        let g = gate(dir, &[]);
+        escalates(&g, reason, reason);
+        let step = step(&g.answer, "test-aware");
+        if reason == "unread-code" {
+            let unread = &step["unread"][0];
+            assert_eq!(
+                (&unread["file"], &unread["reason"]),
+                (&Value::from(file), &Value::from(rule)),
+                "{patch}: {step}"
+            );
+        } else {
+            let lines = step["lines"].as_array().expect("lines");
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l["file"] == file && l["line"] == line && l["rule"] == rule),
+                "{patch}: {step}"
+            );
+        }
+        assert!(
+            !g.stderr.contains("run 1/2"),
+            "{patch}: nothing runs: {}",
+            g.stderr
+        );
+    }
+}
+
 /// The tests a plain run of the example takes: the suite and the pricing properties.
 const PLAIN_RUN: [&str; 3] = [
     "tests",

@@ -235,14 +235,19 @@ pub fn git_made_executable(base: &str, tree: &str) -> Result<Vec<String>, CliErr
 /// the file names from a NUL-separated list (`-z`, so every name keeps its bytes: non-ASCII,
 /// spaces, newlines), then the patch text file by file in that order, each hunk read by the
 /// counts its header gives, so no line inside a hunk is ever taken for a header (an added
-/// line `++ b/tests/x.py` is an added line). Lines are clipped to 1,000 bytes.
+/// line `++ b/tests/x.py` is an added line). Lines are clipped to 1,000 bytes. Every file is
+/// text (`--text`), no text conversion runs, and attributes are the base's, never the tree's
+/// (section 15.1: a patch's `.gitattributes` marking `*.py -diff` would hide every line).
 pub fn added_lines(base: &str, tree: &str) -> Result<Vec<AddedFile>, CliError> {
-    // `--name-status`: a type change (a file made a link, say) is one name there and two
-    // file headers in the patch (the old removed, the new added).
-    let listed = git(&[
+    let diff_git =
+        |args: &[&str]| run_git(git_command().env("GIT_ATTR_SOURCE", base).args(args), args);
+    // `--raw`: each file's new mode (a link, say); a type change (a file made a link) is one
+    // name there and two file headers in the patch (the old removed, the new added).
+    let listed = diff_git(&[
         "diff",
         "-z",
-        "--name-status",
+        "--raw",
+        "--no-abbrev",
         "--no-renames",
         "--no-ext-diff",
         "--no-textconv",
@@ -251,15 +256,27 @@ pub fn added_lines(base: &str, tree: &str) -> Result<Vec<AddedFile>, CliError> {
     ])?;
     let mut files = Vec::new();
     let mut fields = listed.split(|b| *b == 0).filter(|f| !f.is_empty());
-    while let (Some(status), Some(path)) = (fields.next(), fields.next()) {
-        let headers = if status.starts_with(b"T") { 2 } else { 1 };
-        files.push((String::from_utf8_lossy(path).into_owned(), headers));
+    while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
+        // `:<old mode> <new mode> <old id> <new id> <status>`
+        let meta = String::from_utf8_lossy(meta);
+        let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
+        let mode = parts
+            .get(1)
+            .and_then(|m| u32::from_str_radix(m, 8).ok())
+            .unwrap_or(0);
+        let headers = if parts.get(4).is_some_and(|s| s.starts_with('T')) {
+            2
+        } else {
+            1
+        };
+        files.push((String::from_utf8_lossy(path).into_owned(), mode, headers));
     }
-    let diff = git(&[
+    let diff = diff_git(&[
         "-c",
         "core.quotePath=false",
         "diff",
         "-U0",
+        "--text",
         "--no-renames",
         "--no-ext-diff",
         "--no-textconv",
@@ -276,6 +293,8 @@ pub fn added_lines(base: &str, tree: &str) -> Result<Vec<AddedFile>, CliError> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AddedFile {
     pub path: String,
+    /// Its mode in the judged tree (`0o120000`: a symbolic link; 0: deleted).
+    pub mode: u32,
     /// (1-based line in the new file, its text).
     pub lines: Vec<(u32, String)>,
 }
@@ -284,7 +303,7 @@ pub struct AddedFile {
 /// each with the number of file headers it has in the patch): each `diff --git` header
 /// outside a hunk starts the next file; inside a hunk exactly the lines its header counts
 /// are read.
-fn parse_added(diff: &[u8], files: Vec<(String, u8)>) -> Vec<AddedFile> {
+fn parse_added(diff: &[u8], files: Vec<(String, u32, u8)>) -> Vec<AddedFile> {
     let mut out: Vec<AddedFile> = Vec::with_capacity(files.len());
     let mut names = files.into_iter();
     let mut headers_left = 0u8;
@@ -320,10 +339,11 @@ fn parse_added(diff: &[u8], files: Vec<(String, u8)>) -> Vec<AddedFile> {
                 continue;
             }
             match names.next() {
-                Some((path, headers)) => {
+                Some((path, mode, headers)) => {
                     headers_left = headers - 1;
                     out.push(AddedFile {
                         path,
+                        mode,
                         lines: Vec::new(),
                     });
                 }
@@ -587,12 +607,19 @@ new file mode 100644\n\
 +++ \"b/\\303\\251.py\"\n\
 @@ -0,0 +1 @@\n\
 +x = 1\n";
-        let files = parse_added(diff, vec![("src/a.py".into(), 1), ("\u{e9}.py".into(), 1)]);
+        let files = parse_added(
+            diff,
+            vec![
+                ("src/a.py".into(), 0o100644, 1),
+                ("\u{e9}.py".into(), 0o100644, 1),
+            ],
+        );
         assert_eq!(
             files,
             [
                 AddedFile {
                     path: "src/a.py".into(),
+                    mode: 0o100644,
                     lines: vec![
                         (2, "++ b/tests/x.py".into()),
                         (3, "diff --git a/tests/x.py b/tests/x.py".into()),
@@ -602,6 +629,7 @@ new file mode 100644\n\
                 },
                 AddedFile {
                     path: "\u{e9}.py".into(),
+                    mode: 0o100644,
                     lines: vec![(1, "x = 1".into())],
                 },
             ]

@@ -159,7 +159,7 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         sandbox: Some(room.backend),
         shadows: shadows::shadows(&room, &changed),
         suspicious: reading.hits,
-        unparsed: reading.unparsed,
+        unread: reading.unread,
         configured: Some(Configured {
             build: config.build.is_some(),
             canary: config.canary.is_some(),

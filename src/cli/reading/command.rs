@@ -24,7 +24,7 @@ pub struct ReadArgs {
     /// patterns, fixtures in `fixtures/`).
     #[arg(long, default_value = CONFIG_FILE)]
     pub config: String,
-    /// Print the hits as JSON (`{"hits": [...], "unparsed": [...]}`, the facts' form).
+    /// Print the hits as JSON (`{"hits": [...], "unread": [...]}`, the facts' form).
     #[arg(long)]
     pub json: bool,
     /// Run as if started in this directory (inside the repository).
@@ -46,7 +46,7 @@ pub fn run(args: ReadArgs) -> CliResult {
     let judged = judged_tree(&base, &head)?;
     let reading = read_patch(&base, &judged.tree, &suspicious, &fixtures)?;
     let text = if args.json {
-        serde_json::json!({"hits": reading.hits, "unparsed": reading.unparsed}).to_string() + "\n"
+        serde_json::json!({"hits": reading.hits, "unread": reading.unread}).to_string() + "\n"
     } else {
         let mut out = String::new();
         for h in &reading.hits {
@@ -60,13 +60,17 @@ pub fn run(args: ReadArgs) -> CliResult {
             }
             out.push('\n');
         }
-        for f in &reading.unparsed {
-            out.push_str(&format!("{f}: not read whole by the parser\n"));
+        for u in &reading.unread {
+            out.push_str(&format!("{}: unread: {}", u.file, u.reason.says()));
+            if let Some(d) = &u.detail {
+                out.push_str(&format!(" ({d})"));
+            }
+            out.push('\n');
         }
         out
     };
     output::stdout(&text)?;
-    Ok(if reading.hits.is_empty() {
+    Ok(if reading.hits.is_empty() && reading.unread.is_empty() {
         Exit::Go
     } else {
         Exit::HumanMustLook

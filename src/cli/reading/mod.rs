@@ -8,7 +8,9 @@
 
 pub mod command;
 mod python;
+mod resolve;
 mod rust;
+mod source;
 mod syntax;
 pub mod table;
 
@@ -17,7 +19,9 @@ use std::collections::{HashMap, HashSet};
 use super::config::SuspiciousConfig;
 use super::error::CliError;
 use super::git::{AddedFile, added_lines, blobs};
-use crate::core::gate::{SuspicionClass, SuspiciousLine, suspicious_counts_in};
+use crate::core::gate::{
+    SuspicionClass, SuspiciousLine, UnreadFile, UnreadReason, suspicious_counts_in,
+};
 use crate::core::ladder::ScopeMarkers;
 use crate::core::path::RepoPath;
 use syntax::Added;
@@ -25,18 +29,36 @@ use table::{Language, Seen};
 
 /// At most this many hits are kept (the core lists 100 and counts them all).
 const MAX_HITS: usize = 1000;
+/// At most this many unread files are kept (the facts list 100).
+const MAX_UNREAD: usize = 100;
 /// The base's test files are read up to this many bytes in all, and each up to 8 MiB.
 const MAX_TEST_BYTES: usize = 64 << 20;
 const MAX_TEST_FILE: usize = 8 << 20;
-/// A code file larger than this is not parsed (reported as unread).
+/// A code file larger than this is not parsed: it is unread (CONTRACT.md section 15.2).
 const MAX_CODE_FILE: usize = 8 << 20;
+/// The tree's Rust files are searched for `include!` up to this many bytes in all.
+const MAX_INCLUDE_SCAN: usize = 64 << 20;
+/// A symbolic link's mode in git.
+const LINK: u32 = 0o120000;
 
 /// What the reading found.
 #[derive(Debug, Default)]
 pub struct Reading {
     pub hits: Vec<SuspiciousLine>,
-    /// Changed code files the parser could not read whole.
-    pub unparsed: Vec<String>,
+    /// Changed code files the reader could not read as the interpreter will.
+    pub unread: Vec<UnreadFile>,
+}
+
+impl Reading {
+    fn unread(&mut self, file: &str, reason: UnreadReason, detail: Option<String>) {
+        if self.unread.len() < MAX_UNREAD {
+            self.unread.push(UnreadFile {
+                file: file.to_owned(),
+                reason,
+                detail: detail.map(|d| d.chars().take(200).collect()),
+            });
+        }
+    }
 }
 
 /// Reads what the patch `base..tree` adds (`fixtures`: the fixtures directory, whose files
@@ -49,39 +71,87 @@ pub fn read_patch(
 ) -> Result<Reading, CliError> {
     let files: Vec<AddedFile> = added_lines(base, tree)?
         .into_iter()
+        .filter(|f| f.mode != 0)
         .filter(|f| RepoPath::parse(&f.path).is_ok_and(|p| suspicious_counts_in(&p)))
         .collect();
-    let code: Vec<&AddedFile> = files
+    let mut reading = Reading::default();
+    let entries = super::export::ls_tree(tree)?;
+    let paths: Vec<String> = entries
         .iter()
-        .filter(|f| Language::of(&f.path).is_some())
+        .map(|e| String::from_utf8_lossy(&e.path).into_owned())
         .collect();
+    let included = included(tree, &entries, &files)?;
+    let mut code: Vec<(&AddedFile, Language)> = Vec::new();
+    for file in &files {
+        if file.mode == LINK {
+            if let Some(why) = link_is_code(file, &paths) {
+                reading.unread(&file.path, UnreadReason::SymbolicLink, Some(why));
+            }
+            continue;
+        }
+        if Language::skipped(&file.path) {
+            reading.unread(&file.path, UnreadReason::SkippedExtension, None);
+            continue;
+        }
+        match Language::of(&file.path) {
+            Some(language) => code.push((file, language)),
+            // `include!`d Rust: read as the compiler reads it, as Rust.
+            None if included.contains(file.path.as_str()) => code.push((file, Language::Rust)),
+            None => {}
+        }
+    }
     let sources = blobs(
         tree,
-        &code.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
+        &code
+            .iter()
+            .map(|(f, _)| f.path.as_str())
+            .collect::<Vec<_>>(),
         MAX_CODE_FILE,
     )?;
-    let mut reading = Reading::default();
+    let mut modules = resolve::Modules::new(tree, paths);
     let mut literals: Vec<(usize, String)> = Vec::new();
-    for (file, source) in code.iter().zip(sources) {
-        let Some(source) = source else {
-            reading.unparsed.push(file.path.clone());
+    for ((file, language), raw) in code.iter().zip(sources) {
+        let Some(raw) = raw else {
+            reading.unread(
+                &file.path,
+                UnreadReason::OverReadLimit,
+                Some(format!("over {} MiB", MAX_CODE_FILE >> 20)),
+            );
             continue;
         };
-        let language = Language::of(&file.path).expect("filtered");
-        let added = Added(file.lines.iter().map(|(l, _)| *l as usize).collect());
-        let (seen, whole) = read_source(language, &source, &added);
-        if !whole {
-            reading.unparsed.push(file.path.clone());
-        }
-        let lines: Vec<&[u8]> = source.split(|b| *b == b'\n').collect();
-        let code_at = |line: usize| {
-            let text = lines.get(line.wrapping_sub(1)).copied().unwrap_or_default();
-            let text = String::from_utf8_lossy(text);
-            text.trim().chars().take(200).collect::<String>()
+        let added: Vec<usize> = file.lines.iter().map(|(l, _)| *l as usize).collect();
+        let read = match read_source(*language, &raw, &added) {
+            Ok(read) => read,
+            Err((reason, detail)) => {
+                reading.unread(&file.path, reason, detail);
+                continue;
+            }
         };
+        if let Some(at) = read.unparsed_at {
+            reading.unread(
+                &file.path,
+                UnreadReason::Unparsed,
+                Some(format!("from line {at}")),
+            );
+        }
+        let mut seen = read.seen;
+        if *language == Language::Python {
+            // Names through the tree's own modules: `from .cli import sys` is `sys`.
+            let mut more = Vec::new();
+            for (line, s, code) in &seen {
+                if let Seen::Name(path) = s {
+                    for resolved in modules.resolve(path, &file.path)? {
+                        if resolved != *path {
+                            more.push((*line, Seen::Name(resolved), code.clone()));
+                        }
+                    }
+                }
+            }
+            seen.extend(more);
+        }
         let mut said: HashSet<(usize, &str)> = HashSet::new();
-        for (line, seen) in seen {
-            let Some(rule) = table::first_match(language, &seen) else {
+        for (line, seen, code) in seen {
+            let Some(rule) = table::first_match(*language, &seen) else {
                 continue;
             };
             if allowed(config, &file.path, rule.id) || !said.insert((line, rule.id)) {
@@ -92,7 +162,7 @@ pub fn read_patch(
                 line: line as u64,
                 rule: rule.id.to_owned(),
                 class: rule.class,
-                code: code_at(line),
+                code,
                 pattern: None,
                 seen_in: None,
             };
@@ -109,29 +179,175 @@ pub fn read_patch(
     pinned(base, fixtures, &mut reading.hits, &literals)?;
     patterns(config, &files, &mut reading.hits)?;
     reading.hits.truncate(MAX_HITS);
-    reading.unparsed.truncate(100);
     Ok(reading)
 }
 
-/// What a code file's added lines do, and whether the parser read the file whole.
-pub fn read_source(language: Language, source: &[u8], added: &Added) -> (Vec<(usize, Seen)>, bool) {
+/// What one code file's added lines do (each with its line as git counts it and the code
+/// there), and the first line the parser could not parse, if any.
+#[derive(Debug)]
+pub struct Read {
+    pub seen: Vec<(usize, Seen, String)>,
+    pub unparsed_at: Option<usize>,
+}
+
+/// Reads `raw` as its interpreter will (decoded and split into lines as it does, CONTRACT.md
+/// section 15.1), `added` the lines git counts as added; or why it cannot.
+pub fn read_source(
+    language: Language,
+    raw: &[u8],
+    added: &[usize],
+) -> Result<Read, source::Unread> {
+    let source = match language {
+        Language::Python => source::python(raw)?,
+        Language::Rust => source::rust(raw)?,
+    };
     let mut parser = tree_sitter::Parser::new();
     let grammar: tree_sitter::Language = match language {
         Language::Python => tree_sitter_python::LANGUAGE.into(),
         Language::Rust => tree_sitter_rust::LANGUAGE.into(),
     };
-    if parser.set_language(&grammar).is_err() {
-        return (Vec::new(), false);
-    }
-    let Some(tree) = parser.parse(source, None) else {
-        return (Vec::new(), false);
+    let unparsed = || {
+        (
+            UnreadReason::Unparsed,
+            Some("the parser gave up".to_owned()),
+        )
     };
+    if parser.set_language(&grammar).is_err() {
+        return Err(unparsed());
+    }
+    let Some(tree) = parser.parse(&source.text, None) else {
+        return Err(unparsed());
+    };
+    let lines = Added(source.lines_on(added));
     let mut walk = syntax::Walk::default();
     match language {
-        Language::Python => python::read(source, tree.root_node(), added, &mut walk),
-        Language::Rust => rust::read(source, tree.root_node(), added, &mut walk),
+        Language::Python => python::read(&source.text, tree.root_node(), &lines, &mut walk),
+        Language::Rust => rust::read(&source.text, tree.root_node(), &lines, &mut walk),
     }
-    (walk.seen, !tree.root_node().has_error())
+    let root = tree.root_node();
+    let unparsed_at = root.has_error().then(|| {
+        syntax::descendants(root)
+            .find(|n| n.is_error() || n.is_missing())
+            .map_or(1, |n| source.git_line(n.start_position().row + 1))
+    });
+    Ok(Read {
+        seen: walk
+            .seen
+            .into_iter()
+            .map(|(line, seen)| (source.git_line(line), seen, source.line_text(line)))
+            .collect(),
+        unparsed_at,
+    })
+}
+
+/// Why a symbolic link the patch adds among the code is unread, if it is: a link named as
+/// code, or one to a directory of the tree or out of it (the interpreter imports through
+/// it what the reader never sees). A link to a plain file of the tree named as data
+/// (`README.md -> docs/README.md`) is not code.
+fn link_is_code(file: &AddedFile, paths: &[String]) -> Option<String> {
+    let target = file.lines.first().map(|(_, t)| t.as_str()).unwrap_or("");
+    let said = Some(format!("-> {target}"));
+    if Language::of(&file.path).is_some() || Language::skipped(&file.path) {
+        return said;
+    }
+    // The target, from the link's directory, normalised inside the tree.
+    let mut at: Vec<&str> = file.path.split('/').collect();
+    at.pop();
+    if target.starts_with('/') {
+        return said;
+    }
+    for part in target.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                at.pop()?;
+            }
+            p => at.push(p),
+        }
+    }
+    let resolved = at.join("/");
+    let prefix = format!("{resolved}/");
+    let is_file = paths.contains(&resolved);
+    let is_dir = paths.iter().any(|p| p.starts_with(&prefix));
+    if is_dir || !is_file || Language::of(&resolved).is_some() {
+        return said;
+    }
+    None
+}
+
+/// The changed files (not code by their names) that a Rust file of the tree `include!`s:
+/// Rust the compiler reads with the file that includes it (CONTRACT.md section 15.1).
+fn included<'f>(
+    tree: &str,
+    entries: &[super::export::TreeEntry],
+    files: &'f [AddedFile],
+) -> Result<HashSet<&'f str>, CliError> {
+    let candidates: HashSet<&str> = files
+        .iter()
+        .filter(|f| f.mode != LINK && Language::of(&f.path).is_none())
+        .map(|f| f.path.as_str())
+        .collect();
+    let mut out = HashSet::new();
+    if candidates.is_empty() {
+        return Ok(out);
+    }
+    let rust: Vec<String> = entries
+        .iter()
+        .filter(|e| e.mode & 0o170000 == 0o100000)
+        .map(|e| String::from_utf8_lossy(&e.path).into_owned())
+        .filter(|p| p.ends_with(".rs"))
+        .collect();
+    let mut budget = MAX_INCLUDE_SCAN;
+    for chunk in rust.chunks(256) {
+        let names: Vec<&str> = chunk.iter().map(String::as_str).collect();
+        for (path, content) in names.iter().zip(blobs(tree, &names, MAX_CODE_FILE)?) {
+            let Some(content) = content else { continue };
+            budget = budget.saturating_sub(content.len());
+            let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+            for target in include_targets(&content) {
+                let joined = if dir.is_empty() {
+                    target.clone()
+                } else {
+                    format!("{dir}/{target}")
+                };
+                if let Ok(normal) = RepoPath::parse(&joined)
+                    && let Some(name) = candidates.get(normal.as_str())
+                {
+                    out.insert(*name);
+                }
+            }
+            if budget == 0 {
+                return Ok(out);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The literal paths a Rust file's `include!(...)` invocations name (a plain string literal:
+/// a computed path, `concat!(env!("OUT_DIR"), ...)`, names the build's output, not a file of
+/// the tree).
+fn include_targets(content: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(content);
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices("include!") {
+        // Not `include_str!`/`include_bytes!` (data, not code), nor part of a longer name.
+        let before = text[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = text[at + "include!".len()..].trim_start();
+        let Some(rest) = rest.strip_prefix(['(', '[', '{']) else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        if let Some(lit) = rest.strip_prefix('"')
+            && let Some(end) = lit.find('"')
+        {
+            out.push(lit[..end].to_owned());
+        }
+    }
+    out
 }
 
 /// Whether the base's `[suspicious] allow` accepts `rule` for `file` (a file, or a directory
@@ -385,6 +601,76 @@ mod tests {
                 &[(1, "pinned-literal")],
             ),
             (Language::Python, "x = 12345\ny = 'hello world'\n", &[]),
+            // CONTRACT.md section 15: what the interpreter runs, however it is spelled.
+            (
+                Language::Python,
+                "# rounding\rimport sys\nx = sys.modules\n",
+                &[(2, "interpreter")],
+            ),
+            (
+                Language::Python,
+                "import \u{ff53}\u{ff59}\u{ff53}\nx = \u{ff53}\u{ff59}\u{ff53}.\u{ff4d}odules\n",
+                &[(2, "interpreter")],
+            ),
+            (Language::Python, "run = exec\n", &[(1, "reflection")]),
+            (
+                Language::Python,
+                "f = functools.partial(getattr, obj)\n",
+                &[(1, "reflection")],
+            ),
+            (
+                Language::Python,
+                "def f(compile):\n    return compile(x)\n",
+                &[],
+            ),
+            (Language::Python, "t = type(x)\n", &[]),
+            (
+                Language::Python,
+                "T = type('T', (int,), {'__eq__': f})\n",
+                &[(1, "reflection")],
+            ),
+            (
+                Language::Python,
+                "setattr(C, '__eq__', f)\n",
+                &[(1, "reflection")],
+            ),
+            (Language::Python, "C.__hash__ = f\n", &[(1, "reflection")]),
+            (Language::Python, "ns['__eq__'] = f\n", &[(1, "reflection")]),
+            (
+                Language::Python,
+                "ns = dict(__lt__=f)\n",
+                &[(1, "reflection")],
+            ),
+            (
+                Language::Python,
+                "if has_own(cls, '__eq__') or name in ('__eq__', '__ne__'):\n    pass\n",
+                &[],
+            ),
+            (
+                Language::Python,
+                "import faulthandler\nok = faulthandler.is_enabled()\n",
+                &[(1, "interpreter"), (2, "interpreter")],
+            ),
+            (
+                Language::Python,
+                "import ctypes\nf = ctypes.pythonapi.PyImport_GetModuleDict\n",
+                &[(1, "interpreter"), (2, "interpreter")],
+            ),
+            (
+                Language::Python,
+                "for k in Exception.__subclasses__():\n    pass\n",
+                &[(1, "interpreter")],
+            ),
+            (
+                Language::Python,
+                "from os import *\nx = environ.get('A')\n",
+                &[(2, "environment")],
+            ),
+            (
+                Language::Python,
+                "import types\nC = types.new_class('C', (int,))\n",
+                &[(2, "reflection")],
+            ),
             (
                 Language::Rust,
                 "#[cfg(test)]\nmod tests {\n    fn a() { std::process::exit(0) }\n}\n",
@@ -438,10 +724,11 @@ mod tests {
             ),
         ];
         for (language, code, want) in cases {
-            let lines = code.lines().count();
-            let added = Added((1..=lines).collect());
-            let (seen, whole) = read_source(*language, code.as_bytes(), &added);
-            assert!(whole, "{code}");
+            let lines = code.split('\n').count();
+            let added: Vec<usize> = (1..=lines).collect();
+            let read = read_source(*language, code.as_bytes(), &added).expect("read");
+            assert!(read.unparsed_at.is_none(), "{code}");
+            let seen: Vec<(usize, Seen)> = read.seen.into_iter().map(|(l, s, _)| (l, s)).collect();
             // A compared literal is a candidate only: it becomes a hit when the base's tests
             // pin it (`pinned`), so a case that names no pinned rule leaves candidates out.
             let pinned = |id: &str| id.ends_with("pinned-literal");
@@ -467,10 +754,11 @@ mod tests {
     fn a_definition_counts_when_a_line_of_it_is_added() {
         let code = b"class P:\n    def __eq__(self, o):\n        return True\n\nx = 1\n";
         let rules = |added: Vec<usize>| -> Vec<&str> {
-            read_source(Language::Python, code, &Added(added))
-                .0
+            read_source(Language::Python, code, &added)
+                .expect("read")
+                .seen
                 .iter()
-                .filter_map(|(_, s)| Some(table::first_match(Language::Python, s)?.id))
+                .filter_map(|(_, s, _)| Some(table::first_match(Language::Python, s)?.id))
                 .collect()
         };
         assert_eq!(rules(vec![3]), ["comparison-method"]);

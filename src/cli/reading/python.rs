@@ -1,11 +1,14 @@
 //! What added Python code does, read from its syntax tree (tree-sitter's Python grammar):
-//! the names it uses resolved through the file's imports, the calls of built-ins, the
+//! the names it uses resolved through the file's imports (identifiers compared after NFKC
+//! normalisation, as CPython compares them), the calls of and references to built-ins, the
 //! strings it folds, the comparison methods it defines, the classes it derives, the
-//! literals it compares against.
+//! literals it compares against. Names a star import may bring are read as that module's.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
+use unicode_normalization::UnicodeNormalization;
 
 use super::syntax::{Added, Walk, descendants, text};
 use super::table::Seen;
@@ -15,6 +18,55 @@ const ATTRIBUTE_BUILTINS: [&str; 4] = ["getattr", "setattr", "hasattr", "delattr
 
 /// Dunder names that mean themselves wherever they appear (no import binds them).
 const BARE: [&str; 2] = ["__import__", "__builtins__"];
+
+/// Built-ins whose mere reference counts (CONTRACT.md section 15.2): bound to another name,
+/// passed along or stored, each still runs or reaches code the reader cannot follow.
+const REFERENCED: [&str; 13] = [
+    "exec",
+    "eval",
+    "compile",
+    "globals",
+    "locals",
+    "vars",
+    "getattr",
+    "setattr",
+    "delattr",
+    "hasattr",
+    "__import__",
+    "breakpoint",
+    "type",
+];
+
+/// An identifier's name as CPython compares it: NFKC-normalised (`ｓｙｓ` is `sys`).
+pub(super) fn name<'s>(source: &'s [u8], node: Node<'_>) -> Cow<'s, str> {
+    let t = text(source, node);
+    if t.is_ascii() {
+        Cow::Borrowed(t)
+    } else {
+        Cow::Owned(t.nfkc().collect())
+    }
+}
+
+/// What a file binds by its imports, what it star-imports, and the names it defines itself
+/// (a `def`, a `class`, a parameter, an import), which shadow a built-in.
+#[derive(Debug, Default)]
+pub struct Imports {
+    /// A local name to the dotted path it stands for (relative paths keep their dots).
+    pub map: HashMap<String, String>,
+    /// The modules of `from M import *`.
+    pub stars: Vec<String>,
+    defined: HashSet<String>,
+}
+
+impl Imports {
+    fn get(&self, name: &str) -> Option<&String> {
+        self.map.get(name)
+    }
+
+    fn contains_key(&self, name: &str) -> bool {
+        self.map.contains_key(name)
+    }
+}
 
 pub fn read(source: &[u8], root: Node<'_>, added: &Added, walk: &mut Walk) {
     let imports = imports(source, root);
@@ -42,7 +94,7 @@ pub fn read(source: &[u8], root: Node<'_>, added: &Added, walk: &mut Walk) {
                 if let Some(name) = node.child_by_field_name("name")
                     && added.any(line, end)
                 {
-                    walk.saw(line, Seen::Method(text(source, name).to_owned()));
+                    walk.saw(line, Seen::Method(self::name(source, name).into_owned()));
                 }
             }
             _ if !added.has(line) => {}
@@ -51,36 +103,77 @@ pub fn read(source: &[u8], root: Node<'_>, added: &Added, walk: &mut Walk) {
                     walk.saw(line, Seen::Name(path));
                 }
             }
-            "assignment" if in_class(node) => {
-                // `__eq__ = ...`, `__le__ = __ge__ = __eq__`.
+            "assignment" => {
+                // In a class body `__eq__ = ...`, `__le__ = __ge__ = __eq__` define methods;
+                // anywhere `C.__eq__ = f` and `ns["__eq__"] = f` set one by name.
+                let class = in_class(node);
                 let mut at = Some(node);
                 while let Some(a) = at.filter(|a| a.kind() == "assignment") {
-                    if let Some(left) = a.child_by_field_name("left")
-                        && left.kind() == "identifier"
-                    {
-                        walk.saw(line, Seen::Method(text(source, left).to_owned()));
+                    match a.child_by_field_name("left") {
+                        Some(left) if left.kind() == "identifier" && class => {
+                            walk.saw(line, Seen::Method(name(source, left).into_owned()));
+                        }
+                        Some(left) if left.kind() == "attribute" => {
+                            if let Some(attr) = left.child_by_field_name("attribute") {
+                                walk.saw(line, Seen::Sets(name(source, attr).into_owned()));
+                            }
+                        }
+                        Some(left) if left.kind() == "subscript" => {
+                            if let Some(key) = left.child_by_field_name("subscript")
+                                && let Some(key) = fold(source, key, 0)
+                            {
+                                walk.saw(line, Seen::Sets(key));
+                            }
+                        }
+                        _ => {}
                     }
                     at = a.child_by_field_name("right");
                 }
             }
+            "pair" => {
+                // `{"__eq__": f}`: a namespace for `type()`, a class dict.
+                if let Some(key) = node.child_by_field_name("key")
+                    && let Some(key) = fold(source, key, 0)
+                {
+                    walk.saw(line, Seen::Sets(key));
+                }
+            }
             "identifier" => {
-                let name = text(source, node);
+                let name = name(source, node);
+                let name = name.as_ref();
                 if is_use(node) {
                     if BARE.contains(&name) {
                         walk.saw(line, Seen::Name(name.to_owned()));
                     } else if let Some(path) = imports.get(name) {
                         walk.saw(line, Seen::Name(path.clone()));
+                    } else {
+                        if REFERENCED.contains(&name)
+                            && !imports.defined.contains(name)
+                            && !is_parameter(source, node, name)
+                            && !is_called(node)
+                            && (name != "type" || is_aliased(node))
+                        {
+                            walk.saw(line, Seen::Reference(name.to_owned()));
+                        }
+                        // A name no import binds may come from a star import.
+                        for star in &imports.stars {
+                            walk.saw(line, Seen::Name(format!("{star}.{name}")));
+                        }
                     }
                 }
             }
             "attribute" => {
                 if let Some(attr) = node.child_by_field_name("attribute") {
-                    walk.saw(line, Seen::Attribute(text(source, attr).to_owned()));
+                    walk.saw(line, Seen::Attribute(name(source, attr).into_owned()));
                 }
                 if let Some(path) = dotted(source, node) {
                     let first = path.split('.').next().unwrap_or_default();
                     if imports.contains_key(first) || BARE.contains(&first) {
                         walk.saw(line, Seen::Name(resolve(&imports, &path)));
+                    } else if !imports.defined.contains(first) {
+                        for star in &imports.stars {
+                            walk.saw(line, Seen::Name(format!("{star}.{path}")));
+                        }
                     }
                 }
             }
@@ -119,10 +212,10 @@ pub fn read(source: &[u8], root: Node<'_>, added: &Added, walk: &mut Walk) {
     }
 }
 
-/// What `import`/`from ... import` statements bind, anywhere in the file: a local name to
-/// the dotted path it stands for.
-fn imports(source: &[u8], root: Node<'_>) -> HashMap<String, String> {
-    let mut map = HashMap::new();
+/// What `import`/`from ... import` statements bind, anywhere in the file (a local name to
+/// the dotted path it stands for), what it star-imports, and the names it defines.
+pub fn imports(source: &[u8], root: Node<'_>) -> Imports {
+    let mut out = Imports::default();
     for node in descendants(root) {
         match node.kind() {
             "import_statement" => {
@@ -133,14 +226,17 @@ fn imports(source: &[u8], root: Node<'_>) -> HashMap<String, String> {
                                 name.child_by_field_name("name"),
                                 name.child_by_field_name("alias"),
                             ) {
-                                map.insert(text(source, a).to_owned(), text(source, n).to_owned());
+                                out.map.insert(
+                                    self::name(source, a).into_owned(),
+                                    self::name(source, n).into_owned(),
+                                );
                             }
                         }
                         _ => {
                             // `import a.b` binds `a`.
-                            let path = text(source, name);
-                            let first = path.split('.').next().unwrap_or(path).trim();
-                            map.insert(first.to_owned(), first.to_owned());
+                            let path = self::name(source, name);
+                            let first = path.split('.').next().unwrap_or(&path).trim();
+                            out.map.insert(first.to_owned(), first.to_owned());
                         }
                     }
                 }
@@ -149,27 +245,53 @@ fn imports(source: &[u8], root: Node<'_>) -> HashMap<String, String> {
                 let Some(module) = node.child_by_field_name("module_name") else {
                     continue;
                 };
-                let module = text(source, module);
-                for name in node.children_by_field_name("name", &mut node.walk()) {
-                    let (n, bound) = match name.kind() {
+                let module = name(source, module);
+                if node
+                    .named_children(&mut node.walk())
+                    .any(|c| c.kind() == "wildcard_import")
+                {
+                    out.stars.push(module.to_string());
+                }
+                for imported in node.children_by_field_name("name", &mut node.walk()) {
+                    let (n, bound) = match imported.kind() {
                         "aliased_import" => (
-                            name.child_by_field_name("name"),
-                            name.child_by_field_name("alias"),
+                            imported.child_by_field_name("name"),
+                            imported.child_by_field_name("alias"),
                         ),
-                        _ => (Some(name), Some(name)),
+                        _ => (Some(imported), Some(imported)),
                     };
                     if let (Some(n), Some(bound)) = (n, bound) {
-                        map.insert(
-                            text(source, bound).to_owned(),
-                            format!("{module}.{}", text(source, n)),
+                        out.map.insert(
+                            name(source, bound).into_owned(),
+                            format!("{}.{}", join_relative(&module), name(source, n)),
                         );
                     }
+                }
+            }
+            // A module-level definition shadows a built-in everywhere in the file (an
+            // assignment does not count: `exec = exec` is a reference).
+            "function_definition" | "class_definition"
+                if node.parent().is_some_and(|p| p.kind() == "module")
+                    || node.parent().is_some_and(|p| {
+                        p.kind() == "decorated_definition"
+                            && p.parent().is_some_and(|m| m.kind() == "module")
+                    }) =>
+            {
+                if let Some(n) = node.child_by_field_name("name") {
+                    out.defined.insert(name(source, n).into_owned());
                 }
             }
             _ => {}
         }
     }
-    map
+    out.defined.extend(out.map.keys().cloned());
+    out
+}
+
+/// A relative module as a dotted prefix: `.` stays `.` (so `from . import x` is `..x`
+/// without the doubled dot: `.x`).
+fn join_relative(module: &str) -> &str {
+    module.strip_suffix('.').unwrap_or(module)
 }
 
 /// The dotted paths an import statement names (`import a.b` → `a.b`; `from os import
@@ -185,15 +307,15 @@ fn imported(source: &[u8], node: Node<'_>) -> Vec<String> {
     if node.kind() == "import_statement" {
         for n in node.children_by_field_name("name", &mut node.walk()) {
             if let Some(n) = name_of(n) {
-                out.push(text(source, n).to_owned());
+                out.push(name(source, n).into_owned());
             }
         }
     } else if let Some(module) = node.child_by_field_name("module_name") {
-        let module = text(source, module);
-        out.push(module.to_owned());
+        let module = name(source, module);
+        out.push(module.to_string());
         for n in node.children_by_field_name("name", &mut node.walk()) {
             if let Some(n) = name_of(n) {
-                out.push(format!("{module}.{}", text(source, n)));
+                out.push(format!("{}.{}", join_relative(&module), name(source, n)));
             }
         }
     }
@@ -203,18 +325,18 @@ fn imported(source: &[u8], node: Node<'_>) -> Vec<String> {
 /// `a.b.c` of an identifier or an attribute chain of identifiers.
 fn dotted(source: &[u8], node: Node<'_>) -> Option<String> {
     match node.kind() {
-        "identifier" => Some(text(source, node).to_owned()),
+        "identifier" => Some(name(source, node).into_owned()),
         "attribute" => {
             let object = dotted(source, node.child_by_field_name("object")?)?;
             let attr = node.child_by_field_name("attribute")?;
-            Some(format!("{object}.{}", text(source, attr)))
+            Some(format!("{object}.{}", name(source, attr)))
         }
         _ => None,
     }
 }
 
 /// A dotted path with its first name resolved through the imports.
-fn resolve(imports: &HashMap<String, String>, path: &str) -> String {
+fn resolve(imports: &Imports, path: &str) -> String {
     let (first, rest) = path.split_once('.').unwrap_or((path, ""));
     match (imports.get(first), rest) {
         (Some(full), "") => full.clone(),
@@ -251,13 +373,7 @@ fn is_use(node: Node<'_>) -> bool {
     }
 }
 
-fn call(
-    source: &[u8],
-    node: Node<'_>,
-    line: usize,
-    imports: &HashMap<String, String>,
-    walk: &mut Walk,
-) {
+fn call(source: &[u8], node: Node<'_>, line: usize, imports: &Imports, walk: &mut Walk) {
     let (Some(function), Some(args)) = (
         node.child_by_field_name("function"),
         node.child_by_field_name("arguments"),
@@ -267,11 +383,35 @@ fn call(
     if function.kind() != "identifier" {
         return;
     }
-    let name = text(source, function);
-    if imports.contains_key(name) {
+    let name = self::name(source, function);
+    let name = name.as_ref();
+    if imports.contains_key(name)
+        || imports.defined.contains(name)
+        || is_parameter(source, function, name)
+    {
         return;
     }
     walk.saw(line, Seen::Call(name.to_owned()));
+    // `type(name, bases, namespace)` makes a class without `class` syntax.
+    if name == "type" && args.named_children(&mut args.walk()).count() >= 3 {
+        walk.saw(line, Seen::NewClass);
+    }
+    if name == "setattr"
+        && let Some(asked) = args.named_children(&mut args.walk()).nth(1)
+        && let Some(set) = fold(source, asked, 0)
+    {
+        walk.saw(line, Seen::Sets(set));
+    }
+    if matches!(name, "dict" | "type") {
+        // `dict(__eq__=f)`.
+        for arg in args.named_children(&mut args.walk()) {
+            if arg.kind() == "keyword_argument"
+                && let Some(key) = arg.child_by_field_name("name")
+            {
+                walk.saw(line, Seen::Sets(self::name(source, key).into_owned()));
+            }
+        }
+    }
     if ATTRIBUTE_BUILTINS.contains(&name) {
         let asked = args.named_children(&mut args.walk()).nth(1);
         let computed = asked.is_some_and(|a| {
@@ -283,6 +423,64 @@ fn call(
             walk.saw(line, Seen::ComputedName(name.to_owned()));
         }
     }
+}
+
+/// Whether `name`, used at `node`, is a parameter of a function or lambda around it.
+fn is_parameter(source: &[u8], node: Node<'_>, name: &str) -> bool {
+    let mut at = node.parent();
+    while let Some(n) = at {
+        if matches!(n.kind(), "function_definition" | "lambda")
+            && let Some(params) = n.child_by_field_name("parameters")
+            && descendants(params).any(|p| {
+                p.kind() == "identifier" && is_parameter_name(p) && self::name(source, p) == name
+            })
+        {
+            return true;
+        }
+        at = n.parent();
+    }
+    false
+}
+
+/// Whether an identifier in a parameter list is a parameter's name (not in its default
+/// value or its annotation).
+fn is_parameter_name(p: Node<'_>) -> bool {
+    p.parent().is_some_and(|parent| match parent.kind() {
+        "parameters" | "lambda_parameters" | "list_splat_pattern" | "dictionary_splat_pattern" => {
+            true
+        }
+        "typed_parameter" => parent.named_child(0).is_some_and(|c| c.id() == p.id()),
+        "default_parameter" | "typed_default_parameter" => parent
+            .child_by_field_name("name")
+            .is_some_and(|c| c.id() == p.id()),
+        _ => false,
+    })
+}
+
+/// Whether a reference stands alone as a value that is kept or handed on (`T = type`,
+/// `return type`, a default value): `type` is everywhere in annotations (`type[X]`) and
+/// checks (`isinstance(x, type)`), honest; bound to another name, a call of it is a call the
+/// reader does not see as `type(...)`.
+fn is_aliased(node: Node<'_>) -> bool {
+    node.parent().is_some_and(|p| match p.kind() {
+        "assignment" | "augmented_assignment" => p
+            .child_by_field_name("right")
+            .is_some_and(|r| r.id() == node.id()),
+        "return_statement" | "lambda" | "default_parameter" | "typed_default_parameter" => true,
+        "keyword_argument" => p
+            .child_by_field_name("value")
+            .is_some_and(|v| v.id() == node.id()),
+        _ => false,
+    })
+}
+
+/// Whether an identifier is the function a call calls (`exec(...)`), not a reference to it.
+fn is_called(node: Node<'_>) -> bool {
+    node.parent().is_some_and(|p| {
+        p.kind() == "call"
+            && p.child_by_field_name("function")
+                .is_some_and(|f| f.id() == node.id())
+    })
 }
 
 /// Whether `node` is a method's or a class attribute's: directly in a class body.

@@ -15,13 +15,19 @@ pub enum Language {
 impl Language {
     /// The language of a file, by its name.
     pub fn of(path: &str) -> Option<Self> {
-        if path.ends_with(".py") || path.ends_with(".pyi") {
+        if path.ends_with(".py") || path.ends_with(".pyi") || path.ends_with(".pyw") {
             Some(Self::Python)
         } else if path.ends_with(".rs") {
             Some(Self::Rust)
         } else {
             None
         }
+    }
+
+    /// Whether `path` is code the interpreter or the build loads under an extension no
+    /// parser here reads (Cython's `.pyx`, `.pxd`, `.pxi`): unread when changed.
+    pub fn skipped(path: &str) -> bool {
+        [".pyx", ".pxd", ".pxi"].iter().any(|e| path.ends_with(e))
     }
 
     pub fn name(self) -> &'static str {
@@ -39,8 +45,20 @@ pub enum Match {
     /// s.argv` is `sys.argv`; Rust paths without a leading `std::`/`core::`): equal to one of
     /// these, or under it (`os.environ.get` is under `os.environ`).
     Names(&'static [&'static str]),
+    /// A name the code uses, resolved as in [`Match::Names`], equal to one of these (not
+    /// under it).
+    Exact(&'static [&'static str]),
     /// A call of one of these built-in functions by its bare name.
     Calls(&'static [&'static str]),
+    /// A reference to one of these built-ins that is not a call (`run = exec`,
+    /// `map(getattr, ...)`): what it runs or reaches is out of the reader's sight wherever it
+    /// is called (CONTRACT.md section 15.2).
+    References(&'static [&'static str]),
+    /// A class made without `class` syntax: `type(name, bases, namespace)`.
+    NewClass,
+    /// An attribute set by one of these names outside a class body: `setattr(C, "__eq__", f)`,
+    /// `{"__eq__": f}`, `ns["__eq__"] = f`, `dict(__eq__=f)`, `C.__eq__ = f`.
+    Sets(&'static [&'static str]),
     /// A call of one of these with the attribute name it asks for computed (neither a
     /// string literal nor a plain name).
     ComputedName(&'static [&'static str]),
@@ -89,6 +107,9 @@ pub struct Rule {
 pub enum Seen {
     Name(String),
     Call(String),
+    Reference(String),
+    NewClass,
+    Sets(String),
     ComputedName(String),
     Attribute(String),
     Text(String),
@@ -159,16 +180,32 @@ pub const RULES: [Rule; 18] = [
         class: Probe,
         // Narrowed on real history (section 14.3): `importlib.metadata` is honest, so the
         // module itself is not a hit; what imports by a computed name is.
-        matches: &[Match::Names(&[
-            "__import__",
-            "__builtins__",
-            "builtins",
-            "importlib.import_module",
-            "importlib.__import__",
-            "importlib.util",
-            "importlib.machinery",
-            "importlib.reload",
-        ])],
+        matches: &[
+            // The module itself, as a value (`b = builtins`); its members by name below
+            // (`from builtins import ExceptionGroup` is honest).
+            Match::Exact(&["builtins"]),
+            Match::Names(&[
+                "__import__",
+                "__builtins__",
+                "builtins.exec",
+                "builtins.eval",
+                "builtins.compile",
+                "builtins.__import__",
+                "builtins.getattr",
+                "builtins.setattr",
+                "builtins.delattr",
+                "builtins.hasattr",
+                "builtins.globals",
+                "builtins.locals",
+                "builtins.vars",
+                "builtins.__dict__",
+                "importlib.import_module",
+                "importlib.__import__",
+                "importlib.util",
+                "importlib.machinery",
+                "importlib.reload",
+            ]),
+        ],
         why: "an import by a computed name, or through the built-ins, hides what the code loads and asks for from the reader",
     },
     Rule {
@@ -177,9 +214,61 @@ pub const RULES: [Rule; 18] = [
         class: Probe,
         matches: &[
             Match::ComputedName(&["getattr", "setattr", "hasattr", "delattr"]),
-            Match::Calls(&["eval", "exec", "compile", "globals", "locals", "vars"]),
+            Match::Calls(&[
+                "eval",
+                "exec",
+                "compile",
+                "globals",
+                "locals",
+                "vars",
+                "breakpoint",
+            ]),
+            Match::References(&[
+                "eval",
+                "exec",
+                "compile",
+                "globals",
+                "locals",
+                "vars",
+                "getattr",
+                "setattr",
+                "hasattr",
+                "delattr",
+                "__import__",
+                "breakpoint",
+                "type",
+            ]),
+            Match::NewClass,
+            Match::Names(&[
+                "types.new_class",
+                "types.FunctionType",
+                "types.CodeType",
+                "types.LambdaType",
+                "marshal",
+                "runpy",
+                "code",
+                "codeop",
+                "zipimport",
+                "pickle.loads",
+                "pickle.load",
+                "pickle.Unpickler",
+            ]),
+            // Setting a comparison method by name (`setattr(C, "__eq__", f)`, a namespace
+            // `{"__eq__": f}` for `type()`, `ns["__eq__"] = f`, `C.__eq__ = f`).
+            Match::Sets(&[
+                "__eq__",
+                "__ne__",
+                "__lt__",
+                "__le__",
+                "__gt__",
+                "__ge__",
+                "__hash__",
+                "__bool__",
+                "__instancecheck__",
+                "__subclasshook__",
+            ]),
         ],
-        why: "an attribute named by a computed string, or code run from a string, is code a reviewer cannot read",
+        why: "an attribute named by a computed string, code run from a string or a data file, a built-in that runs code passed along under another name, a class made without `class` syntax, a comparison method set by name: code a reviewer cannot read",
     },
     Rule {
         id: "interpreter",
@@ -212,12 +301,42 @@ pub const RULES: [Rule; 18] = [
                 "gc.get_referents",
                 "traceback.extract_stack",
                 "traceback.walk_stack",
+                "traceback.extract_tb",
+                "traceback.walk_tb",
                 "threading.settrace",
+                "threading.setprofile",
+                "sys._current_frames",
+                "sys.addaudithook",
+                "faulthandler",
+                "ctypes",
+                "inspect.getmro",
             ]),
             Match::Calls(&["exit", "quit"]),
-            Match::Attributes(&["f_back", "f_globals", "f_locals", "tb_frame", "gi_frame"]),
+            Match::Attributes(&[
+                "f_back",
+                "f_globals",
+                "f_locals",
+                "f_code",
+                "tb_frame",
+                "tb_next",
+                "gi_frame",
+                "gi_code",
+                "cr_frame",
+                "ag_frame",
+                // Object walks: from any object to every class and function loaded.
+                "__subclasses__",
+                "__mro__",
+                "mro",
+                "__bases__",
+                "__base__",
+                "__globals__",
+                "__builtins__",
+                "__code__",
+                "__closure__",
+                "__traceback__",
+            ]),
         ],
-        why: "what is loaded, the process's arguments, its callers' frames, its exit and its signals are where a test runner shows: code that reads them can tell a test from production",
+        why: "what is loaded, the process's arguments, its callers' frames, its exit and its signals, the interpreter's own state (faulthandler, C-level access through ctypes) and walks over every class or frame are where a test runner shows: code that reads them can tell a test from production",
     },
     Rule {
         id: "working-directory",
@@ -418,7 +537,10 @@ fn matches(m: Match, language: Language, seen: &Seen) -> bool {
     };
     match (m, seen) {
         (Match::Names(names), Seen::Name(n)) => names.iter().any(|of| under(n, of)),
-        (Match::Calls(names), Seen::Call(n)) => names.contains(&n.as_str()),
+        (Match::Exact(names), Seen::Name(n)) => names.contains(&n.as_str()),
+        (Match::Calls(names), Seen::Call(n))
+        | (Match::References(names), Seen::Reference(n))
+        | (Match::Sets(names), Seen::Sets(n)) => names.contains(&n.as_str()),
         (Match::ComputedName(names), Seen::ComputedName(n)) => names.contains(&n.as_str()),
         (Match::Attributes(names), Seen::Attribute(n)) => names.contains(&n.as_str()),
         (
@@ -439,7 +561,9 @@ fn matches(m: Match, language: Language, seen: &Seen) -> bool {
                 && !bases.iter().any(|b| unless.contains(&b.as_str()))
         }
         (Match::Impls(names), Seen::Impl(n)) => names.contains(&n.as_str()),
-        (Match::CfgTest, Seen::CfgTest) | (Match::PinnedLiteral, Seen::Literal(_)) => true,
+        (Match::CfgTest, Seen::CfgTest)
+        | (Match::PinnedLiteral, Seen::Literal(_))
+        | (Match::NewClass, Seen::NewClass) => true,
         _ => false,
     }
 }
@@ -479,7 +603,14 @@ fn describe(m: Match) -> String {
     };
     match m {
         Match::Names(n) => format!("names {}", list(n)),
+        Match::Exact(n) => format!("the name {} itself", list(n)),
         Match::Calls(n) => format!("calls of {}", list(n)),
+        Match::References(n) => format!("references to {} that are not calls", list(n)),
+        Match::NewClass => "a three-argument `type()` (a class made without `class` syntax)".to_owned(),
+        Match::Sets(n) => format!(
+            "an attribute set by the name {} outside a class body (`setattr`, a namespace dict's key, `C.name = ...`)",
+            list(n)
+        ),
         Match::ComputedName(n) => format!("{} with a computed name", list(n)),
         Match::Attributes(n) => format!("attributes {}", list(n)),
         Match::Text {

@@ -121,6 +121,8 @@ pub enum GateReason {
     EqualityOverload,
     /// The patch compares against a literal the base's tests pin (section 14.2).
     TestInputInCode,
+    /// A changed code file the reader could not read as the interpreter will (section 15.2).
+    UnreadCode,
     ModifiedDuringRun,
     DoesNotBuild,
     HarnessError,
@@ -185,6 +187,7 @@ pub enum Cause {
     TestAwareCode,
     EqualityOverload,
     TestInputInCode,
+    UnreadCode,
     ModifiedDuringRun,
     /// The build step neither built nor failed to build (a timeout, a crash, a missing tool).
     BuildBroken,
@@ -272,6 +275,7 @@ impl GateDecision {
             GateReason::TestAwareCode => Cause::TestAwareCode,
             GateReason::EqualityOverload => Cause::EqualityOverload,
             GateReason::TestInputInCode => Cause::TestInputInCode,
+            GateReason::UnreadCode => Cause::UnreadCode,
             GateReason::ModifiedDuringRun => Cause::ModifiedDuringRun,
             GateReason::HarnessError => Cause::BuildBroken,
             GateReason::CheckerUnproven => Cause::CheckerUnproven,

@@ -15,7 +15,7 @@ use utoipa::openapi::{Ref, RefOr};
 
 use super::request::{
     Configured, FailingCase, IntegrityFinding, Judged, MergeGroup, Reproof, RoomFacts,
-    SandboxBackend, SuspiciousLine,
+    SandboxBackend, SuspiciousLine, UnreadFile,
 };
 use crate::core::path::RepoPathDoc;
 use crate::core::runs::{CatchCodeDoc, CatchCodes, ExitCodeDoc, Receipt, TestIdDoc};
@@ -108,11 +108,15 @@ pub struct Facts {
     /// `overload` → `equality-overload`, `special-case` → `test-input-in-code`.
     #[serde(default)]
     pub suspicious: Vec<SuspiciousLine>,
-    /// Changed code files the parser could not read whole (reported, never a hit: the build
-    /// step judges syntax).
+    /// Changed code files the reader could not read as the interpreter will (CONTRACT.md
+    /// section 15.2: a symbolic link among the code, a file over the read limit, not UTF-8 or
+    /// with another coding cookie, one the parser cannot parse...): any in a file that is not
+    /// test-adjacent → ESCALATE `unread-code`, ranked before every class of hit (after the
+    /// build step, when one is configured: a file that does not build is BLOCK
+    /// `does-not-build`). At most 100.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schema(value_type = Vec<RepoPathDoc>)]
-    pub unparsed: Vec<String>,
+    #[schema(max_items = 100)]
+    pub unread: Vec<UnreadFile>,
     /// Each property run's receipt (CONTRACT.md section 11.1), by property id, one per run in
     /// `property_runs` (null: no report read). Absent: the property command has no `{junit}`
     /// (receipts off). A run counts only as its receipt shows it: exit 0 with an executed case

@@ -3,18 +3,15 @@
 
 use serde_json::Value;
 
-use std::collections::HashMap;
-
+use super::parse_steps::*;
 use super::request::{
-    BuildRun, CanaryPart, CanaryRun, Configured, FailingCase, FixtureSuite, GateRequest,
-    IntegrityFinding, Judged, MergeGroup, MergeQueue, OverLimit, Reproof, Rerun, RoomFacts,
-    SandboxBackend, SuspicionClass, SuspiciousLine,
+    Configured, GateRequest, SandboxBackend, SuspicionClass, SuspiciousLine, UnreadFile,
+    UnreadReason,
 };
 use crate::core::catalog::CatalogKind;
 use crate::core::fields::{self, Errors, object};
 use crate::core::problem::pointer_key;
 use crate::core::quorum::parse_quorum_fields;
-use crate::core::runs::{CatchCodes, Receipt, parse_catch_codes, parse_receipt};
 
 /// The fields of a `/gate` body.
 pub const GATE_FIELDS: [&str; 32] = [
@@ -37,7 +34,7 @@ pub const GATE_FIELDS: [&str; 32] = [
     "sandbox",
     "shadows",
     "suspicious",
-    "unparsed",
+    "unread",
     "property_receipts",
     "batched",
     "property_cases",
@@ -114,6 +111,10 @@ pub const SUSPICIOUS_FIELDS: [&str; 7] = [
     "file", "line", "rule", "class", "code", "pattern", "seen_in",
 ];
 /// The fields of `merge_group`.
+/// The fields of an `unread` entry.
+pub const UNREAD_FIELDS: [&str; 3] = ["file", "reason", "detail"];
+/// At most this many unread files are listed.
+pub const MAX_UNREAD: usize = 100;
 pub const MERGE_GROUP_FIELDS: [&str; 3] = ["queue", "ref", "pull_requests"];
 /// The largest pull request number (GitHub's and GitLab's are 32-bit signed integers).
 pub const MAX_PULL_REQUEST: u64 = i32::MAX as u64;
@@ -226,10 +227,33 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
         .unwrap_or_default(),
         None => Vec::new(),
     };
-    let unparsed = doc
-        .get("unparsed")
-        .and_then(|v| fields::paths(v, "/unparsed", false, &mut e))
-        .unwrap_or_default();
+    let unread = match doc.get("unread") {
+        Some(v) if v.as_array().is_some_and(|a| a.len() > MAX_UNREAD) => {
+            e.push(
+                "/unread",
+                format!("at most {MAX_UNREAD} unread files are listed"),
+            );
+            Vec::new()
+        }
+        Some(list) => fields::array(list, "/unread", "`unread`", &mut e, |x, p, e| {
+            let file = object(x, &p, "an unread file", &UNREAD_FIELDS, e)?;
+            let path = file
+                .required("file", e)
+                .and_then(|v| fields::path(v, &file.pointer("file"), e));
+            let reason = file.req_enum::<UnreadReason>("reason", e);
+            let detail = match file.get("detail") {
+                Some(_) => file.req_string("detail", 200, e).map(Some),
+                None => Some(None),
+            };
+            Some(UnreadFile {
+                file: path?.as_str().to_owned(),
+                reason: reason?,
+                detail: detail?,
+            })
+        })
+        .unwrap_or_default(),
+        None => Vec::new(),
+    };
     let shadows = doc
         .get("shadows")
         .and_then(|v| fields::paths(v, "/shadows", false, &mut e))
@@ -387,7 +411,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             sandbox,
             shadows,
             suspicious,
-            unparsed,
+            unread,
             property_receipts,
             batched,
             property_cases,
@@ -403,507 +427,4 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
         }),
         _ => Err(e),
     }
-}
-
-/// `property_receipts`: property id → one receipt (or `null`) per run.
-fn parse_property_receipts(
-    v: &Value,
-    e: &mut Errors,
-) -> Option<HashMap<String, Vec<Option<Receipt>>>> {
-    let Some(map) = v.as_object() else {
-        e.push(
-            "/property_receipts",
-            format!(
-                "`property_receipts` must be an object of property id → [receipt or null, ...], not {}",
-                fields::kind_of(v)
-            ),
-        );
-        return None;
-    };
-    let mut out = HashMap::with_capacity(map.len());
-    for (id, list) in map {
-        let at = pointer_key("/property_receipts", id);
-        let receipts = fields::array(list, &at, "a property's receipts", e, |x, p, e| {
-            parse_receipt(x, &p, e)
-        })?;
-        out.insert(id.clone(), receipts);
-    }
-    Some(out)
-}
-
-/// `configured.mutant_files`: property id → the files its mutant touches, at most 1,000
-/// properties and 100 files each.
-fn parse_mutant_files(
-    v: &Value,
-    e: &mut Errors,
-) -> Option<std::collections::BTreeMap<String, Vec<String>>> {
-    const AT: &str = "/configured/mutant_files";
-    let Some(map) = v.as_object() else {
-        e.push(
-            AT,
-            format!(
-                "`mutant_files` must be an object of property id → [path, ...], not {}",
-                fields::kind_of(v)
-            ),
-        );
-        return None;
-    };
-    if map.len() > 1000 {
-        e.push(AT, format!("{} properties; at most 1000", map.len()));
-        return None;
-    }
-    let mut out = std::collections::BTreeMap::new();
-    for (id, list) in map {
-        let at = pointer_key(AT, id);
-        if id.is_empty() || id.chars().count() > fields::MAX_ID_CHARS {
-            e.push(
-                &at,
-                format!("a property id is 1 to {} characters", fields::MAX_ID_CHARS),
-            );
-            continue;
-        }
-        if list.as_array().is_some_and(|l| l.len() > 100) {
-            e.push(&at, "at most 100 files per mutant");
-            continue;
-        }
-        if let Some(paths) = fields::paths(list, &at, false, e) {
-            out.insert(
-                id.clone(),
-                paths.iter().map(|p| p.as_str().to_owned()).collect(),
-            );
-        }
-    }
-    Some(out)
-}
-
-/// `failures`: at most [`MAX_FAILURES`] cases, each message at most [`MAX_FAILURE_BYTES`].
-fn parse_failures(v: &Value, e: &mut Errors) -> Option<Vec<FailingCase>> {
-    let n = v.as_array().map_or(0, Vec::len);
-    if n > MAX_FAILURES {
-        e.push(
-            "/failures",
-            format!("`failures` holds {n} cases; at most {MAX_FAILURES} are carried"),
-        );
-        return None;
-    }
-    fields::array(v, "/failures", "`failures`", e, |x, p, e| {
-        let case = object(x, &p, "a failing case", &FAILURE_FIELDS, e)?;
-        let id = case.req_string("id", MAX_TEST_ID_CHARS, e);
-        let message = case.required("message", e).and_then(|m| {
-            fields::string(m, &case.pointer("message"), "message", MAX_FAILURE_BYTES, e)
-        });
-        if let Some(m) = &message
-            && m.len() > MAX_FAILURE_BYTES
-        {
-            e.push(
-                case.pointer("message"),
-                format!(
-                    "`message` holds {} bytes; at most {MAX_FAILURE_BYTES}",
-                    m.len()
-                ),
-            );
-            return None;
-        }
-        Some(FailingCase {
-            id: id?,
-            message: message?,
-        })
-    })
-}
-
-fn parse_finding(x: &Value, p: String, e: &mut Errors) -> Option<IntegrityFinding> {
-    let f = object(x, &p, "an integrity finding", &INTEGRITY_FIELDS, e)?;
-    let run = f.req_string("run", 1024, e);
-    let files = f
-        .required("files", e)
-        .and_then(|v| fields::paths(v, &f.pointer("files"), false, e));
-    let count = f
-        .required("count", e)
-        .and_then(|v| fields::uint(v, &f.pointer("count"), "count", u64::from(u32::MAX), e));
-    let seal_changed = f.opt_bool("seal_changed", e).unwrap_or(false);
-    let files: Vec<String> = files?.iter().map(|p| p.as_str().to_owned()).collect();
-    if files.len() > 100 {
-        e.push(
-            f.pointer("files"),
-            "at most 100 files are listed; `count` counts them all",
-        );
-        return None;
-    }
-    let count = count?;
-    if count < files.len() as u64 || (count == 0 && !seal_changed) {
-        e.push(
-            f.pointer("count"),
-            format!(
-                "`count` is {count}: it counts every file listed (there are {}), and a finding changes a file or the seal",
-                files.len()
-            ),
-        );
-        return None;
-    }
-    Some(IntegrityFinding {
-        run: run?,
-        files,
-        count,
-        seal_changed,
-    })
-}
-
-fn parse_reproof(x: &Value, p: String, e: &mut Errors) -> Option<Reproof> {
-    let r = object(x, &p, "a re-proof", &REPROOF_FIELDS, e)?;
-    let property = r.req_string("property", 256, e);
-    let applied = r.opt_bool("applied", e);
-    let exit_code = match r.get("exit_code") {
-        Some(_) => exit_code_of(&r, "the re-proof", e)?,
-        None => None,
-    };
-    let receipt = match r.get("receipt") {
-        Some(v) => Some(parse_receipt(v, &r.pointer("receipt"), e)?),
-        None => None,
-    };
-    let note = r.opt_string("note", 4096, e);
-    Some(Reproof {
-        property: property?,
-        applied: applied.unwrap_or(false),
-        exit_code,
-        receipt,
-        note,
-    })
-}
-
-fn parse_canary(v: &Value, e: &mut Errors) -> Option<CanaryRun> {
-    let c = object(v, "/canary", "`canary`", &CANARY_FIELDS, e)?;
-    let exit_code = exit_code_of(&c, "the canary", e)?;
-    let catch_exit_codes = match c.get("catch_exit_codes") {
-        Some(x) => parse_catch_codes(x, &c.pointer("catch_exit_codes"), e)?,
-        None => CatchCodes::default(),
-    };
-    let receipt = parse_receipt(c.required("receipt", e)?, &c.pointer("receipt"), e)?;
-    let in_runs = match c.get("in_runs") {
-        None => Vec::new(),
-        Some(x) => {
-            let at = c.pointer("in_runs");
-            if x.as_array().is_some_and(|a| a.len() > 10) {
-                e.push(
-                    &at,
-                    "`in_runs` holds the canary's part of each property run: at most 10 (`runs` is 2 to 10)",
-                );
-                return None;
-            }
-            fields::array(x, &at, "`in_runs`", e, |item, at, e| {
-                let part = object(item, &at, "a run's canary part", &CANARY_PART_FIELDS, e)?;
-                let exit_code = exit_code_of(&part, "the property run", e)?;
-                let receipt =
-                    parse_receipt(part.required("receipt", e)?, &part.pointer("receipt"), e)?;
-                Some(CanaryPart { exit_code, receipt })
-            })?
-        }
-    };
-    Some(CanaryRun {
-        exit_code,
-        catch_exit_codes,
-        receipt,
-        in_runs,
-    })
-}
-
-/// A required `exit_code`: 0-255, or null when `what` was killed. `None` when invalid.
-fn exit_code_of(o: &fields::Obj<'_>, what: &str, e: &mut Errors) -> Option<Option<u8>> {
-    match o.required("exit_code", e)? {
-        Value::Null => Some(None),
-        x => match fields::whole_u64(x).map(u8::try_from) {
-            Some(Ok(c)) => Some(Some(c)),
-            _ => {
-                e.push(
-                    o.pointer("exit_code"),
-                    format!(
-                        "{x} is not an exit code; `exit_code` is an integer from 0 to 255, or null when {what} was killed"
-                    ),
-                );
-                None
-            }
-        },
-    }
-}
-
-fn parse_build(v: &Value, e: &mut Errors) -> Option<BuildRun> {
-    let b = object(v, "/build", "`build`", &BUILD_FIELDS, e)?;
-    let exit_code = exit_code_of(&b, "the build", e)?;
-    let catch_exit_codes = match b.get("catch_exit_codes") {
-        Some(c) => parse_catch_codes(c, &b.pointer("catch_exit_codes"), e)?,
-        None => CatchCodes::default(),
-    };
-    let tail = match b.get("tail") {
-        Some(t) => fields::string(t, &b.pointer("tail"), "tail", MAX_TAIL_BYTES, e)?,
-        None => String::new(),
-    };
-    Some(BuildRun {
-        exit_code,
-        catch_exit_codes,
-        tail,
-    })
-}
-
-fn parse_suite(v: &Value, e: &mut Errors) -> Option<FixtureSuite> {
-    let at = "/fixture_suite";
-    let suite = object(v, at, "`fixture_suite`", &SUITE_FIELDS, e)?;
-    let (exit_code, failed_tests, report_disagrees) = parse_run(&suite, "the suite", e)?;
-    let catch_exit_codes = match suite.get("catch_exit_codes") {
-        Some(c) => parse_catch_codes(c, &suite.pointer("catch_exit_codes"), e)?,
-        None => CatchCodes::default(),
-    };
-    let rerun = match suite.get("rerun") {
-        Some(r) => {
-            let rerun = object(r, &suite.pointer("rerun"), "`rerun`", &RERUN_FIELDS, e)?;
-            let (exit_code, failed_tests, report_disagrees) = parse_run(&rerun, "the re-run", e)?;
-            let receipt = match rerun.get("receipt") {
-                Some(x) => Some(parse_receipt(x, &rerun.pointer("receipt"), e)?),
-                None => None,
-            };
-            Some(Rerun {
-                exit_code,
-                failed_tests,
-                report_disagrees,
-                receipt,
-            })
-        }
-        None => None,
-    };
-    let receipt = match suite.get("receipt") {
-        Some(x) => Some(parse_receipt(x, &suite.pointer("receipt"), e)?),
-        None => None,
-    };
-    let vanished: Vec<String> = match suite.get("vanished") {
-        Some(list) => fields::array(
-            list,
-            &suite.pointer("vanished"),
-            "`vanished`",
-            e,
-            |x, p, e| fields::string(x, &p, "a vanished test id", MAX_TEST_ID_CHARS, e),
-        )?,
-        None => Vec::new(),
-    };
-    if vanished.len() > 100 {
-        e.push(
-            suite.pointer("vanished"),
-            "at most 100 vanished ids are listed; `vanished_count` counts them all",
-        );
-        return None;
-    }
-    let vanished_count = suite
-        .opt_uint("vanished_count", u64::from(u32::MAX), e)
-        .unwrap_or(vanished.len() as u64);
-    if vanished_count < vanished.len() as u64 {
-        e.push(
-            suite.pointer("vanished_count"),
-            format!(
-                "`vanished_count` is {vanished_count}, fewer than the {} ids listed",
-                vanished.len()
-            ),
-        );
-        return None;
-    }
-    Some(FixtureSuite {
-        exit_code,
-        failed_tests,
-        report_disagrees,
-        catch_exit_codes,
-        rerun,
-        receipt,
-        vanished,
-        vanished_count,
-    })
-}
-
-/// A suite run: its `exit_code` (null when killed), and optional `failed_tests` and
-/// `report_disagrees`.
-type SuiteRun = (Option<u8>, Option<Vec<String>>, Option<String>);
-
-/// A suite run's fields (see [`SuiteRun`]).
-fn parse_run(run: &fields::Obj<'_>, what: &str, e: &mut Errors) -> Option<SuiteRun> {
-    let exit_code = exit_code_of(run, what, e)?;
-    let failed_tests = match run.get("failed_tests") {
-        None => None,
-        Some(list) => Some(fields::array(
-            list,
-            &run.pointer("failed_tests"),
-            "`failed_tests`",
-            e,
-            |x, p, e| {
-                let id = fields::string(x, &p, "a failed test id", MAX_TEST_ID_CHARS, e)?;
-                if id.is_empty() {
-                    e.push(p, "a failed test id must not be empty");
-                    return None;
-                }
-                Some(id)
-            },
-        )?),
-    };
-    let report_disagrees = run.opt_string("report_disagrees", MAX_TEST_ID_CHARS, e);
-    Some((exit_code, failed_tests, report_disagrees))
-}
-
-/// `merge_group`: the queue, the group's ref, the pull requests in it.
-fn parse_merge_group(v: &Value, e: &mut Errors) -> Option<MergeGroup> {
-    let group = object(v, "/merge_group", "`merge_group`", &MERGE_GROUP_FIELDS, e)?;
-    let queue = group.req_enum::<MergeQueue>("queue", e);
-    let group_ref = group.req_string("ref", 1024, e);
-    let pull_requests = match group.map.get("pull_requests") {
-        None => Some(Vec::new()),
-        Some(list) => {
-            let at = group.pointer("pull_requests");
-            if list
-                .as_array()
-                .is_some_and(|l| l.len() > MAX_GROUP_PULL_REQUESTS)
-            {
-                e.push(
-                    at.clone(),
-                    format!("`pull_requests` lists more than {MAX_GROUP_PULL_REQUESTS}"),
-                );
-            }
-            fields::array(list, &at, "`pull_requests`", e, |x, p, e| {
-                fields::uint(x, &p, "pull_requests", MAX_PULL_REQUEST, e)
-                    .and_then(|n| u32::try_from(n).ok())
-            })
-        }
-    };
-    Some(MergeGroup {
-        queue: queue?,
-        group_ref: group_ref?,
-        pull_requests: pull_requests?,
-    })
-}
-
-/// `judged`: three git object ids (40 or 64 hex digits).
-fn parse_judged(v: &Value, e: &mut Errors) -> Option<Judged> {
-    let judged = object(v, "/judged", "`judged`", &JUDGED_FIELDS, e)?;
-    let mut id = |key: &str| -> Option<String> {
-        let s = judged.req_string(key, 64, e)?;
-        if crate::core::fields::is_object_id(&s) {
-            Some(s)
-        } else {
-            e.push(
-                judged.pointer(key),
-                format!("`{key}` is {s:?}; it must be a git object id (40 or 64 hex digits)"),
-            );
-            None
-        }
-    };
-    let (base, head, tree) = (id("base"), id("head"), id("tree"));
-    Some(Judged {
-        base: base?,
-        head: head?,
-        tree: tree?,
-    })
-}
-
-/// `room`: what the runs saw and what capped them (CONTRACT.md section 13).
-fn parse_room(v: &Value, e: &mut Errors) -> Option<RoomFacts> {
-    const AT: &str = "/room";
-    let r = object(v, AT, "`room`", &ROOM_FIELDS, e)?;
-    let strings = |key: &str, e: &mut Errors| -> Option<Vec<String>> {
-        let at = format!("{AT}/{key}");
-        let Some(v) = r.get(key) else {
-            return Some(Vec::new());
-        };
-        let Some(items) = v.as_array() else {
-            e.push(
-                at.as_str(),
-                format!("`room.{key}` must be an array of paths"),
-            );
-            return None;
-        };
-        if items.len() > 200 {
-            e.push(
-                &at,
-                format!("`room.{key}` holds {} entries; at most 200", items.len()),
-            );
-            return None;
-        }
-        let mut out = Vec::new();
-        for (i, item) in items.iter().enumerate() {
-            match item.as_str() {
-                Some(s) if !s.is_empty() && s.chars().count() <= 4096 => out.push(s.to_owned()),
-                _ => e.push(
-                    format!("{at}/{i}"),
-                    "must be a non-empty string of at most 4,096 characters",
-                ),
-            }
-        }
-        Some(out)
-    };
-    if r.get("saw").is_none() {
-        e.push(AT, "`room` needs `saw`");
-    }
-    let saw = strings("saw", e);
-    let masked = strings("masked", e);
-    let uid = r.req_enum::<super::request::RoomUid>("uid", e);
-    let cap = |key: &str, e: &mut Errors| {
-        if r.get(key).is_none() {
-            e.push(AT, format!("`room` needs `{key}`"));
-        }
-        let n = r.opt_uint(key, 1 << 20, e)?;
-        if n == 0 {
-            e.push(
-                format!("{AT}/{key}"),
-                format!("`room.{key}` must be at least 1"),
-            );
-            return None;
-        }
-        Some(n)
-    };
-    let memory_mib = cap("memory_mib", e);
-    let pids = cap("pids", e);
-    let disk_mib = cap("disk_mib", e);
-    let held_by = r.get("held_by").and_then(|v| {
-        let h = object(v, "/room/held_by", "`room.held_by`", &ROOM_CAPS, e)?;
-        let one = |cap: &str, e: &mut Errors| {
-            if h.get(cap).is_none() {
-                e.push("/room/held_by", format!("`room.held_by` needs `{cap}`"));
-            }
-            h.opt_string(cap, 40, e).filter(|s| {
-                let ok = !s.is_empty();
-                if !ok {
-                    e.push(format!("/room/held_by/{cap}"), "must not be empty");
-                }
-                ok
-            })
-        };
-        let memory = one("memory", e);
-        let pids = one("pids", e);
-        let disk = one("disk", e);
-        Some(super::request::HeldBy {
-            memory: memory?,
-            pids: pids?,
-            disk: disk?,
-        })
-    });
-    if r.get("held_by").is_none() {
-        e.push(AT, "`room` needs `held_by`");
-    }
-    let over = match r.get("over") {
-        Some(v) if v.as_array().is_some_and(|a| a.len() > 100) => {
-            e.push("/room/over", "`room.over` holds more than 100 entries");
-            None
-        }
-        Some(v) => fields::array(v, "/room/over", "`room.over`", e, |item, at, e| {
-            let o = object(item, &at, "an entry of `room.over`", &OVER_FIELDS, e)?;
-            let run = o.req_string("run", 4096, e);
-            let limit = o.req_enum::<super::request::Limit>("limit", e);
-            Some(OverLimit {
-                run: run?,
-                limit: limit?,
-            })
-        }),
-        None => Some(Vec::new()),
-    };
-    Some(RoomFacts {
-        saw: saw?,
-        masked: masked?,
-        uid: uid?,
-        memory_mib: memory_mib?,
-        pids: pids?,
-        disk_mib: disk_mib?,
-        held_by: held_by?,
-        over: over?,
-    })
 }

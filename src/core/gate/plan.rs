@@ -108,6 +108,9 @@ pub struct Planning<'a> {
     configured: Configured,
     /// A gate rule (not the router) decided on these facts.
     decided: bool,
+    /// The decision is `unread-code` and a build step is configured that has not run: the
+    /// build goes first (a file that does not build is BLOCK `does-not-build`).
+    await_build: bool,
     /// In-locality voting properties that have not run, in catalog order.
     unrun: Vec<String>,
     /// The suite has not run, and t1 passed or did not apply.
@@ -141,8 +144,10 @@ pub const PLAN: [PlanRow; 7] = [
     },
     PlanRow {
         step: NextStep::Build,
-        says: "a build step is configured and has not run, and a run of the code is ahead",
-        due: |p| p.configured.build && p.request.build.is_none() && p.work_ahead(),
+        says: "a build step is configured and has not run, and a run of the code is ahead (or an unread code file waits for it)",
+        due: |p| {
+            p.configured.build && p.request.build.is_none() && (p.work_ahead() || p.await_build)
+        },
     },
     PlanRow {
         step: NextStep::Runs,
@@ -203,9 +208,12 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
     let suite_due = request.fixture_suite.is_none()
         && t1.is_none_or(|(ran, verdict, ..)| !ran || verdict == Verdict::Pass);
     let configured = request.configured.clone().unwrap_or_default();
+    let await_build =
+        decision.reason == GateReason::UnreadCode && configured.build && request.build.is_none();
     let planning = Planning {
         request,
-        decided: decision.rule != GateRuleName::Route,
+        decided: decision.rule != GateRuleName::Route && !await_build,
+        await_build,
         reprove: (suite_due && unrun.is_empty())
             .then(|| next_reproof(request, &configured))
             .flatten(),

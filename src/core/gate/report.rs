@@ -521,9 +521,23 @@ fn step_detail(out: &mut String, step: &Step, failures: &[FailingCase]) {
         Step::TestAware {
             lines,
             count,
-            unparsed,
+            unread,
             ..
-        } if !lines.is_empty() || !unparsed.is_empty() => {
+        } if !lines.is_empty() || !unread.is_empty() => {
+            if !unread.is_empty() {
+                out.push_str("#### Code files the reader could not read\n\n");
+                list(
+                    out,
+                    unread.iter().map(|u| {
+                        let mut item = format!("{}: {}", code(&u.file), u.reason.says());
+                        if let Some(d) = &u.detail {
+                            let _ = write!(item, " ({})", code(d));
+                        }
+                        item
+                    }),
+                );
+                out.push('\n');
+            }
             if !lines.is_empty() {
                 out.push_str("#### Code a reviewer would flag\n\n");
                 list(
@@ -549,11 +563,6 @@ fn step_detail(out: &mut String, step: &Step, failures: &[FailingCase]) {
                 if *count > lines.len() {
                     let _ = writeln!(out, "- … and {} more", count - lines.len());
                 }
-                out.push('\n');
-            }
-            if !unparsed.is_empty() {
-                out.push_str("#### Code files the parser could not read whole\n\n");
-                list(out, unparsed.iter().map(|f| code(f)));
                 out.push('\n');
             }
         }
@@ -590,6 +599,9 @@ fn what_to_check(cause: Cause) -> &'static str {
         }
         Cause::TestAwareCode => {
             "the lines listed above: code that asks whether a test runner is loaded (or leaves the process early) can be correct under test and wrong in production, which no run can see. If the line is honest (a test helper in the package, say), a human merges it; moving test code into test files keeps it out of this rule."
+        }
+        Cause::UnreadCode => {
+            "the files listed above: the reader could not read them as the interpreter will (a symbolic link among the code, a file over the read limit, another encoding than UTF-8, a file the parser cannot parse, code under an extension the reader does not parse), so what they do under test is unknown. Make the file plain UTF-8 source the reader parses (a link replaced by the file, a long file split) and gate again; a human may merge what they have read."
         }
         Cause::EqualityOverload => {
             "the code listed above: the patch changes what a comparison means (a comparison or hash method, a subclass of a built-in value type, a hand-written `PartialEq`/`Ord`/`Hash`). An assertion compares through it, so such code can make every check agree. If the comparison is the patch's purpose, a human reviews it and merges; otherwise derive it, or leave the comparison as it was."

@@ -159,9 +159,9 @@ pub struct GateRequest {
     /// differently under test, change what a comparison means, or special-case the tests'
     /// inputs.
     pub suspicious: Vec<SuspiciousLine>,
-    /// Changed code files the parser could not read whole (section 14.2: reported, not a hit;
-    /// the build step judges syntax).
-    pub unparsed: Vec<RepoPath>,
+    /// Changed code files the reader could not read as the interpreter will (section 15.2):
+    /// each escalates `unread-code`.
+    pub unread: Vec<UnreadFile>,
     /// Each property run's receipt, by property id, in run order (section 11.1): `None` when
     /// the property command has no `{junit}` (receipts off).
     pub property_receipts: Option<HashMap<String, Vec<Option<Receipt>>>>,
@@ -392,6 +392,77 @@ pub struct SuspiciousLine {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(min_length = 1, max_length = 1024)]
     pub seen_in: Option<String>,
+}
+
+/// A changed code file the reader could not read as the interpreter will (CONTRACT.md
+/// section 15.2): what it says cannot be known, so it escalates (`unread-code`), ranked
+/// before every class of hit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UnreadFile {
+    #[schema(value_type = crate::core::path::RepoPathDoc)]
+    pub file: String,
+    pub reason: UnreadReason,
+    /// What exactly (the cookie's codec, the link's target, the parser's first error), at
+    /// most 200 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 200)]
+    pub detail: Option<String>,
+}
+
+/// Why a changed code file is unread (CONTRACT.md section 15.2).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    IntoStaticStr,
+    VariantArray,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum UnreadReason {
+    /// A symbolic link among the code: the interpreter reads what it points to, the reader
+    /// would read the link.
+    SymbolicLink,
+    /// Larger than the reader's limit.
+    OverReadLimit,
+    /// Not UTF-8, where the interpreter reads UTF-8.
+    NotUtf8,
+    /// A coding cookie (PEP 263) naming another encoding than UTF-8.
+    CodingCookie,
+    /// The parser could not parse it whole (or it holds a NUL byte).
+    Unparsed,
+    /// A form feed inside a line's indentation, which the interpreter and the parser may
+    /// count differently.
+    AmbiguousIndentation,
+    /// A file the interpreter or the build loads under an extension the reader does not parse
+    /// (Cython), or a file `include!`d from one it could not read with it.
+    SkippedExtension,
+}
+
+impl UnreadReason {
+    /// What it means, in a sentence's middle.
+    pub fn says(self) -> &'static str {
+        match self {
+            Self::SymbolicLink => {
+                "a symbolic link among the code (the interpreter reads what it points to)"
+            }
+            Self::OverReadLimit => "larger than the reader's limit",
+            Self::NotUtf8 => "not UTF-8",
+            Self::CodingCookie => "a coding cookie other than UTF-8",
+            Self::Unparsed => "the parser could not parse it whole",
+            Self::AmbiguousIndentation => {
+                "a form feed inside its indentation, which the interpreter and the parser may count differently"
+            }
+            Self::SkippedExtension => "code under an extension the reader does not parse",
+        }
+    }
 }
 
 /// The class of a reading rule (CONTRACT.md section 14.2), in the order they decide: the

@@ -9,6 +9,7 @@ use super::request::GateRequest;
 use super::request::ReproofOutcome;
 use super::request::SuspicionClass;
 use super::request::SuspiciousLine;
+use super::request::UnreadFile;
 use super::steps::GuardHit;
 use super::steps::OpenRow;
 use super::steps::Step;
@@ -42,6 +43,9 @@ pub struct RuleFacts {
     pub binaries: Vec<String>,
     /// Suspicious added lines in files that are not test-adjacent.
     pub suspicious: Vec<SuspiciousLine>,
+    /// Changed code files that are not test-adjacent and that the reader could not read
+    /// (section 15.2).
+    pub unread: Vec<UnreadFile>,
     /// What runs changed that they may not.
     pub modified: bool,
     /// How the build step ended.
@@ -93,6 +97,12 @@ impl RuleFacts {
                 hits.sort_by_key(|s| s.class);
                 hits
             },
+            unread: request
+                .unread
+                .iter()
+                .filter(|u| RepoPath::parse(&u.file).is_ok_and(|p| suspicious_counts_in(&p)))
+                .cloned()
+                .collect(),
             modified: !request.integrity.is_empty(),
             neutered: request.canary.as_ref().is_some_and(|c| !c.sang()),
             reproof_passed: request
@@ -241,19 +251,28 @@ pub const GATE_RULES: [GateRule; 13] = [
     },
     GateRule {
         number: 6,
-        when: |f| !f.suspicious.is_empty(),
+        // An unread file waits for the build step when one is configured (the plan runs it
+        // first): code that does not build is BLOCK `does-not-build` (rule 8), not unread.
+        when: |f| {
+            !f.suspicious.is_empty() || (!f.unread.is_empty() && f.build != Built::DoesNotBuild)
+        },
         then: GateThen {
             name: GateRuleName::TestAware,
-            says: "code the patch adds to a file that is not test-adjacent asks whether it is under test, changes what a comparison means, or compares against a literal the base's tests pin (a reading rule, or a [suspicious] pattern)",
+            says: "a changed code file that is not test-adjacent could not be read as the interpreter will (unless it does not build), or the code the patch adds to one asks whether it is under test, changes what a comparison means, or compares against a literal the base's tests pin (a reading rule, or a [suspicious] pattern)",
             step: Some(|r, f| Some(test_aware_step(r, f))),
             conclusion: Conclusion::Chosen {
                 disposition: GateDisposition::Escalate,
                 reasons: &[
                     GateReason::TestAwareCode,
+                    GateReason::UnreadCode,
                     GateReason::EqualityOverload,
                     GateReason::TestInputInCode,
                 ],
+                // Unread first (section 15.2), then the first class among the hits.
                 choose: |f| match f.suspicious.first().map(|s| s.class) {
+                    _ if !f.unread.is_empty() && f.build != Built::DoesNotBuild => {
+                        GateReason::UnreadCode
+                    }
                     Some(SuspicionClass::Overload) => GateReason::EqualityOverload,
                     Some(SuspicionClass::SpecialCase) => GateReason::TestInputInCode,
                     Some(SuspicionClass::Probe) | None => GateReason::TestAwareCode,
@@ -552,7 +571,7 @@ pub(super) fn merge_step(request: &GateRequest, facts: &RuleFacts) -> Step {
     }
 }
 
-pub(super) fn test_aware_step(request: &GateRequest, facts: &RuleFacts) -> Step {
+pub(super) fn test_aware_step(_: &GateRequest, facts: &RuleFacts) -> Step {
     let count = facts.suspicious.len();
     let class = |c: SuspicionClass| facts.suspicious.iter().filter(|s| s.class == c).count();
     let said: Vec<String> = [
@@ -570,18 +589,29 @@ pub(super) fn test_aware_step(request: &GateRequest, facts: &RuleFacts) -> Step 
     Step::TestAware {
         lines: facts.suspicious.iter().take(100).cloned().collect(),
         count,
-        unparsed: request
-            .unparsed
-            .iter()
-            .take(100)
-            .map(|p| p.as_str().to_owned())
-            .collect(),
-        summary: if count == 0 {
+        unread: facts.unread.iter().take(100).cloned().collect(),
+        summary: if !facts.unread.is_empty() && count == 0 {
+            format!(
+                "{} could not be read as the interpreter will: what it does under test is unknown",
+                plural(
+                    facts.unread.len(),
+                    "changed code file",
+                    "changed code files"
+                )
+            )
+        } else if count == 0 {
             "the code the patch adds (not its tests) neither asks whether it is under test, nor changes what a comparison means, nor compares against the tests' inputs".to_owned()
         } else {
             format!(
-                "the code the patch adds (not its tests), read by its syntax, {}: such code can be right under test and wrong in production, which no run can see",
-                said.join("; ")
+                "the code the patch adds (not its tests), read by its syntax, {}: such code can be right under test and wrong in production, which no run can see{}",
+                said.join("; "),
+                match facts.unread.len() {
+                    0 => String::new(),
+                    n => format!(
+                        "; and {} could not be read",
+                        plural(n, "changed code file", "changed code files")
+                    ),
+                }
             )
         },
     }

@@ -4,6 +4,7 @@ use super::request::IntegrityFinding;
 use super::request::Judged;
 use super::request::Reproof;
 use super::request::SuspiciousLine;
+use super::request::UnreadFile;
 use crate::core::ladder::TierVerdict;
 use crate::core::quorum::Outcome;
 use crate::core::quorum::PropertyReport;
@@ -105,10 +106,10 @@ pub enum Step {
         /// At most 100 are listed, by class (the deciding class first); `count` is all of them.
         lines: Vec<SuspiciousLine>,
         count: usize,
-        /// Changed code files the parser could not read whole: reported, not hits.
+        /// Changed code files the reader could not read as the interpreter will (at most
+        /// 100): each escalates `unread-code` (section 15.2).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        #[schema(value_type = Vec<crate::core::path::RepoPathDoc>)]
-        unparsed: Vec<String>,
+        unread: Vec<UnreadFile>,
         summary: String,
     },
     /// What the runs changed that they may not (section 11.3): listed once anything ran.

@@ -398,7 +398,9 @@ pub fn points_to(class: GateReason) -> Option<Pointed> {
             Some(Pointed::Production)
         }
         // The code itself asks whether it is under test, or bends a comparison or an input.
-        R::TestAwareCode | R::EqualityOverload | R::TestInputInCode => Some(Pointed::Production),
+        R::TestAwareCode | R::EqualityOverload | R::TestInputInCode | R::UnreadCode => {
+            Some(Pointed::Production)
+        }
         // The check is what spoke: a frozen test, a gate that never ran or could not say, an
         // edited rule, a broken harness, fixtures that no longer match their seal.
         R::FrozenTestFailure
