@@ -2119,6 +2119,125 @@ fn what_the_reader_could_not_read_is_never_a_pass() {
     }
 }
 
+/// Issue 49 (CONTRACT.md section 15.4): three patches that hurt the machine on 7d0c633
+/// (`python3 scripts/red_team.py --binary OLD`). `holds-memory-outside-rss` holds 200 MiB in a
+/// memfd and 200 MiB in its `/tmp` for 2 s under a 256 MiB cap (the watch summed resident
+/// memory only, the room's `/tmp` lived on a tmpfs sized by the disk cap): it merged, never
+/// ended. `reads-toolchain-config` reads `$CARGO_HOME/config.toml` (a registry token) and
+/// `$VIRTUAL_ENV/pip.conf` (an index password), reversed past the redactor, into its failure:
+/// both reached the log and the answer. `terminal-escapes` prints an OSC 52 clipboard write, a
+/// title and "conceal": raw on the gate's stderr. Now the first is ended `over-memory`, the
+/// second finds neither file (a toolchain directory shows what runs need, never its
+/// configuration), the third's escapes are shown as text.
+#[test]
+fn the_room_counts_what_a_run_holds_and_shows_no_configuration_and_no_escape() {
+    require_python();
+    // Memory held outside resident memory.
+    let repo = repository_with(
+        "gate-python",
+        "holds-memory-outside-rss",
+        |dir| {
+            let config = dir.join("patchgate.toml");
+            let text = std::fs::read_to_string(&config).expect("config");
+            assert!(text.contains("memory_mib = 4096"), "the starter's cap");
+            std::fs::write(
+                &config,
+                text.replace("memory_mib = 4096", "memory_mib = 256"),
+            )
+            .expect("write");
+        },
+        |_| {},
+    );
+    let g = gate(repo.path(), &[]);
+    assert_eq!(g.answer["disposition"], "ESCALATE", "{}", g.stderr);
+    let over = g.answer["room"]["over"].as_array().expect("runs ended");
+    assert!(
+        !over.is_empty() && over.iter().all(|o| o["limit"] == "over-memory"),
+        "{over:?}"
+    );
+
+    // A toolchain's configuration, read through its directory.
+    let host = tempfile::tempdir().expect("tempdir");
+    let cargo = host.path().join("cargo");
+    let venv = host.path().join("venv");
+    std::fs::create_dir_all(cargo.join("registry/src")).expect("cargo home");
+    std::fs::create_dir_all(venv.join("bin")).expect("venv");
+    std::fs::create_dir_all(venv.join("lib")).expect("venv");
+    let token = "cio0123456789abcdef0123456789abcdef";
+    let password = "s3cr3t-pw-4242";
+    std::fs::write(
+        cargo.join("config.toml"),
+        format!("[registry]\ntoken = \"{token}\"\n"),
+    )
+    .expect("write");
+    std::fs::write(
+        venv.join("pip.conf"),
+        format!("[global]\nindex-url = https://ci:{password}@pypi.example.com/simple\n"),
+    )
+    .expect("write");
+    std::fs::write(venv.join("pyvenv.cfg"), "home = /usr/bin\n").expect("write");
+    let repo = repository_with(
+        "gate-python",
+        "reads-toolchain-config",
+        |dir| allow_reading(dir, &[("shop/pricing.py", "environment")]),
+        |_| {},
+    );
+    let out_dir = tempfile::tempdir().expect("tempdir");
+    let md = out_dir.path().join("report.md");
+    let out = patchgate()
+        .current_dir(repo.path())
+        .args(["gate", "--base", "main", "--json", "--markdown-out"])
+        .arg(&md)
+        .env("CARGO_HOME", &cargo)
+        .env("VIRTUAL_ENV", &venv)
+        .env("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .expect("run");
+    let shown = [
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        std::fs::read_to_string(&md).unwrap_or_default(),
+    ];
+    let reversed = |s: &str| s.chars().rev().collect::<String>();
+    for text in &shown {
+        for secret in [
+            token.to_owned(),
+            reversed(token),
+            password.to_owned(),
+            reversed(password),
+        ] {
+            assert!(!text.contains(&secret), "{secret} shown: {text}");
+        }
+    }
+    assert_eq!(out.status.code(), Some(0), "nothing to raise: {}", shown[1]);
+
+    // Terminal escapes in a run's output and its failure.
+    let repo = repository("gate-python", "terminal-escapes", |_| {});
+    let md = out_dir.path().join("escapes.md");
+    let g = gate(
+        repo.path(),
+        &["--markdown-out", md.to_str().expect("utf-8")],
+    );
+    let md = std::fs::read_to_string(&md).expect("the report");
+    assert!(md.contains("RuntimeError"), "{md}");
+    for (place, text) in [
+        ("log", &g.stderr),
+        ("answer", &g.answer.to_string()),
+        ("report", &md),
+    ] {
+        assert!(
+            !text.contains(['\u{1b}', '\u{7}', '\u{9b}']),
+            "{place} carries a raw control character"
+        );
+    }
+    assert!(
+        g.stderr.contains("\\u{1b}]52;c;"),
+        "the escape is shown as text: {}",
+        g.stderr
+    );
+}
+
 /// The tests a plain run of the example takes: the suite and the pricing properties.
 const PLAIN_RUN: [&str; 3] = [
     "tests",

@@ -33,6 +33,10 @@ found=""
 grep -qs planted-credential "$home/.git-credentials" && found="$found read-home-credentials"
 grep -qs planted-cargo-token "${CARGO_HOME:-$home/.cargo}/credentials.toml" && found="$found read-cargo-credentials"
 grep -qs planted-0600 "$home/.cargo/secret-0600" && found="$found read-0600-file"
+grep -qs planted-registry-token "${CARGO_HOME:-$home/.cargo}/config.toml" && found="$found read-cargo-config"
+cat /etc/pip.conf /etc/gitconfig /etc/npmrc /etc/environment 2>/dev/null | grep -q . && found="$found read-etc-tool-config"
+[ -w / ] && found="$found could-write-uncounted-root"
+[ -w /dev ] && found="$found could-write-uncounted-dev"
 grep -qs extraheader "$checkout/.git/config" && found="$found read-checkout-git-config"
 python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); assert s.recv(8) == b"answered"' "$socket" 2>/dev/null && found="$found reached-host-socket"
 {
@@ -132,6 +136,9 @@ fn fixtures_summary(answer: &Value) -> String {
 /// socket of the host's). Unconfined, the suite reads or reaches every one; in the room, none:
 /// the home is private, the cargo home's credentials are masked, the 0600 file belongs to
 /// another uid, the checkout is not there (the copy is, at its path) and no host socket is.
+/// Section 15.4 (issue 49): nor the cargo home's `config.toml` (a registry token), nor a tool's
+/// configuration in `/etc`, nor a place to write that no cap counts (the room's own `/` and
+/// `/dev`, which bubblewrap makes in memory).
 #[test]
 fn a_run_sees_nothing_of_the_host_it_does_not_need() {
     let host = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
@@ -147,6 +154,12 @@ fn a_run_sees_nothing_of_the_host_it_does_not_need() {
         "[registry]\ntoken = \"planted-cargo-token\"\n",
     );
     write(&home, ".cargo/secret-0600", "planted-0600\n");
+    write(
+        &home,
+        ".cargo/config.toml",
+        "[registry]\ntoken = \"planted-registry-token\"\n",
+    );
+    std::fs::create_dir_all(home.join(".cargo/registry/src")).unwrap();
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(
@@ -163,18 +176,38 @@ fn a_run_sees_nothing_of_the_host_it_does_not_need() {
             let _ = std::io::Write::write_all(&mut stream, b"answered");
         }
     });
+    // A tool's configuration in the host's `/etc`, where there is one (this machine's CI
+    // image has `pip.conf` and `gitconfig`).
+    let etc_config = [
+        "/etc/pip.conf",
+        "/etc/gitconfig",
+        "/etc/npmrc",
+        "/etc/environment",
+    ]
+    .iter()
+    .any(|f| std::fs::read(f).is_ok_and(|b| !b.is_empty()));
+    let root = rustix::process::geteuid().is_root();
+    let mut unconfined = vec![
+        "hostile::ran",
+        "hostile::reached-host-socket",
+        "hostile::read-0600-file",
+        "hostile::read-cargo-config",
+        "hostile::read-cargo-credentials",
+        "hostile::read-checkout-git-config",
+        "hostile::read-home-credentials",
+    ];
+    if etc_config {
+        unconfined.push("hostile::read-etc-tool-config");
+    }
+    if root {
+        unconfined.extend([
+            "hostile::could-write-uncounted-dev",
+            "hostile::could-write-uncounted-root",
+        ]);
+    }
+    unconfined.sort_unstable();
     for (mode, managed) in [
-        (
-            "off",
-            &[
-                "hostile::ran",
-                "hostile::reached-host-socket",
-                "hostile::read-0600-file",
-                "hostile::read-cargo-credentials",
-                "hostile::read-checkout-git-config",
-                "hostile::read-home-credentials",
-            ][..],
-        ),
+        ("off", &unconfined[..]),
         // Not root, the runs are the runner's own uid: its own 0600 files in a directory the
         // room shows stay readable to them (CONTRACT.md 13.2: only a root runner can drop).
         (
@@ -281,9 +314,16 @@ fn a_run_over_a_cap_is_ended_and_named() {
         (
             "writes 200 MiB",
             // Root runner: the room's own filesystem fills; otherwise the file size rlimit
-            // ends the writer (the last one, the suite itself).
-            "dd if=/dev/zero of=/tmp/fill bs=1M count=200 2>/dev/null\nexec dd if=/dev/zero of=fill bs=1M count=200 2>/dev/null\n",
+            // ends the writer (the suite itself).
+            "exec dd if=/dev/zero of=fill bs=1M count=200 2>/dev/null\n",
             "over-disk",
+        ),
+        (
+            // Issue 49 (section 15.4): memory no resident set shows, held, is memory.
+            "holds 100 MiB in /tmp and 50 MiB in memfds",
+            // In files under the disk cap's 32 MiB each.
+            "for i in 1 2 3 4; do dd if=/dev/zero of=/tmp/held$i bs=1M count=25 2>/dev/null; done\npython3 -c 'import os, time\nfds = [os.memfd_create(\"held\") for _ in range(2)]\nfor fd in fds:\n    for _ in range(25): os.write(fd, b\"x\" * (1 << 20))\ntime.sleep(3)'\nexit 0\n",
+            "over-memory",
         ),
     ] {
         let repo = repository(&config, suite, "exit 0 # changed\n");
@@ -320,7 +360,7 @@ fn untrusted_text_carries_no_secret_and_no_workflow_command() {
     let secret = "s3cr3t-deploy-value-4711";
     let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
     let suite = format!(
-        "echo '::error::pwned {secret}'\necho 'leaking {token}'\nprintf '<testsuite><testcase classname=\"t\" name=\"leak\"><failure message=\"{secret} {token}\"/></testcase></testsuite>' > \"$1\"\nexit 1\n"
+        "echo '::error::pwned {secret}'\necho 'leaking {token}'\nprintf '\\033]52;c;Y3VybA==\\007\\033[8mhidden\\n'\nprintf '<testsuite><testcase classname=\"t\" name=\"leak\"><failure message=\"{secret} {token}\"/></testcase></testsuite>' > \"$1\"\nexit 1\n"
     );
     // The suite with a receipt: its failure message reaches the answer.
     let config = CONFIG
@@ -345,6 +385,9 @@ fn untrusted_text_carries_no_secret_and_no_workflow_command() {
         assert!(!text.contains(token), "{place}: {text}");
     }
     assert!(answer.contains("[redacted]"), "{answer}");
+    // Issue 49 (section 15.4): a terminal escape the run printed is shown as text.
+    assert!(!g.stderr.contains(['\u{1b}', '\u{7}']), "{:?}", g.stderr);
+    assert!(g.stderr.contains("\\u{1b}]52;c;"), "{}", g.stderr);
     // The run's line sits between a fence and its end (runs under way at once each have
     // theirs).
     let pwned = g

@@ -83,5 +83,7 @@ pub fn finish(result: CliResult) -> Exit {
 /// Writes `patchgate: message` as one line on stderr.
 pub fn say(message: &str) {
     use std::io::Write;
+    // A file name or a test id in it is the patch's text (CONTRACT.md section 15.4).
+    let message = crate::core::text::visible(message);
     let _ = writeln!(std::io::stderr().lock(), "patchgate: {message}");
 }

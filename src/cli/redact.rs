@@ -66,10 +66,11 @@ fn redactor() -> &'static Redactor {
     })
 }
 
-/// `text` with every secret value and token shape replaced by [`REDACTED`].
+/// `text` with every secret value and token shape replaced by [`REDACTED`], and its control
+/// characters but line breaks and tabs escaped (CONTRACT.md section 15.4).
 pub fn text(text: &str) -> String {
     let r = redactor();
-    let mut out = text.to_owned();
+    let mut out = crate::core::text::visible(text).into_owned();
     for v in &r.values {
         if out.contains(v.as_str()) {
             out = out.replace(v.as_str(), REDACTED);

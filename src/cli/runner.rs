@@ -8,8 +8,8 @@ use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant};
 
 use super::error::CliError;
+use super::sandbox::Room;
 use super::sandbox::limits::Over;
-use super::sandbox::{Room, Scratch};
 use super::{interrupt, output};
 use crate::core::runs::RunOutcome;
 use crate::exit::Exit;
@@ -87,8 +87,8 @@ pub enum Place<'a> {
 }
 
 impl<'a> Place<'a> {
-    /// The command, and the run's scratch directories (kept until it ends).
-    fn command(self, argv: &[String]) -> std::io::Result<(Command, Scratch)> {
+    /// The command.
+    fn command(self, argv: &[String]) -> std::io::Result<Command> {
         let (room, receipts) = match self {
             Place::Room(room) => (room, None),
             Place::Receipted(room, receipts) => (room, Some(receipts)),
@@ -145,7 +145,7 @@ fn run_group(
         ),
     };
     let started = Instant::now();
-    let (mut command, _scratch) = place.command(argv)?;
+    let mut command = place.command(argv)?;
     let limits = place.room().limits();
     command
         .stdin(std::process::Stdio::null())
@@ -508,9 +508,11 @@ impl<'a> Run<'a> {
             let mut text = Vec::new();
             let _ = log.rewind();
             let _ = log.take(MAX_REPORT_BYTES).read_to_end(&mut text);
+            // The patch's text, shown: redacted in a room, and its control characters escaped
+            // whatever ran it (CONTRACT.md sections 13.5, 15.4).
             let shown = match room {
                 Some(_) => super::redact::text(&String::from_utf8_lossy(&text)),
-                None => String::from_utf8_lossy(&text).into_owned(),
+                None => crate::core::text::visible(&String::from_utf8_lossy(&text)).into_owned(),
             };
             let mut err = std::io::stderr().lock();
             // (Nothing to fence when the run printed nothing.)

@@ -86,6 +86,7 @@ pub mod route;
 pub mod rules;
 pub mod runs;
 pub mod seal;
+pub mod text;
 
 /// The tracing target of decision-log lines (what `/review` reads back).
 pub const DECISION_TARGET: &str = "patchgate::decision";

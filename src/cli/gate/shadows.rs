@@ -133,7 +133,7 @@ fn ini_values(text: &str, section: &str, key: &str) -> Vec<String> {
 /// same sandbox and environment as the runs). Empty when there is no such Python.
 fn installed_modules(room: &Room) -> HashSet<String> {
     let argv = ["python3", "-I", "-c", LIST_MODULES].map(str::to_owned);
-    let Ok((mut command, _scratch)) = room.command(&argv, None) else {
+    let Ok(mut command) = room.command(&argv, None) else {
         return HashSet::new();
     };
     command.stdin(Stdio::null()).stderr(Stdio::null());

@@ -4,9 +4,11 @@
 //! No cgroup is delegated on the machines this runs on (cgroup v1, or v2 without a writable
 //! subtree), so the caps are held by what an unprivileged process can be given:
 //! - **memory**: the runner watches the run (every process of its PID namespace, children
-//!   included) and ends it when their resident memory together passes the cap; an address-space
-//!   rlimit on each process ([`address_space_bytes`]) stops a single allocation the watch could
-//!   not see in time;
+//!   included) and ends it when what it holds together passes the cap (CONTRACT.md section
+//!   15.4): their resident memory, every file in memory one of them holds open and no path
+//!   names (a memfd, a deleted file on a tmpfs), and what its own `/tmp` and `/dev/shm` hold
+//!   (each a tmpfs of the run's own, sized to the cap); an address-space rlimit on each process
+//!   ([`address_space_bytes`]) stops a single allocation the watch could not see in time;
 //! - **processes**: the watch ends a run whose processes (threads count) reach the cap, and
 //!   `RLIMIT_NPROC` at twice the cap for the room's own uid (a uid no other room and no host
 //!   process has, so the count is the room's) stops a burst between two looks;
@@ -112,12 +114,93 @@ impl Mechanisms {
     }
 }
 
-/// What a run holds now: the resident memory of all its processes and how many tasks
+/// What a run holds now: the resident memory of all its processes, the files in memory it
+/// holds besides (memfds, deleted tmpfs files, its `/tmp` and `/dev/shm`), and how many tasks
 /// (threads included: `RLIMIT_NPROC` counts them) they are.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
     pub resident_bytes: u64,
+    pub in_memory_files_bytes: u64,
     pub tasks: u64,
+}
+
+impl Usage {
+    /// Everything the run holds in memory.
+    pub fn memory_bytes(&self) -> u64 {
+        self.resident_bytes
+            .saturating_add(self.in_memory_files_bytes)
+    }
+}
+
+/// Filesystems whose files are memory: tmpfs (and shmem, memfd's), ramfs, hugetlbfs.
+fn in_memory(fs: rustix::fs::StatFs) -> bool {
+    const TMPFS: i64 = 0x0102_1994;
+    const RAMFS: i64 = 0x8584_58f6;
+    const HUGETLBFS: i64 = 0x9584_58f6;
+    #[allow(clippy::unnecessary_cast, reason = "f_type is i64 or u32 by platform")]
+    let kind = fs.f_type as i64;
+    matches!(kind, TMPFS | RAMFS | HUGETLBFS)
+}
+
+/// What a run's open files and its own tmpfs mounts hold in memory, the processes `pids`
+/// (each file and each filesystem counted once).
+fn in_memory_files(pids: &[u32]) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let mut files: std::collections::HashSet<(u64, u64)> = std::collections::HashSet::new();
+    let mut filesystems = std::collections::HashSet::new();
+    let mut bytes = 0u64;
+    let mut looked = 0usize;
+    let ours = std::fs::read_link("/proc/self/ns/mnt").ok();
+    for pid in pids {
+        let proc = Path::new("/proc").join(pid.to_string());
+        // Its own `/tmp` and `/dev/shm` (the room's tmpfs mounts, seen through its root); a
+        // process in the runner's own mount namespace (bubblewrap's outer process) sees the
+        // host's, which are not the run's.
+        let own_mounts = std::fs::read_link(proc.join("ns/mnt")).ok();
+        let places: &[&str] = if own_mounts.is_some() && own_mounts != ours {
+            &["root/tmp", "root/dev/shm"]
+        } else {
+            &[]
+        };
+        for at in places {
+            if let Ok(fs) = rustix::fs::statvfs(proc.join(at))
+                && let Ok(kind) = rustix::fs::statfs(proc.join(at))
+                && in_memory(kind)
+                && filesystems.insert(fs.f_fsid)
+            {
+                bytes = bytes.saturating_add(
+                    fs.f_blocks
+                        .saturating_sub(fs.f_bfree)
+                        .saturating_mul(fs.f_frsize),
+                );
+            }
+        }
+        // A file it holds open that no path names: a memfd, a deleted tmpfs file. (A file
+        // with a path is on one of the filesystems counted whole, or on disk.)
+        let Ok(fds) = std::fs::read_dir(proc.join("fd")) else {
+            continue;
+        };
+        for fd in fds.flatten() {
+            looked += 1;
+            if looked > 1 << 16 {
+                return bytes;
+            }
+            let Ok(target) = std::fs::read_link(fd.path()) else {
+                continue;
+            };
+            let target = target.to_string_lossy();
+            if !(target.starts_with("/memfd:") || target.ends_with(" (deleted)")) {
+                continue;
+            }
+            if let (Ok(meta), Ok(kind)) = (fd.path().metadata(), rustix::fs::statfs(fd.path()))
+                && in_memory(kind)
+                && files.insert((meta.dev(), meta.ino()))
+            {
+                bytes = bytes.saturating_add(meta.blocks().saturating_mul(512));
+            }
+        }
+    }
+    bytes
 }
 
 /// Process `root` and every process under it (children of its threads, and theirs), read from
@@ -128,11 +211,11 @@ pub fn usage(root: u32) -> Usage {
     let page = rustix::param::page_size() as u64;
     let mut usage = Usage::default();
     let mut pending = vec![root];
-    let mut seen = 0usize;
+    let mut pids = Vec::new();
     while let Some(pid) = pending.pop() {
         // A run holds at most its process cap; the bound keeps a malformed `/proc` finite.
-        seen += 1;
-        if seen > 1 << 20 {
+        pids.push(pid);
+        if pids.len() > 1 << 20 {
             break;
         }
         let dir = Path::new("/proc").join(pid.to_string());
@@ -158,13 +241,14 @@ pub fn usage(root: u32) -> Usage {
             }
         }
     }
+    usage.in_memory_files_bytes = in_memory_files(&pids);
     usage
 }
 
 /// Which cap `now` is over, if any: memory past the cap, or tasks at the process cap (the
 /// rlimit lets no more start, so reaching it is going over it).
 pub fn over(limits: Limits, now: Usage) -> Option<Over> {
-    if now.resident_bytes > limits.memory_bytes() {
+    if now.memory_bytes() > limits.memory_bytes() {
         Some(Over::OverMemory)
     } else if now.tasks >= limits.pids {
         Some(Over::OverPids)
@@ -211,17 +295,27 @@ mod tests {
     #[test]
     fn a_run_is_over_a_cap_only_past_it() {
         let under = Usage {
-            resident_bytes: 100 << 20,
+            resident_bytes: 60 << 20,
+            in_memory_files_bytes: 40 << 20,
             tasks: 9,
         };
         assert_eq!(over(L, under), None);
         let fat = Usage {
             resident_bytes: (100 << 20) + 1,
+            in_memory_files_bytes: 0,
             tasks: 1,
         };
         assert_eq!(over(L, fat), Some(Over::OverMemory));
+        // Files in memory count as memory (section 15.4).
+        let held = Usage {
+            resident_bytes: 1 << 20,
+            in_memory_files_bytes: 100 << 20,
+            tasks: 1,
+        };
+        assert_eq!(over(L, held), Some(Over::OverMemory));
         let many = Usage {
             resident_bytes: 0,
+            in_memory_files_bytes: 0,
             tasks: 10,
         };
         assert_eq!(over(L, many), Some(Over::OverPids));
@@ -240,5 +334,18 @@ mod tests {
     fn the_watch_sees_this_process() {
         let me = usage(std::process::id());
         assert!(me.tasks >= 1 && me.resident_bytes > 0, "{me:?}");
+    }
+
+    /// A memfd no mapping touches holds memory no RSS shows: the watch counts it.
+    #[test]
+    fn the_watch_counts_a_memfd_held_open() {
+        use std::io::Write;
+        let before = usage(std::process::id()).in_memory_files_bytes;
+        let fd = rustix::fs::memfd_create("patchgate-test", rustix::fs::MemfdFlags::CLOEXEC)
+            .expect("memfd");
+        let mut file = std::fs::File::from(fd);
+        file.write_all(&vec![1u8; 8 << 20]).expect("write");
+        let after = usage(std::process::id()).in_memory_files_bytes;
+        assert!(after >= before + (8 << 20), "{before} -> {after}");
     }
 }

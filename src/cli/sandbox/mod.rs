@@ -145,7 +145,7 @@ pub struct Room {
     /// Where runs write their receipts (CONTRACT.md section 11.1): outside the copy, a fresh
     /// directory for every run.
     receipts: PathBuf,
-    /// How many receipt and scratch directories were handed out.
+    /// How many receipt directories were handed out.
     issued: std::sync::atomic::AtomicU32,
     pub backend: Backend,
     bwrap: PathBuf,
@@ -162,17 +162,6 @@ pub struct Room {
     limits: limits::Limits,
     /// The room is a tmpfs of its own, sized to its disk cap (unmounted when dropped).
     own_fs: bool,
-}
-
-/// A run's own scratch directories (its `/tmp` and `/dev/shm`), removed when it ends.
-pub struct Scratch(pub Option<PathBuf>);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        if let Some(dir) = self.0.take() {
-            let _ = std::fs::remove_dir_all(dir);
-        }
-    }
 }
 
 impl Drop for Room {
@@ -312,21 +301,15 @@ impl Room {
 
     /// The command that runs `argv` in the room: in the copy, with the room's environment,
     /// inside the sandbox unless it is off; `receipts`, the run's own receipt directory, is
-    /// all of the receipts it can write. With it, the run's scratch directories, removed when
-    /// the run has ended.
-    pub fn command(
-        &self,
-        argv: &[String],
-        receipts: Option<&Path>,
-    ) -> Result<(Command, Scratch), CliError> {
+    /// all of the receipts it can write.
+    pub fn command(&self, argv: &[String], receipts: Option<&Path>) -> Result<Command, CliError> {
         let (program, args) = argv
             .split_first()
             .ok_or_else(|| CliError::software("empty command"))?;
-        let (mut command, scratch) = match (&self.view, self.backend) {
+        let mut command = match (&self.view, self.backend) {
             (Some(view), Backend::Bubblewrap) => {
-                let scratch = self.scratch()?;
                 let mut c = Command::new(&self.bwrap);
-                self.sealed(&mut c, view, scratch.0.as_deref(), receipts);
+                self.sealed(&mut c, view, receipts);
                 c.arg("--chdir")
                     .arg(&view.tree)
                     .arg("--")
@@ -344,34 +327,29 @@ impl Room {
                     use std::os::unix::process::CommandExt;
                     c.pre_exec(move || limits::apply(limits, nproc));
                 }
-                (c, scratch)
+                c
             }
             _ => {
                 let mut c = Command::new(program);
                 c.args(args).current_dir(&self.tree);
-                (c, Scratch(None))
+                c
             }
         };
         command
             .env_clear()
             .envs(self.env.iter().map(|(k, v)| (k, v)));
-        Ok((command, scratch))
+        Ok(command)
     }
 
     /// bubblewrap's arguments for one run (CONTRACT.md sections 12.2 and 13): a user
     /// namespace (the runner's own ids inside, no capability, no further user namespace), new
     /// PID, IPC, UTS and (unless given) network namespaces, killed with its parent, in a new
-    /// session; the system's trees and the toolchain directories read-only, credential files
-    /// masked, a minimal `/dev`, its own `/proc`; its own `/tmp` and `/dev/shm` (in the room),
-    /// `HOME` at the runner's home path, the copy at the checkout's path, its receipt
-    /// directory. Mounted parents first, so each lands on what it belongs in.
-    fn sealed(
-        &self,
-        c: &mut Command,
-        view: &view::View,
-        scratch: Option<&Path>,
-        receipts: Option<&Path>,
-    ) {
+    /// session; the system's trees and what runs need of `/etc` and the toolchain directories
+    /// read-only, credential files masked, a minimal `/dev`, its own `/proc`; its own `/tmp`
+    /// and `/dev/shm` (tmpfs mounts sized to the memory cap, which the watch counts), `HOME` at
+    /// the runner's home path, the copy at the checkout's path, its receipt directory. Mounted
+    /// parents first, so each lands on what it belongs in; then `/` and `/dev` read-only.
+    fn sealed(&self, c: &mut Command, view: &view::View, receipts: Option<&Path>) {
         let (uid, gid) = (rustix::process::getuid(), rustix::process::getgid());
         c.args(["--unshare-user", "--disable-userns", "--uid"])
             .arg(uid.as_raw().to_string())
@@ -392,6 +370,7 @@ impl Room {
         enum Bind<'p> {
             Rw(&'p Path),
             Ro(&'p Path),
+            RoOwned(PathBuf),
             Empty(bool),
         }
         let mut later: Vec<(PathBuf, Bind<'_>)> = Vec::new();
@@ -404,22 +383,24 @@ impl Room {
                     c.arg("--ro-bind").arg(p).arg(p);
                 }
                 view::Entry::ReadOnly(p) => {
+                    // Under a toolchain directory bound in the room (started by root): from
+                    // there, where the room's uid reaches it.
                     let from = self
                         .sources
                         .iter()
-                        .find(|(inside, _)| inside == p)
-                        .map_or(p.as_path(), |(_, from)| from.as_path());
-                    later.push((p.clone(), Bind::Ro(from)));
+                        .find_map(|(inside, from)| Some(from.join(p.strip_prefix(inside).ok()?)))
+                        .unwrap_or_else(|| p.clone());
+                    later.push((p.clone(), Bind::RoOwned(from)));
                 }
                 view::Entry::Masked { at, dir } => later.push((at.clone(), Bind::Empty(*dir))),
             }
         }
         c.args(["--dev", "/dev", "--proc", "/proc"]);
-        let scratch_tmp = scratch.map(|s| s.join("tmp"));
-        let scratch_shm = scratch.map(|s| s.join("shm"));
-        if let (Some(tmp), Some(shm)) = (&scratch_tmp, &scratch_shm) {
-            later.push(("/tmp".into(), Bind::Rw(tmp)));
-            later.push(("/dev/shm".into(), Bind::Rw(shm)));
+        // Its own `/tmp` and `/dev/shm`: each a tmpfs sized to the memory cap, counted against
+        // it by the watch with the run's resident memory (CONTRACT.md section 15.4).
+        let size = self.limits.memory_bytes().to_string();
+        for at in ["/tmp", "/dev/shm"] {
+            c.args(["--size", &size, "--tmpfs", at]);
         }
         later.push((view.home.clone(), Bind::Rw(&self.home)));
         later.push((view.tree.clone(), Bind::Rw(&self.tree)));
@@ -443,24 +424,15 @@ impl Room {
             match bind {
                 Bind::Rw(from) => c.arg("--bind").arg(from).arg(&at),
                 Bind::Ro(from) => c.arg("--ro-bind").arg(from).arg(&at),
+                Bind::RoOwned(from) => c.arg("--ro-bind").arg(from).arg(&at),
                 Bind::Empty(true) => c.arg("--ro-bind").arg(&empty_dir).arg(&at),
                 Bind::Empty(false) => c.arg("--ro-bind").arg(&empty_file).arg(&at),
             };
         }
-    }
-
-    /// A fresh pair of scratch directories for one run, its own: its `/tmp` and `/dev/shm`.
-    fn scratch(&self) -> Result<Scratch, CliError> {
-        let n = self
-            .issued
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let dir = self.dir.path().join("runs").join(n.to_string());
-        for d in [dir.join("tmp"), dir.join("shm")] {
-            std::fs::create_dir_all(&d)
-                .map_err(|e| CliError::software(format!("cannot make {}: {e}", d.display())))?;
-            self.own(&d)?;
-        }
-        Ok(Scratch(Some(dir)))
+        // What bubblewrap made to hold the mounts (`/`, `/dev`, the directories above each
+        // bind) is a tmpfs in memory no cap counts: read-only, so nothing is written there
+        // (CONTRACT.md section 15.4).
+        c.args(["--remount-ro", "/dev", "--remount-ro", "/"]);
     }
 
     /// Gives `path` (and what it holds) to the room's uid, when it has one: what the runs may
@@ -558,7 +530,7 @@ impl Room {
     /// runner may forbid unprivileged user namespaces), and a view it cannot build is said
     /// before any run counts.
     fn probe(&self) -> Result<(), CliError> {
-        let (mut c, _scratch) = self.command(&["true".to_owned()], None)?;
+        let mut c = self.command(&["true".to_owned()], None)?;
         let out = c.stdin(Stdio::null()).output().map_err(|e| {
             CliError::unavailable(format!("cannot start {}: {e}", self.bwrap.display()))
         })?;
@@ -578,11 +550,13 @@ impl Room {
 
     /// Says on stderr what the runs see and what caps them.
     fn say_view(&self) {
-        let (saw, masked) = self.seen();
+        let (_, masked) = self.seen();
         let m = self.mechanisms();
         super::output::error(&format!(
             "sealed room: runs see {}{}; as {}; caps: memory {} MiB ({}), {} processes ({}), {} MiB written ({})",
-            saw.join(", "),
+            self.view
+                .as_ref()
+                .map_or_else(String::new, view::View::said),
             if masked.is_empty() {
                 String::new()
             } else {

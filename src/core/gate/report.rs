@@ -28,8 +28,8 @@ fn code(s: &str) -> String {
     for c in s.chars() {
         match c {
             '|' => shown.push_str("\\|"),
-            c if c.is_control() => shown.extend(c.escape_default()),
-            c => shown.push(c),
+            '\n' | '\t' => shown.extend(c.escape_default()),
+            c => shown.push_str(&crate::core::text::visible(c.encode_utf8(&mut [0; 4]))),
         }
     }
     let mut longest = 0;
@@ -53,10 +53,9 @@ fn prose(s: &str) -> String {
         ) {
             out.push('\\');
         }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
+        match c {
+            '\n' | '\t' => out.extend(c.escape_default()),
+            c => out.push_str(&crate::core::text::visible(c.encode_utf8(&mut [0; 4]))),
         }
     }
     out
@@ -316,16 +315,7 @@ fn fenced(text: &str) -> String {
         longest = longest.max(run);
     }
     let fence = "`".repeat((longest + 1).max(3));
-    let body: String = text
-        .chars()
-        .map(|c| {
-            if c.is_control() && c != '\n' && c != '\t' {
-                '\u{fffd}'
-            } else {
-                c
-            }
-        })
-        .collect();
+    let body = crate::core::text::visible(text);
     format!("{fence}text\n{}\n{fence}", body.trim_end())
 }
 
