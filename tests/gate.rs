@@ -2148,7 +2148,7 @@ async fn the_rules_are_listed_in_order() {
             {"number": 8, "rule": "build", "when": "the build step exited with a catch ([build] catch)", "disposition": "BLOCK", "reason": "does-not-build", "exit_codes": [1]},
             {"number": 9, "rule": "build", "when": "the build step exited with anything but 0 or a catch, or timed out", "disposition": "ESCALATE", "reason": "harness-error", "exit_codes": [2]},
             {"number": 10, "rule": "integrity", "when": "the canary, a check that fails in the base, did not fail with a receipt listing its failure", "disposition": "ESCALATE", "reason": "checker-neutered", "exit_codes": [2]},
-            {"number": 11, "rule": "integrity", "when": "an admitted property passed on the judged tree with its admission mutant applied", "disposition": "ESCALATE", "reason": "checker-neutered", "exit_codes": [2]},
+            {"number": 11, "rule": "integrity", "when": "an admitted property passed on the judged tree with its assertions turned (section 15.3) or its admission mutant applied", "disposition": "ESCALATE", "reason": "checker-neutered", "exit_codes": [2]},
             {"number": 12, "rule": "integrity", "when": "re-proofs were asked and none of them could run (a mutant that does not apply, a timeout, a report that shows nothing ran)", "disposition": "ESCALATE", "reason": "checker-unproven", "exit_codes": [2]},
             {"number": 13, "rule": "route", "when": "otherwise: the router over t0 scope, t1 properties, t2 fixture suite and the scoped freeze", "disposition": null, "reason": null, "exit_codes": [0, 1, 2]}
         ])
@@ -2564,109 +2564,98 @@ fn the_core_plans_every_step() {
     }
 }
 
-/// Issue 40: when the base's suite runs the property cases (`properties_in_suite`), the suite
-/// waits for the property runs and leaves out the cases both listed as passed; otherwise it
-/// starts beside them, leaving nothing out. The re-proof the runs will lead to is named
-/// ahead, with the runs.
+/// Issue 49 (CONTRACT.md section 15.3): when the base's suite runs the property cases
+/// (`properties_in_suite`), the suite is their run 1: it starts with the property runs
+/// (`suite_first`, beside them), and nothing is left out of it; once it and the property runs
+/// are in, the re-proof follows, and no second suite. Otherwise the suite starts beside the
+/// runs as before and runs after them. Written by hand from section 15.3.
 #[test]
-fn the_plan_leaves_out_what_the_property_runs_ran() {
+fn the_suite_is_the_first_run_of_the_properties_it_holds() {
     use patchgate::core::decision::Decision;
     use patchgate::core::gate::{GateDecision, NextStep, next_step};
     let admitted = json!({"seal": A, "mutant": "m1", "base_runs": [0, 0], "mutant_runs": [1, 1]});
     let catalog = json!({"properties": [
         {"id": "counter.monotonic", "strength": "strong", "locality": ["store/counters"], "admitted": admitted},
     ]});
-    let configured = |in_suite: bool, deselect: bool| {
-        json!({"build": true, "canary": true, "reprove": 1, "deselect": deselect, "seed": 7,
+    let configured = |in_suite: bool| {
+        json!({"build": true, "canary": true, "reprove": 1, "deselect": true, "seed": 7,
                "properties_in_suite": in_suite})
     };
     let sang = json!({"exit_code": 1, "receipt": {"executed": 1, "failed": 1, "skipped": 0}});
-    let cases = json!(["props/test_counter.py::test_monotonic"]);
-    // (name, facts, next, suite beside, leave out, reproof ahead).
-    type Row = (
-        &'static str,
-        Value,
-        NextStep,
-        bool,
-        Vec<&'static str>,
-        Option<&'static str>,
-    );
+    let ran = json!({"executed": 1, "failed": 0, "skipped": 0});
+    // Run 1 the suite's (its cases passed there), run 2 the property command's.
+    let runs = json!({"counter.monotonic": {"runs": [0, 0]}});
+    let receipts = json!({"counter.monotonic": [ran, ran]});
+    // (name, facts, next, suite first, suite beside, reproof ahead).
+    type Row = (&'static str, Value, NextStep, bool, bool, Option<&'static str>);
     let rows: Vec<Row> = vec![
         (
-            "the suite runs the property cases: it waits for the property runs",
+            "the suite runs the property cases: it is their run 1, started with the others",
             with(&[
                 ("catalog", catalog.clone()),
-                ("configured", configured(true, true)),
+                ("configured", configured(true)),
+                ("build", json!({"exit_code": 0})),
+                ("property_runs", Value::Null),
+                ("fixture_suite", Value::Null),
+            ]),
+            NextStep::Runs,
+            true,
+            true,
+            Some("counter.monotonic"),
+        ),
+        (
+            "the suite does not run them: it starts beside the runs, and is no run of theirs",
+            with(&[
+                ("catalog", catalog.clone()),
+                ("configured", configured(false)),
                 ("build", json!({"exit_code": 0})),
                 ("property_runs", Value::Null),
                 ("fixture_suite", Value::Null),
             ]),
             NextStep::Runs,
             false,
-            vec![],
-            Some("counter.monotonic"),
-        ),
-        (
-            "the suite does not run them: it starts beside the runs, leaving nothing out",
-            with(&[
-                ("catalog", catalog.clone()),
-                ("configured", configured(false, true)),
-                ("build", json!({"exit_code": 0})),
-                ("property_runs", Value::Null),
-                ("fixture_suite", Value::Null),
-            ]),
-            NextStep::Runs,
             true,
-            vec![],
             Some("counter.monotonic"),
         ),
         (
-            "a runner that cannot leave tests out: the suite beside, whole",
+            "the suite and the property run passed: the re-proof, and no second suite",
             with(&[
                 ("catalog", catalog.clone()),
-                ("configured", configured(true, false)),
-                ("build", json!({"exit_code": 0})),
-                ("property_runs", Value::Null),
-                ("fixture_suite", Value::Null),
-            ]),
-            NextStep::Runs,
-            true,
-            vec![],
-            Some("counter.monotonic"),
-        ),
-        (
-            "the runs passed: the suite beside the re-proof, leaving their cases out",
-            with(&[
-                ("catalog", catalog.clone()),
-                ("configured", configured(true, true)),
+                ("configured", configured(true)),
                 ("build", json!({"exit_code": 0})),
                 ("canary", sang.clone()),
-                ("property_cases", cases.clone()),
-                ("fixture_suite", Value::Null),
+                ("property_runs", runs.clone()),
+                ("property_receipts", receipts.clone()),
+                ("batched", json!(true)),
+                ("suite_runs", json!(["counter.monotonic"])),
+                ("fixture_suite", json!({"exit_code": 0, "failed_tests": []})),
             ]),
             NextStep::Reproof,
-            true,
-            vec!["props/test_counter.py::test_monotonic"],
+            false,
+            false,
             None,
         ),
         (
-            "re-proven: the suite, leaving their cases out",
+            "re-proven: decide",
             with(&[
                 ("catalog", catalog.clone()),
-                ("configured", configured(true, true)),
+                ("configured", configured(true)),
                 ("build", json!({"exit_code": 0})),
                 ("canary", sang.clone()),
-                ("property_cases", cases.clone()),
+                ("property_runs", runs.clone()),
+                ("property_receipts", receipts.clone()),
+                ("batched", json!(true)),
+                ("suite_runs", json!(["counter.monotonic"])),
+                ("fixture_suite", json!({"exit_code": 0, "failed_tests": []})),
                 (
                     "reproof",
-                    json!([{"property": "counter.monotonic", "applied": true, "exit_code": 1,
-                                    "receipt": {"executed": 1, "failed": 1, "skipped": 0}}]),
+                    json!([{"property": "counter.monotonic", "applied": true, "turned": true,
+                            "exit_code": 1, "receipt": {"executed": 1, "failed": 1, "skipped": 0}}]),
                 ),
-                ("fixture_suite", Value::Null),
             ]),
-            NextStep::Suite,
+            NextStep::Decide,
             false,
-            vec!["props/test_counter.py::test_monotonic"],
+            false,
             None,
         ),
         (
@@ -2678,37 +2667,45 @@ fn the_plan_leaves_out_what_the_property_runs_ran() {
                         {"id": "counter.monotonic", "strength": "strong", "locality": ["store/counters"]},
                     ]}),
                 ),
-                ("configured", configured(false, true)),
+                ("configured", configured(false)),
                 ("build", json!({"exit_code": 0})),
                 ("property_runs", Value::Null),
                 ("fixture_suite", Value::Null),
             ]),
             NextStep::Runs,
+            false,
             true,
-            vec![],
             None,
         ),
     ];
-    for (name, doc, next, beside, leave_out, ahead) in rows {
+    for (name, doc, next, first, beside, ahead) in rows {
         let request = GateDecision::parse(&serde_json::to_vec(&doc).unwrap())
             .unwrap_or_else(|p| panic!("{name}: {p:?}"));
         let plan = next_step(&request, 5);
         assert_eq!(plan.next, next, "{name}: {plan:?}");
+        assert_eq!(plan.suite_first, first, "{name}: suite first");
         assert_eq!(plan.suite_beside, beside, "{name}: suite beside");
-        assert_eq!(plan.leave_out, leave_out, "{name}: leave out");
         assert_eq!(
             plan.reproof_ahead.as_deref(),
             ahead,
             "{name}: reproof ahead"
         );
-        assert_eq!(
-            plan.say
+        if next == NextStep::Decide {
+            assert_eq!(plan.disposition.as_str(), "MERGE_OK", "{name}");
+            let t1 = plan
+                .steps
                 .iter()
-                .any(|s| s.contains("leaves out the 1 property case ")),
-            !leave_out.is_empty(),
-            "{name}: {:?}",
-            plan.say
-        );
+                .map(|s| serde_json::to_value(s).unwrap())
+                .find(|s| s["step"] == "properties")
+                .expect("t1");
+            assert!(
+                t1["summary"]
+                    .as_str()
+                    .unwrap()
+                    .contains("run 1 of 1 property is the suite's own run of its cases"),
+                "{name}: {t1}"
+            );
+        }
     }
 }
 
@@ -2751,8 +2748,9 @@ fn the_typed_facts_read_back_as_written() {
                 exit_code: Some(1),
                 receipt: None,
             }],
+            twin_of: Some("counter.monotonic".into()),
         }),
-        property_cases: vec!["props/test_counter.py::test_monotonic".into()],
+        suite_runs: vec!["counter.monotonic".into()],
         fixture_suite: Some(SuiteFacts {
             exit_code: Some(0),
             failed_tests: Some(vec![]),
@@ -2789,8 +2787,9 @@ fn the_typed_facts_read_back_as_written() {
         "seal": {"actual": A, "expected": A}, "catalog": base()["catalog"], "ledger": [], "debt_cap": 5,
         "judged": {"base": "a".repeat(40), "head": "b".repeat(40), "tree": "c".repeat(40)},
         "build": {"exit_code": 0, "tail": "ok"},
-        "canary": {"exit_code": 1, "receipt": null, "in_runs": [{"exit_code": 1, "receipt": null}]},
-        "property_cases": ["props/test_counter.py::test_monotonic"],
+        "canary": {"exit_code": 1, "receipt": null, "in_runs": [{"exit_code": 1, "receipt": null}],
+                   "twin_of": "counter.monotonic"},
+        "suite_runs": ["counter.monotonic"],
         "fixture_suite": {"exit_code": 0, "failed_tests": []},
         "configured": {"build": true, "canary": true, "reprove": 2, "deselect": false,
                        "properties_in_suite": true, "seed": 9,

@@ -175,6 +175,14 @@ pub struct CanaryConfig {
     /// The canary's test cases in a property run's receipt (`classname::name`, the case or a
     /// prefix of it up to `::` or `.`), needed with `in_batch`.
     pub case: Option<String>,
+    /// The canary is the turned twin of one of the properties it rides with (CONTRACT.md
+    /// section 15.3): that property's own test file, its assertions turned, under a name
+    /// drawn per gate, added to each batched property run by `{ids}`; it must fail there on
+    /// the package's own values. Needs `{ids}` and `[properties] case`. When no property that
+    /// runs has a Python test file to turn, the canary rides (or runs) as `in_batch` and
+    /// `command` say.
+    #[serde(default)]
+    pub twin: bool,
 }
 
 impl CanaryConfig {
@@ -488,6 +496,15 @@ impl GateConfig {
             for p in &c.source {
                 RepoPath::parse(p).map_err(|e| invalid("canary.source", &format!("{p:?} {e}")))?;
             }
+            if c.twin
+                && (!crate::cli::runner::batched(&p.command)
+                    || !p.case.as_deref().is_some_and(|t| t.contains("{id}")))
+            {
+                return Err(invalid(
+                    "canary.twin",
+                    "rides in batched property runs under a name of its own: `[properties] command` needs `{ids}` and `[properties] case` needs `{id}`",
+                ));
+            }
             match (c.in_batch.is_empty(), &c.case) {
                 (true, None) => {}
                 (true, Some(_)) => {
@@ -722,6 +739,7 @@ mod tests {
     fn a_riding_canary_needs_its_case_and_a_batched_command() {
         let c = GateConfig::parse(STARTER, "patchgate.toml").unwrap();
         let canary = c.canary.as_ref().unwrap();
+        assert!(canary.twin, "the starter's canary is a property's twin (issue 49)");
         assert_eq!(canary.in_batch, ["properties/patchgate_canary.py"]);
         assert_eq!(canary.case.as_deref(), Some("properties.patchgate_canary"));
         let case = "case = \"properties.patchgate_canary\"\n";
@@ -740,6 +758,13 @@ mod tests {
             ),
             (
                 STARTER.replace("properties/test_{ids}.py", "properties/test_{id}.py"),
+                "`canary.twin`",
+                "needs `{ids}`",
+            ),
+            (
+                STARTER
+                    .replace("properties/test_{ids}.py", "properties/test_{id}.py")
+                    .replace("twin = true\n", ""),
                 "`canary.in_batch`",
                 "needs `{ids}`",
             ),

@@ -593,6 +593,7 @@ pub fn canary_run(ran: &Ran, catch: crate::core::runs::CatchCodes) -> crate::cor
         catch_exit_codes: catch,
         receipt: ran.receipt.as_ref().and_then(receipt_of),
         in_runs: Vec::new(),
+        twin_of: None,
     }
 }
 

@@ -54,8 +54,10 @@ fn doctest_key(id: &str) -> &str {
     }
 }
 
-/// Whether the base's suite runs property cases too: its census lists a passing case of a
-/// catalog property (by `[properties] case`, the property runs' receipts being on).
+/// Whether the base's suite runs property cases too, so that it can be their first run
+/// (CONTRACT.md section 15.3): its census lists a passing case of a catalog property (by
+/// `[properties] case`), and both the batched property runs and the suite write receipts (a
+/// property's outcome is read from its own cases in the suite's).
 pub fn lists_property_cases(
     census: &BTreeMap<String, String>,
     config: &crate::cli::config::GateConfig,
@@ -64,7 +66,11 @@ pub fn lists_property_cases(
     let Some(case) = config.properties.case.as_deref() else {
         return false;
     };
-    if !crate::cli::runner::receipted(&config.properties.command) {
+    let runner = |c: &[String]| crate::cli::runner::receipted(c);
+    if !runner(&config.properties.command)
+        || !crate::cli::runner::batched(&config.properties.command)
+        || !runner(&config.suite.command)
+    {
         return false;
     }
     let prefixes: Vec<String> = super::mutants::catalog_rows(catalog)
@@ -77,20 +83,15 @@ pub fn lists_property_cases(
     })
 }
 
-/// The census tests that passed on the base and did not run in `report` (absent, or skipped),
-/// nor in `elsewhere` (the property cases the suite left out, which every property run's
-/// receipt listed as passed): sorted, all of them. Doctests are counted by their item, not their line (see
+/// The census tests that passed on the base and did not run in `report` (absent, or skipped):
+/// sorted, all of them. Doctests are counted by their item, not their line (see
 /// [`doctest_key`]): as many of an item's doctests must run as passed on the base; when fewer
 /// do, the base's ids of that item are the vanished ones.
-pub fn vanished(
-    census: &BTreeMap<String, String>,
-    report: &Report,
-    elsewhere: &[String],
-) -> Vec<String> {
+pub fn vanished(census: &BTreeMap<String, String>, report: &Report) -> Vec<String> {
     use std::collections::HashMap;
     let mut ran: HashMap<&str, usize> = HashMap::new();
     let here = report.cases.iter().filter(|(_, c)| *c != Case::Skipped);
-    for id in here.map(|(id, _)| id).chain(elsewhere) {
+    for id in here.map(|(id, _)| id) {
         *ran.entry(doctest_key(id)).or_default() += 1;
     }
     let mut passed: HashMap<&str, usize> = HashMap::new();
@@ -138,14 +139,14 @@ mod tests {
             "src/lib.rs::(line 386)",
             "zeroize::non_zero",
         ]);
-        assert!(vanished(&census, &moved, &[]).is_empty());
+        assert!(vanished(&census, &moved).is_empty());
         let one_gone = report(&[
             "src/lib.rs::zeroize_bytes (line 723)",
             "src/lib.rs::(line 259)",
             "zeroize::non_zero",
         ]);
         assert_eq!(
-            vanished(&census, &one_gone, &[]),
+            vanished(&census, &one_gone),
             ["src/lib.rs::(line 258)", "src/lib.rs::(line 385)"]
         );
         let renamed = report(&[
@@ -154,16 +155,17 @@ mod tests {
             "zeroize::non_zero_renamed",
         ]);
         assert_eq!(
-            vanished(&census, &renamed, &[]),
+            vanished(&census, &renamed),
             ["src/lib.rs::zeroize_bytes (line 722)", "zeroize::non_zero"]
         );
         assert_eq!(doctest_key("a::b (line x)"), "a::b (line x)");
     }
-    /// Issue 40: a census test left out of the suite counts as run when the property runs'
-    /// receipts listed it (`elsewhere`), and only then; `lists_property_cases` sees the base's
-    /// suite running a property's case by `[properties] case`.
+    /// A property case the suite did not run vanished, whoever else ran it (CONTRACT.md
+    /// section 15.3: nothing is left out of the suite on the strength of another run);
+    /// `lists_property_cases` sees the base's suite running a property's case by
+    /// `[properties] case`.
     #[test]
-    fn a_left_out_property_case_counts_by_its_receipt() {
+    fn a_property_case_the_suite_did_not_run_vanished() {
         let census: BTreeMap<String, String> = [
             ("properties.test_roundtrip::test_roundtrip", "pass"),
             ("tests.test_api::test_get", "pass"),
@@ -176,11 +178,9 @@ mod tests {
             ..Report::default()
         };
         assert_eq!(
-            vanished(&census, &report, &[]),
+            vanished(&census, &report),
             ["properties.test_roundtrip::test_roundtrip"]
         );
-        let listed = ["properties.test_roundtrip::test_roundtrip".to_owned()];
-        assert!(vanished(&census, &report, &listed).is_empty());
         let config =
             crate::cli::config::GateConfig::parse(crate::cli::config::STARTER, "patchgate.toml")
                 .unwrap();

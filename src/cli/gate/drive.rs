@@ -11,7 +11,7 @@ use super::super::runner::{Outcome, Place, Run};
 use super::super::sandbox::Room;
 use super::gather::{Gathered, integrity_after};
 use super::outputs::{Seconds, add_failures, write_facts};
-use super::suite::{Early, SuiteDone, deselect_args, leave_out_args, run_suite};
+use super::suite::{Early, SuiteDone, deselect_args, run_suite};
 use super::{Core, GateArgs, jobs, reproof};
 use crate::core::gate::{BuildFacts, Facts, GateNext, NextStep, Phase, clip_failure};
 use crate::core::ladder::T2;
@@ -41,8 +41,6 @@ pub(super) fn drive(
         let mut ahead: Option<reproof::Ahead<'_>> = None;
         let mut said = HashSet::new();
         let mut asked = HashSet::new();
-        // The property cases the suite left out, left out of its re-run too.
-        let mut left_out: Vec<String> = Vec::new();
         for _ in 0..MAX_STEPS {
             let plan = core.next(facts)?;
             for line in &plan.say {
@@ -65,7 +63,7 @@ pub(super) fn drive(
                     Some(_) => Some(g.room.fork("the suite")?),
                     None => None,
                 };
-                early = Some(Early::start(scope, g, copy, plan.leave_out.clone()));
+                early = Some(Early::start(scope, g, copy, plan.suite_first));
             }
             let phase = Instant::now();
             match plan.next {
@@ -81,10 +79,60 @@ pub(super) fn drive(
                     if let Some(id) = plan.reproof_ahead.as_deref().filter(|_| jobs > 1) {
                         ahead = Some(reproof::ahead(scope, g, id)?);
                     }
-                    let work = jobs::jobs(&g.config, plan.canary, &plan.property_ids);
+                    // The suite as run 1 of the properties it holds (section 15.3): beside the
+                    // property command's runs 2 and on, or first, alone.
+                    let mut suite = None;
+                    if plan.suite_first && early.is_none() {
+                        suite =
+                            Some(run_suite(g, &g.room, T2, &[], true, None)?.ok_or_else(|| {
+                                CliError::software(
+                                    "the suite was stopped though nothing stopped it",
+                                )
+                            })?);
+                    }
+                    let from = if plan.suite_first { 2 } else { 1 };
+                    // The canary as the turned twin of a property that runs (section 15.3),
+                    // its file in the copy for these runs only (removed when dropped).
+                    let twin = match &g.config.canary {
+                        Some(c) if c.twin && plan.canary && !plan.property_ids.is_empty() => {
+                            super::twin::canary_twin(g, &plan.property_ids)?
+                        }
+                        _ => None,
+                    };
+                    let ride = jobs::ride(&g.config, twin.as_ref());
+                    let work =
+                        jobs::jobs(&g.config, plan.canary, &plan.property_ids, from, ride.as_ref());
                     let slots = jobs.saturating_sub(usize::from(early.is_some())).max(1);
-                    let done = jobs::run_jobs(g, &work, slots)?;
-                    seconds.t1 += jobs::record(g, facts, &plan.property_ids, done);
+                    let done = jobs::run_jobs(g, &work, slots, ride.as_ref())?;
+                    drop(twin);
+                    if plan.suite_first && suite.is_none() {
+                        let (room, done) = early
+                            .take()
+                            .ok_or_else(|| CliError::software("the suite was not started"))?
+                            .join()?;
+                        let _ = suite_room.set(room);
+                        suite = Some(done);
+                    }
+                    let first = suite.as_ref().map(|s| {
+                        s.read
+                            .clone()
+                            .unwrap_or_else(|| Err("the suite wrote no receipt".to_owned()))
+                    });
+                    seconds.t1 += jobs::record(
+                        g,
+                        facts,
+                        &plan.property_ids,
+                        done,
+                        first.as_ref(),
+                        ride.as_ref(),
+                    );
+                    if let Some(done) = suite {
+                        seconds.t2 = done.seconds;
+                        facts.timings_ms.add(Phase::Suite, done.seconds);
+                        let mut run = record_suite(facts, done);
+                        run.catch_exit_codes = Some(g.config.suite.catch.clone());
+                        facts.fixture_suite = Some(run);
+                    }
                     if !plan.property_ids.is_empty() {
                         facts
                             .timings_ms
@@ -121,17 +169,10 @@ pub(super) fn drive(
                             let _ = suite_room.set(room);
                             done
                         }
-                        None => {
-                            let extra = leave_out_args(g, &plan.leave_out, &g.room.tree);
-                            run_suite(g, &g.room, T2, &extra, Some(&plan.leave_out), None)?
-                                .ok_or_else(|| {
-                                    CliError::software(
-                                        "the suite was stopped though nothing stopped it",
-                                    )
-                                })?
-                        }
+                        None => run_suite(g, &g.room, T2, &[], true, None)?.ok_or_else(|| {
+                            CliError::software("the suite was stopped though nothing stopped it")
+                        })?,
                     };
-                    left_out = done.left_out.clone();
                     seconds.t2 = done.seconds;
                     facts.timings_ms.add(Phase::Suite, done.seconds);
                     let mut run = record_suite(facts, done);
@@ -143,13 +184,11 @@ pub(super) fn drive(
                         CliError::software("the core asked for a re-run the config cannot make")
                     })?;
                     let room = suite_room.get().unwrap_or(&g.room);
-                    // The same run as the suite's (the property cases it left out), less the
-                    // frozen tests.
-                    let mut extra = leave_out_args(g, &left_out, &room.tree);
-                    extra.extend(deselect_args(template, &plan.deselect, &room.tree));
+                    // The same run as the suite's, less the frozen tests.
+                    let extra = deselect_args(template, &plan.deselect, &room.tree);
                     let label = format!("{T2} re-run without {}", plan.deselect.join(", "));
                     let done =
-                        run_suite(g, room, &label, &extra, None, None)?.ok_or_else(|| {
+                        run_suite(g, room, &label, &extra, false, None)?.ok_or_else(|| {
                             CliError::software("the re-run was stopped though nothing stopped it")
                         })?;
                     seconds.t2 += done.seconds;

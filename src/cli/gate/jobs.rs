@@ -2,24 +2,23 @@
 //! in the room, and what they saw as the facts' `canary`, `property_runs` and
 //! `property_receipts`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use super::super::config::GateConfig;
 use super::super::error::CliError;
-use super::super::junit::Case;
 use super::super::runner::{
-    Outcome, Place, Ran, Run, batch_argv, batched, canary_run, property_receipt, receipt_of,
-    receipted,
+    Outcome, Place, Ran, ReceiptRead, Run, batch_argv, batched, canary_run, property_receipt,
+    receipt_of, receipted,
 };
 use super::gather::{Gathered, integrity_after};
+use super::twin::CanaryTwin;
 use super::outputs::add_failures;
 use crate::core::gate::{
     CanaryFacts, CanaryPart, CanaryPartFacts, CanaryRun, Facts, IntegrityFinding,
-    MAX_PROPERTY_CASES, MAX_TEST_ID_CHARS, Phase, PropertyRuns,
+    MAX_PROPERTY_CASES, Phase, PropertyRuns,
 };
 use crate::core::ladder::T1;
 use crate::core::runs::Receipt;
-use crate::core::runs::case_of;
 
 /// One run of the `runs` step: they do not depend on each other, and run up to `--jobs` at
 /// once in the room.
@@ -41,12 +40,50 @@ pub(super) struct Done<'j> {
     finding: Option<IntegrityFinding>,
 }
 
+/// How the canary rides in a batched property run: the arguments or the id (its turned twin,
+/// CONTRACT.md section 15.3) that add its cases, and their prefix in the run's receipt.
+pub(super) struct Ride {
+    args: Vec<String>,
+    id: Option<String>,
+    case: String,
+    twin_of: Option<String>,
+}
+
+/// How the canary rides, if it can: as its twin (`[canary] twin`, made for these runs), or
+/// as `[canary] in_batch` and `case` say.
+pub(super) fn ride(config: &GateConfig, twin: Option<&CanaryTwin>) -> Option<Ride> {
+    if let Some(t) = twin {
+        return Some(Ride {
+            args: Vec::new(),
+            id: Some(t.id.clone()),
+            case: t.case.clone(),
+            twin_of: Some(t.of.clone()),
+        });
+    }
+    let c = config.canary.as_ref()?;
+    let case = c.case.clone()?;
+    (!c.in_batch.is_empty()).then(|| Ride {
+        args: c.in_batch.clone(),
+        id: None,
+        case,
+        twin_of: None,
+    })
+}
+
 /// The jobs of a `runs` step, in run order: the canary in a process of its own when asked
 /// and it cannot ride; then one process per run of a batch (every property at once, the
-/// canary riding in each when asked and configured), or per property and run.
-pub(super) fn jobs(config: &GateConfig, canary: bool, ids: &[String]) -> Vec<Job> {
+/// canary riding in each when asked and it can), or per property and run; runs `from` on (2
+/// when the suite is run 1, CONTRACT.md section 15.3).
+pub(super) fn jobs(
+    config: &GateConfig,
+    canary: bool,
+    ids: &[String],
+    from: u8,
+    ride: Option<&Ride>,
+) -> Vec<Job> {
     let p = &config.properties;
-    let rides = canary && !ids.is_empty() && batched(&p.command) && rider(config).is_some();
+    let rides =
+        canary && !ids.is_empty() && from <= p.runs && batched(&p.command) && ride.is_some();
     let mut work = Vec::new();
     if canary && !rides {
         work.push(Job::Canary);
@@ -55,14 +92,14 @@ pub(super) fn jobs(config: &GateConfig, canary: bool, ids: &[String]) -> Vec<Job
         return work;
     }
     if batched(&p.command) {
-        work.extend((1..=p.runs).map(|n| Job::Properties {
+        work.extend((from..=p.runs).map(|n| Job::Properties {
             n,
             ids: ids.to_vec(),
             canary: rides,
         }));
     } else {
         work.extend(ids.iter().flat_map(|id| {
-            (1..=p.runs).map(move |n| Job::Properties {
+            (from..=p.runs).map(move |n| Job::Properties {
                 n,
                 ids: vec![id.clone()],
                 canary: false,
@@ -72,23 +109,15 @@ pub(super) fn jobs(config: &GateConfig, canary: bool, ids: &[String]) -> Vec<Job
     work
 }
 
-/// The canary's arguments and cases in a batched property run, when it is configured to ride.
-fn rider(config: &GateConfig) -> Option<(&[String], &str)> {
-    let c = config.canary.as_ref()?;
-    let case = c.case.as_deref()?;
-    (!c.in_batch.is_empty()).then_some((c.in_batch.as_slice(), case))
-}
-
 /// The canary's part of a batched run it rode in: the run's exit code, its own cases' receipt.
-fn canary_part(config: &GateConfig, ran: &Ran) -> Option<CanaryPart> {
-    let (_, case) = rider(config)?;
-    Some(CanaryPart {
+fn canary_part(ride: &Ride, ran: &Ran) -> CanaryPart {
+    CanaryPart {
         exit_code: ran.run,
         receipt: ran
             .receipt
             .as_ref()
-            .and_then(|read| property_receipt(read, Some(case), "")),
-    })
+            .and_then(|read| property_receipt(read, Some(&ride.case), "")),
+    }
 }
 
 /// Runs `work` in the room, up to `slots` at once, in order of start. Once one changes the
@@ -99,6 +128,7 @@ pub(super) fn run_jobs<'j>(
     g: &Gathered,
     work: &'j [Job],
     slots: usize,
+    ride: Option<&Ride>,
 ) -> Result<Vec<Done<'j>>, CliError> {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let stop = AtomicBool::new(false);
@@ -123,14 +153,13 @@ pub(super) fn run_jobs<'j>(
                         ids.len()
                     ),
                 },
-                batch_argv(
-                    &p.command,
-                    ids,
-                    match (canary, rider(&g.config)) {
-                        (true, Some((args, _))) => args,
-                        _ => &[],
-                    },
-                ),
+                match (canary, ride) {
+                    (true, Some(r)) => {
+                        let with: Vec<String> = ids.iter().chain(&r.id).cloned().collect();
+                        batch_argv(&p.command, &with, &r.args)
+                    }
+                    _ => batch_argv(&p.command, ids, &[]),
+                },
                 p.timeout(),
             ),
         };
@@ -145,16 +174,17 @@ pub(super) fn run_jobs<'j>(
         // property run counts after it, so none more is started.
         let sang = match (job, &g.config.canary) {
             (Job::Canary, Some(c)) => canary_run(&ran, c.catch.clone()).sang(),
-            (Job::Properties { canary: true, .. }, Some(c)) => canary_part(&g.config, &ran)
-                .is_some_and(|part| {
-                    CanaryRun {
-                        exit_code: part.exit_code,
-                        catch_exit_codes: c.catch.clone(),
-                        receipt: part.receipt,
-                        in_runs: Vec::new(),
-                    }
-                    .sang()
-                }),
+            (Job::Properties { canary: true, .. }, Some(c)) => ride.is_some_and(|r| {
+                let part = canary_part(r, &ran);
+                CanaryRun {
+                    exit_code: part.exit_code,
+                    catch_exit_codes: c.catch.clone(),
+                    receipt: part.receipt,
+                    in_runs: Vec::new(),
+                    twin_of: None,
+                }
+                .sang()
+            }),
             _ => true,
         };
         if !sang {
@@ -197,13 +227,17 @@ pub(super) fn run_jobs<'j>(
 /// What the jobs saw, into the facts: the canary's run, each property's exit codes in run
 /// order (a batch's for every property in it) and, with receipts, each its own cases'
 /// receipt; the failing cases the property runs' reports give; the first integrity finding.
-/// A property not every run of which finished (the tree changed) is left out. Gives the
-/// seconds the property runs took.
+/// With `suite` (the suite's receipt: it was run 1, CONTRACT.md section 15.3), each asked
+/// property's run 1 is its cases there: a catch if one failed, 0 if they passed, `null` if
+/// the suite left no report. A property not every run of which finished (the tree changed)
+/// is left out. Gives the seconds the property runs took.
 pub(super) fn record(
     g: &Gathered,
     facts: &mut Facts,
     asked: &[String],
     done: Vec<Done<'_>>,
+    suite: Option<&ReceiptRead>,
+    ride: Option<&Ride>,
 ) -> f64 {
     let p = &g.config.properties;
     let on = receipted(&p.command);
@@ -211,8 +245,20 @@ pub(super) fn record(
     let mut theirs: BTreeMap<&str, Vec<(u8, Option<Receipt>)>> = BTreeMap::new();
     let mut seconds = 0.0;
     let mut rode: Vec<(u8, CanaryPart)> = Vec::new();
-    // Each property's passed cases in each of its runs.
-    let mut passed: BTreeMap<&str, Vec<BTreeSet<&str>>> = BTreeMap::new();
+    if let Some(read) = suite {
+        let catch = p.catch.as_slice().first().copied().unwrap_or(1);
+        for id in asked {
+            let receipt = property_receipt(read, p.case.as_deref(), id);
+            let run = match &receipt {
+                None => None,
+                Some(r) if r.failed > 0 => Some(catch),
+                Some(_) => Some(0),
+            };
+            codes.entry(id).or_default().push((1, run));
+            theirs.entry(id).or_default().push((1, receipt));
+        }
+        facts.suite_runs = asked.iter().take(MAX_PROPERTY_CASES).cloned().collect();
+    }
     for d in &done {
         if let Some(finding) = &d.finding
             && facts.integrity.is_empty()
@@ -226,37 +272,24 @@ pub(super) fn record(
                     catch_exit_codes: g.config.canary.as_ref().map(|c| c.catch.clone()),
                     receipt: d.ran.receipt.as_ref().and_then(receipt_of),
                     in_runs: Vec::new(),
+                    twin_of: None,
                 });
                 facts.timings_ms.add(Phase::Canary, d.ran.seconds);
             }
             Job::Properties { n, ids, canary } => {
                 seconds += d.ran.seconds;
-                if *canary && let Some(part) = canary_part(&g.config, &d.ran) {
-                    rode.push((*n, part));
+                if *canary && let Some(r) = ride {
+                    rode.push((*n, canary_part(r, &d.ran)));
                 }
                 for id in ids {
                     codes.entry(id).or_default().push((*n, d.ran.run));
-                    if let Some(Ok(report)) = &d.ran.receipt {
-                        let prefix = p.case.as_deref().map(|c| c.replace("{id}", id));
-                        passed.entry(id).or_default().push(
-                            report
-                                .cases
-                                .iter()
-                                .filter(|(_, how)| *how == Case::Passed)
-                                .map(|(case, _)| case.as_str())
-                                .filter(|case| {
-                                    prefix.as_deref().is_none_or(|pre| case_of(case, pre))
-                                })
-                                .collect(),
-                        );
-                    }
                     if let Some(read) = &d.ran.receipt {
                         let receipt = property_receipt(read, p.case.as_deref(), id);
                         theirs.entry(id).or_default().push((*n, receipt));
                     }
                 }
                 if let Some(read) = &d.ran.receipt {
-                    let theirs = rider(&g.config).map(|(_, case)| case).filter(|_| *canary);
+                    let theirs = ride.map(|r| r.case.as_str()).filter(|_| *canary);
                     add_failures(facts, read, theirs);
                 }
             }
@@ -276,6 +309,7 @@ pub(super) fn record(
             catch_exit_codes: g.config.canary.as_ref().map(|c| c.catch.clone()),
             receipt: parts[0].receipt.clone(),
             in_runs: parts,
+            twin_of: ride.and_then(|r| r.twin_of.clone()),
         });
     }
     if asked.is_empty() {
@@ -300,26 +334,6 @@ pub(super) fn record(
             receipts.insert(id.to_owned(), mine.into_iter().map(|(_, r)| r).collect());
         }
     }
-    // The cases every run of their (complete) property passed: what the suite may leave out.
-    let mut cases: Vec<String> = passed
-        .into_iter()
-        .filter(|(id, each)| runs.contains_key(*id) && each.len() == usize::from(p.runs))
-        .flat_map(|(_, each)| {
-            let mut each = each.into_iter();
-            let first = each.next().unwrap_or_default();
-            let rest: Vec<BTreeSet<&str>> = each.collect();
-            first
-                .into_iter()
-                .filter(move |case| rest.iter().all(|r| r.contains(case)))
-        })
-        // An id too long for the facts stays in the suite (never clipped into another's prefix).
-        .filter(|case| case.chars().count() <= MAX_TEST_ID_CHARS)
-        .map(str::to_owned)
-        .collect();
-    cases.sort();
-    cases.dedup();
-    cases.truncate(MAX_PROPERTY_CASES);
-    facts.property_cases = cases;
     facts.property_runs = Some(runs);
     if on {
         facts.property_receipts = Some(receipts);

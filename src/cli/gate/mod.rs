@@ -33,6 +33,7 @@ mod outputs;
 mod reproof;
 mod shadows;
 mod suite;
+mod twin;
 
 use std::path::PathBuf;
 

@@ -1,7 +1,12 @@
-//! The `reproof` step (CONTRACT.md section 11.5): the admitted property the plan names, run
-//! once on a fresh copy of the judged tree with its admission mutant (stored in the base by
-//! `patchgate admit --write`) applied. What it did is one entry of the facts' `reproof`; what
-//! it proves, and whether another is tried, is the core's to say.
+//! The `reproof` step (CONTRACT.md sections 11.5 and 15.3): the admitted property the plan
+//! names, run once on a fresh copy of the judged tree. A property whose test files are Python
+//! is re-proven on the judged tree's code byte for byte with its own assertions turned (its
+//! twin, [`super::twin`]), which must fail: a self-test of the code finds nothing to tell the
+//! re-proof from a plain run. Its admission mutant (stored in the base by `patchgate admit
+//! --write`) must still apply to the tree (section 11.10), in a scratch copy of the files it
+//! touches. Any other property (a compiled test, Rust's) runs with its mutant applied. What it
+//! did is one entry of the facts' `reproof`; what it proves, and whether another is tried, is
+//! the core's to say.
 
 use std::path::Path;
 
@@ -75,7 +80,7 @@ pub(super) fn ahead<'scope, 'env>(
     let (flag, start) = (std::sync::Arc::clone(&stop), std::sync::Arc::clone(&go));
     let owned = id.to_owned();
     output::error(&format!(
-        "re-proof {id}: its copy made and its mutant built now, beside the property runs; run only if they pass"
+        "re-proof {id}: its copy made now and readied beside the property runs; run only if they pass"
     ));
     let handle = scope.spawn(move || {
         reprove(
@@ -117,6 +122,7 @@ pub(super) fn reprove(
     let not_applied = |note: String| Reproof {
         property: id.to_owned(),
         applied: false,
+        turned: false,
         exit_code: None,
         receipt: None,
         note: Some(note),
@@ -127,6 +133,10 @@ pub(super) fn reprove(
             "no mutant stored at {path} in the base: `patchgate admit {id} --mutant REF --write` stores it"
         ))));
     };
+    let sources = super::twin::python_sources(g, id)?;
+    if !sources.is_empty() {
+        return turned(g, id, &diff, &sources, room, hold);
+    }
     // A compiled project's re-proof starts from the build step's output (section 11.10): the
     // built copy, its mutant applied, an incremental build under the build step's timeout.
     // Otherwise a fresh copy of the judged tree.
@@ -160,6 +170,7 @@ pub(super) fn reprove(
             return Ok(Some(Reproof {
                 property: id.to_owned(),
                 applied: true,
+                turned: false,
                 exit_code: None,
                 receipt: None,
                 note: Some(match (built.run, built.over) {
@@ -197,6 +208,7 @@ pub(super) fn reprove(
     Ok(Some(Reproof {
         property: id.to_owned(),
         applied: true,
+        turned: false,
         exit_code: ran.run,
         receipt: ran
             .receipt
@@ -206,6 +218,111 @@ pub(super) fn reprove(
             .over
             .map(|o| format!("its run went {} (the room ended it)", <&str>::from(o))),
     }))
+}
+
+/// The re-proof of a property whose test files are Python (CONTRACT.md section 15.3): its
+/// mutant must still apply to the judged tree (in a scratch copy of the files it touches,
+/// section 11.10); then, in a copy of the judged tree, its test files are its twins (every
+/// assertion turned) and its own command runs, as a property run does. `None` when `hold`
+/// stopped it.
+fn turned(
+    g: &Gathered,
+    id: &str,
+    diff: &[u8],
+    sources: &[String],
+    room: Option<Room>,
+    hold: Option<Hold<'_>>,
+) -> Result<Option<Reproof>, CliError> {
+    use std::sync::atomic::Ordering;
+    let void = |note: String| {
+        Ok(Some(Reproof {
+            property: id.to_owned(),
+            applied: false,
+            turned: true,
+            exit_code: None,
+            receipt: None,
+            note: Some(note),
+        }))
+    };
+    if let Err(why) = mutant_applies(g, diff) {
+        output::error(&format!(
+            "re-proof {id}: its mutant does not apply here ({why})"
+        ));
+        return void(format!(
+            "its mutant, not as written, not by a three-way merge, not with its context loosened: {why}"
+        ));
+    }
+    let seed = g.facts.configured.as_ref().map_or(0, |c| c.seed);
+    let helper = super::twin::drawn(seed, "_check", "helper");
+    let twins = super::twin::twins(g, sources, &helper)?;
+    if twins.iter().all(|(_, t)| t.is_none()) {
+        return void(format!(
+            "no assertion of its test files ({}) to turn",
+            sources.join(", ")
+        ));
+    }
+    let room = match room {
+        Some(room) => room,
+        None => room_for(g, id)?,
+    };
+    for (path, twin) in &twins {
+        if let Some(twin) = twin {
+            super::twin::write_in(&room.tree, path, twin)
+                .map_err(|why| CliError::software(format!("cannot write a twin: {why}")))?;
+        }
+    }
+    let cancel = hold.as_ref().map(|h| h.stop);
+    if let Some(h) = &hold {
+        while !h.go.load(Ordering::SeqCst) {
+            if h.stop.load(Ordering::SeqCst) {
+                return Ok(None);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+    let p = &g.config.properties;
+    let label = format!("re-proof {id} (its assertions turned)");
+    let argv = property_argv(&p.command, &[id.to_owned()]);
+    let mut run = Run::new(&label, &argv, p.timeout(), Place::Room(&room));
+    if let Some(flag) = cancel {
+        run = run.cancel(flag);
+    }
+    let ran = match run.start()? {
+        Outcome::Cancelled if cancel.is_some() => return Ok(None),
+        outcome => outcome.ran()?,
+    };
+    Ok(Some(Reproof {
+        property: id.to_owned(),
+        applied: true,
+        turned: true,
+        exit_code: ran.run,
+        receipt: ran
+            .receipt
+            .as_ref()
+            .map(|read| property_receipt(read, p.case.as_deref(), id)),
+        note: ran
+            .over
+            .map(|o| format!("its run went {} (the room ended it)", <&str>::from(o))),
+    }))
+}
+
+/// Whether the mutant (a diff from the base) still applies to the judged tree (section 11.10),
+/// tried on a scratch copy of the files it touches: the code the re-proof runs stays the judged
+/// tree's.
+fn mutant_applies(g: &Gathered, diff: &[u8]) -> Result<(), String> {
+    let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let files = touched(diff);
+    let names: Vec<&str> = files.iter().map(String::as_str).collect();
+    let contents = super::super::git::blobs(&g.tree, &names, 64 << 20).map_err(|e| e.message)?;
+    for (f, content) in files.iter().zip(contents) {
+        let Some(content) = content else { continue };
+        let at = scratch.path().join(f);
+        if let Some(parent) = at.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+        }
+        std::fs::write(&at, content).map_err(|e| e.to_string())?;
+    }
+    apply_mutant(scratch.path(), diff, &g.base)
 }
 
 /// Applies the mutant (a diff from the base) to the judged tree's copy (CONTRACT.md section

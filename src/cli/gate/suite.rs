@@ -22,8 +22,6 @@ use crate::core::path::RepoPath;
 /// `None` from [`run_suite`] when it was stopped (no longer needed).
 pub(super) struct SuiteDone {
     pub run: SuiteFacts,
-    /// The property cases it left out (counted by the property runs' receipts).
-    pub left_out: Vec<String>,
     pub seconds: f64,
     pub read: Option<ReceiptRead>,
     pub finding: Option<IntegrityFinding>,
@@ -42,15 +40,14 @@ impl SuiteDone {
 }
 
 /// Runs the fixture suite (t2) in `room`, with `extra` arguments after its command (the tests
-/// it leaves out), then checks what it changed; stopped when `cancel` is set (`None`). A
-/// first run (`census` given: the property cases it left out, which the property runs' receipts
-/// listed) is held to the census; a re-run is not.
+/// a re-run leaves out), then checks what it changed; stopped when `cancel` is set (`None`).
+/// A first run (`first`) is held to the census; a re-run is not.
 pub(super) fn run_suite(
     g: &Gathered,
     room: &Room,
     label: &str,
     extra: &[String],
-    census: Option<&[String]>,
+    first: bool,
     cancel: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<Option<SuiteDone>, CliError> {
     let s = &g.config.suite;
@@ -104,8 +101,8 @@ pub(super) fn run_suite(
                 output::error(&format!("{label}: its report disagrees with itself: {why}"));
             }
             // The base's tests must still run (section 11.2); a re-run leaves some out.
-            if let (Some(base), Some(elsewhere)) = (g.census.as_ref(), census) {
-                let gone = census::vanished(base, report, elsewhere);
+            if let Some(base) = g.census.as_ref().filter(|_| first) {
+                let gone = census::vanished(base, report);
                 if !gone.is_empty() {
                     output::error(&format!(
                         "{label}: {} census tests that passed on the base did not run (first: {})",
@@ -128,7 +125,6 @@ pub(super) fn run_suite(
     let finding = integrity_after(g, room, label)?;
     Ok(Some(SuiteDone {
         run,
-        left_out: census.map(<[String]>::to_vec).unwrap_or_default(),
         seconds: ran.seconds,
         read,
         finding,
@@ -170,15 +166,6 @@ pub(super) fn deselect_args(template: &[String], ids: &[String], tree: &Path) ->
                 .map(move |a| a.replace("{nodeid}", &node))
         })
         .collect()
-}
-
-/// The arguments that leave the property cases `ids` out of the suite (`[suite] deselect`);
-/// none without it (the plan leaves none out then).
-pub(super) fn leave_out_args(g: &Gathered, ids: &[String], tree: &Path) -> Vec<String> {
-    match &g.config.suite.deselect {
-        Some(template) if !ids.is_empty() => deselect_args(template, ids, tree),
-        _ => Vec::new(),
-    }
 }
 
 /// pytest's node id of a JUnit test id `classname::name` (CONTRACT.md section 12.4): pytest
@@ -257,20 +244,24 @@ impl<'scope, 'env> Early<'scope, 'env> {
         scope: &'scope std::thread::Scope<'scope, 'env>,
         g: &'env Gathered,
         copy: Option<Room>,
-        leave_out: Vec<String>,
+        first_run: bool,
     ) -> Self {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = std::sync::Arc::clone(&stop);
-        output::error(&format!(
-            "{T2}: started now in its own copy, beside the other runs; used only if {T1} passes"
-        ));
+        output::error(&match first_run {
+            true => format!(
+                "{T2}: started now in its own copy, beside the other runs: it is run 1 of the properties it holds"
+            ),
+            false => format!(
+                "{T2}: started now in its own copy, beside the other runs; used only if {T1} passes"
+            ),
+        });
         let handle = scope.spawn(move || {
             let room = match copy.map(Ok).or_else(|| g.spare.take()) {
                 Some(room) => room?,
                 None => Room::open(&g.config.sandbox, &g.tree, g.cache.as_ref())?,
             };
-            let extra = leave_out_args(g, &leave_out, &room.tree);
-            let done = run_suite(g, &room, T2, &extra, Some(&leave_out), Some(&flag))?;
+            let done = run_suite(g, &room, T2, &[], true, Some(&flag))?;
             Ok((room, done))
         });
         Early {

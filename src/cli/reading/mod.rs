@@ -13,6 +13,7 @@ mod rust;
 mod source;
 mod syntax;
 pub mod table;
+pub mod twin;
 
 use std::collections::{HashMap, HashSet};
 

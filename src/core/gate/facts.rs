@@ -130,13 +130,14 @@ pub struct Facts {
     /// `property_receipts`. Default false.
     #[serde(default, skip_serializing_if = "is_false")]
     pub batched: bool,
-    /// The test cases every run of a property listed as passed in its receipt, the properties'
-    /// own cases only, sorted, at most 1,000: when the base's suite runs them too
-    /// (`configured.properties_in_suite`), the suite leaves them out, and its census counts
-    /// them by these receipts.
+    /// The properties whose first run is the suite's own run of their cases
+    /// (`configured.properties_in_suite`, CONTRACT.md section 15.3): that run's exit code is
+    /// their cases' in the suite's report (0 all passed, a catch any failed, `null` none ran)
+    /// and its receipt their cases' there; the property command ran the others. At most
+    /// 1,000.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schema(value_type = Vec<TestIdDoc>, max_items = 1000)]
-    pub property_cases: Vec<String>,
+    #[schema(max_items = 1000)]
+    pub suite_runs: Vec<String>,
     /// The failing cases the reports gave (section 11.8): at most 20, each message at most
     /// 2,048 bytes; echoed in the answer and the Markdown report.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -310,6 +311,11 @@ pub struct CanaryFacts {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schema(max_items = 10)]
     pub in_runs: Vec<CanaryPartFacts>,
+    /// It was the turned twin of this property (its own test file, its assertions turned,
+    /// under a name drawn per gate: CONTRACT.md section 15.3), riding in the property runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, min_length = 1, max_length = 256)]
+    pub twin_of: Option<String>,
 }
 
 /// The canary's part of one batched property run.

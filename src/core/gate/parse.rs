@@ -37,7 +37,7 @@ pub const GATE_FIELDS: [&str; 32] = [
     "unread",
     "property_receipts",
     "batched",
-    "property_cases",
+    "suite_runs",
     "failures",
     "integrity",
     "build",
@@ -85,14 +85,27 @@ pub const TIMING_STEPS: [&str; 8] = [
     "total",
 ];
 /// The fields of a re-proof.
-pub const REPROOF_FIELDS: [&str; 5] = ["property", "applied", "exit_code", "receipt", "note"];
+pub const REPROOF_FIELDS: [&str; 6] = [
+    "property",
+    "applied",
+    "turned",
+    "exit_code",
+    "receipt",
+    "note",
+];
 /// The fields of `canary`.
-pub const CANARY_FIELDS: [&str; 4] = ["exit_code", "catch_exit_codes", "receipt", "in_runs"];
+pub const CANARY_FIELDS: [&str; 5] = [
+    "exit_code",
+    "catch_exit_codes",
+    "receipt",
+    "in_runs",
+    "twin_of",
+];
 /// The fields of the canary's part of a batched property run.
 pub const CANARY_PART_FIELDS: [&str; 2] = ["exit_code", "receipt"];
 /// The fields of a failing case.
 pub const FAILURE_FIELDS: [&str; 2] = ["id", "message"];
-/// Most property cases a request lists (`property_cases`).
+/// Most properties `suite_runs` lists.
 pub const MAX_PROPERTY_CASES: usize = 1000;
 /// Most re-proofs a request carries (section 11.5): the plan asks for no more.
 pub const MAX_REPROOFS: usize = 100;
@@ -269,29 +282,18 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
         .get("property_receipts")
         .and_then(|v| parse_property_receipts(v, &mut e));
     let batched = doc.opt_bool("batched", &mut e).unwrap_or(false);
-    let property_cases = match doc.get("property_cases") {
+    let suite_runs = match doc.get("suite_runs") {
         None => Vec::new(),
         Some(v) if v.as_array().is_some_and(|a| a.len() > MAX_PROPERTY_CASES) => {
             e.push(
-                "/property_cases",
-                format!("at most {MAX_PROPERTY_CASES} property cases are listed"),
+                "/suite_runs",
+                format!("at most {MAX_PROPERTY_CASES} properties are listed"),
             );
             Vec::new()
         }
-        Some(v) => fields::array(
-            v,
-            "/property_cases",
-            "`property_cases`",
-            &mut e,
-            |x, p, e| {
-                let id = fields::string(x, &p, "a property case id", MAX_TEST_ID_CHARS, e)?;
-                if id.is_empty() {
-                    e.push(p, "a property case id must not be empty");
-                    return None;
-                }
-                Some(id)
-            },
-        )
+        Some(v) => fields::array(v, "/suite_runs", "`suite_runs`", &mut e, |x, p, e| {
+            fields::string(x, &p, "a property id", 256, e)
+        })
         .unwrap_or_default(),
     };
     if batched && doc.get("property_receipts").is_none() && doc.get("property_runs").is_some() {
@@ -414,7 +416,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             unread,
             property_receipts,
             batched,
-            property_cases,
+            suite_runs,
             failures,
             integrity,
             build,

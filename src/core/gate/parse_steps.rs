@@ -163,6 +163,7 @@ pub(super) fn parse_reproof(x: &Value, p: String, e: &mut Errors) -> Option<Repr
     let r = object(x, &p, "a re-proof", &REPROOF_FIELDS, e)?;
     let property = r.req_string("property", 256, e);
     let applied = r.opt_bool("applied", e);
+    let turned = r.opt_bool("turned", e);
     let exit_code = match r.get("exit_code") {
         Some(_) => exit_code_of(&r, "the re-proof", e)?,
         None => None,
@@ -175,6 +176,7 @@ pub(super) fn parse_reproof(x: &Value, p: String, e: &mut Errors) -> Option<Repr
     Some(Reproof {
         property: property?,
         applied: applied.unwrap_or(false),
+        turned: turned.unwrap_or(false),
         exit_code,
         receipt,
         note,
@@ -209,11 +211,16 @@ pub(super) fn parse_canary(v: &Value, e: &mut Errors) -> Option<CanaryRun> {
             })?
         }
     };
+    let twin_of = match c.get("twin_of") {
+        Some(_) => Some(c.req_string("twin_of", 256, e)?),
+        None => None,
+    };
     Some(CanaryRun {
         exit_code,
         catch_exit_codes,
         receipt,
         in_runs,
+        twin_of,
     })
 }
 

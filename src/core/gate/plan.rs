@@ -86,12 +86,12 @@ pub struct GateNext {
     /// its own (it needs nothing they do), and report it only when `reproof` names it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reproof_ahead: Option<String>,
-    /// With `suite`, or `suite_beside`: the property cases the suite leaves out
-    /// (`[suite] deselect`), because every run of their property listed them as passed
-    /// (`property_cases`) and the base's suite runs them too; its census counts them by those
-    /// receipts. Empty otherwise.
+    /// With `runs`: the suite is the first run of the properties it holds (the base's suite
+    /// runs their cases, `configured.properties_in_suite`; CONTRACT.md section 15.3): run it
+    /// now (beside, `suite_beside`), the property command for runs 2 and on, and report each
+    /// property's cases in the suite's receipt as its run 1 (`suite_runs`) with the suite.
     #[serde(default)]
-    pub leave_out: Vec<String>,
+    pub suite_first: bool,
     /// What the runner says to people now (each line once).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub say: Vec<String>,
@@ -210,11 +210,13 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
     let configured = request.configured.clone().unwrap_or_default();
     let await_build =
         decision.reason == GateReason::UnreadCode && configured.build && request.build.is_none();
+    // t1 ran and passed on its runs (the suite may have run already, as run 1).
+    let t1_passed = t1.is_some_and(|(ran, verdict, ..)| ran && verdict == Verdict::Pass);
     let planning = Planning {
         request,
         decided: decision.rule != GateRuleName::Route && !await_build,
         await_build,
-        reprove: (suite_due && unrun.is_empty())
+        reprove: (t1_passed && unrun.is_empty())
             .then(|| next_reproof(request, &configured))
             .flatten(),
         configured,
@@ -240,23 +242,19 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
             crate::core::ladder::T2
         ));
     }
-    // The suite leaves out the property cases the property runs ran, when the base's suite
-    // runs them too; so it waits for those runs rather than start beside them.
-    let leaving = planning.configured.properties_in_suite && planning.configured.deselect;
-    let suite_beside = matches!(next, NextStep::Runs | NextStep::Reproof)
+    // The suite is the first run of the properties it holds (section 15.3): it runs now, with
+    // their other runs, and nothing is left out of it on the strength of a run that looked
+    // different.
+    let suite_first = next == NextStep::Runs
+        && planning.configured.properties_in_suite
         && request.fixture_suite.is_none()
-        // Leaving property cases out: not before every property run finished.
-        && (!leaving || planning.unrun.is_empty());
-    let leave_out = if leaving && (suite_beside || next == NextStep::Suite) {
-        request.property_cases.clone()
-    } else {
-        Vec::new()
-    };
-    if !leave_out.is_empty() {
+        && !planning.unrun.is_empty();
+    let suite_beside =
+        matches!(next, NextStep::Runs | NextStep::Reproof) && request.fixture_suite.is_none();
+    if suite_first {
         say.push(format!(
-            "{}: leaves out the {} every property run passed (the census counts them by those receipts)",
-            crate::core::ladder::T2,
-            super::steps::plural(leave_out.len(), "property case", "property cases")
+            "{}: the suite runs the property cases too, so it is their run 1 (their cases in its receipt), and the property command runs the others",
+            crate::core::ladder::T1
         ));
     }
     let reproof_ahead = (next == NextStep::Runs && !planning.unrun.is_empty())
@@ -285,7 +283,7 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
         // Speculative: the suite is needed once t1 passes, unless a run decides first.
         suite_beside,
         reproof_ahead,
-        leave_out,
+        suite_first,
         say,
         disposition: decision.disposition,
         rule: decision.rule,

@@ -606,7 +606,7 @@ fn what_to_check(cause: Cause) -> &'static str {
             "the canary above: a check that fails in the base did not fail in this tree. Something the patch brings (at import time, in a plugin, in the test configuration) switches the checker off or makes failures pass, and no pass from this tree can be trusted. Find what the patch does under test."
         }
         Cause::CheckerCannotFail => {
-            "the re-proof above: a property that caught its admission mutant on the base passed with it on this tree, so here it can no longer fail. Look for what the patch changes in what the property compares (an `__eq__` or `PartialEq` that always agrees, a stubbed oracle, a widened tolerance)."
+            "the re-proof above: a property that caught its admission mutant on the base passed on this tree with its assertions turned (each asking for a value that agrees with anything) or its mutant applied, so here it can no longer fail. Look for what the patch changes in what the property compares or how failures are reported (an `__eq__` or `PartialEq` that always agrees, a failure turned into a pass or a skip, a stubbed oracle, a widened tolerance)."
         }
         Cause::CheckerUnproven => {
             "the re-proof above: none of the re-proofs asked could run (a mutant that does not apply to this tree, a timeout, a report that shows nothing ran), so nothing shows the checker can still fail here. When the patch rewrote the lines a mutant touches, admit the property again on the new code (`patchgate admit ID --mutant REF --write`)."

@@ -168,9 +168,8 @@ pub struct GateRequest {
     /// The property runs were batched (`{ids}`): each run's exit code is its batch's, and a
     /// property's outcome in it is its own test cases' ([`in_batch`]).
     pub batched: bool,
-    /// The property cases every run of their property listed as passed (sorted, at most
-    /// `MAX_PROPERTY_CASES`, 1,000): what the suite may leave out.
-    pub property_cases: Vec<String>,
+    /// The properties whose first run is the suite's own run of their cases (section 15.3).
+    pub suite_runs: Vec<String>,
     /// The failing cases the reports gave (section 11.8).
     pub failures: Vec<FailingCase>,
     /// What runs changed that they may not (section 11.3).
@@ -202,9 +201,15 @@ pub struct GateRequest {
 pub struct Reproof {
     #[schema(min_length = 1, max_length = 256)]
     pub property: String,
-    /// Whether the mutant's diff applied to the judged tree (default false: nothing ran).
+    /// Whether the re-proof could be made and ran (default false: nothing ran): its mutant
+    /// applied, or (`turned`) its mutant still applies and its assertions were turned.
     #[serde(default)]
     pub applied: bool,
+    /// It ran the judged tree's code byte for byte with the property's own assertions turned
+    /// (its test file's twin, which must fail; CONTRACT.md section 15.3), not its mutant
+    /// applied. Default false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub turned: bool,
     /// 0-255, or null when the run was killed (absent: nothing ran).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<crate::core::runs::ExitCodeDoc>)]
@@ -294,6 +299,8 @@ pub struct CanaryRun {
     /// run order (the first is `exit_code` and `receipt`); empty when it ran in a process of
     /// its own.
     pub in_runs: Vec<CanaryPart>,
+    /// It was the turned twin of this property (section 15.3), under a name drawn per gate.
+    pub twin_of: Option<String>,
 }
 
 /// The canary's part of one batched property run: the run's exit code, and the receipt of
@@ -709,8 +716,10 @@ pub struct Configured {
     #[serde(default = "yes")]
     pub deselect: bool,
     /// The base's suite runs property cases too (its census lists cases of a catalog
-    /// property, by `[properties] case`): the suite then waits for the property runs and
-    /// leaves out the cases they ran (`property_cases`). Default false.
+    /// property, by `[properties] case`), and the runner reads each property's cases in the
+    /// suite's receipt: the suite is then the first run of the properties it holds
+    /// (`suite_runs`, CONTRACT.md section 15.3), started with the property runs. Default
+    /// false.
     #[serde(default)]
     pub properties_in_suite: bool,
     /// The runner's random draw, which orders the re-proof candidates (an attacker cannot

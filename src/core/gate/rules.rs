@@ -325,7 +325,7 @@ pub const GATE_RULES: [GateRule; 13] = [
         when: |f| f.reproof_passed,
         then: GateThen {
             name: GateRuleName::Integrity,
-            says: "an admitted property passed on the judged tree with its admission mutant applied",
+            says: "an admitted property passed on the judged tree with its assertions turned (section 15.3) or its admission mutant applied",
             step: Some(reproof_step),
             conclusion: Conclusion::Fixed(GateDisposition::Escalate, GateReason::CheckerNeutered),
         },
@@ -695,6 +695,11 @@ pub(super) fn canary_step(request: &GateRequest, _: &RuleFacts) -> Option<Step> 
     let canary = request.canary.as_ref()?;
     let sang = canary.sang();
     let rode = !canary.in_runs.is_empty();
+    // The canary as the turned twin of a property (section 15.3), named.
+    let name = match &canary.twin_of {
+        Some(of) => format!("the canary (the turned twin of {of})"),
+        None => "the canary".to_owned(),
+    };
     Some(Step::Canary {
         exit_code: canary.exit_code,
         receipt: canary.receipt.clone(),
@@ -704,11 +709,11 @@ pub(super) fn canary_step(request: &GateRequest, _: &RuleFacts) -> Option<Step> 
                 "the canary still fails, with its failure listed: the checker can fail".to_owned()
             }
             (true, true) => format!(
-                "the canary still fails in each of the {} property runs it rode in, with its failure listed: the checker can fail",
+                "{name} still fails in each of the {} property runs it rode in, with its failure listed: the checker can fail",
                 canary.in_runs.len()
             ),
             (false, true) => format!(
-                "the canary, which fails in the base, did not fail as it must here ({}): something in this tree switches the checker off, and no pass from it counts",
+                "{name}, which fails in the base, did not fail as it must here ({}): something in this tree switches the checker off, and no pass from it counts",
                 canary.why_not().unwrap_or_default()
             ),
             (false, false) => format!(
@@ -759,11 +764,19 @@ pub(super) fn reproof_step(request: &GateRequest, facts: &RuleFacts) -> Option<S
     } else {
         String::new()
     };
+    // How the re-proofs that ran changed the check: their assertions turned, or (a compiled
+    // test) their admission mutant applied.
+    let turned = request.reproof.iter().filter(|r| r.applied).all(|r| r.turned);
     Some(Step::Reproof {
         summary: if facts.reproof_passed {
             format!(
-                "{} passed on this tree with its admission mutant applied: here it can no longer fail, so its pass proves nothing",
-                passed.join(", ")
+                "{} passed on this tree with {}: here it can no longer fail, so its pass proves nothing",
+                passed.join(", "),
+                if turned {
+                    "its assertions turned (the judged code unchanged, each assertion asking for a value that agrees with anything)"
+                } else {
+                    "its admission mutant applied"
+                }
             )
         } else if caught.is_empty() {
             format!(
@@ -771,11 +784,19 @@ pub(super) fn reproof_step(request: &GateRequest, facts: &RuleFacts) -> Option<S
                 void.join(", ")
             )
         } else {
-            format!(
-                "{} caught {} mutant: the checker can still fail here{not_run}{short}",
-                caught.join(", "),
-                if caught.len() == 1 { "its" } else { "their" }
-            )
+            match turned {
+                true => format!(
+                    "{} failed with {} assertions turned, as {} must on the judged code: the checker can still fail here{not_run}{short}",
+                    caught.join(", "),
+                    if caught.len() == 1 { "its" } else { "their" },
+                    if caught.len() == 1 { "it" } else { "they" }
+                ),
+                false => format!(
+                    "{} caught {} mutant: the checker can still fail here{not_run}{short}",
+                    caught.join(", "),
+                    if caught.len() == 1 { "its" } else { "their" }
+                ),
+            }
         },
         tried,
     })

@@ -204,9 +204,16 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
             Vec::new()
         };
         let summary = format!(
-            "quorum {} ({}): property_check is {verdict}{}{}",
+            "quorum {} ({}): property_check is {verdict}{}{}{}",
             outcome.as_str(),
             reason.as_str(),
+            match request.suite_runs.len() {
+                0 => String::new(),
+                n => format!(
+                    "; run 1 of {} is the suite's own run of its cases",
+                    plural(n, "property", "properties")
+                ),
+            },
             if unproven == 0 {
                 String::new()
             } else {
@@ -306,15 +313,20 @@ pub(super) fn counted_runs(
         .map(Vec::len)
         .max()
         .unwrap_or(0);
-    // A canary that rode in the batch (`in_runs`) explains its run's catch as well.
+    // A canary that rode in the batch (`in_runs`) explains its run's catch as well; it rides
+    // in the property command's runs only, after the suite's run 1 when the suite is one
+    // (section 15.3).
+    let first_ride = usize::from(!request.suite_runs.is_empty());
     let failed_in: Vec<bool> = (0..most)
         .map(|i| {
-            request.canary.as_ref().is_some_and(|c| c.failed_in_run(i))
-                || receipts.values().any(|r| {
-                    r.get(i)
-                        .and_then(Option::as_ref)
-                        .is_some_and(|r| r.failed > 0)
-                })
+            request.canary.as_ref().is_some_and(|c| {
+                i.checked_sub(first_ride)
+                    .is_some_and(|ride| c.failed_in_run(ride))
+            }) || receipts.values().any(|r| {
+                r.get(i)
+                    .and_then(Option::as_ref)
+                    .is_some_and(|r| r.failed > 0)
+            })
         })
         .collect();
     let mut ids: Vec<(&String, &Vec<RunOutcome>)> = request.property_runs.iter().collect();
