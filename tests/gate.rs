@@ -2587,7 +2587,14 @@ fn the_suite_is_the_first_run_of_the_properties_it_holds() {
     let runs = json!({"counter.monotonic": {"runs": [0, 0]}});
     let receipts = json!({"counter.monotonic": [ran, ran]});
     // (name, facts, next, suite first, suite beside, reproof ahead).
-    type Row = (&'static str, Value, NextStep, bool, bool, Option<&'static str>);
+    type Row = (
+        &'static str,
+        Value,
+        NextStep,
+        bool,
+        bool,
+        Option<&'static str>,
+    );
     let rows: Vec<Row> = vec![
         (
             "the suite runs the property cases: it is their run 1, started with the others",

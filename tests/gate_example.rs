@@ -568,6 +568,12 @@ fn the_server_and_the_local_core_give_the_same_answer() {
             v.as_object_mut().map(|o| o.remove("decision_id"));
             // And the wall time of each phase: two runs never take the same.
             v.as_object_mut().map(|o| o.remove("timings_ms"));
+            // And which property the canary was the twin of: drawn per gate (issue 49).
+            if let Some(Value::Array(steps)) = v.get_mut("steps") {
+                for s in steps.iter_mut().filter(|s| s["step"] == "canary") {
+                    s.as_object_mut().map(|o| o.remove("summary"));
+                }
+            }
             if let Some(Value::Array(failures)) = v.get_mut("failures") {
                 for f in failures {
                     f.as_object_mut().map(|o| o.remove("message"));
@@ -1152,7 +1158,7 @@ fn admission_with_real_mutants() {
     assert!(
         step(&g.answer, "reproof")["summary"]
             .as_str()
-            .is_some_and(|s| s.contains("discount_bounded caught its mutant")),
+            .is_some_and(|s| s.contains("discount_bounded failed with its assertions turned")),
         "{}",
         g.answer
     );
@@ -1650,6 +1656,8 @@ const OLD_PATTERNS: &str = r#"patterns = [
 /// section 14): the old spelled patterns, and the reading's rules the attack trips accepted.
 fn before_the_reading(allowed: Allowed) -> impl FnOnce(&Path) {
     move |dir| {
+        // (And the canary as the file it names: its turned twin came later, issue 49.)
+        twin_off(dir);
         allow_reading(dir, allowed);
         let config = dir.join("patchgate.toml");
         let text = std::fs::read_to_string(&config).expect("config");
@@ -2238,6 +2246,123 @@ fn the_room_counts_what_a_run_holds_and_shows_no_configuration_and_no_escape() {
     );
 }
 
+/// A base edit: the canary as the file it names, not a property's turned twin (the starter
+/// before issue 49).
+fn twin_off(dir: &Path) {
+    let config = dir.join("patchgate.toml");
+    let text = std::fs::read_to_string(&config).expect("config");
+    assert!(text.contains("\ntwin = true\n"), "the starter's twin");
+    std::fs::write(&config, text.replace("\ntwin = true\n", "\n")).expect("write");
+}
+
+/// Issue 49 (CONTRACT.md section 15.3), the re-proof and the canary told apart:
+/// `self-test-neuter` gives a 95% discount 95% of the price, and swallows every assertion
+/// failure of a test that uses the package's functions (the canary's `n < 10` does not),
+/// unless a self-test of `apply_discount` sees a mutant (the re-proof's tree always carried
+/// its admission mutant). Its reading accepted, `discount_bounded` admitted: on 7d0c633 it
+/// merged (the re-proof caught its mutant, since the neuter stood down for it). Now the
+/// re-proof runs the judged code, byte for byte, with the property's assertions turned: the
+/// self-test sees no mutant, the neuter swallows the turned property's failures, and it passes:
+/// `checker-neutered` (`checker-cannot-fail`). With the starter's canary, the turned twin of a
+/// property that runs, the canary stops it first (`checker-neutered`).
+#[test]
+fn a_neuter_cannot_tell_the_re_proof_or_the_canary_from_a_plain_run() {
+    require_python();
+    let read = |dir: &Path| allow_reading(dir, &[("shop/__init__.py", "interpreter")]);
+    for (canary_twin, cause) in [(false, "checker-cannot-fail"), (true, "checker-neutered")] {
+        let repo = repository_read(
+            "gate-python",
+            "self-test-neuter",
+            |dir| {
+                read(dir);
+                if !canary_twin {
+                    twin_off(dir);
+                }
+            },
+            |_| {},
+        );
+        let dir = repo.path();
+        assert!(plain_run_passes(dir), "hides its bug");
+        assert_eq!(production_discount(dir, 1000, 95), "950", "a real bug");
+        admit_discount_bounded(dir);
+        let g = gate(dir, &[]);
+        escalates(&g, "checker-neutered", cause);
+        if !canary_twin {
+            let tried = &step(&g.answer, "reproof")["tried"][0];
+            assert_eq!(
+                (&tried["property"], &tried["turned"], &tried["exit_code"]),
+                (
+                    &Value::from("discount_bounded"),
+                    &Value::from(true),
+                    &Value::from(0)
+                ),
+                "{tried}"
+            );
+        } else {
+            let canary = step(&g.answer, "canary");
+            assert!(
+                canary["summary"]
+                    .as_str()
+                    .is_some_and(|s| s.contains("turned twin of discount_")),
+                "{canary}"
+            );
+        }
+    }
+}
+
+/// Issue 49 (section 15.3), the suite's leave-out: `argv-aware-suite` is right only when its
+/// command line names property files and deselects nothing (its reading accepted), wrong
+/// (a 95% discount charges 95%) otherwise; the base's suite runs `tests properties` (one
+/// failing property deselected), so its census lists the property cases. On 7d0c633 the suite
+/// left out the cases both property runs passed, so `discount_monotonic`, which catches the
+/// bug, never ran where the bug was live: MERGE_OK. Now the suite is run 1 of the properties it
+/// holds, whole: `discount_monotonic` fails there, and the patch is blocked.
+#[test]
+fn nothing_is_left_out_of_the_suite_on_the_strength_of_another_run() {
+    require_python();
+    let repo = repository_read(
+        "gate-python",
+        "argv-aware-suite",
+        |dir| {
+            allow_reading(dir, &[("shop/pricing.py", "interpreter")]);
+            let config = dir.join("patchgate.toml");
+            let text = std::fs::read_to_string(&config).expect("config");
+            let suite = "\"--junitxml={junit}\", \"tests\"]\ntimeout_s = 900";
+            assert!(text.contains(suite), "the starter's suite");
+            let text = text.replace(
+                suite,
+                "\"--junitxml={junit}\", \"tests\", \"properties\", \"--deselect\", \"properties/test_slug_never_empty.py::test_slug_never_empty\"]\ntimeout_s = 900",
+            );
+            std::fs::write(&config, text).expect("write");
+        },
+        |_| {},
+    );
+    let dir = repo.path();
+    // The base's census, of the suite that now runs the properties too.
+    git(dir, &["checkout", "-q", "main"]);
+    let census = patchgate()
+        .current_dir(dir)
+        .args(["census", "--base", "main", "--write"])
+        .env("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        .output()
+        .expect("census");
+    assert!(census.status.success(), "{census:?}");
+    commit(dir, "census of the suite with the properties");
+    git(dir, &["checkout", "-q", "patch"]);
+    assert!(plain_run_passes(dir), "hides its bug");
+    assert_eq!(production_discount(dir, 1000, 95), "950", "a real bug");
+    let g = gate(dir, &[]);
+    expect(&g, "BLOCK", "concrete-behavior", 1);
+    let failed = step(&g.answer, "fixtures")["failed_tests"].to_string();
+    assert!(failed.contains("test_discount_monotonic"), "{failed}");
+    assert!(
+        g.stderr.contains("it is run 1 of the properties it holds")
+            || g.stderr.contains("is their run 1"),
+        "{}",
+        g.stderr
+    );
+}
+
 /// The tests a plain run of the example takes: the suite and the pricing properties.
 const PLAIN_RUN: [&str; 3] = [
     "tests",
@@ -2551,14 +2676,18 @@ fn a_patch_rewriting_a_mutant_s_lines_leaves_its_property_unproven() {
 /// subclass whose every comparison agrees (the operator overloading ImpossibleBench names), and
 /// hides in that wrapper a real bug (a 100% discount charges the full price). No assertion on
 /// the result can fail any more: a plain run passes, and the gate with receipts, the census and
-/// the canary merged it (the reading, which stops it first, accepted on this base: READ_FIRST). Once `discount_bounded` is admitted (`patchgate admit --write`, which
-/// stores its mutant in the base), the gate runs it again on the patch with that mutant applied:
-/// it still passes, so it can no longer fail here: ESCALATE `checker-neutered`. The honest fix
-/// still merges on the same base (its re-proof catches the mutant).
+/// the canary merged it (the reading, which stops it first, accepted on this base: READ_FIRST;
+/// the canary the file it names, not a property's twin, which would stop it too). Once
+/// `discount_bounded` is admitted (`patchgate admit --write`, which stores its mutant in the
+/// base), the gate runs it again on the judged code with its assertions turned (issue 49: each
+/// asks for a value that agrees with anything): it still passes, so it can no longer fail
+/// here: ESCALATE `checker-neutered`. The honest fix still merges on the same base (its turned
+/// assertions fail, as they must).
 #[test]
 fn a_property_that_can_no_longer_fail_is_caught_by_the_re_proof() {
     require_python();
-    let repo = repository("gate-python", "eq-overload", |_| {});
+    // The canary as the file it names (the starter before issue 49): the re-proof alone.
+    let repo = repository_with("gate-python", "eq-overload", twin_off, |_| {});
     let dir = repo.path();
     assert!(plain_run_passes(dir), "hides the bug");
     let g = gate(dir, &[]);

@@ -739,7 +739,10 @@ mod tests {
     fn a_riding_canary_needs_its_case_and_a_batched_command() {
         let c = GateConfig::parse(STARTER, "patchgate.toml").unwrap();
         let canary = c.canary.as_ref().unwrap();
-        assert!(canary.twin, "the starter's canary is a property's twin (issue 49)");
+        assert!(
+            canary.twin,
+            "the starter's canary is a property's twin (issue 49)"
+        );
         assert_eq!(canary.in_batch, ["properties/patchgate_canary.py"]);
         assert_eq!(canary.case.as_deref(), Some("properties.patchgate_canary"));
         let case = "case = \"properties.patchgate_canary\"\n";

@@ -100,8 +100,13 @@ pub(super) fn drive(
                         _ => None,
                     };
                     let ride = jobs::ride(&g.config, twin.as_ref());
-                    let work =
-                        jobs::jobs(&g.config, plan.canary, &plan.property_ids, from, ride.as_ref());
+                    let work = jobs::jobs(
+                        &g.config,
+                        plan.canary,
+                        &plan.property_ids,
+                        from,
+                        ride.as_ref(),
+                    );
                     let slots = jobs.saturating_sub(usize::from(early.is_some())).max(1);
                     let done = jobs::run_jobs(g, &work, slots, ride.as_ref())?;
                     drop(twin);

@@ -11,8 +11,8 @@ use super::super::runner::{
     receipt_of, receipted,
 };
 use super::gather::{Gathered, integrity_after};
-use super::twin::CanaryTwin;
 use super::outputs::add_failures;
+use super::twin::CanaryTwin;
 use crate::core::gate::{
     CanaryFacts, CanaryPart, CanaryPartFacts, CanaryRun, Facts, IntegrityFinding,
     MAX_PROPERTY_CASES, Phase, PropertyRuns,

@@ -50,9 +50,11 @@ pub(super) fn python_sources(g: &Gathered, id: &str) -> Result<Vec<String>, CliE
         .map(|e| String::from_utf8_lossy(&e.path).into_owned())
         .filter(|p| p.ends_with(".py"))
         .filter(|p| {
-            named
-                .iter()
-                .any(|n| p == n || p.strip_prefix(n.as_str()).is_some_and(|r| r.starts_with('/')))
+            named.iter().any(|n| {
+                p == n
+                    || p.strip_prefix(n.as_str())
+                        .is_some_and(|r| r.starts_with('/'))
+            })
         })
         .collect();
     files.sort();
@@ -150,9 +152,8 @@ pub(super) fn canary_twin(g: &Gathered, ids: &[String]) -> Result<Option<CanaryT
         let id = drawn(seed, of, "canary");
         let path = template.replace("{ids}", &id);
         // Written by the runner, readable by the room's uid; nothing else of the copy changes.
-        let file = write_in(&g.room.tree, &path, &twin).map_err(|why| {
-            CliError::software(format!("cannot write the canary's twin: {why}"))
-        })?;
+        let file = write_in(&g.room.tree, &path, &twin)
+            .map_err(|why| CliError::software(format!("cannot write the canary's twin: {why}")))?;
         return Ok(Some(CanaryTwin {
             case: case.replace("{id}", &id),
             id,

@@ -242,14 +242,24 @@ pub fn read_source(
 }
 
 /// Why a symbolic link the patch adds among the code is unread, if it is: a link named as
-/// code, or one to a directory of the tree or out of it (the interpreter imports through
-/// it what the reader never sees). A link to a plain file of the tree named as data
-/// (`README.md -> docs/README.md`) is not code.
+/// code, or one a package or module could be imported through (a name an identifier could
+/// be) to a directory of the tree or out of it: the interpreter loads through it what the
+/// reader never sees. A link to a plain file of the tree named as data (`README.md ->
+/// docs/README.md`), or named as nothing code can import (`.patchgate`), is not code.
 fn link_is_code(file: &AddedFile, paths: &[String]) -> Option<String> {
     let target = file.lines.first().map(|(_, t)| t.as_str()).unwrap_or("");
     let said = Some(format!("-> {target}"));
     if Language::of(&file.path).is_some() || Language::skipped(&file.path) {
         return said;
+    }
+    let name = file.path.rsplit('/').next().unwrap_or_default();
+    let importable = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+    if !importable {
+        return None;
     }
     // The target, from the link's directory, normalised inside the tree.
     let mut at: Vec<&str> = file.path.split('/').collect();

@@ -766,7 +766,11 @@ pub(super) fn reproof_step(request: &GateRequest, facts: &RuleFacts) -> Option<S
     };
     // How the re-proofs that ran changed the check: their assertions turned, or (a compiled
     // test) their admission mutant applied.
-    let turned = request.reproof.iter().filter(|r| r.applied).all(|r| r.turned);
+    let turned = request
+        .reproof
+        .iter()
+        .filter(|r| r.applied)
+        .all(|r| r.turned);
     Some(Step::Reproof {
         summary: if facts.reproof_passed {
             format!(
