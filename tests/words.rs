@@ -149,6 +149,19 @@ fn the_enums_speak_the_contracts_words() {
             "no-fix-files"
         ]
     );
+    // CONTRACT.md 15.2: why a changed code file is unread.
+    assert_eq!(
+        words::<patchgate::core::gate::UnreadReason>(),
+        [
+            "symbolic-link",
+            "over-read-limit",
+            "not-utf-8",
+            "coding-cookie",
+            "unparsed",
+            "ambiguous-indentation",
+            "skipped-extension"
+        ]
+    );
     // Issue 39: the merge queues a group comes from.
     assert_eq!(
         words::<patchgate::core::gate::MergeQueue>(),
@@ -167,6 +180,8 @@ fn the_enums_speak_the_contracts_words() {
             // CONTRACT.md 14.4: the reading's other two classes.
             "equality-overload",
             "test-input-in-code",
+            // CONTRACT.md 15.2: a changed code file the reader could not read.
+            "unread-code",
             "modified-during-run",
             "does-not-build",
             "harness-error",
@@ -193,6 +208,7 @@ fn the_enums_speak_the_contracts_words() {
             "test-aware-code",
             "equality-overload",
             "test-input-in-code",
+            "unread-code",
             "modified-during-run",
             "build-broken",
             "checker-neutered",

@@ -116,7 +116,6 @@ pub(super) fn reprove(
     room: Option<Room>,
     hold: Option<Hold<'_>>,
 ) -> Result<Option<Reproof>, CliError> {
-    use std::sync::atomic::Ordering;
     let cancel = hold.as_ref().map(|h| h.stop);
     let p = &g.config.properties;
     let not_applied = |note: String| Reproof {
@@ -187,6 +186,20 @@ pub(super) fn reprove(
             }));
         }
     }
+    run_property(g, id, &room, hold, false)
+}
+
+/// The property's own command, once, in `room`, once `hold` lets it (`None`: stopped), as a
+/// re-proof: `turned` says how its check was changed.
+fn run_property(
+    g: &Gathered,
+    id: &str,
+    room: &Room,
+    hold: Option<Hold<'_>>,
+    turned: bool,
+) -> Result<Option<Reproof>, CliError> {
+    use std::sync::atomic::Ordering;
+    let cancel = hold.as_ref().map(|h| h.stop);
     if let Some(h) = &hold {
         while !h.go.load(Ordering::SeqCst) {
             if h.stop.load(Ordering::SeqCst) {
@@ -195,9 +208,13 @@ pub(super) fn reprove(
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
     }
-    let label = format!("re-proof {id} (mutant applied)");
+    let p = &g.config.properties;
+    let label = match turned {
+        true => format!("re-proof {id} (its assertions turned)"),
+        false => format!("re-proof {id} (mutant applied)"),
+    };
     let argv = property_argv(&p.command, &[id.to_owned()]);
-    let mut run = Run::new(&label, &argv, p.timeout(), Place::Room(&room));
+    let mut run = Run::new(&label, &argv, p.timeout(), Place::Room(room));
     if let Some(flag) = cancel {
         run = run.cancel(flag);
     }
@@ -208,7 +225,7 @@ pub(super) fn reprove(
     Ok(Some(Reproof {
         property: id.to_owned(),
         applied: true,
-        turned: false,
+        turned,
         exit_code: ran.run,
         receipt: ran
             .receipt
@@ -233,7 +250,6 @@ fn turned(
     room: Option<Room>,
     hold: Option<Hold<'_>>,
 ) -> Result<Option<Reproof>, CliError> {
-    use std::sync::atomic::Ordering;
     let void = |note: String| {
         Ok(Some(Reproof {
             property: id.to_owned(),
@@ -271,39 +287,7 @@ fn turned(
                 .map_err(|why| CliError::software(format!("cannot write a twin: {why}")))?;
         }
     }
-    let cancel = hold.as_ref().map(|h| h.stop);
-    if let Some(h) = &hold {
-        while !h.go.load(Ordering::SeqCst) {
-            if h.stop.load(Ordering::SeqCst) {
-                return Ok(None);
-            }
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
-    }
-    let p = &g.config.properties;
-    let label = format!("re-proof {id} (its assertions turned)");
-    let argv = property_argv(&p.command, &[id.to_owned()]);
-    let mut run = Run::new(&label, &argv, p.timeout(), Place::Room(&room));
-    if let Some(flag) = cancel {
-        run = run.cancel(flag);
-    }
-    let ran = match run.start()? {
-        Outcome::Cancelled if cancel.is_some() => return Ok(None),
-        outcome => outcome.ran()?,
-    };
-    Ok(Some(Reproof {
-        property: id.to_owned(),
-        applied: true,
-        turned: true,
-        exit_code: ran.run,
-        receipt: ran
-            .receipt
-            .as_ref()
-            .map(|read| property_receipt(read, p.case.as_deref(), id)),
-        note: ran
-            .over
-            .map(|o| format!("its run went {} (the room ended it)", <&str>::from(o))),
-    }))
+    run_property(g, id, &room, hold, true)
 }
 
 /// Whether the mutant (a diff from the base) still applies to the judged tree (section 11.10),

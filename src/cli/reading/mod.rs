@@ -82,10 +82,12 @@ pub fn read_patch(
         .map(|e| String::from_utf8_lossy(&e.path).into_owned())
         .collect();
     let included = included(tree, &entries, &files)?;
+    // A link can only be code the reader skips where there is code it reads.
+    let has_code = paths.iter().any(|p| Language::of(p).is_some());
     let mut code: Vec<(&AddedFile, Language)> = Vec::new();
     for file in &files {
         if file.mode == LINK {
-            if let Some(why) = link_is_code(file, &paths) {
+            if let Some(why) = link_is_code(file, &paths).filter(|_| has_code) {
                 reading.unread(&file.path, UnreadReason::SymbolicLink, Some(why));
             }
             continue;
@@ -245,7 +247,8 @@ pub fn read_source(
 /// code, or one a package or module could be imported through (a name an identifier could
 /// be) to a directory of the tree or out of it: the interpreter loads through it what the
 /// reader never sees. A link to a plain file of the tree named as data (`README.md ->
-/// docs/README.md`), or named as nothing code can import (`.patchgate`), is not code.
+/// docs/README.md`), or named as nothing code can import (`.patchgate`), is not code; nor is
+/// any link in a tree with no Python or Rust file (the caller's part).
 fn link_is_code(file: &AddedFile, paths: &[String]) -> Option<String> {
     let target = file.lines.first().map(|(_, t)| t.as_str()).unwrap_or("");
     let said = Some(format!("-> {target}"));

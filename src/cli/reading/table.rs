@@ -123,6 +123,20 @@ pub enum Seen {
 }
 
 use Language::{Python, Rust};
+
+/// The methods every comparison, hash and truth test goes through.
+const COMPARISON_METHODS: [&str; 10] = [
+    "__eq__",
+    "__ne__",
+    "__lt__",
+    "__le__",
+    "__gt__",
+    "__ge__",
+    "__hash__",
+    "__bool__",
+    "__instancecheck__",
+    "__subclasshook__",
+];
 use SuspicionClass::{Overload, Probe, SpecialCase};
 
 /// The reading rules, in the order they are tried (the first that matches names a hit).
@@ -255,18 +269,7 @@ pub const RULES: [Rule; 18] = [
             ]),
             // Setting a comparison method by name (`setattr(C, "__eq__", f)`, a namespace
             // `{"__eq__": f}` for `type()`, `ns["__eq__"] = f`, `C.__eq__ = f`).
-            Match::Sets(&[
-                "__eq__",
-                "__ne__",
-                "__lt__",
-                "__le__",
-                "__gt__",
-                "__ge__",
-                "__hash__",
-                "__bool__",
-                "__instancecheck__",
-                "__subclasshook__",
-            ]),
+            Match::Sets(&COMPARISON_METHODS),
         ],
         why: "an attribute named by a computed string, code run from a string or a data file, a built-in that runs code passed along under another name, a class made without `class` syntax, a comparison method set by name: code a reviewer cannot read",
     },
@@ -392,18 +395,7 @@ pub const RULES: [Rule; 18] = [
         id: "comparison-method",
         language: Python,
         class: Overload,
-        matches: &[Match::Methods(&[
-            "__eq__",
-            "__ne__",
-            "__lt__",
-            "__le__",
-            "__gt__",
-            "__ge__",
-            "__hash__",
-            "__bool__",
-            "__instancecheck__",
-            "__subclasshook__",
-        ])],
+        matches: &[Match::Methods(&COMPARISON_METHODS)],
         why: "every assertion compares through these: a method that always agrees makes every check pass",
     },
     Rule {

@@ -8,8 +8,14 @@
 //! its disk cap ([`limits`]). `[sandbox] mode = "off"` keeps the copy and the environment but
 //! runs without the namespaces or caps, and says so in every answer.
 
+mod bwrap;
+mod env;
 pub mod limits;
+mod place;
 pub mod view;
+
+use env::{environment, find_program};
+use place::{Places, directories, room_parent, tmpfs};
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -115,21 +121,6 @@ pub enum SandboxGit {
     None,
     ReadOnly,
 }
-
-/// What every run sees of the runner's environment, beside what `[sandbox] env` names: the
-/// search path, the language, and where the toolchains live (never a secret).
-pub const ENV_ALLOWED: [&str; 10] = [
-    "PATH",
-    "LANG",
-    "LC_ALL",
-    "TZ",
-    "PYENV_ROOT",
-    "PYENV_VERSION",
-    "VIRTUAL_ENV",
-    "RUSTUP_HOME",
-    "RUSTUP_TOOLCHAIN",
-    "CARGO_HOME",
-];
 
 /// One gate's clean room: the copy of the judged tree the runs share, and how they start.
 pub struct Room {
@@ -339,100 +330,6 @@ impl Room {
             .env_clear()
             .envs(self.env.iter().map(|(k, v)| (k, v)));
         Ok(command)
-    }
-
-    /// bubblewrap's arguments for one run (CONTRACT.md sections 12.2 and 13): a user
-    /// namespace (the runner's own ids inside, no capability, no further user namespace), new
-    /// PID, IPC, UTS and (unless given) network namespaces, killed with its parent, in a new
-    /// session; the system's trees and what runs need of `/etc` and the toolchain directories
-    /// read-only, credential files masked, a minimal `/dev`, its own `/proc`; its own `/tmp`
-    /// and `/dev/shm` (tmpfs mounts sized to the memory cap, which the watch counts), `HOME` at
-    /// the runner's home path, the copy at the checkout's path, its receipt directory. Mounted
-    /// parents first, so each lands on what it belongs in; then `/` and `/dev` read-only.
-    fn sealed(&self, c: &mut Command, view: &view::View, receipts: Option<&Path>) {
-        let (uid, gid) = (rustix::process::getuid(), rustix::process::getgid());
-        c.args(["--unshare-user", "--disable-userns", "--uid"])
-            .arg(uid.as_raw().to_string())
-            .arg("--gid")
-            .arg(gid.as_raw().to_string());
-        c.args([
-            "--cap-drop",
-            "ALL",
-            "--unshare-pid",
-            "--unshare-ipc",
-            "--unshare-uts",
-            "--die-with-parent",
-            "--new-session",
-        ]);
-        if !self.network {
-            c.arg("--unshare-net");
-        }
-        enum Bind<'p> {
-            Rw(&'p Path),
-            Ro(&'p Path),
-            RoOwned(PathBuf),
-            Empty(bool),
-        }
-        let mut later: Vec<(PathBuf, Bind<'_>)> = Vec::new();
-        for entry in &view.entries {
-            match entry {
-                view::Entry::Link(target, at) => {
-                    c.arg("--symlink").arg(target).arg(at);
-                }
-                view::Entry::ReadOnly(p) if view::is_system(p) => {
-                    c.arg("--ro-bind").arg(p).arg(p);
-                }
-                view::Entry::ReadOnly(p) => {
-                    // Under a toolchain directory bound in the room (started by root): from
-                    // there, where the room's uid reaches it.
-                    let from = self
-                        .sources
-                        .iter()
-                        .find_map(|(inside, from)| Some(from.join(p.strip_prefix(inside).ok()?)))
-                        .unwrap_or_else(|| p.clone());
-                    later.push((p.clone(), Bind::RoOwned(from)));
-                }
-                view::Entry::Masked { at, dir } => later.push((at.clone(), Bind::Empty(*dir))),
-            }
-        }
-        c.args(["--dev", "/dev", "--proc", "/proc"]);
-        // Its own `/tmp` and `/dev/shm`: each a tmpfs sized to the memory cap, counted against
-        // it by the watch with the run's resident memory (CONTRACT.md section 15.4).
-        let size = self.limits.memory_bytes().to_string();
-        for at in ["/tmp", "/dev/shm"] {
-            c.args(["--size", &size, "--tmpfs", at]);
-        }
-        later.push((view.home.clone(), Bind::Rw(&self.home)));
-        later.push((view.tree.clone(), Bind::Rw(&self.tree)));
-        if let Some(r) = receipts {
-            later.push((RECEIPTS_INSIDE.into(), Bind::Rw(r)));
-        }
-        if let Some(git_dir) = &self.git_dir {
-            let from = self
-                .sources
-                .iter()
-                .find(|(inside, _)| inside == git_dir)
-                .map_or(git_dir.as_path(), |(_, from)| from.as_path());
-            later.push((view.tree.join(".git"), Bind::Ro(from)));
-            // Its config can hold a token (`actions/checkout`'s `extraheader`).
-            later.push((view.tree.join(".git/config"), Bind::Empty(false)));
-        }
-        later.sort_by_key(|(at, _)| at.components().count());
-        let empty_dir = self.dir.path().join("empty");
-        let empty_file = self.dir.path().join("empty-file");
-        for (at, bind) in later {
-            match bind {
-                Bind::Rw(from) => c.arg("--bind").arg(from).arg(&at),
-                Bind::Ro(from) => c.arg("--ro-bind").arg(from).arg(&at),
-                Bind::RoOwned(from) => c.arg("--ro-bind").arg(from).arg(&at),
-                Bind::Empty(true) => c.arg("--ro-bind").arg(&empty_dir).arg(&at),
-                Bind::Empty(false) => c.arg("--ro-bind").arg(&empty_file).arg(&at),
-            };
-        }
-        // What bubblewrap made to hold the mounts (`/`, `/dev`, the directories above each
-        // bind) is a tmpfs in memory no cap counts: read-only, so nothing is written there
-        // (CONTRACT.md section 15.4).
-        c.args(["--remount-ro", "/dev", "--remount-ro", "/"]);
     }
 
     /// Gives `path` (and what it holds) to the room's uid, when it has one: what the runs may
@@ -858,202 +755,9 @@ impl Room {
     }
 }
 
-/// Mounts a tmpfs of `bytes` at `at` (or, `resize`, gives the one there that size), mode 0711.
-fn tmpfs(at: &Path, bytes: u64, resize: bool) -> rustix::io::Result<()> {
-    use rustix::mount::{MountFlags, mount, mount_remount};
-    let data = std::ffi::CString::new(format!("size={bytes},mode=0711"))
-        .map_err(|_| rustix::io::Errno::INVAL)?;
-    if resize {
-        mount_remount(at, MountFlags::NOSUID | MountFlags::NODEV, data.as_c_str())
-    } else {
-        mount(
-            "patchgate-room",
-            at,
-            "tmpfs",
-            MountFlags::NOSUID | MountFlags::NODEV,
-            data.as_c_str(),
-        )
-    }
-}
-
-struct Places {
-    dir: tempfile::TempDir,
-    tree: PathBuf,
-    home: PathBuf,
-    tmp: PathBuf,
-    receipts: PathBuf,
-}
-
-impl Places {
-    /// A room's directory in `parent`; with `own_fs`, a tmpfs of its own (as large as the
-    /// machine's memory allows while the copy is written; [`Room::assemble`] then sizes it).
-    fn make(parent: &Path, own_fs: Option<limits::Limits>) -> Result<Places, CliError> {
-        let dir = tempfile::Builder::new()
-            .prefix("patchgate-room-")
-            .tempdir_in(parent)
-            .map_err(|e| CliError::software(format!("cannot make the gate's directory: {e}")))?;
-        if own_fs.is_some() {
-            tmpfs(dir.path(), memory_available().max(1 << 30), false).map_err(|e| {
-                CliError::software(format!("cannot mount the room's filesystem: {e}"))
-            })?;
-        }
-        let root = dir.path().to_path_buf();
-        let places = Places {
-            tree: root.join("tree"),
-            home: root.join("home"),
-            tmp: root.join("tmp"),
-            receipts: root.join("receipts"),
-            dir,
-        };
-        for d in [&places.home, &places.tmp, &places.receipts] {
-            std::fs::create_dir(d)
-                .map_err(|e| CliError::software(format!("cannot make {}: {e}", d.display())))?;
-        }
-        Ok(places)
-    }
-}
-
-/// The machine's available memory in bytes (`MemAvailable`), 0 when unknown.
-fn memory_available() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| {
-            m.lines()
-                .find_map(|l| l.strip_prefix("MemAvailable:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        })
-        .map_or(0, |kb| kb << 10)
-}
-
 /// A tree id as the messages show it.
 fn short(tree: &str) -> &str {
     &tree[..tree.len().min(12)]
-}
-
-/// Every directory under `root` (itself included) and its `lstat` key, each key taken before
-/// its directory is read.
-fn directories(root: &Path) -> Vec<(PathBuf, super::export::StatKey)> {
-    let mut found = Vec::new();
-    let mut pending = vec![root.to_path_buf()];
-    while let Some(d) = pending.pop() {
-        let Ok(key) = super::export::StatKey::of(&d) else {
-            continue;
-        };
-        if let Ok(entries) = std::fs::read_dir(&d) {
-            for entry in entries.flatten() {
-                if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                    pending.push(entry.path());
-                }
-            }
-        }
-        found.push((d, key));
-    }
-    found
-}
-
-/// Where rooms are made, and whether the tree fits in memory with plenty to spare
-/// ([`SHM_SPARE`] beside twice the tree: the runs write there too): `$TMPDIR` when set (the
-/// machine's owner chose; for a root runner, only when a room's uid can cross it); else
-/// `/dev/shm` when the tree fits; else `/var/tmp`, else the system's temporary directory. A
-/// root runner mounts a tmpfs of the room's own there when it fits ([`Room::assemble`]).
-/// Measured on the CI machines (`scripts/bench_gate.py`): a 20,000-file tree is written to
-/// tmpfs in 0.3 s and to their disk in 1 to 17 s, as the disk's state goes.
-fn room_parent(tree: &str, root: bool) -> (PathBuf, bool) {
-    let shm = Path::new("/dev/shm");
-    let shm_free = rustix::fs::statvfs(shm)
-        .ok()
-        .map_or(0, |s| s.f_bavail.saturating_mul(s.f_frsize));
-    let need = super::git::tree_bytes(tree)
-        .unwrap_or(u64::MAX / 4)
-        .saturating_mul(2)
-        .saturating_add(SHM_SPARE);
-    let fits = if root {
-        memory_available() >= need
-    } else {
-        shm_free >= need
-    };
-    if let Some(dir) = std::env::var_os("TMPDIR")
-        .map(PathBuf::from)
-        .filter(|p| p.is_dir() && (!root || crossable(p)))
-    {
-        return (dir, fits);
-    }
-    if shm.is_dir() && (fits || shm_free >= need) {
-        return (shm.to_path_buf(), fits);
-    }
-    (
-        Some(PathBuf::from("/var/tmp"))
-            .filter(|p| p.is_dir())
-            .unwrap_or_else(std::env::temp_dir),
-        fits,
-    )
-}
-
-/// Whether any user may cross `dir` and every directory above it (the `x` bit for others).
-fn crossable(dir: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    dir.ancestors()
-        .all(|d| std::fs::metadata(d).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
-}
-
-/// What a room in memory must leave free beside twice its tree (memory is shared with
-/// everything else the machine runs).
-const SHM_SPARE: u64 = 2 << 30;
-
-/// The runs' environment: the allowlist from the runner's, what `[sandbox] env` names or
-/// sets, a private `HOME` and `TMPDIR`; never a `PATCHGATE_*` variable.
-fn environment(
-    extra: &[String],
-    home: &Path,
-    tmp: &Path,
-    backend: Backend,
-) -> Vec<(OsString, OsString)> {
-    let mut env: Vec<(OsString, OsString)> = Vec::new();
-    let mut set = |name: &str, value: OsString| {
-        if name.starts_with("PATCHGATE_") {
-            return;
-        }
-        env.retain(|(k, _)| k != name);
-        env.push((name.into(), value));
-    };
-    let real_home = std::env::var_os("HOME").map(PathBuf::from);
-    for (name, dir) in view::TOOLCHAIN_HOMES {
-        if let (Some(home), Some(dir)) = (&real_home, dir)
-            && std::env::var_os(name).is_none()
-            && home.join(dir).is_dir()
-        {
-            set(name, home.join(dir).into_os_string());
-        }
-    }
-    for name in ENV_ALLOWED {
-        if let Some(v) = std::env::var_os(name) {
-            set(name, v);
-        }
-    }
-    for e in extra {
-        match e.split_once('=') {
-            Some((name, value)) => set(name, value.into()),
-            None => {
-                if let Some(v) = std::env::var_os(e) {
-                    set(e, v);
-                }
-            }
-        }
-    }
-    set("HOME", home.as_os_str().to_owned());
-    let tmp = match backend {
-        Backend::Bubblewrap => PathBuf::from("/tmp"),
-        Backend::Off => tmp.to_path_buf(),
-    };
-    set("TMPDIR", tmp.into_os_string());
-    env
-}
-
-/// The first `name` on the runner's `PATH` that is a file.
-fn find_program(name: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|dir| dir.join(name))
-        .find(|p| p.is_file())
 }
 
 /// Before anything runs: makes the runner unreadable to the code it runs

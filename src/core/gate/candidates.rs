@@ -38,7 +38,7 @@ fn next_among(
     // At most as many tries as the facts may carry: past them, the rest is said void.
     if configured.reprove == 0
         || !request.catalog.iter().any(|p| on_patch(&p.id))
-        || request.reproof.len() >= super::parse::MAX_REPROOFS
+        || request.reproof.len() >= super::shape::MAX_REPROOFS
     {
         return None;
     }

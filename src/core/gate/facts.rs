@@ -332,7 +332,7 @@ pub struct CanaryPartFacts {
 }
 
 /// Where the runner's time went: milliseconds by phase ([`Phase`], the names of
-/// [`super::parse::TIMING_STEPS`]), each at most 4,294,967,295.
+/// [`super::shape::TIMING_STEPS`]), each at most 4,294,967,295.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
 pub struct Timings(pub BTreeMap<String, u64>);
@@ -445,6 +445,6 @@ mod tests {
     fn the_phases_are_the_timing_steps() {
         use strum::VariantArray;
         let phases: Vec<&str> = Phase::VARIANTS.iter().map(|p| <&str>::from(*p)).collect();
-        assert_eq!(phases, super::super::parse::TIMING_STEPS);
+        assert_eq!(phases, super::super::shape::TIMING_STEPS);
     }
 }

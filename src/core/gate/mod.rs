@@ -18,6 +18,7 @@ mod plan;
 mod report;
 mod request;
 mod rules;
+mod shape;
 mod steps;
 mod verdicts;
 
@@ -25,17 +26,18 @@ use super::route::{Verdict, Verdicts};
 
 pub use answer::*;
 pub use facts::*;
-pub use parse::{
-    BUILD_FIELDS, CANARY_FIELDS, CONFIGURED_FIELDS, FAILURE_FIELDS, GATE_FIELDS, INTEGRITY_FIELDS,
-    JUDGED_FIELDS, MAX_FAILURE_BYTES, MAX_FAILURES, MAX_GROUP_PULL_REQUESTS, MAX_PROPERTY_CASES,
-    MAX_REPROOFS, MAX_TEST_ID_CHARS, MERGE_GROUP_FIELDS, OVER_FIELDS, REPROOF_FIELDS, RERUN_FIELDS,
-    ROOM_CAPS, ROOM_FIELDS, SUITE_FIELDS, SUSPICIOUS_FIELDS, TIMING_STEPS, UNREAD_FIELDS,
-    clip_failure, fit_test_id, parse_gate_request,
-};
+pub use parse::parse_gate_request;
 pub use plan::*;
 pub use report::{markdown, markdown_as, step_name, text_line};
 pub use request::*;
 pub use rules::*;
+pub use shape::{
+    BUILD_FIELDS, CANARY_FIELDS, CONFIGURED_FIELDS, FAILURE_FIELDS, GATE_FIELDS, INTEGRITY_FIELDS,
+    JUDGED_FIELDS, MAX_FAILURE_BYTES, MAX_FAILURES, MAX_GROUP_PULL_REQUESTS, MAX_PROPERTY_CASES,
+    MAX_REPROOFS, MAX_TEST_ID_CHARS, MERGE_GROUP_FIELDS, OVER_FIELDS, REPROOF_FIELDS, RERUN_FIELDS,
+    ROOM_CAPS, ROOM_FIELDS, SUITE_FIELDS, SUSPICIOUS_FIELDS, TIMING_STEPS, UNREAD_FIELDS,
+    clip_failure, fit_test_id,
+};
 pub use steps::*;
 
 impl super::decision::Decision for GateDecision {

@@ -1,17 +1,17 @@
 //! Validation of what each step of a `/gate` body says it saw: the receipts, the failing
 //! cases, integrity findings, the build, the canary, the re-proofs, the suite and its re-run,
-//! the judged commits, the merge group and the room. [`super::parse`] reads the document and
-//! calls these, one per field.
+//! the judged commits, the merge group and the room. The document's reader (`parse.rs`) calls
+//! these, one per field.
 
 use serde_json::Value;
 
 use std::collections::HashMap;
 
-use super::parse::*;
 use super::request::{
     BuildRun, CanaryPart, CanaryRun, FailingCase, FixtureSuite, IntegrityFinding, Judged,
     MergeGroup, MergeQueue, OverLimit, Reproof, Rerun, RoomFacts,
 };
+use super::shape::*;
 use crate::core::fields::{self, Errors, object};
 use crate::core::problem::pointer_key;
 use crate::core::runs::{CatchCodes, Receipt, parse_catch_codes, parse_receipt};

@@ -183,7 +183,7 @@ pub fn markdown_as(answer: &GateAnswer, shadow: bool) -> String {
         );
     }
     if !answer.timings_ms.is_empty() {
-        let parts: Vec<String> = super::parse::TIMING_STEPS
+        let parts: Vec<String> = super::shape::TIMING_STEPS
             .iter()
             .filter_map(|k| {
                 let ms = answer.timings_ms.get(*k)?;

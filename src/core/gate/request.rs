@@ -440,6 +440,8 @@ pub enum UnreadReason {
     /// Larger than the reader's limit.
     OverReadLimit,
     /// Not UTF-8, where the interpreter reads UTF-8.
+    #[serde(rename = "not-utf-8")]
+    #[strum(serialize = "not-utf-8")]
     NotUtf8,
     /// A coding cookie (PEP 263) naming another encoding than UTF-8.
     CodingCookie,
