@@ -111,6 +111,11 @@ pub(super) fn drive(
                     let done = jobs::run_jobs(g, &work, slots, ride.as_ref())?;
                     drop(twin);
                     if plan.suite_first && suite.is_none() {
+                        // The property runs are done and the suite (their run 1) still runs:
+                        // the re-proof readied beside them takes the core they left.
+                        if let Some(a) = &ahead {
+                            a.release();
+                        }
                         let (room, done) = early
                             .take()
                             .ok_or_else(|| CliError::software("the suite was not started"))?

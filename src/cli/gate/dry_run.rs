@@ -59,10 +59,13 @@ pub(super) fn dry_run(args: &GateArgs, g: &Gathered, core: &Core<'_>) -> CliResu
             ));
         }
         if let Some(canary) = &g.config.canary {
-            out.push_str(&format!(
-                "  canary: would run next; it must fail, with its failure in its receipt: {}\n",
-                canary.command.join(" ")
-            ));
+            out.push_str(&match canary.twin {
+                true => "  canary: the turned twin of a property that runs (its assertions turned, under a name drawn per gate), riding in each property run; it must fail, with its failure in the receipt\n".to_owned(),
+                false => format!(
+                    "  canary: would run next; it must fail, with its failure in its receipt: {}\n",
+                    canary.command.join(" ")
+                ),
+            });
         }
     }
     match plan.next {
@@ -110,7 +113,11 @@ pub(super) fn dry_run(args: &GateArgs, g: &Gathered, core: &Core<'_>) -> CliResu
                 }
             }
             let jobs = args.jobs();
-            if jobs > 1 {
+            if plan.suite_first {
+                out.push_str(&format!(
+                    "  {T2}: runs now, whole, as run 1 of the properties it holds (their cases in its receipt; the property command runs the others): {suite}\n"
+                ));
+            } else if jobs > 1 {
                 out.push_str(&format!(
                     "  {T2}: started at the same time in its own copy (--jobs {jobs}), used only if {T1} passes: {suite}\n"
                 ));

@@ -17,7 +17,8 @@
 //! | `gather.rs` | the base's inputs, the clean room, the facts known before anything runs; the integrity check after a run |
 //! | `drive.rs` | the loop: the plan's next step, executed, its facts recorded |
 //! | `jobs.rs` | the `runs` step: the canary and the property runs, up to `--jobs` at once |
-//! | `reproof.rs` | the `reproof` step: one admitted property on its mutant |
+//! | `reproof.rs` | the `reproof` step: one admitted property, its assertions turned (or on its mutant) |
+//! | `twin.rs` | the turned twins written into a copy: the re-proof's, the canary's |
 //! | `suite.rs` | the `suite` and `rerun` steps, and the suite started early in its own copy |
 //! | `outputs.rs` | the one decision and everything written from it |
 //! | `dry_run.rs` | `--dry-run`: the plan, said, nothing run |

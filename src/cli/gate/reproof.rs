@@ -39,6 +39,12 @@ pub(super) struct Ahead<'scope> {
 }
 
 impl Ahead<'_> {
+    /// Lets it run its property now, on a core the other runs left free (the suite still
+    /// running as the properties' run 1): its result is still used only if the plan names it.
+    pub fn release(&self) {
+        self.go.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
     /// Lets it run its property (it waited, prepared, for the plan to ask), and gives its
     /// result once it ended (`None`: it was stopped).
     pub fn join(mut self) -> Result<Option<Reproof>, CliError> {

@@ -9,7 +9,10 @@
 //!
 //! `assert a OP b OP c` becomes `assert NAME((a, b, c), ("OP", "OP"))` (each operand evaluated
 //! once, in order), any other `assert E` becomes `assert NAME((E,), ())`; `NAME` is a helper,
-//! its name drawn per gate, appended to the file.
+//! its name drawn per gate, appended to the file. A twin only has to fail, not to say how
+//! little it takes: a hypothesis test's phases are the explicit, replayed and generated
+//! examples, no shrinking or explaining (its `@settings` given `phases=`, or one added when
+//! its only decorators are hypothesis's and pytest's marks).
 
 use tree_sitter::Node;
 
@@ -47,6 +50,8 @@ pub fn turned(raw: &[u8], helper: &str) -> Option<Vec<u8>> {
     if edits.is_empty() {
         return None;
     }
+    edits.extend(no_shrinking(text_bytes, tree.root_node()));
+    edits.sort_by_key(|(start, _, _)| *start);
     let mut out = Vec::with_capacity(text_bytes.len() + 1024);
     let mut at = 0;
     for (start, end, replacement) in edits {
@@ -57,6 +62,88 @@ pub fn turned(raw: &[u8], helper: &str) -> Option<Vec<u8>> {
     out.extend_from_slice(text_bytes.get(at..)?);
     out.extend_from_slice(helper_source(helper).as_bytes());
     Some(out)
+}
+
+/// The phases a twin's hypothesis tests run: no shrinking, no explaining.
+const PHASES: &str = "(__import__(\"hypothesis\").Phase.explicit, __import__(\"hypothesis\").Phase.reuse, __import__(\"hypothesis\").Phase.generate)";
+
+/// The edits that keep a twin's hypothesis tests from shrinking what they find: `phases=` in
+/// their `@settings(...)`, or a `@settings` of their own when every decorator is one this
+/// knows (`given`, `example`, `seed`, `reproduce_failure`, a pytest mark); a test decorated
+/// otherwise is left as it is (a second settings would be an error).
+fn no_shrinking(source: &[u8], root: Node<'_>) -> Vec<(usize, usize, String)> {
+    let mut out = Vec::new();
+    for node in descendants(root) {
+        if node.kind() != "decorated_definition" {
+            continue;
+        }
+        let decorators: Vec<Node<'_>> = node
+            .named_children(&mut node.walk())
+            .filter(|c| c.kind() == "decorator")
+            .collect();
+        let names: Vec<(String, Option<Node<'_>>)> = decorators
+            .iter()
+            .map(|d| decorator_call(source, *d))
+            .collect();
+        let last = |n: &str| n.rsplit('.').next().unwrap_or(n).to_owned();
+        if !names.iter().any(|(n, _)| last(n) == "given") {
+            continue;
+        }
+        if let Some((_, Some(args))) = names.iter().find(|(n, _)| last(n) == "settings") {
+            let has_phases = args.named_children(&mut args.walk()).any(|a| {
+                a.kind() == "keyword_argument"
+                    && a.child_by_field_name("name")
+                        .is_some_and(|k| text(source, k) == "phases")
+            });
+            if !has_phases {
+                let close = args.end_byte().saturating_sub(1);
+                let empty = args.named_child_count() == 0;
+                let comma = source
+                    .get(..close)
+                    .and_then(|b| b.iter().rev().find(|c| !c.is_ascii_whitespace()))
+                    .is_some_and(|c| *c == b',');
+                let sep = if empty || comma { "" } else { ", " };
+                out.push((close, close, format!("{sep}phases={PHASES}")));
+            }
+            continue;
+        }
+        let known = names.iter().all(|(n, _)| {
+            matches!(
+                last(n).as_str(),
+                "given" | "example" | "seed" | "reproduce_failure"
+            ) || n.starts_with("pytest.mark.")
+                || n.starts_with("mark.")
+        });
+        if known && let Some(first) = decorators.first() {
+            let column = first.start_position().column;
+            out.push((
+                first.start_byte(),
+                first.start_byte(),
+                format!(
+                    "@__import__(\"hypothesis\").settings(phases={PHASES})\n{}",
+                    " ".repeat(column)
+                ),
+            ));
+        }
+    }
+    out
+}
+
+/// A decorator's callee (`hypothesis.settings`) and, when it is a call, its arguments.
+fn decorator_call<'t>(source: &[u8], d: Node<'t>) -> (String, Option<Node<'t>>) {
+    let expr = d.named_child(0);
+    let (function, args) = match expr {
+        Some(e) if e.kind() == "call" => (
+            e.child_by_field_name("function"),
+            e.child_by_field_name("arguments"),
+        ),
+        other => (other, None),
+    };
+    let name = function
+        .map(|f| text(source, f))
+        .unwrap_or_default()
+        .to_owned();
+    (name, args)
 }
 
 /// The turned condition: a comparison's operands and operators handed to the helper, anything
@@ -139,7 +226,7 @@ mod tests {
     fn assertions_are_turned_and_nothing_else() {
         let source = b"from hypothesis import given\n\n@given(x=st.integers())\ndef test_p(x):\n    y = f(x)\n    assert 0 <= y <= x, 'bounded'\n    assert y not in seen\n    assert ok(y)\n";
         let out = String::from_utf8(turned(source, "_h1").unwrap()).unwrap();
-        assert!(out.starts_with("from hypothesis import given\n\n@given(x=st.integers())\ndef test_p(x):\n    y = f(x)\n"), "{out}");
+        assert!(out.starts_with(&format!("from hypothesis import given\n\n@__import__(\"hypothesis\").settings(phases={PHASES})\n@given(x=st.integers())\ndef test_p(x):\n    y = f(x)\n")), "{out}");
         assert!(
             out.contains("    assert _h1(((0), (y), (x),), (\"<=\", \"<=\",)), 'bounded'\n"),
             "{out}"
@@ -151,6 +238,22 @@ mod tests {
         assert!(out.contains("    assert _h1(((ok(y)),), ())\n"), "{out}");
         assert!(out.contains("def _h1(values, ops):"), "{out}");
         assert_eq!(turned(b"def test_p():\n    pass\n", "_h1"), None);
+        // Its own settings gain the phases; a settings by another name is left alone.
+        let own = String::from_utf8(
+            turned(
+                b"@settings(max_examples=300, deadline=None)\n@given(st.integers())\ndef test_a(x):\n    assert x == x\n\n@heavy\n@given(st.integers())\ndef test_b(x):\n    assert x == x\n",
+                "_h1",
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        assert!(
+            own.starts_with(&format!(
+                "@settings(max_examples=300, deadline=None, phases={PHASES})\n@given"
+            )),
+            "{own}"
+        );
+        assert!(own.contains("\n\n@heavy\n@given"), "{own}");
     }
 
     /// The twin fails on honest values and holds where a comparison always agrees: run by the
