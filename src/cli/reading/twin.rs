@@ -9,10 +9,14 @@
 //!
 //! `assert a OP b OP c` becomes `assert NAME((a, b, c), ("OP", "OP"))` (each operand evaluated
 //! once, in order), any other `assert E` becomes `assert NAME((E,), ())`; `NAME` is a helper,
-//! its name drawn per gate, appended to the file. A twin only has to fail, not to say how
-//! little it takes: a hypothesis test's phases are the explicit, replayed and generated
-//! examples, no shrinking or explaining (its `@settings` given `phases=`, or one added when
-//! its only decorators are hypothesis's and pytest's marks).
+//! its name drawn per gate, appended to the file.
+//!
+//! A twin only has to fail, not to say how little it takes, so its hypothesis tests do not
+//! shrink or explain what they find — taken from the settings each test was given, after the
+//! module ran (`NAME_phases()`, appended too), never written in: a twin given `phases=` of its
+//! own ran the phases it was given while a profile the patch loaded (`phases=[]`, the engine
+//! switched off) skipped every property, and the canary "failed" beside properties that never
+//! ran. Derived, an engine switched off switches both off.
 
 use tree_sitter::Node;
 
@@ -50,8 +54,6 @@ pub fn turned(raw: &[u8], helper: &str) -> Option<Vec<u8>> {
     if edits.is_empty() {
         return None;
     }
-    edits.extend(no_shrinking(text_bytes, tree.root_node()));
-    edits.sort_by_key(|(start, _, _)| *start);
     let mut out = Vec::with_capacity(text_bytes.len() + 1024);
     let mut at = 0;
     for (start, end, replacement) in edits {
@@ -62,88 +64,6 @@ pub fn turned(raw: &[u8], helper: &str) -> Option<Vec<u8>> {
     out.extend_from_slice(text_bytes.get(at..)?);
     out.extend_from_slice(helper_source(helper).as_bytes());
     Some(out)
-}
-
-/// The phases a twin's hypothesis tests run: no shrinking, no explaining.
-const PHASES: &str = "(__import__(\"hypothesis\").Phase.explicit, __import__(\"hypothesis\").Phase.reuse, __import__(\"hypothesis\").Phase.generate)";
-
-/// The edits that keep a twin's hypothesis tests from shrinking what they find: `phases=` in
-/// their `@settings(...)`, or a `@settings` of their own when every decorator is one this
-/// knows (`given`, `example`, `seed`, `reproduce_failure`, a pytest mark); a test decorated
-/// otherwise is left as it is (a second settings would be an error).
-fn no_shrinking(source: &[u8], root: Node<'_>) -> Vec<(usize, usize, String)> {
-    let mut out = Vec::new();
-    for node in descendants(root) {
-        if node.kind() != "decorated_definition" {
-            continue;
-        }
-        let decorators: Vec<Node<'_>> = node
-            .named_children(&mut node.walk())
-            .filter(|c| c.kind() == "decorator")
-            .collect();
-        let names: Vec<(String, Option<Node<'_>>)> = decorators
-            .iter()
-            .map(|d| decorator_call(source, *d))
-            .collect();
-        let last = |n: &str| n.rsplit('.').next().unwrap_or(n).to_owned();
-        if !names.iter().any(|(n, _)| last(n) == "given") {
-            continue;
-        }
-        if let Some((_, Some(args))) = names.iter().find(|(n, _)| last(n) == "settings") {
-            let has_phases = args.named_children(&mut args.walk()).any(|a| {
-                a.kind() == "keyword_argument"
-                    && a.child_by_field_name("name")
-                        .is_some_and(|k| text(source, k) == "phases")
-            });
-            if !has_phases {
-                let close = args.end_byte().saturating_sub(1);
-                let empty = args.named_child_count() == 0;
-                let comma = source
-                    .get(..close)
-                    .and_then(|b| b.iter().rev().find(|c| !c.is_ascii_whitespace()))
-                    .is_some_and(|c| *c == b',');
-                let sep = if empty || comma { "" } else { ", " };
-                out.push((close, close, format!("{sep}phases={PHASES}")));
-            }
-            continue;
-        }
-        let known = names.iter().all(|(n, _)| {
-            matches!(
-                last(n).as_str(),
-                "given" | "example" | "seed" | "reproduce_failure"
-            ) || n.starts_with("pytest.mark.")
-                || n.starts_with("mark.")
-        });
-        if known && let Some(first) = decorators.first() {
-            let column = first.start_position().column;
-            out.push((
-                first.start_byte(),
-                first.start_byte(),
-                format!(
-                    "@__import__(\"hypothesis\").settings(phases={PHASES})\n{}",
-                    " ".repeat(column)
-                ),
-            ));
-        }
-    }
-    out
-}
-
-/// A decorator's callee (`hypothesis.settings`) and, when it is a call, its arguments.
-fn decorator_call<'t>(source: &[u8], d: Node<'t>) -> (String, Option<Node<'t>>) {
-    let expr = d.named_child(0);
-    let (function, args) = match expr {
-        Some(e) if e.kind() == "call" => (
-            e.child_by_field_name("function"),
-            e.child_by_field_name("arguments"),
-        ),
-        other => (other, None),
-    };
-    let name = function
-        .map(|f| text(source, f))
-        .unwrap_or_default()
-        .to_owned();
-    (name, args)
 }
 
 /// The turned condition: a comparison's operands and operators handed to the helper, anything
@@ -186,7 +106,7 @@ fn turn(source: &[u8], condition: Node<'_>, helper: &str) -> String {
     format!("{helper}((({}),), ())", text(source, condition))
 }
 
-/// The helper: whether, for some pair `a OP b` of the comparison, `a` or `b` (each against a
+/// The helper (and, after it, the phases trimmer the module doc describes): whether, for some pair `a OP b` of the comparison, `a` or `b` (each against a
 /// fresh object nothing honest equals) still answers true; an error is no answer. `!=`,
 /// `not in` and `is not` are asked as `==`, `in` and `is`.
 fn helper_source(helper: &str) -> String {
@@ -213,6 +133,32 @@ def {helper}(values, ops):
             except Exception:
                 pass
     return False
+
+
+def {helper}_phases():
+    try:
+        engine = __import__("hypothesis")
+    except ImportError:
+        return
+    found = []
+    for value in list(globals().values()):
+        if isinstance(value, type) and getattr(value, "__module__", None) == __name__:
+            found.extend(vars(value).values())
+        else:
+            found.append(value)
+    for test in found:
+        test = getattr(test, "__func__", test)
+        given = getattr(test, "_hypothesis_internal_use_settings", None)
+        if given is None or getattr(test, "__module__", None) != __name__:
+            continue
+        try:
+            kept = [p for p in given.phases if p.name not in ("shrink", "explain")]
+            test._hypothesis_internal_use_settings = engine.settings(given, phases=kept)
+        except Exception:
+            pass
+
+
+{helper}_phases()
 "#
     )
 }
@@ -226,7 +172,7 @@ mod tests {
     fn assertions_are_turned_and_nothing_else() {
         let source = b"from hypothesis import given\n\n@given(x=st.integers())\ndef test_p(x):\n    y = f(x)\n    assert 0 <= y <= x, 'bounded'\n    assert y not in seen\n    assert ok(y)\n";
         let out = String::from_utf8(turned(source, "_h1").unwrap()).unwrap();
-        assert!(out.starts_with(&format!("from hypothesis import given\n\n@__import__(\"hypothesis\").settings(phases={PHASES})\n@given(x=st.integers())\ndef test_p(x):\n    y = f(x)\n")), "{out}");
+        assert!(out.starts_with("from hypothesis import given\n\n@given(x=st.integers())\ndef test_p(x):\n    y = f(x)\n"), "{out}");
         assert!(
             out.contains("    assert _h1(((0), (y), (x),), (\"<=\", \"<=\",)), 'bounded'\n"),
             "{out}"
@@ -238,22 +184,49 @@ mod tests {
         assert!(out.contains("    assert _h1(((ok(y)),), ())\n"), "{out}");
         assert!(out.contains("def _h1(values, ops):"), "{out}");
         assert_eq!(turned(b"def test_p():\n    pass\n", "_h1"), None);
-        // Its own settings gain the phases; a settings by another name is left alone.
+        // The settings stay as written: the twin runs the phases the property runs.
         let own = String::from_utf8(
             turned(
-                b"@settings(max_examples=300, deadline=None)\n@given(st.integers())\ndef test_a(x):\n    assert x == x\n\n@heavy\n@given(st.integers())\ndef test_b(x):\n    assert x == x\n",
+                b"@settings(max_examples=300)\n@given(st.integers())\ndef test_a(x):\n    assert x == x\n",
                 "_h1",
             )
             .unwrap(),
         )
         .unwrap();
         assert!(
-            own.starts_with(&format!(
-                "@settings(max_examples=300, deadline=None, phases={PHASES})\n@given"
-            )),
+            own.starts_with("@settings(max_examples=300)\n@given(st.integers())\ndef test_a(x):\n    assert _h1("),
             "{own}"
         );
-        assert!(own.contains("\n\n@heavy\n@given"), "{own}");
+    }
+
+    /// A twin's hypothesis tests keep the phases they were given, less shrinking and explaining
+    /// — and none when a profile switched the engine off (run by the real interpreter).
+    #[test]
+    fn a_twin_runs_the_phases_its_property_was_given_less_shrinking() {
+        let probe = std::process::Command::new("python3")
+            .args(["-c", "import hypothesis"])
+            .status();
+        if !probe.is_ok_and(|s| s.success()) {
+            return;
+        }
+        let source = b"from hypothesis import given, settings, strategies as st\n\n@settings(max_examples=5)\n@given(st.integers())\ndef test_a(x):\n    assert x == x\n\nclass TestK:\n    @given(st.integers())\n    def test_b(self, x):\n        assert x == x\n";
+        let twin = String::from_utf8(turned(source, "_h1").unwrap()).unwrap();
+        let show = "\nfor t in (test_a, TestK.test_b):\n    print([p.name for p in t._hypothesis_internal_use_settings.phases])\n";
+        let off = "import hypothesis\nhypothesis.settings.register_profile('off', phases=[])\nhypothesis.settings.load_profile('off')\n";
+        for (before, expected) in [
+            ("", "['explicit', 'reuse', 'generate', 'target']\n"),
+            (off, "[]\n"),
+        ] {
+            let out = std::process::Command::new("python3")
+                .args(["-c", &format!("{before}{twin}{show}")])
+                .output()
+                .unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                expected.repeat(2),
+                "{out:?}"
+            );
+        }
     }
 
     /// The twin fails on honest values and holds where a comparison always agrees: run by the
