@@ -161,6 +161,13 @@ proptest! {
                     prop_assert!(!request.property_runs.contains_key(id));
                 }
             }
+            NextStep::Replay => {
+                prop_assert!(!plan.replay.is_empty());
+                for id in &plan.replay {
+                    prop_assert!(request.property_runs.contains_key(id));
+                    prop_assert!(request.replays.iter().all(|r| &r.property != id));
+                }
+            }
             NextStep::Suite => prop_assert!(request.fixture_suite.is_none()),
             NextStep::Rerun => {
                 prop_assert!(!plan.deselect.is_empty());
@@ -170,6 +177,9 @@ proptest! {
         }
         if plan.next != NextStep::Rerun {
             prop_assert!(plan.deselect.is_empty());
+        }
+        if plan.next != NextStep::Replay {
+            prop_assert!(plan.replay.is_empty());
         }
     }
 

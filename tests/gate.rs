@@ -3179,3 +3179,171 @@ fn a_re_proof_must_happen() {
     assert_eq!(unproven, ["counter.monotonic"], "{t1}");
     assert_eq!(answer["disposition"], "MERGE_OK", "{answer}");
 }
+
+/// Issue 50 (CONTRACT.md section 15.5): a property whose runs split (a catch its receipt
+/// vouches for, and a pass) is replayed before it is called a flake; a failure that reproduces
+/// is `fail` (BLOCK), one that does not leaves the split (`flaky-property`), and a replay that
+/// proves nothing proves no failure. Written by hand from section 15.5.
+#[test]
+fn a_split_is_replayed_before_it_is_called_a_flake() {
+    use patchgate::core::decision::Decision;
+    use patchgate::core::gate::{GateDecision, NextStep, next_step};
+    let failed = json!({"executed": 1, "failed": 1, "skipped": 0});
+    let passed = json!({"executed": 1, "failed": 0, "skipped": 0});
+    let nothing = json!({"executed": 0, "failed": 0, "skipped": 0});
+    let split = |receipts: bool| {
+        let mut doc = with(&[
+            (
+                "property_runs",
+                json!({"counter.monotonic": {"runs": [1, 0]}}),
+            ),
+            ("fixture_suite", Value::Null),
+        ]);
+        if receipts {
+            doc["property_receipts"] = json!({"counter.monotonic": [failed, passed]});
+        }
+        doc
+    };
+    let replayed = |receipts: bool, replay: Value| {
+        let mut doc = split(receipts);
+        doc["replays"] = json!([replay]);
+        doc
+    };
+    // (name, facts, next, replay asked, disposition, reason, cause).
+    type Row = (
+        &'static str,
+        Value,
+        NextStep,
+        Vec<&'static str>,
+        &'static str,
+        &'static str,
+        Option<&'static str>,
+    );
+    let rows: Vec<Row> = vec![
+        (
+            "a split with receipts: replayed before anything is decided",
+            split(true),
+            NextStep::Replay,
+            vec!["counter.monotonic"],
+            "ESCALATE",
+            "inadmissible-evidence",
+            Some("flaky-property"),
+        ),
+        (
+            "a split read from exit codes alone (receipts off): replayed too",
+            split(false),
+            NextStep::Replay,
+            vec!["counter.monotonic"],
+            "ESCALATE",
+            "inadmissible-evidence",
+            Some("flaky-property"),
+        ),
+        (
+            "the replay failed again, its receipt vouching: a stable failure",
+            replayed(
+                true,
+                json!({"property": "counter.monotonic", "exit_code": 1, "receipt": failed}),
+            ),
+            NextStep::Decide,
+            vec![],
+            "BLOCK",
+            "invariant-or-over-specified-property",
+            None,
+        ),
+        (
+            "the replay failed again, receipts off: a stable failure",
+            replayed(
+                false,
+                json!({"property": "counter.monotonic", "exit_code": 1}),
+            ),
+            NextStep::Decide,
+            vec![],
+            "BLOCK",
+            "invariant-or-over-specified-property",
+            None,
+        ),
+        (
+            "the replay passed: the split stands, a flake",
+            replayed(
+                true,
+                json!({"property": "counter.monotonic", "exit_code": 0, "receipt": passed}),
+            ),
+            NextStep::Decide,
+            vec![],
+            "ESCALATE",
+            "inadmissible-evidence",
+            Some("flaky-property"),
+        ),
+        (
+            "the replay exited 1 but ran nothing: no failure, the split stands",
+            replayed(
+                true,
+                json!({"property": "counter.monotonic", "exit_code": 1, "receipt": nothing}),
+            ),
+            NextStep::Decide,
+            vec![],
+            "ESCALATE",
+            "inadmissible-evidence",
+            Some("flaky-property"),
+        ),
+        (
+            "the replay was killed: the split stands",
+            replayed(
+                true,
+                json!({"property": "counter.monotonic", "exit_code": null, "receipt": null}),
+            ),
+            NextStep::Decide,
+            vec![],
+            "ESCALATE",
+            "inadmissible-evidence",
+            Some("flaky-property"),
+        ),
+        (
+            "a replay of a property that did not split changes nothing",
+            {
+                let mut doc = with(&[]);
+                doc["replays"] = json!([{"property": "counter.monotonic", "exit_code": 1}]);
+                doc
+            },
+            NextStep::Decide,
+            vec![],
+            "MERGE_OK",
+            "all-gates-held",
+            None,
+        ),
+    ];
+    for (name, doc, next, asked, disposition, reason, cause) in rows {
+        let request = GateDecision::parse(&serde_json::to_vec(&doc).unwrap())
+            .unwrap_or_else(|p| panic!("{name}: {p:?}"));
+        let plan = next_step(&request, 5);
+        assert_eq!(plan.next, next, "{name}: {plan:?}");
+        assert_eq!(plan.replay, asked, "{name}: replay");
+        let d = GateDecision::decide(&request, &Default::default());
+        let answer = serde_json::to_value(d.answer(&request, "d".to_owned())).unwrap();
+        assert_eq!(
+            (answer["disposition"].as_str(), answer["reason"].as_str()),
+            (Some(disposition), Some(reason)),
+            "{name}: {answer}"
+        );
+        assert_eq!(answer["cause"].as_str(), cause, "{name}: cause");
+    }
+    // A replay is read strictly: its fields named, its exit code required.
+    for (bad, pointer) in [
+        (
+            json!([{"property": "counter.monotonic"}]),
+            "/replays/0/exit_code",
+        ),
+        (
+            json!([{"property": "counter.monotonic", "exit_code": 1, "seed": 3}]),
+            "/replays/0/seed",
+        ),
+        (json!({"counter.monotonic": 1}), "/replays"),
+    ] {
+        let mut doc = split(true);
+        doc["replays"] = bad;
+        let problem = GateDecision::parse(&serde_json::to_vec(&doc).unwrap())
+            .expect_err("a bad replay is refused");
+        let text = format!("{problem:?}");
+        assert!(text.contains(pointer), "{pointer}: {text}");
+    }
+}

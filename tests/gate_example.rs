@@ -3581,3 +3581,81 @@ fn the_action_gates_a_merge_group_from_its_event() {
     assert_eq!(answer["judged"]["base"], base.as_str());
     assert_eq!(answer["merge_group"], Value::Null);
 }
+
+/// The base's `sort_is_ordered` made a property that finds a rare bug only sometimes, as a
+/// random search does (16 runs in 20, in the issue): the first start in a copy explores 300
+/// examples, every later start one (the simplest) after the failing examples its database
+/// holds. Simulated so the split is certain; the bug and the property are plain.
+fn finds_it_sometimes(dir: &Path) {
+    twin_off(dir);
+    std::fs::write(
+        dir.join("properties/test_sort_is_ordered.py"),
+        r#"import os
+
+from hypothesis import given, settings, strategies as st
+
+from shop.sorting import by_price
+
+items = st.lists(st.fixed_dictionaries({"price": st.integers(min_value=0, max_value=1000)}))
+
+# The first start in a checkout searches; a later one finds the bug only by replaying what the
+# example database saved.
+try:
+    os.close(os.open(f".explored-{__name__}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    EXAMPLES = 300
+except FileExistsError:
+    EXAMPLES = 1
+
+
+@settings(max_examples=EXAMPLES)
+@given(items)
+def test_sort_is_ordered(listing):
+    prices = [item["price"] for item in by_price(listing)]
+    assert prices == sorted(prices)
+"#,
+    )
+    .expect("write the property");
+}
+
+/// Issue 50 (CONTRACT.md section 15.5), a real bug called a flaky property: `rare-failure`
+/// lists a long listing that opens with a dear item dearest first (the suite's three-item case
+/// passes). With each run's example database in its own `/tmp` (the starter before issue 50),
+/// run 2 never tries run 1's counterexample: [fail, pass], ESCALATE `flaky-property`, whose
+/// advice was to freeze it. Now the runs share the copy's database and a split is replayed
+/// where its failure was found: the failure reproduces, BLOCK. Runs at once (`--jobs 3`) or in
+/// turn, the answer is the same.
+#[test]
+fn a_counterexample_is_replayed_before_it_is_called_a_flake() {
+    require_python();
+    let old = |dir: &Path| {
+        finds_it_sometimes(dir);
+        let config = dir.join("patchgate.toml");
+        let text = std::fs::read_to_string(&config).expect("config");
+        let env = "env = [\"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\"]";
+        assert!(text.contains(env), "the starter's env");
+        let old = "env = [\"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\", \"HYPOTHESIS_STORAGE_DIRECTORY=/tmp/hypothesis\"]";
+        std::fs::write(&config, text.replace(env, old)).expect("write");
+    };
+    let repo = repository_read("gate-python", "rare-failure", old, |_| {});
+    assert!(plain_pytest_passes(repo.path()), "the suite misses the bug");
+    let g = gate(repo.path(), &[]);
+    escalates(&g, "inadmissible-evidence", "flaky-property");
+    let t1 = step(&g.answer, "properties");
+    assert!(
+        t1["summary"]
+            .as_str()
+            .is_some_and(|s| s.contains("1 did not")),
+        "replayed, and it passed: {t1}"
+    );
+    for jobs in ["1", "3"] {
+        let repo = repository_read("gate-python", "rare-failure", finds_it_sometimes, |_| {});
+        let g = gate(repo.path(), &["--jobs", jobs]);
+        expect(&g, "BLOCK", "invariant-or-over-specified-property", 1);
+        let ordered = step(&g.answer, "properties")["properties"]
+            .as_array()
+            .and_then(|p| p.iter().find(|p| p["id"] == "sort_is_ordered"))
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(ordered["state"], "fail", "--jobs {jobs}: {}", g.answer);
+    }
+}

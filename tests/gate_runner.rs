@@ -361,14 +361,27 @@ fn every_subcommand_says_what_ctrl_c_does() {
         "every subcommand, and only those, is in CTRL_C"
     );
 
-    // `dies`: `route -` waiting for its evidence on stdin ends at SIGINT, at once.
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("patchgate"))
+    // `dies`: `route -` waiting for its evidence on stdin ends at SIGINT, at once. Started as
+    // a terminal starts it: a test run in a shell's background inherits SIGINT ignored.
+    let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("patchgate"));
+    command
         .args(["route", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::null());
+    // SAFETY: one async-signal-safe call (sigaction) between fork and exec.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        command.pre_exec(|| {
+            nix::sys::signal::signal(
+                nix::sys::signal::Signal::SIGINT,
+                nix::sys::signal::SigHandler::SigDfl,
+            )
+            .map(|_| ())
+            .map_err(std::io::Error::from)
+        });
+    }
+    let mut child = command.spawn().unwrap();
     std::thread::sleep(Duration::from_millis(300));
     assert!(
         child.try_wait().unwrap().is_none(),

@@ -232,10 +232,13 @@ fn the_enums_speak_the_contracts_words() {
         ]
     );
     // What the runner does next (`POST /gate/next`): every step of the plan (issue 34 added
-    // the build and the re-proof, which the runner used to schedule itself).
+    // the build and the re-proof, which the runner used to schedule itself; issue 50 the
+    // replay of a split, CONTRACT.md section 15.5).
     assert_eq!(
         words::<NextStep>(),
-        ["build", "runs", "reproof", "suite", "rerun", "decide"]
+        [
+            "build", "runs", "replay", "reproof", "suite", "rerun", "decide"
+        ]
     );
     // How the runs were isolated (section 12.2).
     assert_eq!(words::<SandboxBackend>(), ["bubblewrap", "off"]);

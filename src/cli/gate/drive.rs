@@ -149,6 +149,12 @@ pub(super) fn drive(
                             .add(Phase::Properties, phase.elapsed().as_secs_f64());
                     }
                 }
+                NextStep::Replay => {
+                    seconds.t1 += jobs::replay(g, facts, &plan.replay, suite_room.get())?;
+                    facts
+                        .timings_ms
+                        .add(Phase::Properties, phase.elapsed().as_secs_f64());
+                }
                 NextStep::Reproof => {
                     let id = plan.reprove.as_deref().ok_or_else(|| {
                         CliError::software("the core asked for a re-proof of no property")
@@ -233,9 +239,10 @@ pub(super) fn drive(
 /// What identifies a step of the plan: its kind and what it is asked to run.
 fn step_key(plan: &GateNext) -> String {
     format!(
-        "{} {:?} {} {:?} {:?}",
+        "{} {:?} {:?} {} {:?} {:?}",
         <&str>::from(plan.next),
         plan.property_ids,
+        plan.replay,
         plan.canary,
         plan.reprove,
         plan.deselect

@@ -132,7 +132,7 @@ pub(super) fn dry_run(args: &GateArgs, g: &Gathered, core: &Core<'_>) -> CliResu
             "  {T2}: would re-run without {}\n",
             plan.deselect.join(", ")
         )),
-        NextStep::Build | NextStep::Reproof => {}
+        NextStep::Build | NextStep::Replay | NextStep::Reproof => {}
     }
     if g.config.require_admission {
         let unproven: Vec<&str> = plan

@@ -7,15 +7,16 @@ use std::collections::BTreeMap;
 use super::super::config::GateConfig;
 use super::super::error::CliError;
 use super::super::runner::{
-    Outcome, Place, Ran, ReceiptRead, Run, batch_argv, batched, canary_run, property_receipt,
-    receipt_of, receipted,
+    Outcome, Place, Ran, ReceiptRead, Run, batch_argv, batched, canary_run, property_argv,
+    property_receipt, receipt_of, receipted,
 };
+use super::super::sandbox::Room;
 use super::gather::{Gathered, integrity_after};
 use super::outputs::add_failures;
 use super::twin::CanaryTwin;
 use crate::core::gate::{
     CanaryFacts, CanaryPart, CanaryPartFacts, CanaryRun, Facts, IntegrityFinding,
-    MAX_PROPERTY_CASES, Phase, PropertyRuns,
+    MAX_PROPERTY_CASES, Phase, PropertyRuns, Replay,
 };
 use crate::core::ladder::T1;
 use crate::core::runs::Receipt;
@@ -340,4 +341,63 @@ pub(super) fn record(
     }
     facts.batched = batched(&p.command);
     seconds
+}
+
+/// The `replay` step (CONTRACT.md section 15.5): each property whose runs split, run once
+/// more in the room its first failing run ran in — the suite's copy when that was the suite's
+/// run 1, else the property runs' — where its engine saved the failing examples and tries
+/// them first (hypothesis's example database in the copy, proptest's persisted failures).
+/// One process per property, one after another; a run that changes the tree stops the rest.
+pub(super) fn replay(
+    g: &Gathered,
+    facts: &mut Facts,
+    ids: &[String],
+    suite_room: Option<&Room>,
+) -> Result<f64, CliError> {
+    let p = &g.config.properties;
+    let mut seconds = 0.0;
+    for id in ids {
+        let runs = facts
+            .property_runs
+            .as_ref()
+            .and_then(|r| r.get(id))
+            .map(|r| r.runs.as_slice())
+            .unwrap_or_default();
+        let Some(first) = runs.iter().position(|r| p.catch.caught(*r)) else {
+            continue;
+        };
+        let in_suite = first == 0 && facts.suite_runs.contains(id);
+        let room = match (in_suite, suite_room) {
+            (true, Some(r)) => r,
+            _ => &g.room,
+        };
+        let label = format!(
+            "{T1} {id} replay (run {}'s failing examples first)",
+            first + 1
+        );
+        let argv = property_argv(&p.command, std::slice::from_ref(id));
+        let ran = Run::new(&label, &argv, p.timeout(), Place::Room(room))
+            .start()?
+            .ran()?;
+        seconds += ran.seconds;
+        if let Some(read) = &ran.receipt {
+            add_failures(facts, read, None);
+        }
+        facts.replays.push(Replay {
+            property: id.clone(),
+            exit_code: ran.run,
+            receipt: receipted(&p.command).then(|| {
+                ran.receipt
+                    .as_ref()
+                    .and_then(|read| property_receipt(read, p.case.as_deref(), id))
+            }),
+        });
+        if let Some(finding) = integrity_after(g, room, &label)? {
+            if facts.integrity.is_empty() {
+                facts.integrity.push(finding);
+            }
+            break;
+        }
+    }
+    Ok(seconds)
 }

@@ -14,7 +14,7 @@ use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema};
 use utoipa::openapi::{Ref, RefOr};
 
 use super::request::{
-    Configured, FailingCase, IntegrityFinding, Judged, MergeGroup, Reproof, RoomFacts,
+    Configured, FailingCase, IntegrityFinding, Judged, MergeGroup, Replay, Reproof, RoomFacts,
     SandboxBackend, SuspiciousLine, UnreadFile,
 };
 use crate::core::path::RepoPathDoc;
@@ -163,6 +163,13 @@ pub struct Facts {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schema(max_items = 100)]
     pub reproof: Vec<Reproof>,
+    /// The replays (CONTRACT.md section 15.5), at most 1,000: a property whose runs split, run
+    /// once more where its failure was found so its engine tries the failing examples it saved
+    /// first. A catch its receipt vouches for is the property's `fail`; else the split stands
+    /// (`flaky-property`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(max_items = 1000)]
+    pub replays: Vec<Replay>,
     /// Processes the runs left behind, each killed before its report was read (section
     /// 11.4); noted in the integrity step, never a verdict.
     #[serde(default, skip_serializing_if = "is_zero")]

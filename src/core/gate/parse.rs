@@ -183,6 +183,19 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
         }
         None => Vec::new(),
     };
+    let replays = match doc.get("replays") {
+        None => Vec::new(),
+        Some(v) if v.as_array().is_some_and(|a| a.len() > MAX_PROPERTY_CASES) => {
+            e.push(
+                "/replays",
+                format!("at most {MAX_PROPERTY_CASES} replays: one per property"),
+            );
+            Vec::new()
+        }
+        Some(v) => {
+            fields::array(v, "/replays", "`replays`", &mut e, parse_replay).unwrap_or_default()
+        }
+    };
     let room = doc.get("room").and_then(|v| parse_room(v, &mut e));
     let configured = doc.get("configured").and_then(|v| {
         let c = object(v, "/configured", "`configured`", &CONFIGURED_FIELDS, &mut e)?;
@@ -259,6 +272,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             build,
             canary,
             reproof,
+            replays,
             left_behind,
             timings_ms,
             configured,

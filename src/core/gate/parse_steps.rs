@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use super::request::{
     BuildRun, CanaryPart, CanaryRun, FailingCase, FixtureSuite, IntegrityFinding, Judged,
-    MergeGroup, MergeQueue, OverLimit, Reproof, Rerun, RoomFacts,
+    MergeGroup, MergeQueue, OverLimit, Replay, Reproof, Rerun, RoomFacts,
 };
 use super::shape::*;
 use crate::core::fields::{self, Errors, object};
@@ -180,6 +180,21 @@ pub(super) fn parse_reproof(x: &Value, p: String, e: &mut Errors) -> Option<Repr
         exit_code,
         receipt,
         note,
+    })
+}
+
+pub(super) fn parse_replay(x: &Value, p: String, e: &mut Errors) -> Option<Replay> {
+    let r = object(x, &p, "a replay", &REPLAY_FIELDS, e)?;
+    let property = r.req_string("property", 256, e);
+    let exit_code = exit_code_of(&r, "the replay", e);
+    let receipt = match r.get("receipt") {
+        Some(v) => Some(parse_receipt(v, &r.pointer("receipt"), e)?),
+        None => None,
+    };
+    Some(Replay {
+        property: property?,
+        exit_code: exit_code?,
+        receipt,
     })
 }
 

@@ -44,6 +44,11 @@ pub enum NextStep {
     /// Run the canary when `canary` is true (report it as `canary`), and `property_ids`, each
     /// `runs` times (report them as `property_runs`), up to `--jobs` at once.
     Runs,
+    /// Run each property in `replay` once more where its failing run ran (the suite's room
+    /// for a run 1 that was the suite's, else the property runs' room), so its engine tries
+    /// the failing examples that run saved first, and report each as `replays` (CONTRACT.md
+    /// section 15.5).
+    Replay,
     /// Run the admitted property `reprove` once on a fresh copy of the judged tree with its
     /// admission mutant applied, and add what it did to `reproof` (section 11.5).
     Reproof,
@@ -71,6 +76,9 @@ pub struct GateNext {
     /// With `runs`: run the canary too (before any property run counts, section 11.5).
     #[serde(default)]
     pub canary: bool,
+    /// With `replay`: the properties whose runs split, to run once more (section 15.5).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replay: Vec<String>,
     /// With `reproof`: the admitted property to re-prove.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reprove: Option<String>,
@@ -119,6 +127,8 @@ pub struct Planning<'a> {
     rerun: Option<Vec<String>>,
     /// The next admitted property to re-prove, when one is due.
     reprove: Option<String>,
+    /// The properties whose runs split and were not replayed (section 15.5).
+    replay: Vec<String>,
 }
 
 impl Planning<'_> {
@@ -136,7 +146,7 @@ pub struct PlanRow {
 }
 
 /// The gate's steps in order; the first due row is the next step.
-pub const PLAN: [PlanRow; 7] = [
+pub const PLAN: [PlanRow; 8] = [
     PlanRow {
         step: NextStep::Decide,
         says: "a gate rule decided on the facts so far: nothing more runs",
@@ -156,6 +166,11 @@ pub const PLAN: [PlanRow; 7] = [
             !p.unrun.is_empty()
                 || (p.configured.canary && p.request.canary.is_none() && p.work_ahead())
         },
+    },
+    PlanRow {
+        step: NextStep::Replay,
+        says: "a property's runs split (a catch and a pass) and it was not replayed: its failing examples are tried again before it is called a flake",
+        due: |p| !p.replay.is_empty(),
     },
     PlanRow {
         step: NextStep::Reproof,
@@ -212,8 +227,13 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
         decision.reason == GateReason::UnreadCode && configured.build && request.build.is_none();
     // t1 ran and passed on its runs (the suite may have run already, as run 1).
     let t1_passed = t1.is_some_and(|(ran, verdict, ..)| ran && verdict == Verdict::Pass);
+    let replay = t1
+        .filter(|(ran, ..)| *ran)
+        .map(|(_, _, properties, _)| super::verdicts::replay_due(request, properties))
+        .unwrap_or_default();
     let planning = Planning {
         request,
+        replay,
         decided: decision.rule != GateRuleName::Route && !await_build,
         await_build,
         reprove: (t1_passed && unrun.is_empty())
@@ -272,6 +292,10 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
             _ => Vec::new(),
         },
         canary,
+        replay: match next {
+            NextStep::Replay => planning.replay.clone(),
+            _ => Vec::new(),
+        },
         reprove: planning
             .reprove
             .clone()

@@ -630,7 +630,7 @@ fn what_to_check(cause: Cause) -> &'static str {
             "the property the patch itself brings, in its own locality: a check written with the code it judges proves nothing about it. Land the property on its own first."
         }
         Cause::FlakyProperty => {
-            "the property whose runs split (one pass, one failure) on the same tree: either the code under test is nondeterministic or the property is flaky. Run it again on the base; a flaky property is frozen in the ledger, with an owner, until fixed."
+            "the property whose runs split (one pass, one failure) on the same tree, and whose failing examples, replayed, passed: either the code under test is nondeterministic or the property is flaky. The failing case above may still be a real bug: run the property on the base (the same seal) as many times; only if the same split shows there, freeze it in the ledger, with an owner, until fixed."
         }
         Cause::BrokenHarness => {
             "the run whose exit is not a catch (or that timed out or was killed), in the steps above: a broken harness is neither a pass nor a failure. Run the command by hand on the judged tree; raise its `timeout_s` if it was too short."

@@ -181,6 +181,8 @@ pub struct GateRequest {
     /// The re-proofs tried (section 11.5): admitted properties run on the judged tree with
     /// their admission mutant applied.
     pub reproof: Vec<Reproof>,
+    /// The replays of split properties (section 15.5): each its failing examples tried again.
+    pub replays: Vec<Replay>,
     /// Processes the runs left behind, each killed before its report was read (section 11.4).
     pub left_behind: u64,
     /// The optional steps the runner can run (the base's config): what the core may plan.
@@ -271,6 +273,35 @@ impl Reproof {
                 gap.as_str()
             )),
             (_, None) => ReproofOutcome::Void(format!("exit {code}: neither a pass nor a catch")),
+        }
+    }
+}
+
+/// One replay (CONTRACT.md section 15.5): a property whose runs split (a catch its receipt
+/// vouches for, and a pass) run once more where its failure was found, so its property engine
+/// tries the failing examples it saved first (hypothesis's example database, proptest's
+/// persisted failures). A failure that reproduces is the property's `fail`; one that does not
+/// leaves the split a flake.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Replay {
+    #[schema(min_length = 1, max_length = 256)]
+    pub property: String,
+    /// 0-255, or null when the run was killed.
+    #[schema(value_type = Option<crate::core::runs::ExitCodeDoc>)]
+    pub exit_code: Option<u8>,
+    /// Its receipt (absent: receipts off; `null`: no report read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Receipt>, nullable = true)]
+    pub receipt: Option<Option<Receipt>>,
+}
+
+impl Replay {
+    /// The replay as it counts (section 11.1): with a receipt, only what it vouches for.
+    pub fn counted(&self, catch: &CatchCodes) -> RunOutcome {
+        match &self.receipt {
+            Some(r) => counted(self.exit_code, r.as_ref(), catch, false).0,
+            None => self.exit_code,
         }
     }
 }

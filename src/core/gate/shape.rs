@@ -3,7 +3,7 @@
 //! for them is fitted.
 
 /// The fields of a `/gate` body.
-pub const GATE_FIELDS: [&str; 32] = [
+pub const GATE_FIELDS: [&str; 33] = [
     "patch_id",
     "changed_files",
     "guarded",
@@ -32,6 +32,7 @@ pub const GATE_FIELDS: [&str; 32] = [
     "build",
     "canary",
     "reproof",
+    "replays",
     "left_behind",
     "timings_ms",
     "configured",
@@ -82,6 +83,8 @@ pub const REPROOF_FIELDS: [&str; 6] = [
     "receipt",
     "note",
 ];
+/// The fields of a replay.
+pub const REPLAY_FIELDS: [&str; 3] = ["property", "exit_code", "receipt"];
 /// The fields of `canary`.
 pub const CANARY_FIELDS: [&str; 5] = [
     "exit_code",

@@ -24,6 +24,7 @@ use crate::core::quorum::Reason;
 use crate::core::route;
 use crate::core::route::Verdict;
 use crate::core::route::Verdicts;
+use crate::core::runs::CatchCodes;
 use crate::core::runs::ReceiptGap;
 use crate::core::runs::RunOutcome;
 use crate::core::runs::counted;
@@ -204,7 +205,7 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
             Vec::new()
         };
         let summary = format!(
-            "quorum {} ({}): property_check is {verdict}{}{}{}",
+            "quorum {} ({}): property_check is {verdict}{}{}{}{}",
             outcome.as_str(),
             reason.as_str(),
             match request.suite_runs.len() {
@@ -221,6 +222,25 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
                     "; {} without an admission proof voted as weak",
                     plural(unproven, "strong property", "strong properties")
                 )
+            },
+            match request.replays.len() {
+                0 => String::new(),
+                n => {
+                    let again = request
+                        .replays
+                        .iter()
+                        .filter(|r| {
+                            request
+                                .catch_exit_codes
+                                .caught(r.counted(&request.catch_exit_codes))
+                        })
+                        .count();
+                    format!(
+                        "; {} split and replayed its failing examples: {again} failed again (a stable failure), {} did not",
+                        plural(n, "property", "properties"),
+                        n - again
+                    )
+                }
             },
             match (receipts, unvouched.len()) {
                 (Some(Receipts::Off), _) =>
@@ -303,7 +323,7 @@ pub(super) fn counted_runs(
     request: &GateRequest,
 ) -> (HashMap<String, Vec<RunOutcome>>, Vec<Unvouched>) {
     let Some(receipts) = &request.property_receipts else {
-        return (request.property_runs.clone(), Vec::new());
+        return (replayed(request, request.property_runs.clone()), Vec::new());
     };
     let mut unvouched = Vec::new();
     // Batched: whether run n of the batch listed a failure in some property's cases.
@@ -369,7 +389,53 @@ pub(super) fn counted_runs(
             (id.clone(), runs)
         })
         .collect();
-    (runs, unvouched)
+    (replayed(request, runs), unvouched)
+}
+
+/// Whether counted `runs` split: a catch and a pass among them (CONTRACT.md section 15.5).
+pub(super) fn split(runs: &[RunOutcome], catch: &CatchCodes) -> bool {
+    runs.iter().any(|r| catch.caught(*r)) && runs.contains(&Some(0))
+}
+
+/// The counted runs with the replays (CONTRACT.md section 15.5): a property whose runs split
+/// and whose replay of its failing examples failed again (as its receipt vouches) counts its
+/// catches and the replay, a stable failure; its passes are the runs that did not try those
+/// examples. A replay that passed, or proves nothing, leaves the split as it is.
+fn replayed(
+    request: &GateRequest,
+    mut runs: HashMap<String, Vec<RunOutcome>>,
+) -> HashMap<String, Vec<RunOutcome>> {
+    let catch = &request.catch_exit_codes;
+    for replay in &request.replays {
+        let again = replay.counted(catch);
+        if let Some(r) = runs.get_mut(&replay.property)
+            && catch.caught(again)
+            && split(r, catch)
+        {
+            r.retain(|run| catch.caught(*run));
+            r.push(again);
+        }
+    }
+    runs
+}
+
+/// The properties the plan replays (CONTRACT.md section 15.5): of t1's `properties`, those in
+/// locality that voted and whose counted runs split, not replayed yet; in catalog order.
+pub(super) fn replay_due(
+    request: &GateRequest,
+    properties: &[quorum::PropertyReport],
+) -> Vec<String> {
+    let (runs, _) = counted_runs(request);
+    properties
+        .iter()
+        .filter(|p| p.in_locality && p.vote == quorum::Vote::No)
+        .filter(|p| !request.replays.iter().any(|r| r.property == p.id))
+        .filter(|p| {
+            runs.get(&p.id)
+                .is_some_and(|r| split(r, &request.catch_exit_codes))
+        })
+        .map(|p| p.id.clone())
+        .collect()
 }
 
 /// The ledger's open frozen tests.
