@@ -116,6 +116,63 @@ fn rows() -> Vec<Row> {
             "test-aware-code",
             None,
         ),
+        // Section 15.5: a reading hit does not stop the runs; a failure they show answers
+        // BLOCK (the hits named in the test-aware step), else the reading's ESCALATE stands.
+        (
+            "a reading hit and a stable property failure: BLOCK (15.5)",
+            with(&[
+                (
+                    "suspicious",
+                    json!([{"file": "shop/pricing.py", "line": 7, "rule": "comparison-method", "class": "overload", "code": "def __lt__(self, other):"}]),
+                ),
+                (
+                    "property_runs",
+                    json!({"counter.monotonic": {"runs": [1, 1]}}),
+                ),
+                ("fixture_suite", Value::Null),
+            ]),
+            409,
+            "BLOCK",
+            "route",
+            "invariant-or-over-specified-property",
+            Some(["fail", "unknown", "pass"]),
+        ),
+        (
+            "a reading hit and code that does not build: BLOCK (15.5)",
+            with(&[
+                (
+                    "suspicious",
+                    json!([{"file": "store/counters/mod.rs", "line": 3, "rule": "pattern", "class": "probe", "code": "if cfg!(test) {", "pattern": "cfg!"}]),
+                ),
+                ("build", json!({"exit_code": 1, "catch_exit_codes": [1]})),
+                ("property_runs", Value::Null),
+                ("fixture_suite", Value::Null),
+            ]),
+            409,
+            "BLOCK",
+            "build",
+            "does-not-build",
+            None,
+        ),
+        (
+            "a reading hit whose runs are split: the reading's ESCALATE stands (15.5)",
+            with(&[
+                (
+                    "suspicious",
+                    json!([{"file": "store/counters/mod.rs", "line": 3, "rule": "pattern", "class": "probe", "code": "if cfg!(test) {", "pattern": "cfg!"}]),
+                ),
+                (
+                    "property_runs",
+                    json!({"counter.monotonic": {"runs": [1, 0]}}),
+                ),
+                ("fixture_suite", Value::Null),
+            ]),
+            424,
+            "ESCALATE",
+            "test-aware",
+            "test-aware-code",
+            None,
+        ),
         (
             "an equality overload in code escalates (section 14.2)",
             with(&[(
@@ -1479,6 +1536,10 @@ fn check(name: &str, status: u16, answer: &Value, row: &Row) {
         ("integrity", _) if name.contains("re-proof") => "reproof",
         ("integrity", _) => "canary",
         ("route", _) => "router",
+        // A reading hit does not stop the runs (CONTRACT.md section 15.5): the steps go on to
+        // what the runs decide; unread code decides at its own step (15.2).
+        ("test-aware", "unread-code") => "test-aware",
+        ("test-aware", _) => "router",
         (other, _) => other,
     };
     let end = pipeline
@@ -2143,7 +2204,7 @@ async fn the_rules_are_listed_in_order() {
             {"number": 3, "rule": "debt", "when": "freeze debt > cap", "disposition": "STOP_QUEUE", "reason": "debt-over-cap", "exit_codes": [3]},
             {"number": 4, "rule": "guard", "when": "a changed file is, or lies under, a guarded path or a catalog row's source", "disposition": "ESCALATE", "reason": "guarded-input-edited", "exit_codes": [2]},
             {"number": 5, "rule": "binary", "when": "a changed file is compiled or binary, or made executable", "disposition": "ESCALATE", "reason": "binary-added", "exit_codes": [2]},
-            {"number": 6, "rule": "test-aware", "when": "a changed code file that is not test-adjacent could not be read as the interpreter will (unless it does not build), or the code the patch adds to one asks whether it is under test, changes what a comparison means, or compares against a literal the base's tests pin (a reading rule, or a [suspicious] pattern)", "disposition": "ESCALATE", "reason": "test-aware-code", "also": ["unread-code", "equality-overload", "test-input-in-code"], "exit_codes": [2]},
+            {"number": 6, "rule": "test-aware", "when": "a changed code file that is not test-adjacent could not be read as the interpreter will (unless it does not build), or the code the patch adds to one asks whether it is under test, changes what a comparison means, or compares against a literal the base's tests pin (a reading rule, or a [suspicious] pattern); with reading hits alone the runs still happen, and a failure they show answers BLOCK, naming the hits (section 15.5)", "disposition": "ESCALATE", "reason": "test-aware-code", "also": ["unread-code", "equality-overload", "test-input-in-code"], "exit_codes": [2]},
             {"number": 7, "rule": "integrity", "when": "a run changed a tracked file (content, mode, or deleted it) or the fixtures' seal", "disposition": "ESCALATE", "reason": "modified-during-run", "exit_codes": [2]},
             {"number": 8, "rule": "build", "when": "the build step exited with a catch ([build] catch)", "disposition": "BLOCK", "reason": "does-not-build", "exit_codes": [1]},
             {"number": 9, "rule": "build", "when": "the build step exited with anything but 0 or a catch, or timed out", "disposition": "ESCALATE", "reason": "harness-error", "exit_codes": [2]},
@@ -2907,6 +2968,10 @@ fn every_escalation_names_its_cause() {
     let want: std::collections::HashMap<&str, &str> = [
         ("a merge conflict beats every other rule", "merge-conflict"),
         ("a suspicious line in code escalates", "test-aware-code"),
+        (
+            "a reading hit whose runs are split: the reading's ESCALATE stands (15.5)",
+            "test-aware-code",
+        ),
         ("an unread code file escalates", "unread-code"),
         ("unread ranks before a probe", "unread-code"),
         ("an unread file that builds still escalates", "unread-code"),

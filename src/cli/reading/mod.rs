@@ -123,7 +123,9 @@ pub fn read_patch(
             continue;
         };
         let added: Vec<usize> = file.lines.iter().map(|(l, _)| *l as usize).collect();
-        let read = match read_source(*language, &raw, &added) {
+        // A Cargo build script (`build.rs`) reads cargo's documented variables by design.
+        let build_script = file.path.rsplit('/').next() == Some("build.rs");
+        let read = match read_source(*language, &raw, &added, build_script) {
             Ok(read) => read,
             Err((reason, detail)) => {
                 reading.unread(&file.path, reason, detail);
@@ -199,6 +201,7 @@ pub fn read_source(
     language: Language,
     raw: &[u8],
     added: &[usize],
+    build_script: bool,
 ) -> Result<Read, source::Unread> {
     let source = match language {
         Language::Python => source::python(raw)?,
@@ -225,7 +228,13 @@ pub fn read_source(
     let mut walk = syntax::Walk::default();
     match language {
         Language::Python => python::read(&source.text, tree.root_node(), &lines, &mut walk),
-        Language::Rust => rust::read(&source.text, tree.root_node(), &lines, &mut walk),
+        Language::Rust => rust::read(
+            &source.text,
+            tree.root_node(),
+            &lines,
+            &mut walk,
+            build_script,
+        ),
     }
     let root = tree.root_node();
     let unparsed_at = root.has_error().then(|| {
@@ -740,7 +749,7 @@ mod tests {
         for (language, code, want) in cases {
             let lines = code.split('\n').count();
             let added: Vec<usize> = (1..=lines).collect();
-            let read = read_source(*language, code.as_bytes(), &added).expect("read");
+            let read = read_source(*language, code.as_bytes(), &added, false).expect("read");
             assert!(read.unparsed_at.is_none(), "{code}");
             let seen: Vec<(usize, Seen)> = read.seen.into_iter().map(|(l, s, _)| (l, s)).collect();
             // A compared literal is a candidate only: it becomes a hit when the base's tests
@@ -768,7 +777,7 @@ mod tests {
     fn a_definition_counts_when_a_line_of_it_is_added() {
         let code = b"class P:\n    def __eq__(self, o):\n        return True\n\nx = 1\n";
         let rules = |added: Vec<usize>| -> Vec<&str> {
-            read_source(Language::Python, code, &added)
+            read_source(Language::Python, code, &added, false)
                 .expect("read")
                 .seen
                 .iter()
@@ -777,5 +786,48 @@ mod tests {
         };
         assert_eq!(rules(vec![3]), ["comparison-method"]);
         assert_eq!(rules(vec![5]), Vec::<&str>::new());
+    }
+
+    /// Issue 50: a build script reads the variables cargo documents for it (`OUT_DIR`,
+    /// `CARGO_*`, `TARGET`, `PROFILE`...) by design: not a probe there; any other read of the
+    /// environment, one not spelled as a literal, or the same read outside `build.rs`, is.
+    #[test]
+    fn a_build_script_reads_cargo_s_variables_unflagged() {
+        let rules = |code: &str, build_script: bool| -> Vec<(usize, &str)> {
+            let added: Vec<usize> = (1..=code.split('\n').count()).collect();
+            read_source(Language::Rust, code.as_bytes(), &added, build_script)
+                .expect("read")
+                .seen
+                .iter()
+                .filter_map(|(l, s, _)| Some((*l, table::first_match(Language::Rust, s)?.id)))
+                .collect()
+        };
+        let honest = "use std::env;\nfn main() {\n    let out = env::var(\"OUT_DIR\").unwrap();\n    let f = std::env::var_os(\"CARGO_FEATURE_STD\");\n    let t = env::var(\"TARGET\");\n}\n";
+        assert_eq!(rules(honest, true), []);
+        assert_eq!(
+            rules(honest, false),
+            [
+                (3, "rust-environment"),
+                (4, "rust-environment"),
+                (5, "rust-environment")
+            ]
+        );
+        let imported = "use std::env::var;\nfn main() { let _ = var(\"PROFILE\"); }\n";
+        assert_eq!(rules(imported, true), []);
+        for probe in [
+            "fn main() { let _ = std::env::var(\"NEXTEST_RUN_ID\"); }\n",
+            "fn main() { let n = \"OUT_DIR\"; let _ = std::env::var(n); }\n",
+            "fn main() { let _ = std::env::vars(); }\n",
+            "fn main() { let _ = std::env::args(); }\n",
+            "fn main() { let _ = std::env::var(concat!(\"OUT\", \"_DIR\")); }\n",
+            "fn main() { let _ = std::env::var(\"CARGO_TARGET_TMPDIR\"); }\n",
+        ] {
+            assert!(
+                rules(probe, true)
+                    .iter()
+                    .any(|(_, id)| *id == "rust-environment"),
+                "{probe}"
+            );
+        }
     }
 }

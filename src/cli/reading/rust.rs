@@ -11,7 +11,10 @@ use tree_sitter::Node;
 use super::syntax::{Added, Walk, descendants, text};
 use super::table::Seen;
 
-pub fn read(source: &[u8], root: Node<'_>, added: &Added, walk: &mut Walk) {
+/// With `build_script` (a Cargo `build.rs`), `env::var`/`env::var_os` of one literal naming a
+/// variable cargo documents for build scripts ([`cargo_sets`]) is how a build script is
+/// written, not a probe; any other read of the environment still is.
+pub fn read(source: &[u8], root: Node<'_>, added: &Added, walk: &mut Walk, build_script: bool) {
     let uses = uses(source, root);
     let mut nodes = descendants(root);
     while let Some(node) = nodes.next() {
@@ -59,7 +62,11 @@ pub fn read(source: &[u8], root: Node<'_>, added: &Added, walk: &mut Walk) {
                     let mut paths = Vec::new();
                     flatten(source, arg, "", &mut paths);
                     for (path, _) in paths {
-                        walk.saw(line, Seen::Name(normal(&path)));
+                        let path = normal(&path);
+                        // The calls are judged where they are made.
+                        if !(build_script && ENV_READS.contains(&path.as_str())) {
+                            walk.saw(line, Seen::Name(path));
+                        }
                     }
                 }
                 nodes.skip_children();
@@ -71,14 +78,20 @@ pub fn read(source: &[u8], root: Node<'_>, added: &Added, walk: &mut Walk) {
                     Some(full) => format!("{full}{}", &path[first.len()..]),
                     None => path.to_owned(),
                 };
-                walk.saw(line, Seen::Name(normal(&path)));
+                let path = normal(&path);
+                if !(build_script && reads_cargo_variable(source, node, &path)) {
+                    walk.saw(line, Seen::Name(path));
+                }
             }
             "identifier" => {
                 let scoped = node
                     .parent()
                     .is_some_and(|p| p.kind() == "scoped_identifier");
                 if !scoped && let Some(full) = uses.get(text(source, node)) {
-                    walk.saw(line, Seen::Name(normal(full)));
+                    let path = normal(full);
+                    if !(build_script && reads_cargo_variable(source, node, &path)) {
+                        walk.saw(line, Seen::Name(path));
+                    }
                 }
             }
             "string_literal" | "raw_string_literal" => {
@@ -99,6 +112,70 @@ pub fn read(source: &[u8], root: Node<'_>, added: &Added, walk: &mut Walk) {
             _ => {}
         }
     }
+}
+
+/// The reads of one environment variable a build script makes.
+const ENV_READS: [&str; 2] = ["env::var", "env::var_os"];
+
+/// Whether `node` (naming `path`) is the function of a call `env::var("NAME")` or
+/// `env::var_os("NAME")`, its one argument a plain string literal that [`cargo_sets`].
+fn reads_cargo_variable(source: &[u8], node: Node<'_>, path: &str) -> bool {
+    if !ENV_READS.contains(&path) {
+        return false;
+    }
+    let Some(call) = node.parent().filter(|p| p.kind() == "call_expression") else {
+        return false;
+    };
+    if call.child_by_field_name("function") != Some(node) {
+        return false;
+    }
+    let Some(args) = call.child_by_field_name("arguments") else {
+        return false;
+    };
+    let mut walker = args.walk();
+    let named: Vec<Node<'_>> = args.named_children(&mut walker).collect();
+    match named.as_slice() {
+        [arg] if arg.kind() == "string_literal" => {
+            let mut cursor = arg.walk();
+            let mut parts = arg.named_children(&mut cursor);
+            match (parts.next(), parts.next()) {
+                (Some(p), None) if p.kind() == "string_content" => cargo_sets(text(source, p)),
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Whether cargo sets `name` for a build script (The Cargo Book, "Environment variables
+/// Cargo sets for build scripts"): the same in a `cargo build` and a `cargo test`.
+fn cargo_sets(name: &str) -> bool {
+    const EXACT: [&str; 18] = [
+        "CARGO",
+        "CARGO_MANIFEST_DIR",
+        "CARGO_MANIFEST_PATH",
+        "CARGO_MANIFEST_LINKS",
+        "CARGO_MAKEFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "OUT_DIR",
+        "TARGET",
+        "HOST",
+        "NUM_JOBS",
+        "OPT_LEVEL",
+        "DEBUG",
+        "PROFILE",
+        "RUSTC",
+        "RUSTDOC",
+        "RUSTC_LINKER",
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+    ];
+    const PREFIXES: [&str; 4] = ["CARGO_FEATURE_", "CARGO_CFG_", "CARGO_PKG_", "DEP_"];
+    let plain = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+    plain && (EXACT.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p)))
 }
 
 /// What the file's `use` declarations bind: a name to the path it stands for.

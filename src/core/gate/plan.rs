@@ -198,7 +198,10 @@ pub const PLAN: [PlanRow; 8] = [
 /// before each step, so a local and a remote gate run the same steps.
 pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
     let decision = decide_gate(request, default_cap);
-    let t1 = decision.steps.iter().find_map(|s| match s {
+    // Reading hits wait for the runs (CONTRACT.md section 15.5): the plan goes by what the
+    // runs decide.
+    let planned = super::rules::decision_for_plan(request, default_cap);
+    let t1 = planned.steps.iter().find_map(|s| match s {
         Step::Properties {
             ran,
             verdict,
@@ -224,7 +227,7 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
         && t1.is_none_or(|(ran, verdict, ..)| !ran || verdict == Verdict::Pass);
     let configured = request.configured.clone().unwrap_or_default();
     let await_build =
-        decision.reason == GateReason::UnreadCode && configured.build && request.build.is_none();
+        planned.reason == GateReason::UnreadCode && configured.build && request.build.is_none();
     // t1 ran and passed on its runs (the suite may have run already, as run 1).
     let t1_passed = t1.is_some_and(|(ran, verdict, ..)| ran && verdict == Verdict::Pass);
     let replay = t1
@@ -234,7 +237,7 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
     let planning = Planning {
         request,
         replay,
-        decided: decision.rule != GateRuleName::Route && !await_build,
+        decided: planned.rule != GateRuleName::Route && !await_build,
         await_build,
         reprove: (t1_passed && unrun.is_empty())
             .then(|| next_reproof(request, &configured))

@@ -258,7 +258,7 @@ pub const GATE_RULES: [GateRule; 13] = [
         },
         then: GateThen {
             name: GateRuleName::TestAware,
-            says: "a changed code file that is not test-adjacent could not be read as the interpreter will (unless it does not build), or the code the patch adds to one asks whether it is under test, changes what a comparison means, or compares against a literal the base's tests pin (a reading rule, or a [suspicious] pattern)",
+            says: "a changed code file that is not test-adjacent could not be read as the interpreter will (unless it does not build), or the code the patch adds to one asks whether it is under test, changes what a comparison means, or compares against a literal the base's tests pin (a reading rule, or a [suspicious] pattern); with reading hits alone the runs still happen, and a failure they show answers BLOCK, naming the hits (section 15.5)",
             step: Some(|r, f| Some(test_aware_step(r, f))),
             conclusion: Conclusion::Chosen {
                 disposition: GateDisposition::Escalate,
@@ -269,13 +269,12 @@ pub const GATE_RULES: [GateRule; 13] = [
                     GateReason::TestInputInCode,
                 ],
                 // Unread first (section 15.2), then the first class among the hits.
-                choose: |f| match f.suspicious.first().map(|s| s.class) {
-                    _ if !f.unread.is_empty() && f.build != Built::DoesNotBuild => {
+                choose: |f| {
+                    if !f.unread.is_empty() && f.build != Built::DoesNotBuild {
                         GateReason::UnreadCode
+                    } else {
+                        reading_reason(f)
                     }
-                    Some(SuspicionClass::Overload) => GateReason::EqualityOverload,
-                    Some(SuspicionClass::SpecialCase) => GateReason::TestInputInCode,
-                    Some(SuspicionClass::Probe) | None => GateReason::TestAwareCode,
                 },
             },
         },
@@ -406,6 +405,70 @@ pub fn rule_rows() -> Vec<GateRuleRow> {
 /// are tried in order, each recording its step first; the first that matches concludes.
 pub fn decide_gate(request: &GateRequest, default_cap: u64) -> GateDecision {
     let facts = RuleFacts::of(request, default_cap);
+    if !reading_waits(&facts) {
+        return decide_on(request, facts);
+    }
+    // A reading hit does not stop the runs (CONTRACT.md section 15.5): a failure they show
+    // answers BLOCK and names the hit too (the test-aware step lists it); without one, the
+    // reading's ESCALATE stands, after the steps the runs reached.
+    let reading = test_aware_step(request, &facts);
+    let reason = reading_reason(&facts);
+    let ran = decide_without_hits(request, facts);
+    let steps = ran
+        .steps
+        .into_iter()
+        .map(|s| match s {
+            Step::TestAware { .. } => reading.clone(),
+            other => other,
+        })
+        .collect();
+    match ran.disposition {
+        GateDisposition::Block => GateDecision { steps, ..ran },
+        _ => GateDecision {
+            disposition: GateDisposition::Escalate,
+            rule: GateRuleName::TestAware,
+            reason,
+            evidence: None,
+            steps,
+        },
+    }
+}
+
+/// Whether the facts hold reading hits (and no unread file, which decides first) that wait
+/// for the runs (CONTRACT.md section 15.5).
+fn reading_waits(facts: &RuleFacts) -> bool {
+    !facts.suspicious.is_empty() && (facts.unread.is_empty() || facts.build == Built::DoesNotBuild)
+}
+
+/// The reading's reason: the first class among the hits (section 14.2).
+fn reading_reason(facts: &RuleFacts) -> GateReason {
+    match facts.suspicious.first().map(|s| s.class) {
+        Some(SuspicionClass::Overload) => GateReason::EqualityOverload,
+        Some(SuspicionClass::SpecialCase) => GateReason::TestInputInCode,
+        Some(SuspicionClass::Probe) | None => GateReason::TestAwareCode,
+    }
+}
+
+/// The decision the rules give with the reading's hits set aside: what the runs decide. The
+/// plan runs what it needs (CONTRACT.md section 15.5).
+pub(super) fn decide_without_hits(request: &GateRequest, mut facts: RuleFacts) -> GateDecision {
+    facts.suspicious.clear();
+    decide_on(request, facts)
+}
+
+/// What the plan goes by: the decision with the reading's hits set aside while they wait for
+/// the runs (CONTRACT.md section 15.5), else the decision.
+pub(super) fn decision_for_plan(request: &GateRequest, default_cap: u64) -> GateDecision {
+    let facts = RuleFacts::of(request, default_cap);
+    if reading_waits(&facts) {
+        decide_without_hits(request, facts)
+    } else {
+        decide_on(request, facts)
+    }
+}
+
+/// The rules tried in order on `facts`, each recording its step first.
+fn decide_on(request: &GateRequest, facts: RuleFacts) -> GateDecision {
     let mut steps = Vec::with_capacity(8);
     for rule in &GATE_RULES {
         if let Some(step) = rule.then.step.and_then(|step| step(request, &facts)) {
@@ -603,7 +666,7 @@ pub(super) fn test_aware_step(_: &GateRequest, facts: &RuleFacts) -> Step {
             "the code the patch adds (not its tests) neither asks whether it is under test, nor changes what a comparison means, nor compares against the tests' inputs".to_owned()
         } else {
             format!(
-                "the code the patch adds (not its tests), read by its syntax, {}: such code can be right under test and wrong in production, which no run can see{}",
+                "the code the patch adds (not its tests), read by its syntax, {}: such code can be right under test and wrong in production, which no run can see (the runs still happen: a failure they show answers BLOCK){}",
                 said.join("; "),
                 match facts.unread.len() {
                     0 => String::new(),
