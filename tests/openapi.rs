@@ -129,3 +129,36 @@ async fn a_suspicious_pattern_is_never_empty_and_the_document_says_so() {
         "{problem}"
     );
 }
+
+/// Issue 50 (found by schemathesis): `POST /gate/next` refused `suspicious[].seen_in: null`,
+/// which the document allowed. The parser refuses a null there (an absent field is how "none"
+/// is said), and now the document says so too, for `seen_in` and `pattern` alike.
+#[tokio::test]
+async fn a_suspicious_line_s_optional_strings_are_never_null_and_the_document_says_so() {
+    let doc: serde_json::Value =
+        serde_json::from_str(&patchgate::http::openapi::document_json()).unwrap();
+    for field in ["seen_in", "pattern"] {
+        let schema = &doc["components"]["schemas"]["SuspiciousLine"]["properties"][field];
+        assert_eq!(schema["type"], "string", "{field}: {schema}");
+    }
+    let server = common::TestServer::start();
+    let sha = "1".repeat(64);
+    let body = serde_json::json!({
+        "changed_files": ["src/a.py"],
+        "seal": {"actual": sha, "expected": sha},
+        "catalog": {"properties": []},
+        "suspicious": [{"file": "src/a.py", "line": 1, "rule": "pinned-literal", "class": "special-case", "code": "x", "seen_in": null}],
+    });
+    let res = common::client()
+        .post(server.url("/gate/next"))
+        .json(&body)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status().as_u16(), 422);
+    let problem: serde_json::Value = res.json().await.unwrap();
+    assert!(
+        problem.to_string().contains("/suspicious/0/seen_in"),
+        "{problem}"
+    );
+}

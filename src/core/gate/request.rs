@@ -423,12 +423,12 @@ pub struct SuspiciousLine {
     pub code: String,
     /// The pattern it matches, for rule `pattern` (1 to 1,024 characters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(min_length = 1, max_length = 1024)]
+    #[schema(nullable = false, min_length = 1, max_length = 1024)]
     pub pattern: Option<String>,
     /// For a special case: where the base's tests or fixtures pin the same literal
     /// (`path:line`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(min_length = 1, max_length = 1024)]
+    #[schema(nullable = false, min_length = 1, max_length = 1024)]
     pub seen_in: Option<String>,
 }
 
