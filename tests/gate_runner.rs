@@ -1321,3 +1321,56 @@ fn real_reports_take_a_census_and_carry_their_failure_text() {
         }
     }
 }
+
+/// Issue 50: `patchgate read` says what it read, so that a clean reading is never mistaken for
+/// none: the files (not tests) and added lines, and the hits (a tabulated expectation).
+#[test]
+fn read_says_what_it_read() {
+    let repo = common::git_repo();
+    let dir = repo.path();
+    common::write(dir, "README.md", "a shop\n");
+    common::commit(dir, "base");
+    common::write(dir, "docs/notes.md", "notes\n");
+    common::commit(dir, "docs only");
+    common::write(dir, "shop/a.py", "def half(n):\n    return n // 2\n");
+    common::write(dir, "tests/test_a.py", "import os\nos.environ\n");
+    common::commit(dir, "code and its test");
+    common::write(dir, "shop/b.py", "import os\nMODE = os.environ.get('X')\n");
+    common::commit(dir, "a probe");
+    let rows: [(&str, &str, i32, &str); 3] = [
+        (
+            "HEAD~3",
+            "HEAD~2",
+            0,
+            "read 0 changed code files that are not tests (0 lines added): no hit\n",
+        ),
+        (
+            "HEAD~2",
+            "HEAD~1",
+            0,
+            "read 1 changed code file that is not a test (2 lines added): no hit\n",
+        ),
+        (
+            "HEAD~1",
+            "HEAD",
+            2,
+            "shop/b.py:2: environment (probe): MODE = os.environ.get('X')\nread 1 changed code file that is not a test (2 lines added): 1 hit\n",
+        ),
+    ];
+    for (base, head, exit, said) in rows {
+        let out = patchgate()
+            .current_dir(dir)
+            .args(["read", "--base", base, "--head", head])
+            .output()
+            .unwrap();
+        assert_eq!(
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout).as_ref()
+            ),
+            (Some(exit), said),
+            "{base}..{head}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

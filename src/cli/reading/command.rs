@@ -24,7 +24,8 @@ pub struct ReadArgs {
     /// patterns, fixtures in `fixtures/`).
     #[arg(long, default_value = CONFIG_FILE)]
     pub config: String,
-    /// Print the hits as JSON (`{"hits": [...], "unread": [...]}`, the facts' form).
+    /// Print the hits as JSON (`{"hits": [...], "unread": [...], "read": [...], "added_lines":
+    /// N}`: the facts' form, and the files read).
     #[arg(long)]
     pub json: bool,
     /// Run as if started in this directory (inside the repository).
@@ -46,7 +47,7 @@ pub fn run(args: ReadArgs) -> CliResult {
     let judged = judged_tree(&base, &head)?;
     let reading = read_patch(&base, &judged.tree, &suspicious, &fixtures)?;
     let text = if args.json {
-        serde_json::json!({"hits": reading.hits, "unread": reading.unread}).to_string() + "\n"
+        serde_json::json!({"hits": reading.hits, "unread": reading.unread, "read": reading.read, "added_lines": reading.added_lines}).to_string() + "\n"
     } else {
         let mut out = String::new();
         for h in &reading.hits {
@@ -67,6 +68,27 @@ pub fn run(args: ReadArgs) -> CliResult {
             }
             out.push('\n');
         }
+        // What was read, so that silence is never mistaken for a clean reading.
+        out.push_str(&format!(
+            "read {} ({} added): {}{}\n",
+            match reading.read.len() {
+                1 => "1 changed code file that is not a test".to_owned(),
+                n => format!("{n} changed code files that are not tests"),
+            },
+            match reading.added_lines {
+                1 => "1 line".to_owned(),
+                n => format!("{n} lines"),
+            },
+            match reading.hits.len() {
+                0 => "no hit".to_owned(),
+                1 => "1 hit".to_owned(),
+                n => format!("{n} hits"),
+            },
+            match reading.unread.len() {
+                0 => String::new(),
+                n => format!(", {n} unread"),
+            }
+        ));
         out
     };
     output::stdout(&text)?;

@@ -48,6 +48,9 @@ pub struct Reading {
     pub hits: Vec<SuspiciousLine>,
     /// Changed code files the reader could not read as the interpreter will.
     pub unread: Vec<UnreadFile>,
+    /// The changed code files it read (not test-adjacent), and how many added lines.
+    pub read: Vec<String>,
+    pub added_lines: usize,
 }
 
 impl Reading {
@@ -123,6 +126,8 @@ pub fn read_patch(
             continue;
         };
         let added: Vec<usize> = file.lines.iter().map(|(l, _)| *l as usize).collect();
+        reading.read.push(file.path.clone());
+        reading.added_lines += added.len();
         // A Cargo build script (`build.rs`) reads cargo's documented variables by design.
         let build_script = file.path.rsplit('/').next() == Some("build.rs");
         let read = match read_source(*language, &raw, &added, build_script) {
