@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 
 use super::*;
-use crate::core::gate::GateReason;
+use crate::core::gate::{GateDisposition, GateReason};
 
 // ---------------------------------------------------------------------------------------------
 // Reviewing the ladder: the decision log
@@ -13,13 +13,18 @@ pub const INADMISSIBLE_WARNING_SHARE: f64 = 0.40;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Review {
-    /// Router decisions read.
+    /// Decisions read: the router's, and the patch gate's own rules' (a guard hit, a reading,
+    /// a neutered canary... issue 50), each one decision.
     pub decisions: u64,
-    /// Lines that are not router decisions: other events, quorum and seal decisions, and lines
-    /// that are not JSON at all (a log file also holds start-up lines).
+    /// Lines that are not decisions: other events, quorum and seal decisions, and lines that
+    /// are not JSON at all (a log file also holds start-up lines).
     pub skipped_lines: u64,
     pub by_disposition: BTreeMap<String, u64>,
+    /// The router's decisions by its attribution.
     pub by_attribution: BTreeMap<String, u64>,
+    /// Every decision by its reason: the router's attribution, or the gate rule's reason.
+    #[serde(default)]
+    pub by_reason: BTreeMap<String, u64>,
     /// ESCALATE / decisions (null with no decisions).
     pub escalation_rate: Option<f64>,
     /// Decisions escalated on `inadmissible-evidence` / decisions.
@@ -40,6 +45,8 @@ pub struct ReviewWeek {
     pub decisions: u64,
     pub by_disposition: BTreeMap<String, u64>,
     pub by_attribution: BTreeMap<String, u64>,
+    #[serde(default)]
+    pub by_reason: BTreeMap<String, u64>,
     /// ESCALATE / decisions of the week (null for a week with only freeze-debt lines).
     pub escalation_rate: Option<f64>,
     pub inadmissible_share: Option<f64>,
@@ -159,6 +166,8 @@ struct Reviewed {
     week: Option<String>,
     /// The router's decision (a gate answer's when the router decided it).
     decided: Option<(Disposition, Attribution)>,
+    /// A gate rule's decision (not the router's): its disposition and reason.
+    gate_rule: Option<(GateDisposition, GateReason)>,
     debt: Option<(u64, Option<u64>)>,
 }
 
@@ -170,11 +179,16 @@ impl LogLine<'_> {
                 .endpoint
                 .as_deref()
                 .is_some_and(|e| ROUTER_ENDPOINTS.contains(&e));
+            let decided = is_route
+                .then_some(disposition.zip(self.attribution))
+                .flatten();
+            let gate_rule = (self.endpoint.as_deref() == Some("gate") && decided.is_none())
+                .then(|| self.gate_rule())
+                .flatten();
             return Some(Reviewed {
                 week: self.timestamp.as_deref().and_then(week_of),
-                decided: is_route
-                    .then_some(disposition.zip(self.attribution))
-                    .flatten(),
+                decided,
+                gate_rule,
                 debt: self.debt_counted.map(|d| (d, self.debt_cap)),
             });
         }
@@ -187,18 +201,33 @@ impl LogLine<'_> {
         ) else {
             return None;
         };
-        let attribution = self
-            .evidence
-            .and(self.reason.as_deref())
+        let routed = self.evidence.is_some();
+        let attribution = routed
+            .then_some(self.reason.as_deref())
+            .flatten()
             .and_then(word::<Attribution>);
+        let gate_rule = (!routed).then(|| self.gate_rule()).flatten();
         Some(Reviewed {
             week: week_of_decision_id(id),
+            gate_rule,
             decided: disposition.zip(attribution),
             debt: steps
                 .iter()
                 .find(|s| s.step == "debt")
                 .and_then(|s| Some((s.counted?, s.cap))),
         })
+    }
+}
+
+impl LogLine<'_> {
+    /// A gate rule's disposition and reason, in the gate's words.
+    fn gate_rule(&self) -> Option<(GateDisposition, GateReason)> {
+        let d = self
+            .disposition
+            .as_deref()
+            .and_then(word::<GateDisposition>)?;
+        let r = self.reason.as_deref().and_then(word::<GateReason>)?;
+        Some((d, r))
     }
 }
 
@@ -220,6 +249,10 @@ fn shortest_decision_line() -> usize {
             "attribution",
             shortest(Attribution::VARIANTS.iter().map(|a| a.as_str())),
         )
+        .min(value(
+            "reason",
+            shortest(GateReason::VARIANTS.iter().map(|r| r.as_str())),
+        ))
 }
 
 /// Reviews decision-log lines (NDJSON as the service writes them): lines that are not router
@@ -232,6 +265,7 @@ pub fn review(body: &[u8]) -> Result<Review, Errors> {
         skipped_lines: 0,
         by_disposition: BTreeMap::new(),
         by_attribution: BTreeMap::new(),
+        by_reason: BTreeMap::new(),
         escalation_rate: None,
         inadmissible_share: None,
         warning: None,
@@ -245,6 +279,7 @@ pub fn review(body: &[u8]) -> Result<Review, Errors> {
         decisions: 0,
         by_disposition: BTreeMap::new(),
         by_attribution: BTreeMap::new(),
+        by_reason: BTreeMap::new(),
         escalation_rate: None,
         inadmissible_share: None,
         freeze_debt: None,
@@ -276,7 +311,22 @@ pub fn review(body: &[u8]) -> Result<Review, Errors> {
             }
         });
         let Some((d, a)) = l.decided else {
-            // A gate or quorum line that the router's counts do not take still says the debt.
+            // A gate rule's decision (issue 50): a decision, by its disposition and reason.
+            if let Some((d, reason)) = l.gate_rule {
+                r.decisions += 1;
+                *r.by_disposition.entry(d.as_str().to_owned()).or_default() += 1;
+                *r.by_reason.entry(reason.as_str().to_owned()).or_default() += 1;
+                if let Some((w, _)) = week {
+                    w.decisions += 1;
+                    *w.by_disposition.entry(d.as_str().to_owned()).or_default() += 1;
+                    *w.by_reason.entry(reason.as_str().to_owned()).or_default() += 1;
+                    if let Some((debt, cap)) = l.debt {
+                        (w.freeze_debt, w.debt_cap) = (Some(debt), cap);
+                    }
+                }
+                continue;
+            }
+            // A quorum line the counts do not take still says the debt.
             if let (Some((w, _)), Some((debt, cap))) = (week, l.debt) {
                 (w.freeze_debt, w.debt_cap) = (Some(debt), cap);
             }
@@ -288,6 +338,7 @@ pub fn review(body: &[u8]) -> Result<Review, Errors> {
             d == Disposition::Escalate && a == Attribution::InadmissibleEvidence;
         *r.by_disposition.entry(d.as_str().to_owned()).or_default() += 1;
         *r.by_attribution.entry(a.as_str().to_owned()).or_default() += 1;
+        *r.by_reason.entry(a.as_str().to_owned()).or_default() += 1;
         if escalated_inadmissible {
             inadmissible += 1;
         }
@@ -295,6 +346,7 @@ pub fn review(body: &[u8]) -> Result<Review, Errors> {
             w.decisions += 1;
             *w.by_disposition.entry(d.as_str().to_owned()).or_default() += 1;
             *w.by_attribution.entry(a.as_str().to_owned()).or_default() += 1;
+            *w.by_reason.entry(a.as_str().to_owned()).or_default() += 1;
             *inadmissible += u64::from(escalated_inadmissible);
             if let Some((debt, cap)) = l.debt {
                 (w.freeze_debt, w.debt_cap) = (Some(debt), cap);
@@ -306,7 +358,7 @@ pub fn review(body: &[u8]) -> Result<Review, Errors> {
         errors.push(
             "",
             format!(
-                "no line is a router decision ({} lines skipped): give the decision log (`patchgate serve` writes one JSON line per decision, target `patchgate::decision`), or kept gate answers, one per line",
+                "no line is a decision ({} lines skipped): give the decision log (`patchgate serve` writes one JSON line per decision, target `patchgate::decision`), or kept gate answers, one per line",
                 r.skipped_lines
             ),
         );
@@ -573,16 +625,26 @@ mod tests {
             line("2026-11-26T10:00:00Z", "quorum", r#""outcome":"promote","debt_counted":3,"debt_cap":5"#),
             line("2026-12-01T10:00:00Z", "gate", r#""disposition":"MERGE_OK","attribution":"all-gates-held","debt_counted":4,"debt_cap":5"#),
             line("", "route", r#""disposition":"MERGE_OK","attribution":"all-gates-held""#),
+            // A gate rule's decision in the log (issue 50): a decision, by its reason.
+            line("2026-12-02T10:00:00Z", "gate", r#""rule":"guard","disposition":"ESCALATE","reason":"guarded-input-edited""#),
             // A kept gate answer, on one line: its week from its UUIDv7 id (0x01a239336800 ms
             // is 2026-12-03T00:00:00Z, a Thursday), the router's reason as its attribution, the
             // debt from its debt step.
             r#"{"patch_id":"pr-9","disposition":"BLOCK","rule":"route","reason":"concrete-behavior","exit_code":1,"decision_id":"01a23933-6800-7000-8000-000000000000","evidence":{"property_check":"pass","fixture_check":"fail","flaky_freeze":"pass"},"steps":[{"step":"debt","open":5,"spent":0,"counted":5,"cap":5,"over_cap":false,"open_rows":[],"summary":"s"}]}"#.to_owned(),
-            // A gate rule's answer: not the router's; its debt still counts.
+            // A gate rule's answer: not the router's, a decision all the same (issue 50); its
+            // debt counts.
             r#"{"disposition":"STOP_QUEUE","rule":"debt","reason":"debt-over-cap","exit_code":3,"decision_id":"01a23933-6800-7000-8000-000000000001","steps":[{"step":"debt","open":6,"spent":0,"counted":6,"cap":5,"over_cap":true,"open_rows":[],"summary":"s"}]}"#.to_owned(),
         ]
         .join("\n");
         let r = review(log.as_bytes()).expect("a review");
-        assert_eq!((r.decisions, r.skipped_lines), (5, 2));
+        assert_eq!((r.decisions, r.skipped_lines), (7, 1));
+        assert_eq!(r.by_disposition["ESCALATE"], 2);
+        assert_eq!(r.by_disposition["STOP_QUEUE"], 1);
+        assert_eq!(r.by_reason["guarded-input-edited"], 1);
+        assert_eq!(r.by_reason["debt-over-cap"], 1);
+        assert_eq!(r.by_reason["concrete-behavior"], 2);
+        assert!(!r.by_attribution.contains_key("debt-over-cap"));
+        assert_eq!(r.escalation_rate, Some(2.0 / 7.0));
         type Week<'a> = (&'a str, u64, Option<f64>, Option<f64>, Option<u64>);
         let weeks: Vec<Week> = r
             .by_week
@@ -601,7 +663,7 @@ mod tests {
             weeks,
             [
                 ("2026-11-23", 2, Some(0.5), Some(0.5), Some(3)),
-                ("2026-11-30", 2, Some(0.0), Some(0.0), Some(6)),
+                ("2026-11-30", 4, Some(0.25), Some(0.0), Some(6)),
             ]
         );
         assert_eq!(r.by_week[0].by_disposition["BLOCK"], 1);
