@@ -1374,3 +1374,78 @@ fn read_says_what_it_read() {
         );
     }
 }
+
+/// Issue 50: a merge queue's base must be an ancestor of the group's head (GitHub builds the
+/// group's commit on its base; GitLab's train commit on its target). A group head that does
+/// not hold the base is not what the queue lands: before, it was judged as a merge of the two
+/// and could answer MERGE_OK for a tree never landed; now it is refused with 65, naming both.
+/// A head that holds the base is judged as ever (`--dry-run` here: exit 0).
+#[test]
+fn a_merge_queue_s_base_must_be_in_the_group_s_head() {
+    let repo = repository("pass");
+    let dir = repo.path();
+    // main moves on after the patch forked: the patch's head does not hold it.
+    git(dir, &["checkout", "-q", "main"]);
+    write(dir, "README.md", "moved on\n");
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "main moves on"]);
+    git(dir, &["checkout", "-q", "patch"]);
+    let base = git(dir, &["rev-parse", "main"]);
+    let head = git(dir, &["rev-parse", "HEAD"]);
+    for flag in ["--merge-group", "--merge-train"] {
+        let out = patchgate()
+            .current_dir(dir)
+            .args([
+                "gate",
+                "--base",
+                "main",
+                "--dry-run",
+                flag,
+                "refs/queue/x",
+                "--pull-request",
+                "7",
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(65), "{flag}: {stderr}");
+        assert!(
+            stderr.contains(base.trim())
+                && stderr.contains(head.trim())
+                && stderr.contains("refs/queue/x"),
+            "{flag}: {stderr}"
+        );
+    }
+    // Without a queue, the same head is judged as the merge that would land.
+    let out = patchgate()
+        .current_dir(dir)
+        .args(["gate", "--base", "main", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A group built on the base is judged.
+    git(dir, &["merge", "-q", "--no-edit", "main"]);
+    let out = patchgate()
+        .current_dir(dir)
+        .args([
+            "gate",
+            "--base",
+            "main",
+            "--dry-run",
+            "--merge-group",
+            "refs/queue/x",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

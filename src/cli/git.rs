@@ -108,14 +108,25 @@ pub struct Judged {
     pub conflicts: Vec<String>,
 }
 
-/// The tree that would land: HEAD's when it already contains BASE, else the merge of the
-/// two (no worktree, no index touched).
-pub fn judged_tree(base: &str, head: &str) -> Result<Judged, CliError> {
-    let contains = git_command()
+/// Whether `base` is an ancestor of `head` (or the same commit).
+pub fn is_ancestor(base: &str, head: &str) -> Result<bool, CliError> {
+    let status = git_command()
         .args(["merge-base", "--is-ancestor", base, head])
         .status()
         .map_err(|e| CliError::data(format!("cannot run git: {e}")))?;
-    let (tree, conflicts) = if contains.success() {
+    match status.code() {
+        Some(0) => Ok(true),
+        Some(1) => Ok(false),
+        _ => Err(CliError::data(format!(
+            "git merge-base --is-ancestor {base} {head} failed"
+        ))),
+    }
+}
+
+/// The tree that would land: HEAD's when it already contains BASE, else the merge of the
+/// two (no worktree, no index touched).
+pub fn judged_tree(base: &str, head: &str) -> Result<Judged, CliError> {
+    let (tree, conflicts) = if is_ancestor(base, head)? {
         let tree = git(&["rev-parse", "--verify", &format!("{head}^{{tree}}")])?;
         (String::from_utf8_lossy(&tree).trim().to_owned(), Vec::new())
     } else {

@@ -8,7 +8,7 @@ use super::super::documents::{parse_document, parse_seal_text};
 use super::super::error::CliError;
 use super::super::git::{
     base_file, binary_content, commit_of, enter_repository, fill_commit_counts, git_changed,
-    git_made_executable, judged_tree,
+    git_made_executable, is_ancestor, judged_tree,
 };
 use super::super::output;
 use super::super::reading::read_patch;
@@ -48,6 +48,20 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     let head = commit_of(&args.head)?;
     // What is judged is the tree that would land (section 12.1), from git's objects: neither
     // the worktree nor its uncommitted changes are read, and nothing runs in it.
+    // A merge queue lands the group's own commit, built on the queue's base: a group whose
+    // head does not hold the base is not what the queue lands, and is never judged.
+    if let Some(group) = args.merge_group()
+        && !is_ancestor(&base, &head)?
+    {
+        return Err(CliError::data(format!(
+            "{} {}: the base {base} is not an ancestor of the group's head {head}: a queue lands the group's own commit, built on its base, so this is not what it would land (give the queue's base: GitHub's merge_group.base_sha, GitLab's train target); refused, never judged",
+            match group.queue {
+                crate::core::gate::MergeQueue::GithubMergeGroup => "the merge group",
+                crate::core::gate::MergeQueue::GitlabMergeTrain => "the merge train",
+            },
+            group.group_ref
+        )));
+    }
     let judged = judged_tree(&base, &head)?;
 
     // The config, from the base commit.
