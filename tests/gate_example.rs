@@ -438,6 +438,24 @@ fn a_patch_adding_a_test_file_is_a_scope_hit() {
         serde_json::json!(["tests/test_sorting_more.py"])
     );
     assert_eq!(step(&g.answer, "properties")["ran"], false);
+    // Issue 50: the properties the scope hit kept from running say `skipped`, not `missing`.
+    let states: Vec<(String, String)> = step(&g.answer, "properties")["properties"]
+        .as_array()
+        .expect("properties")
+        .iter()
+        .filter(|p| p["in_locality"] == true)
+        .map(|p| (p["id"].to_string(), p["state"].to_string()))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("\"sort_is_ordered\"".to_owned(), "\"skipped\"".to_owned()),
+            (
+                "\"sort_is_permutation\"".to_owned(),
+                "\"skipped\"".to_owned()
+            )
+        ]
+    );
     assert_eq!(g.answer["evidence"]["property_check"], "unknown");
     // t1 skipped; t2 ran and passed.
     assert_eq!(tiers(&g), [("t2-fixtures".into(), "pass".into())]);

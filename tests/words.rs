@@ -72,7 +72,10 @@ fn the_enums_speak_the_contracts_words() {
     );
     assert_eq!(
         words::<RunState>(),
-        ["pass", "fail", "error", "flake", "missing", "not-run"]
+        // `skipped`: the patch gate's only (issue 50), a property a scope hit kept from running.
+        [
+            "pass", "fail", "error", "flake", "missing", "not-run", "skipped"
+        ]
     );
     assert_eq!(
         words::<Reason>(),

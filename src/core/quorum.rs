@@ -292,7 +292,7 @@ pub fn ballot(
                 RunState::Fail => b.voting_fail = true,
                 RunState::Flake => b.voting_flake = true,
                 RunState::Error => b.voting_error = true,
-                RunState::Missing | RunState::NotRun => b.voting_missing = true,
+                RunState::Missing | RunState::NotRun | RunState::Skipped => b.voting_missing = true,
                 RunState::Pass => {}
             }
             if state == RunState::Pass {

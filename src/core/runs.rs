@@ -42,6 +42,9 @@ pub enum RunState {
     Missing,
     /// Not in locality and no result was given.
     NotRun,
+    /// The patch gate only: in locality, not run, because the property tier was skipped (a
+    /// scope hit: the properties step's summary and the scope step say why). Never `/quorum`'s.
+    Skipped,
 }
 
 impl RunState {

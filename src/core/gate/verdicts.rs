@@ -27,6 +27,7 @@ use crate::core::route::Verdicts;
 use crate::core::runs::CatchCodes;
 use crate::core::runs::ReceiptGap;
 use crate::core::runs::RunOutcome;
+use crate::core::runs::RunState;
 use crate::core::runs::counted;
 use crate::core::runs::in_batch;
 use std::collections::HashMap;
@@ -171,7 +172,17 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
             outcome: None,
             reason: None,
             quorum_rule: None,
-            properties: ballot.properties,
+            // A property the scope hit kept from running is `skipped`, not `missing`.
+            properties: ballot
+                .properties
+                .into_iter()
+                .map(|mut p| {
+                    if scope_hit && p.state == RunState::Missing {
+                        p.state = RunState::Skipped;
+                    }
+                    p
+                })
+                .collect(),
             receipts: None,
             unvouched: Vec::new(),
             unobserved: Vec::new(),
