@@ -893,6 +893,7 @@ case "$(cat behaviour/suite)" in
   add-fixture) printf '{}\n' > fixtures/extra.json; printf '%s' "$pass" > "$1" ;;
   touch-only) touch src/code.py; printf '%s' "$pass" > "$1" ;;
   untracked) mkdir -p build; printf 'x' > build/out.o; printf '%s' "$pass" > "$1" ;;
+  clock) printf '<testsuite tests="2"><testcase classname="t" name="ok"/><testcase classname="t" name="at_%s"/></testsuite>' "$(date +%s%N)" > "$1" ;;
 esac
 exit 0
 "#;
@@ -1448,4 +1449,34 @@ fn a_merge_queue_s_base_must_be_in_the_group_s_head() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Issue 50: a suite whose test ids change between runs (parametrized over the clock) made
+/// every gate ESCALATE `vanished-tests`, and the advice (refresh the census) could not help.
+/// `census --write` runs the suite twice and refuses (65) ids that differ, naming them and
+/// what to pin; a stable suite's census is written as before.
+#[test]
+fn a_census_refuses_test_ids_that_change_between_runs() {
+    for (behaviour, code) in [("clock", 65), ("pass", 0)] {
+        let repo = repository_with(behaviour, RECEIPT_CONFIG);
+        let dir = repo.path();
+        git(dir, &["checkout", "-q", "main"]);
+        let out = patchgate()
+            .current_dir(dir)
+            .args(["census", "--base", "main", "--write"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{behaviour}: {stderr}");
+        let written = dir.join("suite.census").exists();
+        assert_eq!(written, code == 0, "{behaviour}: {stderr}");
+        if code == 65 {
+            assert!(
+                stderr.contains("1 only in run 1 (\"t::at_")
+                    && stderr.contains("1 only in run 2 (\"t::at_")
+                    && stderr.contains("pin what the ids are made of"),
+                "{stderr}"
+            );
+        }
+    }
 }

@@ -41,45 +41,33 @@ fn word(case: Case) -> &'static str {
     }
 }
 
-pub fn run(args: CensusArgs) -> CliResult {
-    interrupt::catch()?;
-    super::sandbox::harden_runner();
-    let (base, config) = args.on.open()?;
-    let suite = &config.suite;
-    if !receipted(&suite.command) {
-        return Err(CliError::data(format!(
-            "{}: the census reads the suite's receipt: put `--junitxml={{junit}}` (or your runner's JUnit option with {{junit}}) in `[suite] command`",
-            args.on.config
-        )));
-    }
-    let room = Room::open(&config.sandbox, &base, config.build_cache().as_ref())?;
-    let ran = Run::new(
-        "census",
-        &suite.command,
-        suite.timeout(),
-        Place::Room(&room),
-    )
-    .start()?
-    .ran()?;
+/// Runs the suite in `room` and reads its cases from its receipt: each id once, a case listed
+/// twice keeping its worst outcome (fail, then skip); the suite's exit code with them.
+fn suite_cases(
+    room: &Room,
+    suite: &super::config::SuiteConfig,
+    base: &str,
+    label: &str,
+) -> Result<(Option<u8>, BTreeMap<String, Case>), CliError> {
+    let ran = Run::new(label, &suite.command, suite.timeout(), Place::Room(room))
+        .start()?
+        .ran()?;
     let (run, read) = (ran.run, ran.receipt);
     interrupt::check()?;
     let report = match read {
         Some(Ok(report)) => report,
         Some(Err(why)) => {
             return Err(CliError::data(format!(
-                "the suite on {} wrote no readable report ({why}): no census",
-                args.on.base
+                "the suite on {base} wrote no readable report ({why}): no census"
             )));
         }
         None => return Err(CliError::software("the suite ran without a receipt")),
     };
     if let Some(why) = &report.disagrees {
         return Err(CliError::data(format!(
-            "the suite's report on {} disagrees with itself ({why}): no census",
-            args.on.base
+            "the suite's report on {base} disagrees with itself ({why}): no census"
         )));
     }
-    // Each id once; a case listed twice keeps its worst outcome (fail, then skip).
     let mut cases: BTreeMap<String, Case> = BTreeMap::new();
     for (id, case) in report.cases {
         let rank = |c: Case| match c {
@@ -94,9 +82,65 @@ pub fn run(args: CensusArgs) -> CliResult {
     }
     if cases.is_empty() {
         return Err(CliError::data(format!(
-            "the suite on {} ran no test: no census",
-            args.on.base
+            "the suite on {base} ran no test: no census"
         )));
+    }
+    Ok((run, cases))
+}
+
+/// The ids only the first run named, and those only the second did, each sorted.
+fn unstable_ids<'a>(
+    first: &'a BTreeMap<String, Case>,
+    second: &'a BTreeMap<String, Case>,
+) -> (Vec<&'a String>, Vec<&'a String>) {
+    (
+        first
+            .keys()
+            .filter(|id| !second.contains_key(*id))
+            .collect(),
+        second
+            .keys()
+            .filter(|id| !first.contains_key(*id))
+            .collect(),
+    )
+}
+
+pub fn run(args: CensusArgs) -> CliResult {
+    interrupt::catch()?;
+    super::sandbox::harden_runner();
+    let (base, config) = args.on.open()?;
+    let suite = &config.suite;
+    if !receipted(&suite.command) {
+        return Err(CliError::data(format!(
+            "{}: the census reads the suite's receipt: put `--junitxml={{junit}}` (or your runner's JUnit option with {{junit}}) in `[suite] command`",
+            args.on.config
+        )));
+    }
+    let room = Room::open(&config.sandbox, &base, config.build_cache().as_ref())?;
+    let (run, cases) = suite_cases(&room, suite, &args.on.base, "census")?;
+    // Written to be committed, the census must name the same tests every run: the suite runs
+    // twice, and ids that differ between the runs (a parameter drawn from the clock, a random
+    // value, a set's order) are refused, or every gate would find tests vanished.
+    if args.write {
+        let (_, again) = suite_cases(&room, suite, &args.on.base, "census (run 2)")?;
+        let (only_first, only_second) = unstable_ids(&cases, &again);
+        if !only_first.is_empty() || !only_second.is_empty() {
+            let list = |ids: &[&String]| {
+                let mut s: Vec<String> = ids.iter().take(5).map(|i| format!("{i:?}")).collect();
+                if ids.len() > 5 {
+                    s.push(format!("and {} more", ids.len() - 5));
+                }
+                s.join(", ")
+            };
+            return Err(CliError::data(format!(
+                "the suite on {} names different tests on two runs: {} only in run 1 ({}), {} only in run 2 ({}). Every gate would find them vanished: pin what the ids are made of (parametrize over fixed values, give `ids=` names that do not hold the clock, a random value or a set's order). No census written",
+                args.on.base,
+                only_first.len(),
+                list(&only_first),
+                only_second.len(),
+                list(&only_second)
+            )));
+        }
     }
     let mut text = String::new();
     for (id, case) in &cases {
@@ -159,4 +203,27 @@ pub fn run(args: CensusArgs) -> CliResult {
         }
     ));
     Ok(Exit::Go)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Written by hand: the same ids in another order are stable; an id drawn from the clock
+    /// differs on each side.
+    #[test]
+    fn ids_that_differ_between_two_runs_are_named() {
+        let run = |ids: &[&str]| -> BTreeMap<String, Case> {
+            ids.iter()
+                .map(|i| ((*i).to_owned(), Case::Passed))
+                .collect()
+        };
+        let a = run(&["t::a", "t::b[2026-12-03T10:00:01]"]);
+        let b = run(&["t::b[2026-12-03T10:00:07]", "t::a"]);
+        let (first, second) = unstable_ids(&a, &b);
+        assert_eq!(first, ["t::b[2026-12-03T10:00:01]"]);
+        assert_eq!(second, ["t::b[2026-12-03T10:00:07]"]);
+        let (first, second) = unstable_ids(&a, &a);
+        assert!(first.is_empty() && second.is_empty());
+    }
 }

@@ -654,7 +654,7 @@ fn what_to_check(cause: Cause) -> &'static str {
             "the run whose exit code and report disagree (a failure exit with no failure listed, or exit 0 with one): one of them was forced. Look for an exit under test or a hook that rewrites results."
         }
         Cause::VanishedTests => {
-            "the census tests listed above: they passed on the base and did not run here (deleted, renamed, skipped, or the suite stopped early). If the patch removed or renamed them on purpose, refresh the census on the base (`patchgate census --write`) in a reviewed commit; a census written before tests were named by their binary (libtest, CONTRACT.md 11.9) is refreshed the same way."
+            "the census tests listed above: they passed on the base and did not run here (deleted, renamed, skipped, or the suite stopped early). If the patch removed or renamed them on purpose, refresh the census on the base (`patchgate census --write`) in a reviewed commit; a census written before tests were named by their binary (libtest, CONTRACT.md 11.9) is refreshed the same way. Ids that hold the clock or a random value change on every run: `census --write` runs the suite twice and names them; pin them first."
         }
         Cause::FrozenCoversPatch => {
             "the frozen tests that cover the changed files: the check that would judge this patch is frozen, so nothing judges it. Fix and unfreeze the test, or review the patch by hand."
