@@ -738,9 +738,24 @@ fn every_row_through_the_cli_on_a_real_repository() {
         a.answer["seal"]["base"].as_str().unwrap(),
         pipeline.split_whitespace().next().unwrap()
     );
+    // The source digest (issue 50): sha256 of git's listing of the property's source files
+    // on the base (`checks/run.sh`), computed here with git and coreutils.
+    let listing = std::process::Command::new("sh")
+        .current_dir(dir)
+        .args([
+            "-c",
+            "git ls-tree -r -z --full-tree HEAD -- checks/run.sh | sha256sum",
+        ])
+        .output()
+        .unwrap();
+    let source = String::from_utf8_lossy(&listing.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned();
     assert_eq!(
         a.answer["record"],
-        json!({"seal": a.answer["seal"]["base"], "mutant": mutant, "base_runs": [0, 0], "mutant_runs": [1, 1]})
+        json!({"seal": a.answer["seal"]["base"], "mutant": mutant, "base_runs": [0, 0], "mutant_runs": [1, 1], "source": source})
     );
     // --runs.
     let a = admit(

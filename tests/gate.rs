@@ -3412,3 +3412,96 @@ fn a_split_is_replayed_before_it_is_called_a_flake() {
         assert!(text.contains(pointer), "{pointer}: {text}");
     }
 }
+
+/// Issue 50: an admission records its property's source digest; the gate is given the digest
+/// of that source on the base today (`admitted_sources`), and a record whose source changed
+/// since, or whose digest the facts do not give, votes as unadmitted until admitted again. A
+/// record without a digest (written before) is read as it was. Written by hand from the issue.
+#[test]
+fn an_admission_outgrown_by_its_source_votes_as_unadmitted() {
+    use patchgate::core::decision::Decision;
+    use patchgate::core::gate::GateDecision;
+    let record = |source: Option<&str>| {
+        let mut r = json!({"seal": A, "mutant": "m1", "base_runs": [0, 0], "mutant_runs": [1, 1]});
+        if let Some(s) = source {
+            r["source"] = json!(s);
+        }
+        r
+    };
+    let doc = |admitted: Value, sources: Option<Value>| {
+        let mut d = with(&[
+            (
+                "catalog",
+                json!({"properties": [
+                    {"id": "counter.monotonic", "strength": "strong", "locality": ["store/counters"], "source": ["props/counter"], "admitted": admitted}
+                ]}),
+            ),
+            ("require_admission", json!(true)),
+        ]);
+        if let Some(s) = sources {
+            d["admitted_sources"] = s;
+        }
+        d
+    };
+    let c = "c".repeat(64);
+    let d = "d".repeat(64);
+    // (name, facts, disposition, reason).
+    let rows = [
+        (
+            "the source is what was proven",
+            doc(record(Some(&c)), Some(json!({"counter.monotonic": c}))),
+            "MERGE_OK",
+            "all-gates-held",
+        ),
+        (
+            "the source changed since its admission",
+            doc(record(Some(&c)), Some(json!({"counter.monotonic": d}))),
+            "ESCALATE",
+            "inadmissible-evidence",
+        ),
+        (
+            "the facts do not say what the source is now",
+            doc(record(Some(&c)), None),
+            "ESCALATE",
+            "inadmissible-evidence",
+        ),
+        (
+            "a record written before digests: read as it was",
+            doc(record(None), Some(json!({"counter.monotonic": d}))),
+            "MERGE_OK",
+            "all-gates-held",
+        ),
+    ];
+    for (name, facts, disposition, reason) in rows {
+        let request = GateDecision::parse(&serde_json::to_vec(&facts).unwrap())
+            .unwrap_or_else(|p| panic!("{name}: {p:?}"));
+        let d = GateDecision::decide(&request, &Default::default());
+        let answer = serde_json::to_value(d.answer(&request, "d".to_owned())).unwrap();
+        assert_eq!(
+            (answer["disposition"].as_str(), answer["reason"].as_str()),
+            (Some(disposition), Some(reason)),
+            "{name}: {answer}"
+        );
+        if disposition == "ESCALATE" {
+            let t1 = answer["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["step"] == "properties")
+                .unwrap();
+            assert!(
+                t1["summary"].as_str().is_some_and(|s| s.contains(
+                    "admitted before its source changed (admit it again): counter.monotonic"
+                )),
+                "{name}: {t1}"
+            );
+        }
+    }
+    // A digest is 64 lowercase hex digits.
+    let bad = doc(record(Some(&c)), Some(json!({"counter.monotonic": "xyz"})));
+    let problem = GateDecision::parse(&serde_json::to_vec(&bad).unwrap()).expect_err("refused");
+    assert!(
+        format!("{problem:?}").contains("/admitted_sources/counter.monotonic"),
+        "{problem:?}"
+    );
+}

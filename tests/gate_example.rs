@@ -1214,6 +1214,42 @@ fn admission_with_real_mutants() {
     );
     git(dir, &["checkout", "-q", "patch"]);
 
+    // Issue 50: the record holds its property's source digest. The base edits the property's
+    // source after the admission (a reviewed commit): the record proves nothing about the
+    // property as it is now, so it votes as unadmitted until admitted again, and the good fix
+    // that merged above has no strong voter. (Before, the old proof kept voting.)
+    assert!(
+        catalog["properties"][0]["admitted"]["source"]
+            .as_str()
+            .is_some_and(|s| s.len() == 64),
+        "{catalog}"
+    );
+    let main_before = git(dir, &["rev-parse", "main"]);
+    let patch_before = git(dir, &["rev-parse", "patch"]);
+    git(dir, &["checkout", "-q", "main"]);
+    let property = dir.join("properties/test_discount_bounded.py");
+    let text = std::fs::read_to_string(&property).unwrap();
+    std::fs::write(
+        &property,
+        format!("{text}\n# The bound, as the pricing rules state it.\n"),
+    )
+    .unwrap();
+    commit(dir, "the property's source edited on the base");
+    git(dir, &["checkout", "-q", "patch"]);
+    git(dir, &["rebase", "-q", "main"]);
+    let g = gate(dir, &[]);
+    escalates(&g, "inadmissible-evidence", "empty-quorum");
+    assert!(
+        step(&g.answer, "properties")["summary"]
+            .as_str()
+            .is_some_and(|s| s
+                .contains("admitted before its source changed (admit it again): discount_bounded")),
+        "{}",
+        g.answer
+    );
+    git(dir, &["branch", "-f", "main", main_before.trim()]);
+    git(dir, &["reset", "-q", "--hard", patch_before.trim()]);
+
     // Without the record, the same patch has no strong voter: an empty quorum, never a merge.
     git(dir, &["checkout", "-q", "main"]);
     let text = std::fs::read_to_string(dir.join("catalog.yaml")).unwrap();

@@ -44,6 +44,7 @@ fn property(i: usize) -> impl Strategy<Value = Property> {
                 mutant: "m".into(),
                 base_runs: vec![Some(0), Some(0)],
                 mutant_runs: vec![Some(1), Some(1)],
+                source: None,
             }),
         })
 }

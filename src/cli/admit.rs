@@ -78,6 +78,8 @@ struct Check {
     guarded: Vec<String>,
     /// A property's test cases in the receipt (`[properties] case`).
     case: Option<String>,
+    /// A property's `source` paths in the catalog: their digest on the base is recorded.
+    sources: Vec<String>,
 }
 
 pub fn run(args: AdmitArgs) -> CliResult {
@@ -131,7 +133,7 @@ pub fn run(args: AdmitArgs) -> CliResult {
     };
     interrupt::check()?;
 
-    let doc = json!({
+    let mut doc = json!({
         "check_id": check.id,
         "kind": check.kind,
         "seal": {"base": seals.0, "mutant": seals.1},
@@ -140,6 +142,10 @@ pub fn run(args: AdmitArgs) -> CliResult {
         "catch_exit_codes": check.catch,
         "mutant": mutant,
     });
+    // The property's source as it was proven: the gate sees when it changes (issue 50).
+    if let Some(digest) = super::git::source_digest(&base, &check.sources)? {
+        doc["source"] = Value::from(digest);
+    }
     if let Some(path) = &args.facts_out {
         let text = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
         std::fs::write(path, text)
@@ -209,6 +215,7 @@ fn check_of(args: &AdmitArgs, config: &GateConfig, base: &str) -> Result<Check, 
             catch: config.suite.catch.clone(),
             guarded,
             case: None,
+            sources: Vec::new(),
         });
     }
     let id = args.id.clone().unwrap_or_default();
@@ -233,9 +240,17 @@ fn check_of(args: &AdmitArgs, config: &GateConfig, base: &str) -> Result<Check, 
                 config.catalog
             ))
         })?;
-    if let Some(sources) = row.get("source").and_then(Value::as_array) {
-        guarded.extend(sources.iter().filter_map(Value::as_str).map(str::to_owned));
-    }
+    let sources: Vec<String> = row
+        .get("source")
+        .and_then(Value::as_array)
+        .map(|s| {
+            s.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    guarded.extend(sources.iter().cloned());
     Ok(Check {
         id,
         kind: "property",
@@ -244,6 +259,7 @@ fn check_of(args: &AdmitArgs, config: &GateConfig, base: &str) -> Result<Check, 
         catch: config.properties.catch.clone(),
         guarded,
         case: config.properties.case.clone(),
+        sources,
     })
 }
 
@@ -389,11 +405,16 @@ fn record_flow(record: &AdmissionRecord) -> String {
         format!("[{}]", items.join(", "))
     };
     format!(
-        "{{\"seal\": {}, \"mutant\": {}, \"base_runs\": {}, \"mutant_runs\": {}}}",
+        "{{\"seal\": {}, \"mutant\": {}, \"base_runs\": {}, \"mutant_runs\": {}{}}}",
         Value::from(record.seal.as_str()),
         Value::from(record.mutant.as_str()),
         runs(&record.base_runs),
-        runs(&record.mutant_runs)
+        runs(&record.mutant_runs),
+        record
+            .source
+            .as_ref()
+            .map(|s| format!(", \"source\": {}", Value::from(s.as_str())))
+            .unwrap_or_default()
     )
 }
 
@@ -536,6 +557,7 @@ mod tests {
             mutant: "m\"1".into(),
             base_runs: vec![Some(0), None],
             mutant_runs: vec![Some(1), Some(1)],
+            source: None,
         };
         let line = record_flow(&record);
         assert_eq!(
@@ -544,6 +566,19 @@ mod tests {
         );
         let want = serde_json::to_value(&record).unwrap();
         assert_eq!(serde_json::from_str::<Value>(&line).unwrap(), want);
+        let yaml: Value = serde_norway::from_str(&line).unwrap();
+        assert_eq!(yaml, want);
+        // With its source's digest (issue 50), last.
+        let record = AdmissionRecord {
+            source: Some("c".repeat(64)),
+            ..record
+        };
+        let line = record_flow(&record);
+        assert!(
+            line.ends_with(&format!(r#", "source": "{}"}}"#, "c".repeat(64))),
+            "{line}"
+        );
+        let want = serde_json::to_value(&record).unwrap();
         let yaml: Value = serde_norway::from_str(&line).unwrap();
         assert_eq!(yaml, want);
     }

@@ -108,6 +108,21 @@ pub struct Judged {
     pub conflicts: Vec<String>,
 }
 
+/// The digest of a property's source in `commit` (issue 50): sha256 over git's listing of the
+/// files under `paths` (each file's mode, blob id and path, in git's order), 64 hex digits;
+/// `None` with no path. What admission records and the gate compares.
+pub fn source_digest(commit: &str, paths: &[String]) -> Result<Option<String>, CliError> {
+    use sha2::Digest;
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let mut args = vec!["ls-tree", "-r", "-z", "--full-tree", commit, "--"];
+    args.extend(paths.iter().map(String::as_str));
+    let listing = git(&args)?;
+    let digest = sha2::Sha256::digest(&listing);
+    Ok(Some(digest.iter().map(|b| format!("{b:02x}")).collect()))
+}
+
 /// Whether `base` is an ancestor of `head` (or the same commit).
 pub fn is_ancestor(base: &str, head: &str) -> Result<bool, CliError> {
     let status = git_command()

@@ -207,6 +207,9 @@ pub struct AdmitRequest {
     pub catch_exit_codes: CatchCodes,
     /// The mutant's commit id, or a label for it.
     pub mutant: String,
+    /// The digest of the check's source on the base (64 hex digits), when the caller gives
+    /// it: recorded, so a later change to the source is seen (issue 50).
+    pub source: Option<String>,
 }
 
 /// What admission writes into the catalog row as `admitted`: the proof, so a reader can see
@@ -220,6 +223,12 @@ pub struct AdmissionRecord {
     pub mutant: String,
     pub base_runs: Vec<RunOutcome>,
     pub mutant_runs: Vec<RunOutcome>,
+    /// The digest of the property's source (its catalog `source` files on the base, as git
+    /// lists them) when it was proven: a row whose source changed since votes as unadmitted
+    /// until admitted again (issue 50). Absent in records written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, min_length = 64, max_length = 64)]
+    pub source: Option<String>,
 }
 
 /// The decision.
@@ -287,6 +296,7 @@ impl AdmitDecision {
             mutant: request.mutant.clone(),
             base_runs: request.base_runs.clone(),
             mutant_runs: request.mutant_runs.clone(),
+            source: request.source.clone(),
         });
         AdmitAnswer {
             check_id: request.check_id.clone(),
@@ -377,7 +387,7 @@ impl super::decision::Decision for AdmitDecision {
 // Validation
 
 /// The fields of a request body.
-pub const REQUEST_FIELDS: [&str; 7] = [
+pub const REQUEST_FIELDS: [&str; 8] = [
     "check_id",
     "kind",
     "seal",
@@ -385,9 +395,22 @@ pub const REQUEST_FIELDS: [&str; 7] = [
     "mutant_runs",
     "catch_exit_codes",
     "mutant",
+    "source",
 ];
 /// The fields of an admission record.
-pub const RECORD_FIELDS: [&str; 4] = ["seal", "mutant", "base_runs", "mutant_runs"];
+pub const RECORD_FIELDS: [&str; 5] = ["seal", "mutant", "base_runs", "mutant_runs", "source"];
+
+/// An optional source digest at `key`: 64 hex digits.
+fn source_digest(
+    obj: &crate::core::fields::Obj<'_>,
+    key: &str,
+    e: &mut Errors,
+) -> Option<Option<String>> {
+    match obj.get(key) {
+        None => Some(None),
+        Some(_) => parse_seal_digest(obj, key, e).map(|d| Some(d.to_hex())),
+    }
+}
 
 /// Validates a `/admit` document, reporting every invalid field.
 pub fn parse_request(value: &Value) -> Result<AdmitRequest, Errors> {
@@ -414,6 +437,7 @@ pub fn parse_request(value: &Value) -> Result<AdmitRequest, Errors> {
     let mutant_runs = runs("mutant_runs");
     let catch_exit_codes = request_catch_codes(&doc, &mut e);
     let mutant = doc.req_string("mutant", MAX_ID_CHARS, &mut e);
+    let source = source_digest(&doc, "source", &mut e);
     match (
         check_id,
         kind,
@@ -439,6 +463,7 @@ pub fn parse_request(value: &Value) -> Result<AdmitRequest, Errors> {
             mutant_runs,
             catch_exit_codes,
             mutant,
+            source: source.flatten(),
         }),
         _ => Err(e),
     }
@@ -462,7 +487,9 @@ pub fn parse_record(
     let mutant_runs = row
         .required("mutant_runs", e)
         .and_then(|r| parse_runs(r, &row.pointer("mutant_runs"), "`mutant_runs`", e));
-    let (seal, mutant, base_runs, mutant_runs) = (seal?, mutant?, base_runs?, mutant_runs?);
+    let source = source_digest(&row, "source", e);
+    let (seal, mutant, base_runs, mutant_runs, source) =
+        (seal?, mutant?, base_runs?, mutant_runs?, source?);
     // The request's catch codes are invalid (reported there): no proof can be read.
     let catch = catch?;
     let facts = AdmitFacts {
@@ -488,6 +515,7 @@ pub fn parse_record(
         mutant,
         base_runs,
         mutant_runs,
+        source,
     })
 }
 
@@ -555,6 +583,7 @@ mod tests {
                 mutant_runs: mutant.to_vec(),
                 catch_exit_codes: CatchCodes::default(),
                 mutant: "deadbeef".into(),
+                source: None,
             };
             let d = decide(&request);
             let case = format!("{base:?} / {mutant:?} same seal {same}");

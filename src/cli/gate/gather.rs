@@ -148,6 +148,30 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     let properties_in_suite = census
         .as_ref()
         .is_some_and(|c| census::lists_property_cases(c, &config, &catalog));
+    // Each admitted property's source as the base has it now, digested as admission records
+    // it: the core sees an admission its source has outgrown (issue 50).
+    let mut admitted_sources = std::collections::BTreeMap::new();
+    for row in super::mutants::catalog_rows(&catalog).take(1000) {
+        let (Some(id), Some(_)) = (
+            row.get("id").and_then(serde_json::Value::as_str),
+            row.get("admitted"),
+        ) else {
+            continue;
+        };
+        let sources: Vec<String> = row
+            .get("source")
+            .and_then(serde_json::Value::as_array)
+            .map(|s| {
+                s.iter()
+                    .filter_map(serde_json::Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(digest) = super::super::git::source_digest(&base, &sources)? {
+            admitted_sources.insert(id.to_owned(), digest);
+        }
+    }
     let facts = Facts {
         patch_id: Some(args.patch_id.clone().unwrap_or_else(|| head.clone())),
         changed_files: changed.clone(),
@@ -174,6 +198,7 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         shadows: shadows::shadows(&room, &changed),
         suspicious: reading.hits,
         unread: reading.unread,
+        admitted_sources,
         configured: Some(Configured {
             build: config.build.is_some(),
             canary: config.canary.is_some(),

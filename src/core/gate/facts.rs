@@ -170,6 +170,12 @@ pub struct Facts {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schema(max_items = 1000)]
     pub replays: Vec<Replay>,
+    /// The digest of each admitted property's source files on the base (64 hex digits, by
+    /// property id; at most 1,000), as the runner computed it the way admission records it: a
+    /// catalog row whose `admitted.source` names another digest, or whose digest is not given
+    /// here, votes as unadmitted until admitted again (issue 50).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub admitted_sources: BTreeMap<String, String>,
     /// Processes the runs left behind, each killed before its report was read (section
     /// 11.4); noted in the integrity step, never a verdict.
     #[serde(default, skip_serializing_if = "is_zero")]

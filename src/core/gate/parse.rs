@@ -2,6 +2,7 @@
 //! `guarded` and `fixture_suite`.
 
 use serde_json::Value;
+use std::collections::HashMap;
 
 use super::parse_steps::*;
 use super::request::{
@@ -196,6 +197,38 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             fields::array(v, "/replays", "`replays`", &mut e, parse_replay).unwrap_or_default()
         }
     };
+    let admitted_sources = match doc.get("admitted_sources") {
+        None => HashMap::new(),
+        Some(v) => match v.as_object() {
+            Some(o) if o.len() > MAX_PROPERTY_CASES => {
+                e.push(
+                    "/admitted_sources",
+                    format!("at most {MAX_PROPERTY_CASES} properties are listed"),
+                );
+                HashMap::new()
+            }
+            Some(o) => o
+                .iter()
+                .filter_map(|(id, d)| {
+                    let at = pointer_key("/admitted_sources", id);
+                    let hex = d.as_str().filter(|h| {
+                        h.len() == 64 && h.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+                    });
+                    match hex {
+                        Some(h) if id.len() <= 256 => Some((id.clone(), h.to_owned())),
+                        _ => {
+                            e.push(at, "a source digest is 64 lowercase hex digits, by property id (at most 256 characters)");
+                            None
+                        }
+                    }
+                })
+                .collect(),
+            None => {
+                e.push("/admitted_sources", "`admitted_sources` is an object: property id → 64 hex digits");
+                HashMap::new()
+            }
+        },
+    };
     let room = doc.get("room").and_then(|v| parse_room(v, &mut e));
     let configured = doc.get("configured").and_then(|v| {
         let c = object(v, "/configured", "`configured`", &CONFIGURED_FIELDS, &mut e)?;
@@ -273,6 +306,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             canary,
             reproof,
             replays,
+            admitted_sources,
             left_behind,
             timings_ms,
             configured,

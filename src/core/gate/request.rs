@@ -183,6 +183,9 @@ pub struct GateRequest {
     pub reproof: Vec<Reproof>,
     /// The replays of split properties (section 15.5): each its failing examples tried again.
     pub replays: Vec<Replay>,
+    /// The digest of each admitted property's source on the base, as the runner computed it
+    /// (issue 50): a record that names another, or one the facts do not give, is stale.
+    pub admitted_sources: HashMap<String, String>,
     /// Processes the runs left behind, each killed before its report was read (section 11.4).
     pub left_behind: u64,
     /// The optional steps the runner can run (the base's config): what the core may plan.

@@ -3,7 +3,7 @@
 //! for them is fitted.
 
 /// The fields of a `/gate` body.
-pub const GATE_FIELDS: [&str; 33] = [
+pub const GATE_FIELDS: [&str; 34] = [
     "patch_id",
     "changed_files",
     "guarded",
@@ -33,6 +33,7 @@ pub const GATE_FIELDS: [&str; 33] = [
     "canary",
     "reproof",
     "replays",
+    "admitted_sources",
     "left_behind",
     "timings_ms",
     "configured",

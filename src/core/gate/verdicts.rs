@@ -105,12 +105,15 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
         });
     // A property whose mutant did not apply to this tree is unproven for this patch (section
     // 11.10): it votes as one without an `admitted` record would.
-    let unapplied: HashSet<&str> = request
+    let mut unapplied: HashSet<&str> = request
         .reproof
         .iter()
         .filter(|r| !r.applied)
         .map(|r| r.property.as_str())
         .collect();
+    // An admission whose property's source changed since (issue 50) proves nothing now.
+    let stale = stale_admissions(request);
+    unapplied.extend(stale.iter().copied());
     let catalog: std::borrow::Cow<'_, [Property]> = if unapplied.is_empty() {
         std::borrow::Cow::Borrowed(&request.catalog)
     } else {
@@ -216,7 +219,7 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
             Vec::new()
         };
         let summary = format!(
-            "quorum {} ({}): property_check is {verdict}{}{}{}{}",
+            "quorum {} ({}): property_check is {verdict}{}{}{}{}{}",
             outcome.as_str(),
             reason.as_str(),
             match request.suite_runs.len() {
@@ -233,6 +236,13 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
                     "; {} without an admission proof voted as weak",
                     plural(unproven, "strong property", "strong properties")
                 )
+            },
+            match stale.len() {
+                0 => String::new(),
+                _ => format!(
+                    "; admitted before its source changed (admit it again): {}",
+                    stale.join(", ")
+                ),
             },
             match request.replays.len() {
                 0 => String::new(),
@@ -401,6 +411,22 @@ pub(super) fn counted_runs(
         })
         .collect();
     (replayed(request, runs), unvouched)
+}
+
+/// The admitted properties whose record names a source digest that the facts' digest of
+/// their source on the base does not match, or that the facts do not give (issue 50).
+pub(super) fn stale_admissions(request: &GateRequest) -> Vec<&str> {
+    request
+        .catalog
+        .iter()
+        .filter(|p| {
+            p.admitted
+                .as_ref()
+                .and_then(|a| a.source.as_ref())
+                .is_some_and(|d| request.admitted_sources.get(&p.id) != Some(d))
+        })
+        .map(|p| p.id.as_str())
+        .collect()
 }
 
 /// Whether counted `runs` split: a catch and a pass among them (CONTRACT.md section 15.5).
