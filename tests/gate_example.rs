@@ -856,11 +856,19 @@ fn a_rust_repository_fails_with_101_and_that_is_a_catch() {
 #[test]
 fn init_writes_a_starter_that_the_gate_reads() {
     let dir = tempfile::tempdir().expect("tempdir");
-    patchgate()
+    let out = patchgate()
         .current_dir(dir.path())
         .arg("init")
-        .assert()
-        .code(0);
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    // Issue 50: the next steps are true for the starter: its build keeps no cache, so no
+    // `patchgate warm` (which would exit 65); the Rust starter's does (below).
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("then `patchgate census --write`") && !said.contains("warm"),
+        "{said}"
+    );
     let text = std::fs::read_to_string(dir.path().join("patchgate.toml")).unwrap();
     assert_eq!(
         text,
@@ -927,6 +935,7 @@ fn init_rust_sees_autotests_off() {
         .unwrap();
     let said = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("then `patchgate warm`"), "{said}");
     assert!(
         said.contains("autotests = false")
             && said.contains(

@@ -88,7 +88,7 @@ pub fn init(args: InitArgs) -> CliResult {
         also.push(init);
     }
     output::error(&format!(
-        "wrote {}{}{}: edit them, commit them to the base branch, then `patchgate warm`, `patchgate census --write` (commit suite.census too) and `patchgate gate --base <branch> --dry-run`",
+        "wrote {}{}{}: edit them, commit them to the base branch, then {}`patchgate census --write` (commit suite.census too) and `patchgate gate --base <branch> --dry-run`",
         args.path.display(),
         if wrote_canary {
             format!(" and the canary {}", canary.display())
@@ -97,7 +97,14 @@ pub fn init(args: InitArgs) -> CliResult {
         },
         also.iter()
             .map(|p| format!(", {} (an empty package marker)", p.display()))
-            .collect::<String>()
+            .collect::<String>(),
+        // Only a starter whose build keeps a cache has something to warm (the Python
+        // starter's byte-compiling build keeps none: `warm` would exit 65).
+        if args.rust {
+            "`patchgate warm` (the build cache every room starts from), "
+        } else {
+            ""
+        }
     ));
     Ok(Exit::Go)
 }
