@@ -1480,3 +1480,45 @@ fn a_census_refuses_test_ids_that_change_between_runs() {
         }
     }
 }
+
+/// Issue 50: a fault of the machine is not the patch's. A build that fails on the judged tree
+/// and on the base alike (here: a registry file the room's runs cannot read, as a runner whose
+/// cargo registry holds files of mode 0640 gives) was BLOCK `does-not-build`, "the patch is
+/// wrong": now it is unavailable (69), the line that says so named; a build the patch alone
+/// breaks is BLOCK as before.
+#[test]
+fn a_build_that_fails_on_the_base_too_is_the_machine_s_fault() {
+    let unreadable = r#"echo "error: failed to read /root/.cargo/registry/src/index/fnv-1.0.7/lib.rs: Permission denied (os error 13)" >&2; exit 101"#;
+    let patch_only = r#"if grep -q 'LIMIT = 11' src/code.py; then echo 'error[E0308]: mismatched types' >&2; exit 101; fi"#;
+    for (script, code, said) in [
+        (unreadable, Some(69), "fails on the base"),
+        (patch_only, Some(1), "BLOCK reason=does-not-build"),
+    ] {
+        let config = format!(
+            "{CONFIG}[build]\ncommand = [\"sh\", \"-c\", {}]\ncatch = [101]\ntimeout_s = 30\n",
+            serde_json::to_string(script).unwrap()
+        );
+        let repo = repository_with("pass", &config);
+        let out = patchgate()
+            .current_dir(repo.path())
+            .args(["gate", "--base", "main"])
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), code, "{stdout}\n{stderr}");
+        assert!(
+            stdout.contains(said) || stderr.contains(said),
+            "{said}: {stdout}\n{stderr}"
+        );
+        if code == Some(69) {
+            assert!(
+                stderr.contains("cannot be read by the room's runs (uid")
+                    && stderr.contains("fnv-1.0.7/lib.rs: Permission denied"),
+                "{stderr}"
+            );
+        }
+    }
+}

@@ -268,6 +268,13 @@ fn build(g: &Gathered, facts: &mut Facts) -> Result<(), CliError> {
         Outcome::Ran(ran) => ran,
         Outcome::Cancelled => return Err(CliError::software("the build was cancelled")),
     };
+    // A build that fails on the base too is a fault of the machine or the base, never the
+    // patch's (issue 50): no answer blames the patch for it.
+    if ran.run != Some(0)
+        && let Some(why) = fails_on_the_base(g, build, &ran.tail)?
+    {
+        return Err(CliError::unavailable(why));
+    }
     facts.build = Some(BuildFacts {
         exit_code: ran.run,
         catch_exit_codes: Some(build.catch.clone()),
@@ -277,6 +284,53 @@ fn build(g: &Gathered, facts: &mut Facts) -> Result<(), CliError> {
         facts.integrity.push(finding);
     }
     Ok(())
+}
+
+/// Builds the base in a room of its own, as the judged tree was built: why the failure is not
+/// the patch's when the base fails too (its exit, the line that says a file could not be read
+/// when one does, its last lines); `None` when the base builds.
+fn fails_on_the_base(
+    g: &Gathered,
+    build: &super::super::config::BuildConfig,
+    tail: &str,
+) -> Result<Option<String>, CliError> {
+    output::error(
+        "build: it failed; the base is built too, to tell the patch's fault from the machine's",
+    );
+    let room = super::super::sandbox::Room::open(&g.config.sandbox, &g.base, g.cache.as_ref())?;
+    let ran = match Run::new(
+        "build (the base)",
+        &build.command,
+        build.timeout(),
+        Place::Room(&room),
+    )
+    .tail(2048)
+    .start()?
+    {
+        Outcome::Ran(ran) => ran,
+        Outcome::Cancelled => return Err(CliError::software("the base's build was cancelled")),
+    };
+    if ran.run == Some(0) {
+        return Ok(None);
+    }
+    let unreadable = tail
+        .lines()
+        .find(|l| l.contains("Permission denied"))
+        .map(|l| {
+            format!(
+                "; a file the build needs cannot be read by the room's runs ({}): {}",
+                room.uid_said(),
+                l.trim()
+            )
+        })
+        .unwrap_or_default();
+    Ok(Some(format!(
+        "the build fails on the base {} too ({}): a fault of the machine or the base, not the patch's; no answer{unreadable}. Its last lines:\n{}",
+        g.base,
+        ran.run
+            .map_or("killed or timed out".to_owned(), |c| format!("exit {c}")),
+        clip_failure(ran.tail.trim_end(), 2048)
+    )))
 }
 
 /// A suite run's failing cases and integrity finding into the facts; its own facts, to be

@@ -332,6 +332,14 @@ impl Room {
         Ok(command)
     }
 
+    /// Which uid the room's runs are, in words.
+    pub fn uid_said(&self) -> String {
+        match self.uid {
+            Some(uid) => format!("uid {uid}, the room's own"),
+            None => format!("uid {}, the runner's", rustix::process::getuid().as_raw()),
+        }
+    }
+
     /// Gives `path` (and what it holds) to the room's uid, when it has one: what the runs may
     /// write.
     fn own(&self, path: &Path) -> Result<(), CliError> {
