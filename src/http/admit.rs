@@ -68,6 +68,10 @@ pub struct AdmitRequestDoc {
     /// The mutant's commit id, or a label for it.
     #[schema(min_length = 1, max_length = 256)]
     mutant: String,
+    /// The digest of the check's source on the base (64 hex digits), when the caller gives
+    /// it: recorded in the admission record, so a later change to the source is seen.
+    #[schema(nullable = false)]
+    source: Option<super::schema::Sha256Doc>,
 }
 
 /// The fixtures seal of each tree (64 hex digits each).
@@ -95,4 +99,8 @@ pub struct AdmissionRecordDoc {
     base_runs: Vec<Option<super::schema::ExitCodeDoc>>,
     #[schema(min_items = 2, max_items = 10)]
     mutant_runs: Vec<Option<super::schema::ExitCodeDoc>>,
+    /// The digest of the property's source when it was proven (issue 50): a row whose source
+    /// changed since votes as unadmitted until admitted again. Absent in older records.
+    #[schema(nullable = false)]
+    source: Option<super::schema::Sha256Doc>,
 }
