@@ -3505,3 +3505,243 @@ fn an_admission_outgrown_by_its_source_votes_as_unadmitted() {
         "{problem:?}"
     );
 }
+
+/// (name, changed, tests_from_base, added_tests, fixture_suite, disposition, reason, scope hits).
+type ApartRow = (
+    &'static str,
+    Vec<&'static str>,
+    Vec<&'static str>,
+    Vec<&'static str>,
+    Value,
+    &'static str,
+    &'static str,
+    Vec<&'static str>,
+);
+/// (name, changed, metadata_only, disposition, reason, scope hits).
+type ManifestRow = (
+    &'static str,
+    Vec<&'static str>,
+    Vec<&'static str>,
+    &'static str,
+    &'static str,
+    Vec<&'static str>,
+);
+
+/// Issue 50: the base's tests judge, the tests a patch adds add evidence. Written from the
+/// issue: a changed test file the facts say ran as the base has it, or a test file the patch
+/// adds that ran apart, is no scope hit; a test configuration file, a file under `fixtures`,
+/// one the facts do not name, or one not among the changed files stays a scope hit; an added
+/// test's failure its receipt vouches for BLOCKs, its run missing leaves the suite unknown,
+/// anything else it shows passes nothing.
+#[test]
+fn the_base_s_tests_judge_and_added_tests_can_only_block() {
+    use patchgate::core::decision::Decision;
+    use patchgate::core::gate::GateDecision;
+    let code = "store/counters/mod.rs";
+    let receipt =
+        |executed: u64, failed: u64| json!({"executed": executed, "failed": failed, "skipped": 0});
+    let suite_with = |added: Option<Value>| {
+        let mut s = json!({"exit_code": 0, "receipt": receipt(5, 0)});
+        if let Some(a) = added {
+            s["added"] = a;
+        }
+        s
+    };
+    // The answer on `doc` has this disposition, reason and scope hits.
+    let check = |name: &str, doc: Value, disposition: &str, reason: &str, hits: Vec<&str>| {
+        let request = GateDecision::parse(doc.to_string().as_bytes())
+            .unwrap_or_else(|p| panic!("{name}: {p:?}"));
+        let d = GateDecision::decide(&request, &Default::default());
+        let answer = serde_json::to_value(d.answer(&request, "d".to_owned())).unwrap();
+        assert_eq!(
+            (answer["disposition"].as_str(), answer["reason"].as_str()),
+            (Some(disposition), Some(reason)),
+            "{name}: {answer}"
+        );
+        let scope = answer["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["step"] == "scope")
+            .cloned()
+            .unwrap_or(Value::Null);
+        assert_eq!(scope["scope_hits"], json!(hits), "{name}: {scope}");
+    };
+    let failing_added = json!({"exit_code": 1, "failed_tests": ["tests.test_new::test_it"], "receipt": receipt(1, 1)});
+    let passing_added = json!({"exit_code": 0, "failed_tests": [], "receipt": receipt(1, 0)});
+    let killed_added = json!({"exit_code": null});
+    // (name, changed, tests_from_base, added_tests, fixture_suite, disposition, reason, scope hits)
+    let rows: Vec<ApartRow> = vec![
+        (
+            "an edited test run as the base has it",
+            vec![code, "tests/test_a.py"],
+            vec!["tests/test_a.py"],
+            vec![],
+            suite_with(None),
+            "MERGE_OK",
+            "all-gates-held",
+            vec![],
+        ),
+        (
+            "an edited test the facts do not name",
+            vec![code, "tests/test_a.py"],
+            vec![],
+            vec![],
+            suite_with(None),
+            "ESCALATE",
+            "inadmissible-evidence",
+            vec!["tests/test_a.py"],
+        ),
+        (
+            "conftest.py stays a scope hit",
+            vec![code, "tests/conftest.py"],
+            vec!["tests/conftest.py"],
+            vec![],
+            suite_with(None),
+            "ESCALATE",
+            "inadmissible-evidence",
+            vec!["tests/conftest.py"],
+        ),
+        (
+            "pytest.ini stays a scope hit",
+            vec![code, "tests/pytest.ini"],
+            vec!["tests/pytest.ini"],
+            vec![],
+            suite_with(None),
+            "ESCALATE",
+            "inadmissible-evidence",
+            vec!["tests/pytest.ini"],
+        ),
+        (
+            "a file under fixtures stays a scope hit",
+            vec![code, "tests/fixtures/a.json"],
+            vec!["tests/fixtures/a.json"],
+            vec![],
+            suite_with(None),
+            "ESCALATE",
+            "inadmissible-evidence",
+            vec!["tests/fixtures/a.json"],
+        ),
+        (
+            "a root-level test module shadows: a scope hit",
+            vec![code, "test_a.py"],
+            vec!["test_a.py"],
+            vec![],
+            suite_with(None),
+            "ESCALATE",
+            "inadmissible-evidence",
+            vec!["test_a.py"],
+        ),
+        (
+            "a named file the patch does not change judges nothing",
+            vec![code],
+            vec!["tests/test_a.py"],
+            vec!["tests/test_b.py"],
+            suite_with(None),
+            "MERGE_OK",
+            "all-gates-held",
+            vec![],
+        ),
+        (
+            "an added test that passed",
+            vec![code, "tests/test_new.py"],
+            vec![],
+            vec!["tests/test_new.py"],
+            suite_with(Some(passing_added.clone())),
+            "MERGE_OK",
+            "all-gates-held",
+            vec![],
+        ),
+        (
+            "an added test that failed blocks",
+            vec![code, "tests/test_new.py"],
+            vec![],
+            vec!["tests/test_new.py"],
+            suite_with(Some(failing_added)),
+            "BLOCK",
+            "concrete-behavior",
+            vec![],
+        ),
+        (
+            "an added test that did not run: unknown",
+            vec![code, "tests/test_new.py"],
+            vec![],
+            vec!["tests/test_new.py"],
+            suite_with(None),
+            "ESCALATE",
+            "inadmissible-evidence",
+            vec![],
+        ),
+        (
+            "an added test killed adds nothing",
+            vec![code, "tests/test_new.py"],
+            vec![],
+            vec!["tests/test_new.py"],
+            suite_with(Some(killed_added)),
+            "MERGE_OK",
+            "all-gates-held",
+            vec![],
+        ),
+        (
+            "only an added test: no property need observe it",
+            vec!["tests/test_new.py"],
+            vec![],
+            vec!["tests/test_new.py"],
+            suite_with(Some(passing_added.clone())),
+            "MERGE_OK",
+            "all-gates-held",
+            vec![],
+        ),
+    ];
+    // (name, changed, metadata_only, disposition, reason, scope hits)
+    let manifests: Vec<ManifestRow> = vec![
+        (
+            "a version bump beside the code",
+            vec![code, "pyproject.toml"],
+            vec!["pyproject.toml"],
+            "MERGE_OK",
+            "all-gates-held",
+            vec![],
+        ),
+        (
+            "a version bump alone",
+            vec!["Cargo.toml"],
+            vec!["Cargo.toml"],
+            "MERGE_OK",
+            "all-gates-held",
+            vec![],
+        ),
+        (
+            "a manifest change the facts do not vouch for",
+            vec![code, "pyproject.toml"],
+            vec![],
+            "ESCALATE",
+            "inadmissible-evidence",
+            vec!["pyproject.toml"],
+        ),
+        (
+            "only a manifest by its name",
+            vec![code, "setup.cfg"],
+            vec!["setup.cfg"],
+            "ESCALATE",
+            "inadmissible-evidence",
+            vec!["setup.cfg"],
+        ),
+    ];
+    for (name, changed, described, disposition, reason, hits) in manifests {
+        let doc = with(&[
+            ("changed_files", json!(changed)),
+            ("metadata_only", json!(described)),
+        ]);
+        check(name, doc, disposition, reason, hits);
+    }
+    for (name, changed, from_base, added, suite, disposition, reason, hits) in rows {
+        let doc = with(&[
+            ("changed_files", json!(changed)),
+            ("tests_from_base", json!(from_base)),
+            ("added_tests", json!(added)),
+            ("fixture_suite", suite),
+        ]);
+        check(name, doc, disposition, reason, hits);
+    }
+}

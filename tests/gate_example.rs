@@ -429,36 +429,65 @@ fn a_patch_editing_the_catalog_or_the_ledger_escalates() {
     }
 }
 
+/// Issue 50: the base's tests judge, the tests a patch adds add evidence. `adds-test` adds a
+/// test file beside an honest change (it used to escalate `scope-hit`): the file is left out
+/// of the suite's run and run in a process of its own, the properties run, and it merges.
 #[test]
-fn a_patch_adding_a_test_file_is_a_scope_hit() {
+fn a_patch_adding_a_test_file_merges_and_its_test_runs_apart() {
     let (_repo, g) = python("adds-test");
-    escalates(&g, "inadmissible-evidence", "scope-hit");
+    expect(&g, "MERGE_OK", "all-gates-held", 0);
+    let scope = step(&g.answer, "scope");
+    assert_eq!(scope["scope_hits"], serde_json::json!([]), "{scope}");
     assert_eq!(
-        step(&g.answer, "scope")["scope_hits"],
-        serde_json::json!(["tests/test_sorting_more.py"])
+        scope["added"],
+        serde_json::json!(["tests/test_sorting_more.py"]),
+        "{scope}"
     );
-    assert_eq!(step(&g.answer, "properties")["ran"], false);
-    // Issue 50: the properties the scope hit kept from running say `skipped`, not `missing`.
-    let states: Vec<(String, String)> = step(&g.answer, "properties")["properties"]
-        .as_array()
-        .expect("properties")
-        .iter()
-        .filter(|p| p["in_locality"] == true)
-        .map(|p| (p["id"].to_string(), p["state"].to_string()))
-        .collect();
+    assert_eq!(step(&g.answer, "properties")["ran"], true);
+    let t2 = step(&g.answer, "fixtures");
+    assert!(
+        t2["summary"]
+            .as_str()
+            .is_some_and(|s| s.contains("run in a process of their own, passed")),
+        "{t2}"
+    );
+}
+
+/// Issue 50: a test the patch adds can block. `adds-failing-test` strips the names the legacy
+/// export writes (no base test or property sees it) and adds the test that shows it: the base's
+/// suite passes, the added test, run apart, fails, and the patch is blocked with its case.
+#[test]
+fn a_test_the_patch_adds_can_block() {
+    let (_repo, g) = python("adds-failing-test");
+    expect(&g, "BLOCK", "concrete-behavior", 1);
+    let t2 = step(&g.answer, "fixtures");
+    assert_eq!(t2["verdict"], "fail", "{t2}");
     assert_eq!(
-        states,
-        [
-            ("\"sort_is_ordered\"".to_owned(), "\"skipped\"".to_owned()),
-            (
-                "\"sort_is_permutation\"".to_owned(),
-                "\"skipped\"".to_owned()
-            )
-        ]
+        t2["failed_tests"],
+        serde_json::json!(["tests.test_export_names::test_a_name_is_written_as_it_is"]),
+        "{t2}"
     );
-    assert_eq!(g.answer["evidence"]["property_check"], "unknown");
-    // t1 skipped; t2 ran and passed.
-    assert_eq!(tiers(&g), [("t2-fixtures".into(), "pass".into())]);
+}
+
+/// Issue 50: `edits-test-assertion` is the broken-case rounding bug, with the fixture test's
+/// assertion loosened to let a cent either way pass: a plain `pytest` on the patch passes (it
+/// used to escalate `scope-hit`, a human's call). The test runs as the base has it, so the bug
+/// is a failure.
+#[test]
+fn an_edited_test_is_judged_as_the_base_has_it() {
+    let (repo, g) = python("edits-test-assertion");
+    assert!(plain_pytest_passes(repo.path()), "hides the bug");
+    expect(&g, "BLOCK", "concrete-behavior", 1);
+    let scope = step(&g.answer, "scope");
+    assert_eq!(
+        scope["from_base"],
+        serde_json::json!(["tests/test_cases.py"]),
+        "{scope}"
+    );
+    assert_eq!(
+        step(&g.answer, "fixtures")["failed_tests"],
+        serde_json::json!(["tests.test_cases::test_case[discount_half]"])
+    );
 }
 
 #[test]

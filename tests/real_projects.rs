@@ -326,7 +326,8 @@ fn more_itertools_under_pytest_9() {
 /// cases, so the suite, whole, is run 1 of the four properties (their cases in its receipt)
 /// and the property command runs them once more (run 2), the canary riding there as the turned
 /// twin of one of them (issue 40 left the five property cases out of the suite instead, on
-/// the strength of the property runs). The honest patch merges; a bug one property catches
+/// the strength of the property runs). The honest patch merges, and so does a fix with the
+/// test that shows it (the test run apart, issue 50); a bug one property catches
 /// BLOCKs with that property's case, in the suite and in its run, not the canary's.
 #[test]
 fn toolz_s_suite_is_the_first_run_of_its_properties() {
@@ -368,6 +369,8 @@ fn toolz_s_suite_is_the_first_run_of_its_properties() {
     ];
     for (patch, exit, reason) in [
         ("honest", 0, "all-gates-held"),
+        // Issue 50: a fix with the test that shows it (it used to escalate `scope-hit`).
+        ("adds-feature", 0, "all-gates-held"),
         ("mutant-groupby", 1, "behavior-and-invariant"),
     ] {
         git(dir, &["checkout", "-q", "-B", patch, "main"]);
@@ -424,7 +427,19 @@ fn toolz_s_suite_is_the_first_run_of_its_properties() {
             !first.is_empty() && first == ran,
             "{patch}: {first:?} {ran:?}"
         );
-        if patch == "honest" {
+        if patch == "adds-feature" {
+            // The test it adds ran apart, after the suite, and passed; the suite ran the
+            // base's tests.
+            assert_eq!(
+                step(&answer, "scope")["added"],
+                serde_json::json!(["toolz/tests/test_partition_all_size.py"]),
+                "{answer}"
+            );
+            let added = &facts["fixture_suite"]["added"];
+            assert_eq!(added["exit_code"], 0, "{added}");
+            assert_eq!(added["receipt"]["executed"], 3, "{added}");
+        }
+        if patch != "mutant-groupby" {
             assert!(
                 stderr.contains("it is run 1 of the properties it holds"),
                 "{stderr}"

@@ -252,6 +252,10 @@ pub struct SuiteConfig {
     /// (`tests/test_x.py::name`, found from the JUnit `classname::name` in the judged
     /// tree); `{id}`, `{classname}` and `{name}` as in `test_command`.
     pub deselect: Option<Vec<String>>,
+    /// argv running the test files a patch adds (issue 50), in a room of their own: the
+    /// argument holding `{files}` is repeated once per added `.py`/`.rs` test file; `{junit}`
+    /// as in `command`. Without it, a patch that adds a test file is a scope hit.
+    pub added: Option<Vec<String>>,
     /// The census file (CONTRACT.md section 11.2, written by `patchgate census --write`):
     /// every test that passed on the base must run on the head. Guarded.
     pub census: Option<String>,
@@ -471,6 +475,16 @@ impl GateConfig {
             return Err(invalid(
                 "suite.deselect",
                 "must contain `{id}`, `{classname}`, `{name}` or `{nodeid}` (the frozen test to leave out)",
+            ));
+        }
+        if let Some(a) = &self.suite.added
+            && (a.is_empty()
+                || !a.iter().any(|x| x.contains("{files}"))
+                || !crate::cli::runner::receipted(a))
+        {
+            return Err(invalid(
+                "suite.added",
+                "must name a program and contain `{files}` (the test files the patch adds) and `{junit}` (its receipt: the run can only block when its receipt lists the failure)",
             ));
         }
         self.suspicious.compiled()?;

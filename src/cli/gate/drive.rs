@@ -137,11 +137,7 @@ pub(super) fn drive(
                         ride.as_ref(),
                     );
                     if let Some(done) = suite {
-                        seconds.t2 = done.seconds;
-                        facts.timings_ms.add(Phase::Suite, done.seconds);
-                        let mut run = record_suite(facts, done);
-                        run.catch_exit_codes = Some(g.config.suite.catch.clone());
-                        facts.fixture_suite = Some(run);
+                        seconds.t2 = the_suite(g, facts, done)?;
                     }
                     if !plan.property_ids.is_empty() {
                         facts
@@ -189,11 +185,7 @@ pub(super) fn drive(
                             CliError::software("the suite was stopped though nothing stopped it")
                         })?,
                     };
-                    seconds.t2 = done.seconds;
-                    facts.timings_ms.add(Phase::Suite, done.seconds);
-                    let mut run = record_suite(facts, done);
-                    run.catch_exit_codes = Some(g.config.suite.catch.clone());
-                    facts.fixture_suite = Some(run);
+                    seconds.t2 = the_suite(g, facts, done)?;
                 }
                 NextStep::Rerun => {
                     let template = g.config.suite.deselect.as_deref().ok_or_else(|| {
@@ -331,6 +323,23 @@ fn fails_on_the_base(
             .map_or("killed or timed out".to_owned(), |c| format!("exit {c}")),
         clip_failure(ran.tail.trim_end(), 2048)
     )))
+}
+
+/// The suite's first run into the facts (`fixture_suite`), and the run of the test files the
+/// patch adds beside it (`fixture_suite.added`, issue 50); the seconds they took.
+fn the_suite(g: &Gathered, facts: &mut Facts, done: SuiteDone) -> Result<f64, CliError> {
+    let mut seconds = done.seconds;
+    facts.timings_ms.add(Phase::Suite, done.seconds);
+    let mut run = record_suite(facts, done);
+    run.catch_exit_codes = Some(g.config.suite.catch.clone());
+    if let Some(added) = super::suite::run_added(g)? {
+        seconds += added.seconds;
+        facts.timings_ms.add(Phase::Suite, added.seconds);
+        run.added = Some(added.rerun());
+        record_suite(facts, added);
+    }
+    facts.fixture_suite = Some(run);
+    Ok(seconds)
 }
 
 /// A suite run's failing cases and integrity finding into the facts; its own facts, to be

@@ -8,7 +8,7 @@ use super::super::documents::{parse_document, parse_seal_text};
 use super::super::error::CliError;
 use super::super::git::{
     base_file, binary_content, commit_of, enter_repository, fill_commit_counts, git_changed,
-    git_made_executable, is_ancestor, judged_tree,
+    git_made_executable, held_by, is_ancestor, judged_tree, tree_with,
 };
 use super::super::output;
 use super::super::reading::read_patch;
@@ -31,9 +31,14 @@ pub(super) struct Gathered {
     pub spare: Spare,
     /// The fixtures' seal before anything ran.
     pub seal: String,
-    /// The base commit and the judged tree.
+    /// The base commit, and the tree the runs see: the judged tree with its changed test files
+    /// as the base has them and the test files the patch adds left out (issue 50).
     pub base: String,
     pub tree: String,
+    /// The test files the patch adds, and the run tree with them in (`None` without any, or
+    /// without `[suite] added` to run them).
+    pub added: Vec<String>,
+    pub added_tree: Option<String>,
     /// The base's census (section 11.2): test id → outcome.
     pub census: Option<std::collections::BTreeMap<String, String>>,
     /// The integrity checks after runs so far, and the seconds they took (said at the end).
@@ -69,6 +74,25 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
 
     let changed = git_changed(&base, &judged.tree)?;
     let mut binaries = git_made_executable(&base, &judged.tree)?;
+    let (from_base, added) = tests_apart(&config, &base, &changed)?;
+    let run_tree = tree_with(&judged.tree, &base, &from_base, &added)?;
+    let added_tree = match added.is_empty() {
+        true => None,
+        false => Some(tree_with(&judged.tree, &base, &from_base, &[])?),
+    };
+    // The files judged apart are not in the room as the patch has them: their own bytes
+    // are read for the binary check.
+    let apart: Vec<&str> = from_base.iter().chain(&added).map(String::as_str).collect();
+    for (file, bytes) in apart
+        .iter()
+        .zip(super::super::git::blobs(&judged.tree, &apart, 64 << 20)?)
+    {
+        if bytes.is_some_and(|b| b.iter().take(8000).any(|x| *x == 0))
+            && !binaries.iter().any(|b| b == file)
+        {
+            binaries.push((*file).to_owned());
+        }
+    }
     // The catalog and the ledger, from the base commit.
     let catalog_bytes = base_file(&base, &config.catalog)?.ok_or_else(|| {
         CliError::data(format!(
@@ -125,14 +149,14 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     let cache = config.build_cache();
     let room = Room::open(
         &config.sandbox,
-        &judged.tree,
+        &run_tree,
         cache.as_ref().filter(|_| !args.dry_run),
     )?;
     // The suite's own copy (runs at once, no build step to copy after): written beside the
     // rest of the gathering, on another core.
     let spare = Spare::start(
         (args.jobs() > 1 && config.build.is_none() && !args.dry_run)
-            .then(|| (config.sandbox.clone(), judged.tree.clone())),
+            .then(|| (config.sandbox.clone(), run_tree.clone())),
     );
     for file in binary_content(&room.tree, &changed) {
         if !binaries.contains(&file) {
@@ -196,6 +220,9 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         merge_conflicts: judged.conflicts.clone(),
         sandbox: Some(room.backend),
         shadows: shadows::shadows(&room, &changed),
+        tests_from_base: from_base,
+        added_tests: added.clone(),
+        metadata_only: super::manifests::metadata_only(&base, &judged.tree, &changed)?,
         suspicious: reading.hits,
         unread: reading.unread,
         admitted_sources,
@@ -220,10 +247,45 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         spare,
         seal: actual,
         base: base.clone(),
-        tree: judged.tree.clone(),
+        tree: run_tree,
+        added,
+        added_tree,
         census,
         checked: std::sync::Mutex::new((0, 0.0)),
     })
+}
+
+/// The changed test files judged apart (issue 50): those the base holds run as the base has
+/// them; those it does not are the patch's added tests, left out of the suite's run when
+/// `[suite] added` can run them (else they stay, a scope hit). Never a file under the sealed
+/// fixtures, one whose name starts with `-`, or one the core would not judge apart.
+fn tests_apart(
+    config: &GateConfig,
+    base: &str,
+    changed: &[String],
+) -> Result<(Vec<String>, Vec<String>), CliError> {
+    let markers = crate::core::ladder::ScopeMarkers::default();
+    let fixtures = config.fixtures.trim_end_matches('/');
+    let candidates: Vec<String> = changed
+        .iter()
+        .filter(|f| !f.starts_with('-') && !f.contains("/-"))
+        .filter(|f| *f != fixtures && !f.starts_with(&format!("{fixtures}/")))
+        .filter(|f| {
+            crate::core::path::RepoPath::parse(f)
+                .is_ok_and(|p| crate::core::gate::is_test_file(&p, &markers))
+        })
+        .cloned()
+        .collect();
+    let held = held_by(base, &candidates)?;
+    let (from_base, added): (Vec<String>, Vec<String>) =
+        candidates.into_iter().partition(|f| held.contains(f));
+    Ok((
+        from_base,
+        match config.suite.added {
+            Some(_) => added,
+            None => Vec::new(),
+        },
+    ))
 }
 
 /// The runner's random draw for the core's plan (the order in which admitted properties are

@@ -23,12 +23,14 @@
 //! | `outputs.rs` | the one decision and everything written from it |
 //! | `dry_run.rs` | `--dry-run`: the plan, said, nothing run |
 //! | `census.rs`, `shadows.rs` | the census file; modules that shadow the test toolchain |
+//! | `manifests.rs` | `pyproject.toml`/`Cargo.toml` read by their tables: a change that only describes the package |
 
 mod census;
 mod drive;
 mod dry_run;
 mod gather;
 mod jobs;
+mod manifests;
 mod mutants;
 mod outputs;
 mod reproof;

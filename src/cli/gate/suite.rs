@@ -50,9 +50,59 @@ pub(super) fn run_suite(
     first: bool,
     cancel: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<Option<SuiteDone>, CliError> {
+    let argv: Vec<String> = g
+        .config
+        .suite
+        .command
+        .iter()
+        .chain(extra)
+        .cloned()
+        .collect();
+    run_as_suite(g, room, label, &argv, first, cancel)
+}
+
+/// The placeholder of `[suite] added`: the argument holding it is repeated once per file.
+pub(super) const ADDED_FILES: &str = "{files}";
+
+/// The test files the patch adds (issue 50), run by `[suite] added` in a room of their own:
+/// the run tree with them in, so their imports reach nothing of the suite's run. `None` when
+/// there are none, or no command to run them.
+pub(super) fn run_added(g: &Gathered) -> Result<Option<SuiteDone>, CliError> {
+    let (Some(template), Some(tree)) = (g.config.suite.added.as_deref(), g.added_tree.as_deref())
+    else {
+        return Ok(None);
+    };
+    let files: Vec<String> = g
+        .added
+        .iter()
+        .filter(|f| f.ends_with(".py") || f.ends_with(".rs"))
+        .cloned()
+        .collect();
+    // The argument holding `{files}` is repeated once per file (none starts with `-`: the
+    // gather leaves such a file in the suite's tree, a scope hit).
+    let argv: Vec<String> = template
+        .iter()
+        .flat_map(|a| match a.contains(ADDED_FILES) {
+            true => files.iter().map(|f| a.replace(ADDED_FILES, f)).collect(),
+            false => vec![a.clone()],
+        })
+        .collect();
+    let room = Room::open(&g.config.sandbox, tree, g.cache.as_ref())?;
+    let label = format!("{T2} the tests the patch adds");
+    run_as_suite(g, &room, &label, &argv, false, None)
+}
+
+/// One run of a suite command `argv` in `room`, read as the suite's (see [`run_suite`]).
+fn run_as_suite(
+    g: &Gathered,
+    room: &Room,
+    label: &str,
+    argv: &[String],
+    first: bool,
+    cancel: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<Option<SuiteDone>, CliError> {
     let s = &g.config.suite;
-    let argv: Vec<String> = s.command.iter().chain(extra).cloned().collect();
-    let receipts = receipted(&s.command);
+    let receipts = receipted(argv);
     // Without a receipt: a report left from before (or committed by the patch) must never be
     // read as this run's: only a report the suite writes now counts. A report path through a
     // symbolic link the patch committed (`.patchgate -> /elsewhere`) is neither cleared nor
@@ -81,7 +131,7 @@ pub(super) fn run_suite(
             }
         }
     }
-    let mut command = Run::new(label, &argv, s.timeout(), Place::Room(room));
+    let mut command = Run::new(label, argv, s.timeout(), Place::Room(room));
     if let Some(flag) = cancel {
         command = command.cancel(flag);
     }

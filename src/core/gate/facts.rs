@@ -102,6 +102,23 @@ pub struct Facts {
     #[serde(default)]
     #[schema(value_type = Vec<RepoPathDoc>)]
     pub shadows: Vec<String>,
+    /// Changed test files that existed on the base, run as the base has them (issue 50: the
+    /// base's tests judge; the patch's edits to them are reported, not run): no scope hit.
+    /// Only test files (test-adjacent, not the test toolchain, not under `fixtures`) count.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(value_type = Vec<RepoPathDoc>)]
+    pub tests_from_base: Vec<String>,
+    /// Test files the patch adds, left out of the suite's run and run in a process of their
+    /// own (`fixture_suite.added`): they can only block. No scope hit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(value_type = Vec<RepoPathDoc>)]
+    pub added_tests: Vec<String>,
+    /// Changed `pyproject.toml`/`Cargo.toml` files the runner read by their tables and found
+    /// to change only what describes the package (version, description, authors, links...):
+    /// no scope hit (issue 50). Any other change to them is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(value_type = Vec<RepoPathDoc>)]
+    pub metadata_only: Vec<String>,
     /// What the reading of the patch's code flagged (CONTRACT.md sections 11.6, 14): each hit
     /// with file, line, rule, class and code. Any in a file that is not test-adjacent →
     /// ESCALATE, the first class among them naming the reason: `probe` → `test-aware-code`,
@@ -246,6 +263,12 @@ pub struct SuiteFacts {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub rerun: Option<RerunFacts>,
+    /// The run of the test files the patch adds (`added_tests`), in a process of its own:
+    /// a failure its receipt vouches for fails the suite; nothing else it shows passes
+    /// anything.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub added: Option<RerunFacts>,
     /// Its receipt (section 11.1): null when no report was read; absent when the suite
     /// command has no `{junit}` (receipts off). Without one that vouches for its exit code,
     /// `fixture_check` is unknown (its skips are allowed: the census judges them).

@@ -10,6 +10,7 @@
 //! freeze). The answer's `steps` say what each step saw and concluded.
 
 mod answer;
+mod apart;
 mod candidates;
 mod facts;
 mod parse;
@@ -25,6 +26,7 @@ mod verdicts;
 use super::route::{Verdict, Verdicts};
 
 pub use answer::*;
+pub use apart::is_test_file;
 pub use facts::*;
 pub use parse::parse_gate_request;
 pub use plan::*;

@@ -109,6 +109,18 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
         .get("shadows")
         .and_then(|v| fields::paths(v, "/shadows", false, &mut e))
         .unwrap_or_default();
+    let tests_from_base = doc
+        .get("tests_from_base")
+        .and_then(|v| fields::paths(v, "/tests_from_base", false, &mut e))
+        .unwrap_or_default();
+    let added_tests = doc
+        .get("added_tests")
+        .and_then(|v| fields::paths(v, "/added_tests", false, &mut e))
+        .unwrap_or_default();
+    let metadata_only = doc
+        .get("metadata_only")
+        .and_then(|v| fields::paths(v, "/metadata_only", false, &mut e))
+        .unwrap_or_default();
     let sandbox = match doc.get("sandbox") {
         Some(_) => doc.req_enum::<SandboxBackend>("sandbox", &mut e),
         None => None,
@@ -295,6 +307,9 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             merge_conflicts,
             sandbox,
             shadows,
+            tests_from_base,
+            added_tests,
+            metadata_only,
             suspicious,
             unread,
             property_receipts,

@@ -285,20 +285,23 @@ pub(super) fn parse_suite(v: &Value, e: &mut Errors) -> Option<FixtureSuite> {
         None => CatchCodes::default(),
     };
     let rerun = match suite.get("rerun") {
-        Some(r) => {
-            let rerun = object(r, &suite.pointer("rerun"), "`rerun`", &RERUN_FIELDS, e)?;
-            let (exit_code, failed_tests, report_disagrees) = parse_run(&rerun, "the re-run", e)?;
-            let receipt = match rerun.get("receipt") {
-                Some(x) => Some(parse_receipt(x, &rerun.pointer("receipt"), e)?),
-                None => None,
-            };
-            Some(Rerun {
-                exit_code,
-                failed_tests,
-                report_disagrees,
-                receipt,
-            })
-        }
+        Some(r) => Some(parse_rerun(
+            r,
+            &suite.pointer("rerun"),
+            "rerun",
+            "the re-run",
+            e,
+        )?),
+        None => None,
+    };
+    let added = match suite.get("added") {
+        Some(r) => Some(parse_rerun(
+            r,
+            &suite.pointer("added"),
+            "added",
+            "the added tests' run",
+            e,
+        )?),
         None => None,
     };
     let receipt = match suite.get("receipt") {
@@ -341,9 +344,26 @@ pub(super) fn parse_suite(v: &Value, e: &mut Errors) -> Option<FixtureSuite> {
         report_disagrees,
         catch_exit_codes,
         rerun,
+        added,
         receipt,
         vanished,
         vanished_count,
+    })
+}
+
+/// A run of the suite's command beside its first (`rerun`, `added`).
+fn parse_rerun(v: &Value, at: &str, key: &str, what: &str, e: &mut Errors) -> Option<Rerun> {
+    let run = object(v, at, &format!("`{key}`"), &RERUN_FIELDS, e)?;
+    let (exit_code, failed_tests, report_disagrees) = parse_run(&run, what, e)?;
+    let receipt = match run.get("receipt") {
+        Some(x) => Some(parse_receipt(x, &run.pointer("receipt"), e)?),
+        None => None,
+    };
+    Some(Rerun {
+        exit_code,
+        failed_tests,
+        report_disagrees,
+        receipt,
     })
 }
 

@@ -371,10 +371,27 @@ fn step_detail(out: &mut String, step: &Step, failures: &[FailingCase]) {
             );
             out.push('\n');
         }
-        Step::Scope { scope_hits, .. } if !scope_hits.is_empty() => {
-            out.push_str("### Scope hits (test-adjacent files)\n\n");
-            list(out, scope_hits.iter().map(|s| code(s)));
-            out.push('\n');
+        Step::Scope {
+            scope_hits,
+            from_base,
+            added,
+            ..
+        } if !(scope_hits.is_empty() && from_base.is_empty() && added.is_empty()) => {
+            if !scope_hits.is_empty() {
+                out.push_str("### Scope hits (test-adjacent files)\n\n");
+                list(out, scope_hits.iter().map(|s| code(s)));
+                out.push('\n');
+            }
+            if !from_base.is_empty() {
+                out.push_str("### Test files run as the base has them (the patch's edits to them were not run)\n\n");
+                list(out, from_base.iter().map(|s| code(s)));
+                out.push('\n');
+            }
+            if !added.is_empty() {
+                out.push_str("### Test files the patch adds (run in a process of their own: they can only block)\n\n");
+                list(out, added.iter().map(|s| code(s)));
+                out.push('\n');
+            }
         }
         Step::Properties {
             properties,
@@ -621,7 +638,7 @@ fn what_to_check(cause: Cause) -> &'static str {
             "the guarded files listed above. The patch edits the rules that judge it (config, catalog, ledger, expected seal or a property's source); a human reviews that change on its own before the gate can trust it."
         }
         Cause::ScopeHit => {
-            "the test-adjacent files the t0 scope step lists: the patch changes tests or the test toolchain, so the property tier cannot vouch for it. Review the test changes; a test change lands on its own, reviewed, before the code it judges."
+            "the files the t0 scope step lists: the patch changes the test toolchain (test configuration, a package manifest beyond its description, a module that shadows the toolchain, fixtures), so the property tier cannot vouch for it. Review those changes; they land on their own, reviewed, before the code they judge. (Test files the base holds run as the base has them, and test files the patch adds run apart: neither is a scope hit where the config has `[suite] added`.)"
         }
         Cause::UnobservedFiles | Cause::EmptyQuorum => {
             "the quorum table above: no strong property votes on this patch (each is frozen, out of locality, or weak for want of an `admitted` record under `require_admission`). Admit the strong properties that observe these files (`patchgate admit ID --mutant REF --write`), or retire the freezes."

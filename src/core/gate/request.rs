@@ -33,6 +33,8 @@ pub struct FixtureSuite {
     /// The suite run again with the frozen tests it failed left out (section 12.4): `None`
     /// when it was not.
     pub rerun: Option<Rerun>,
+    /// The run of the test files the patch adds, in a process of its own (issue 50).
+    pub added: Option<Rerun>,
     /// Its receipt (section 11.1): `None` when its command has no `{junit}` (receipts off),
     /// `Some(None)` when no report was read.
     pub receipt: Option<Option<Receipt>>,
@@ -155,6 +157,12 @@ pub struct GateRequest {
     /// Changed files the runner saw to shadow a module of the test toolchain: a module under
     /// a test `pythonpath` directory named like a standard or installed one (section 12.3).
     pub shadows: Vec<RepoPath>,
+    /// Changed test files run as the base has them (issue 50).
+    pub tests_from_base: Vec<RepoPath>,
+    /// Test files the patch adds, run apart (`fixture_suite.added`; issue 50).
+    pub added_tests: Vec<RepoPath>,
+    /// Changed package manifests that change only what describes the package (issue 50).
+    pub metadata_only: Vec<RepoPath>,
     /// What the reading of the patch's code flagged (sections 11.6, 14): code that may behave
     /// differently under test, change what a comparison means, or special-case the tests'
     /// inputs.

@@ -3,7 +3,7 @@
 //! for them is fitted.
 
 /// The fields of a `/gate` body.
-pub const GATE_FIELDS: [&str; 34] = [
+pub const GATE_FIELDS: [&str; 37] = [
     "patch_id",
     "changed_files",
     "guarded",
@@ -22,6 +22,9 @@ pub const GATE_FIELDS: [&str; 34] = [
     "merge_conflicts",
     "sandbox",
     "shadows",
+    "tests_from_base",
+    "added_tests",
+    "metadata_only",
     "suspicious",
     "unread",
     "property_receipts",
@@ -129,7 +132,7 @@ pub const MAX_GROUP_PULL_REQUESTS: usize = 1000;
 /// The fields of `judged`.
 pub const JUDGED_FIELDS: [&str; 3] = ["base", "head", "tree"];
 /// The fields of `fixture_suite`.
-pub const SUITE_FIELDS: [&str; 8] = [
+pub const SUITE_FIELDS: [&str; 9] = [
     "exit_code",
     "failed_tests",
     "report_disagrees",
@@ -138,8 +141,9 @@ pub const SUITE_FIELDS: [&str; 8] = [
     "receipt",
     "vanished",
     "vanished_count",
+    "added",
 ];
-/// The fields of `fixture_suite.rerun`.
+/// The fields of `fixture_suite.rerun` (and `fixture_suite.added`).
 pub const RERUN_FIELDS: [&str; 4] = ["exit_code", "failed_tests", "report_disagrees", "receipt"];
 /// Longest failed-test id a request may name (a parametrised test's id can be long).
 pub const MAX_TEST_ID_CHARS: usize = 4096;

@@ -144,6 +144,13 @@ pub enum Step {
     /// t0: test-adjacent changed files.
     Scope {
         scope_hits: Vec<String>,
+        /// Changed test files run as the base has them: the patch's edits to them are
+        /// reported, not run (issue 50).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        from_base: Vec<String>,
+        /// Test files the patch adds, run in a process of their own: they can only block.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        added: Vec<String>,
         summary: String,
     },
     /// t1: the strong-property quorum (rules 3-7 of section 2).

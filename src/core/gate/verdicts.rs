@@ -62,15 +62,14 @@ pub(super) fn routed(request: &GateRequest, debt: Debt, mut steps: Vec<Step>) ->
 /// The changed files no strong property's locality covers and no `inert` path covers,
 /// sorted, at most 10 (a path may be 4 KiB; the answer stays small): what an empty quorum
 /// leaves unobserved.
-pub(super) fn unobserved(request: &GateRequest) -> Vec<String> {
+pub(super) fn unobserved(request: &GateRequest, changed: &[RepoPath]) -> Vec<String> {
     let strong: Vec<&RepoPath> = request
         .catalog
         .iter()
         .filter(|p| p.strength == crate::core::catalog::Strength::Strong)
         .flat_map(|p| &p.locality)
         .collect();
-    let mut out: Vec<String> = request
-        .changed_files
+    let mut out: Vec<String> = changed
         .iter()
         .filter(|f| !strong.iter().any(|p| p.covers(f)))
         .filter(|f| !request.inert.iter().any(|p| p.covers(f)))
@@ -88,10 +87,16 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
     // t0 scope.
     let markers = ScopeMarkers::default();
     let shadows: HashSet<&RepoPath> = request.shadows.iter().collect();
+    // The base's tests judge, the tests the patch adds run apart (issue 50): no scope hit.
+    let (from_base, added) = super::apart::judged_apart(request, &markers);
+    let apart: HashSet<&RepoPath> = from_base.iter().chain(&added).copied().collect();
+    // A manifest change that only describes the package is code, not test toolchain.
+    let described: HashSet<&RepoPath> = super::apart::described(request).into_iter().collect();
     let scope_hits: Vec<String> = request
         .changed_files
         .iter()
         .filter(|f| markers.is_scope_hit(f) || shadows.contains(f))
+        .filter(|f| !apart.contains(f) && !described.contains(f))
         .map(|f| f.as_str().to_owned())
         .collect();
     let scope_hit = !scope_hits.is_empty();
@@ -131,8 +136,16 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
                 .collect(),
         )
     };
+    // The test files judged apart are evidence, and a manifest's description is no code: no
+    // property need observe them.
+    let code_changed: Vec<RepoPath> = request
+        .changed_files
+        .iter()
+        .filter(|f| !apart.contains(f) && !described.contains(f))
+        .cloned()
+        .collect();
     let ballot = quorum::ballot(
-        &request.changed_files,
+        &code_changed,
         &catalog,
         &runs,
         &request.catch_exit_codes,
@@ -142,8 +155,7 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
     // Every changed file inert, and no property observes any of them: the tier does not
     // apply, and the suite decides.
     let inert_only = !request.changed_files.is_empty()
-        && request
-            .changed_files
+        && code_changed
             .iter()
             .all(|f| request.inert.iter().any(|p| p.covers(f)))
         && !ballot.properties.iter().any(|p| p.in_locality);
@@ -159,8 +171,32 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
             "no changed file is test-adjacent or part of the test toolchain".to_owned()
         } else {
             "no changed file is test-adjacent or part of the test toolchain: the property tier runs".to_owned()
+        } + &match (from_base.len(), added.len()) {
+            (0, 0) => String::new(),
+            (b, a) => format!(
+                " ({}{}{})",
+                if b > 0 {
+                    format!(
+                        "{} as the base has them: the patch's edits to them are reported, not run",
+                        plural(b, "changed test file runs", "changed test files run")
+                    )
+                } else {
+                    String::new()
+                },
+                if a > 0 && b > 0 { "; " } else { "" },
+                if a > 0 {
+                    format!(
+                        "{} in a process of their own, and can only block",
+                        plural(a, "test file the patch adds runs", "test files the patch adds run")
+                    )
+                } else {
+                    String::new()
+                }
+            ),
         },
         scope_hits,
+        from_base: from_base.iter().map(|f| f.as_str().to_owned()).collect(),
+        added: added.iter().map(|f| f.as_str().to_owned()).collect(),
     });
     let property_check = if scope_hit || inert_only {
         let verdict = if scope_hit {
@@ -191,10 +227,12 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
             unobserved: Vec::new(),
             summary: if scope_hit {
                 "skipped on a scope hit: property_check is unknown".to_owned()
+            } else if code_changed.is_empty() {
+                "does not apply: the patch changes only test files judged apart or what describes the package (no code for a property to observe); property_check is pass and the suite decides".to_owned()
             } else {
                 format!(
                     "does not apply: {} inert (`inert` in the config) and no property observes them; property_check is pass and the suite decides",
-                    plural(request.changed_files.len(), "changed file is", "changed files are")
+                    plural(code_changed.len(), "changed file is", "changed files are")
                 )
             },
         });
@@ -214,7 +252,7 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
             .filter(|p| p.unproven && matches!(p.vote, quorum::Vote::Yes | quorum::Vote::No))
             .count();
         let unobserved = if reason == Reason::EmptyQuorum {
-            unobserved(request)
+            unobserved(request, &code_changed)
         } else {
             Vec::new()
         };
@@ -296,14 +334,18 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
 
     // t2 fixture suite.
     let frozen_tests = frozen_tests(request);
-    let fixtures = fixture_step(
-        request.fixture_suite.as_ref(),
-        !scope_hit && property_check != Verdict::Pass,
-        &frozen_tests,
-        request
-            .room
-            .as_ref()
-            .and_then(|r| r.over(crate::core::ladder::T2).map(|l| r.said(l))),
+    let fixtures = super::apart::with_added(
+        request,
+        added.len(),
+        fixture_step(
+            request.fixture_suite.as_ref(),
+            !scope_hit && property_check != Verdict::Pass,
+            &frozen_tests,
+            request
+                .room
+                .as_ref()
+                .and_then(|r| r.over(crate::core::ladder::T2).map(|l| r.said(l))),
+        ),
     );
     let fixture_check = match &fixtures {
         Step::Fixtures { verdict, .. } => *verdict,

@@ -1,0 +1,130 @@
+//! The base's tests judge; the tests a patch adds add evidence (issue 50). A changed test file
+//! the base holds runs as the base has it (the patch's edits are reported, not run, as
+//! SWE-bench's harness resets test files); a test file the patch adds runs in a process of its
+//! own and can only block. Neither is a scope hit. What counts as a test file here is narrow:
+//! test-adjacent by path, not part of the test toolchain (conftest, pytest/tox config,
+//! `pyproject.toml`, `Cargo.toml`, `build.rs`... stay scope hits), not a module that shadows
+//! the toolchain, and not under a `fixtures` directory (the seal judges fixtures). The facts
+//! must name a file (`tests_from_base`, `added_tests`) for it to be judged apart: a runner
+//! that does not say stays with the scope hit.
+
+use super::request::GateRequest;
+use super::steps::Step;
+use super::steps::plural;
+use crate::core::ladder::ScopeMarkers;
+use crate::core::ladder::TierVerdict;
+use crate::core::ladder::is_toolchain_file;
+use crate::core::path::RepoPath;
+use crate::core::route::Verdict;
+use crate::core::runs::counted;
+use std::collections::HashSet;
+
+/// Whether a change to `path` may be judged apart from the scope: a test file, as above.
+pub fn is_test_file(path: &RepoPath, markers: &ScopeMarkers) -> bool {
+    markers.is_test_adjacent(path)
+        && !is_toolchain_file(path)
+        && !path.segments().any(|s| s == "fixtures")
+}
+
+/// Changed package manifests the facts say change only what describes the package, and
+/// that are manifests by name: no scope hit.
+pub(super) fn described(request: &GateRequest) -> Vec<&RepoPath> {
+    let changed: HashSet<&RepoPath> = request.changed_files.iter().collect();
+    request
+        .metadata_only
+        .iter()
+        .filter(|f| changed.contains(f))
+        .filter(|f| {
+            f.segments()
+                .last()
+                .is_some_and(|b| b == "pyproject.toml" || b == "Cargo.toml")
+        })
+        .collect()
+}
+
+/// The changed files the facts say were judged apart and may be: those run as the base has
+/// them, and those the patch adds.
+pub(super) fn judged_apart<'r>(
+    request: &'r GateRequest,
+    markers: &ScopeMarkers,
+) -> (Vec<&'r RepoPath>, Vec<&'r RepoPath>) {
+    let shadows: HashSet<&RepoPath> = request.shadows.iter().collect();
+    let changed: HashSet<&RepoPath> = request.changed_files.iter().collect();
+    let keep =
+        |f: &&RepoPath| changed.contains(f) && !shadows.contains(f) && is_test_file(f, markers);
+    (
+        request.tests_from_base.iter().filter(keep).collect(),
+        request.added_tests.iter().filter(keep).collect(),
+    )
+}
+
+/// The fixture step with the run of the tests the patch adds folded in: a failure its receipt
+/// vouches for fails it; a run that did not happen while the suite passed leaves it unknown;
+/// anything else it showed passes nothing and is said.
+pub(super) fn with_added(request: &GateRequest, added: usize, mut step: Step) -> Step {
+    let Some(suite) = request.fixture_suite.as_ref() else {
+        return step;
+    };
+    if added == 0 {
+        return step;
+    }
+    let Step::Fixtures {
+        ran: true,
+        verdict,
+        tier,
+        failed_tests,
+        summary,
+        ..
+    } = &mut step
+    else {
+        return step;
+    };
+    let files = plural(
+        added,
+        "test file the patch adds",
+        "test files the patch adds",
+    );
+    let Some(run) = suite.added.as_ref() else {
+        if *verdict == Verdict::Pass {
+            *verdict = Verdict::Unknown;
+            *tier = Some(TierVerdict::Error);
+            summary.push_str(&format!(
+                "; the {files} did not run (`fixture_suite.added` is absent): no verdict"
+            ));
+        }
+        return step;
+    };
+    let listed = run.failed_tests.as_deref().unwrap_or_default();
+    let vouched = run.receipt.as_ref().is_none_or(|r| {
+        counted(run.exit_code, r.as_ref(), &suite.catch_exit_codes, true)
+            .1
+            .is_none()
+    });
+    let caught = run
+        .exit_code
+        .is_some_and(|c| c != 0 && suite.catch_exit_codes.contains(c));
+    if caught && vouched && run.report_disagrees.is_none() && !listed.is_empty() {
+        *verdict = Verdict::Fail;
+        *tier = Some(TierVerdict::Caught);
+        for id in listed {
+            if !failed_tests.contains(id) {
+                failed_tests.push(id.clone());
+            }
+        }
+        summary.push_str(&format!(
+            "; the {files}, run in a process of their own, failed: {}",
+            plural(listed.len(), "failed test counts", "failed tests count")
+        ));
+    } else if run.passed() {
+        summary.push_str(&format!(
+            "; the {files}, run in a process of their own, passed (they can only block)"
+        ));
+    } else {
+        summary.push_str(&format!(
+            "; the {files}, run in a process of their own, showed no failure its receipt vouches for ({}): they add no evidence",
+            run.exit_code
+                .map_or("killed".to_owned(), |c| format!("exit {c}"))
+        ));
+    }
+    step
+}
