@@ -124,6 +124,11 @@ fn gate_sh_exits_with_the_decision() {
 /// writes the arguments it was given: what base, head and queue the template picks for the
 /// variables the forge sets.
 fn gate_arguments(script: &str, env: &[(&str, &str)]) -> Vec<String> {
+    gate_arguments_in(std::path::Path::new("."), script, env)
+}
+
+/// [`gate_arguments`], run in the directory `cwd`.
+fn gate_arguments_in(cwd: &std::path::Path, script: &str, env: &[(&str, &str)]) -> Vec<String> {
     let dir = tempfile::tempdir().expect("tempdir");
     let fake = dir.path().join("patchgate");
     std::fs::write(
@@ -135,7 +140,8 @@ fn gate_arguments(script: &str, env: &[(&str, &str)]) -> Vec<String> {
         .expect("chmod");
     let out = dir.path().join("args");
     let status = std::process::Command::new("bash")
-        .args(["-euc", script])
+        .current_dir(cwd)
+        .args(["-euo", "pipefail", "-c", script])
         .env_clear()
         .env("PATH", format!("{}:/usr/bin:/bin", dir.path().display()))
         .env("ARGS_OUT", &out)
@@ -274,6 +280,60 @@ fn the_github_template_gates_a_merge_group_against_the_queue_s_base() {
             "--patch-id",
         ])[..]
     );
+    // Issue 50: a group of three pull requests names each, in queue order, as the Action does:
+    // a merge commit, a squashed one, and the last, named by the ref.
+    let repo = tempfile::tempdir().expect("tempdir");
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .current_dir(repo.path())
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .output()
+            .expect("git");
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    git(&["init", "-q"]);
+    git(&["commit", "-q", "--allow-empty", "-m", "the base"]);
+    let base = git(&["rev-parse", "HEAD"]);
+    git(&[
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "Merge pull request #11 from a/fix\n\nbody",
+    ]);
+    git(&[
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "Round prices down (#12)",
+    ]);
+    git(&[
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "Merge pull request #13 from b/feature",
+    ]);
+    let head = git(&["rev-parse", "HEAD"]);
+    let group_ref = format!("refs/heads/gh-readonly-queue/main/pr-13-{head}");
+    let env = [
+        ("EVENT", "merge_group"),
+        ("GROUP_BASE", base.as_str()),
+        ("GROUP_HEAD", head.as_str()),
+        ("GROUP_REF", group_ref.as_str()),
+        ("PATCH_ID", group_ref.as_str()),
+        ("GITHUB_STEP_SUMMARY", "/dev/null"),
+    ];
+    let args = gate_arguments_in(repo.path(), script, &env);
+    let named: Vec<&str> = args
+        .windows(2)
+        .filter(|w| w[0] == "--pull-request")
+        .map(|w| w[1].as_str())
+        .collect();
+    assert_eq!(named, ["11", "12", "13"], "{args:?}");
     let env = [
         ("EVENT", "pull_request"),
         ("BASE_REF", "main"),
