@@ -1218,6 +1218,14 @@ fn admission_with_real_mutants() {
         "{}",
         g.answer
     );
+    // Issue 50: the re-proof's expected failure is headed as one, never read as a fault.
+    assert!(
+        g.stderr.contains(
+            "re-proof discount_bounded (its assertions turned): its output follows; it must fail"
+        ),
+        "{}",
+        g.stderr
+    );
 
     // An honest patch that rewrites the very line the mutant changes: the mutant cannot apply
     // to this tree, no re-proof ran, and the only candidate is used up: ESCALATE
@@ -2501,7 +2509,13 @@ fn receipts_off(dir: &Path) {
     canary_off(dir);
     let config = dir.join("patchgate.toml");
     let text = std::fs::read_to_string(&config).expect("config");
-    // (A batched command needs receipts: one process per property and run.)
+    // (A batched command needs receipts: one process per property and run. The added tests'
+    // run needs one too: without it, an added test file is a scope hit, as before issue 50.)
+    let text: String = text
+        .lines()
+        .filter(|l| !l.starts_with("added = "))
+        .map(|l| format!("{l}\n"))
+        .collect();
     let off = text
         .replace("\"--junitxml={junit}\", ", "")
         .replace("census = \"suite.census\"\n", "")

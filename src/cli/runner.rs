@@ -383,6 +383,8 @@ pub struct Run<'a> {
     tail: Option<usize>,
     quiet: bool,
     output: Option<&'a std::fs::File>,
+    /// A run that must fail (the canary, a re-proof): its output is headed so.
+    must_fail: bool,
 }
 
 impl<'a> Run<'a> {
@@ -396,7 +398,15 @@ impl<'a> Run<'a> {
             tail: None,
             quiet: false,
             output: None,
+            must_fail: false,
         }
+    }
+
+    /// A run that must fail (the canary, a re-proof): its echoed output is headed by a line
+    /// that says so, so a test tool's "error: test failed" reads as the checker working.
+    pub fn must_fail(mut self) -> Self {
+        self.must_fail = true;
+        self
     }
 
     /// Its output appended to `log` instead of said on stderr (`patchgate admit` keeps the
@@ -515,6 +525,13 @@ impl<'a> Run<'a> {
                 None => crate::core::text::visible(&String::from_utf8_lossy(&text)).into_owned(),
             };
             let mut err = std::io::stderr().lock();
+            if self.must_fail && !shown.is_empty() {
+                let _ = writeln!(
+                    err,
+                    "patchgate: {}: its output follows; it must fail, so a failure below is the checker working, not a fault",
+                    self.label
+                );
+            }
             // (Nothing to fence when the run printed nothing.)
             let fence = room
                 .and(super::redact::fence())

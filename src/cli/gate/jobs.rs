@@ -164,10 +164,11 @@ pub(super) fn run_jobs<'j>(
                 p.timeout(),
             ),
         };
-        let ran = match Run::new(&label, &argv, timeout, Place::Room(&g.room))
-            .cancel(&stop)
-            .start()?
-        {
+        let mut run = Run::new(&label, &argv, timeout, Place::Room(&g.room)).cancel(&stop);
+        if matches!(job, Job::Canary) {
+            run = run.must_fail();
+        }
+        let ran = match run.start()? {
             Outcome::Ran(ran) => ran,
             Outcome::Cancelled => return Ok(None),
         };

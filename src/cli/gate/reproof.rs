@@ -220,7 +220,7 @@ fn run_property(
         false => format!("re-proof {id} (mutant applied)"),
     };
     let argv = property_argv(&p.command, &[id.to_owned()]);
-    let mut run = Run::new(&label, &argv, p.timeout(), Place::Room(room));
+    let mut run = Run::new(&label, &argv, p.timeout(), Place::Room(room)).must_fail();
     if let Some(flag) = cancel {
         run = run.cancel(flag);
     }
