@@ -75,6 +75,7 @@ def main():
     flagged_all = 0
     by_rule_all = collections.Counter()
     by_class_all = collections.Counter()
+    in_file_all = [0, 0]
     scratch = tempfile.mkdtemp(prefix="reading-history-")
     for repo in args.repos:
         name = os.path.basename(os.path.dirname(repo.rstrip("/"))) if repo.rstrip("/").endswith(
@@ -85,6 +86,7 @@ def main():
         flagged = 0
         by_rule = collections.Counter()
         by_class = collections.Counter()
+        in_file = [0, 0]
         for c in picked:
             r = subprocess.run([args.binary, "read", "-C", clone, "--base", c + "^", "--head", c,
                                 "--json"], capture_output=True, text=True)
@@ -93,6 +95,15 @@ def main():
                 continue
             read = json.loads(r.stdout)
             hits, unread = read["hits"], read.get("unread", [])
+            # Tests inside source files (issue 50): test lines the gate would run as the base
+            # has them, and hunks it could not split from code (a scope hit, not a reading).
+            lines = read.get("test_lines", {})
+            if lines.get("from_base"):
+                in_file[0] += 1
+            if lines.get("mixed"):
+                in_file[1] += 1
+                if args.hits:
+                    print(f"  {name} {c[:10]} test lines mixed with code: {lines['mixed']}")
             if not hits and not unread:
                 continue
             flagged += 1
@@ -114,12 +125,18 @@ def main():
         flagged_all += flagged
         by_rule_all.update(by_rule)
         by_class_all.update(by_class)
+        in_file_all[0] += in_file[0]
+        in_file_all[1] += in_file[1]
         print(f"{name}: {len(picked)} commits that change code, {flagged} would escalate "
-              f"({100.0 * flagged / max(len(picked), 1):.1f}%); by rule: {dict(by_rule)}")
+              f"({100.0 * flagged / max(len(picked), 1):.1f}%); by rule: {dict(by_rule)}; "
+              f"test lines in code run from the base: {in_file[0]}, mixed with code "
+              f"(a scope hit): {in_file[1]}")
     print(f"overall: {total} commits, {flagged_all} would escalate "
           f"({100.0 * flagged_all / max(total, 1):.1f}%, 1 in "
           f"{(total / flagged_all) if flagged_all else float('inf'):.0f}); "
-          f"by deciding class: {dict(by_class_all)}; by rule: {dict(by_rule_all)}")
+          f"by deciding class: {dict(by_class_all)}; by rule: {dict(by_rule_all)}; "
+          f"test lines in code run from the base: {in_file_all[0]} commits, mixed with code "
+          f"(a scope hit): {in_file_all[1]} commits")
 
 
 if __name__ == "__main__":

@@ -3728,6 +3728,27 @@ fn the_base_s_tests_judge_and_added_tests_can_only_block() {
             vec!["setup.cfg"],
         ),
     ];
+    // Tests inside source files: their lines ran as the base has them (no scope hit), or a
+    // hunk mixed them with code (a scope hit).
+    for (name, key, disposition, reason, hits) in [
+        (
+            "test lines run from the base",
+            "test_lines_from_base",
+            "MERGE_OK",
+            "all-gates-held",
+            vec![],
+        ),
+        (
+            "test lines mixed with code",
+            "test_lines_mixed",
+            "ESCALATE",
+            "inadmissible-evidence",
+            vec![code],
+        ),
+    ] {
+        let doc = with(&[("changed_files", json!([code])), (key, json!([code]))]);
+        check(name, doc, disposition, reason, hits);
+    }
     for (name, changed, described, disposition, reason, hits) in manifests {
         let doc = with(&[
             ("changed_files", json!(changed)),

@@ -790,7 +790,7 @@ catch = [101]
 fn a_rust_repository_fails_with_101_and_that_is_a_catch() {
     let target = tempfile::tempdir().expect("tempdir");
     type Case = (&'static str, bool, &'static str, &'static str, i32);
-    let cases: [Case; 6] = [
+    let cases: [Case; 7] = [
         (
             "broken-invariant",
             true,
@@ -809,6 +809,10 @@ fn a_rust_repository_fails_with_101_and_that_is_a_catch() {
         ("does-not-compile", true, "BLOCK", "does-not-build", 1),
         ("exits-early", false, "MERGE_OK", "all-gates-held", 0),
         ("exits-early", true, "ESCALATE", "inadmissible-evidence", 2),
+        // Issue 50: a bug (no parts: the whole budget in one share) with the unit test in
+        // `src/lib.rs` and the doctest edited to match (a plain `cargo test` passes). The test
+        // lines run as the base has them: the unit test and the doctest fail.
+        ("edits-unit-test", true, "BLOCK", "concrete-behavior", 1),
     ];
     for (patch, receipts, disposition, reason, exit) in cases {
         let repo = if receipts {
@@ -838,6 +842,15 @@ fn a_rust_repository_fails_with_101_and_that_is_a_catch() {
             (exit == 2).then_some("nothing-ran"),
             "{patch} {receipts}"
         );
+        if patch == "edits-unit-test" {
+            assert_eq!(
+                step(&answer, "scope")["from_base"],
+                serde_json::json!(["src/lib.rs"]),
+                "{answer}"
+            );
+            let failed = step(&answer, "fixtures")["failed_tests"].to_string();
+            assert!(failed.contains("no_parts_no_shares"), "{failed}");
+        }
         if patch == "broken-invariant" {
             let t1 = step(&answer, "properties");
             assert_eq!(t1["reason"], "stable-failure");
@@ -2910,7 +2923,8 @@ fn the_rust_starter_gates_the_rust_example() {
         .assert()
         .code(0);
     let census = std::fs::read_to_string(dir.join("suite.census")).unwrap();
-    // Ids by test binary (11.9): two `fixture_cases`, two ids; the ignored test not listed.
+    // Ids by test binary (11.9): two `fixture_cases`, two ids; the ignored test not listed;
+    // the library's own unit test and its doctest (issue 50: tests inside `src/lib.rs`).
     let ids: Vec<String> = census
         .lines()
         .map(|l| {
@@ -2926,7 +2940,9 @@ fn the_rust_starter_gates_the_rust_example() {
             "cases::fixture_cases",
             "pinned::fixture_cases",
             "properties::split_adds_up",
-            "properties::split_is_fair"
+            "properties::split_is_fair",
+            "src/lib.rs::handed_out (line 15)",
+            "tests::no_parts_no_shares"
         ],
         "{census}"
     );

@@ -132,8 +132,9 @@ pub fn tree_with(
     base: &str,
     from_base: &[String],
     without: &[String],
+    contents: &[(String, Vec<u8>)],
 ) -> Result<String, CliError> {
-    if from_base.is_empty() && without.is_empty() {
+    if from_base.is_empty() && without.is_empty() && contents.is_empty() {
         return Ok(tree.to_owned());
     }
     let scratch = tempfile::tempdir()
@@ -188,8 +189,99 @@ pub fn tree_with(
         )?;
         indexed(&["update-index", "-z", "--index-info"], &listing)?;
     }
+    // Files with a content of their own (a source file with the base's test lines): written
+    // as blobs, each keeping the mode the tree gives it.
+    if !contents.is_empty() {
+        let names: Vec<&str> = contents.iter().map(|(p, _)| p.as_str()).collect();
+        let mut args = vec!["ls-tree", "-r", "-z", "--full-tree", tree, "--"];
+        args.extend(names.iter().copied());
+        let listing = indexed(&args, b"")?;
+        let mut info = Vec::new();
+        for entry in listing.split(|b| *b == 0).filter(|e| !e.is_empty()) {
+            let Some(tab) = entry.iter().position(|b| *b == b'\t') else {
+                continue;
+            };
+            let path = String::from_utf8_lossy(&entry[tab + 1..]).into_owned();
+            let mode = String::from_utf8_lossy(
+                &entry[..entry.iter().position(|b| *b == b' ').unwrap_or(0)],
+            )
+            .into_owned();
+            let Some((_, bytes)) = contents.iter().find(|(p, _)| *p == path) else {
+                continue;
+            };
+            let id = indexed(&["hash-object", "-w", "--stdin", "--no-filters"], bytes)?;
+            info.extend_from_slice(
+                format!("{mode} {}\t{path}\0", String::from_utf8_lossy(&id).trim()).as_bytes(),
+            );
+        }
+        indexed(&["update-index", "-z", "--index-info"], &info)?;
+    }
     let written = indexed(&["write-tree"], b"")?;
     Ok(String::from_utf8_lossy(&written).trim().to_owned())
+}
+
+/// The blob ids of the files `paths` in `rev`, by path (a path `rev` does not hold as a file
+/// is absent).
+pub fn ls_blobs(
+    rev: &str,
+    paths: &[&str],
+) -> Result<std::collections::HashMap<String, String>, CliError> {
+    let mut args = vec![
+        "--literal-pathspecs",
+        "ls-tree",
+        "-r",
+        "-z",
+        "--full-tree",
+        rev,
+        "--",
+    ];
+    args.extend(paths.iter().copied());
+    Ok(git(&args)?
+        .split(|b| *b == 0)
+        .filter_map(|entry| {
+            let (meta, path) = entry.split_at(entry.iter().position(|b| *b == b'\t')?);
+            let meta = String::from_utf8_lossy(meta);
+            let mut fields = meta.split(' ');
+            let (_, kind, id) = (fields.next()?, fields.next()?, fields.next()?);
+            let path = String::from_utf8_lossy(&path[1..]).into_owned();
+            (kind == "blob" && paths.contains(&path.as_str())).then(|| (path, id.to_owned()))
+        })
+        .collect())
+}
+
+/// The hunks of `git diff -U0` between two blobs, `(old start, old count, new start, new
+/// count)`: blob to blob, so no path's attributes apply, every file is text, and no text
+/// conversion or external diff runs.
+pub fn diff_hunks(old: &str, new: &str) -> Result<Vec<(usize, usize, usize, usize)>, CliError> {
+    let out = git(&[
+        "diff",
+        "-U0",
+        "--text",
+        "--no-textconv",
+        "--no-ext-diff",
+        "--no-color",
+        "--diff-algorithm=myers",
+        old,
+        new,
+    ])?;
+    let range = |r: &str| -> Option<(usize, usize)> {
+        match r.split_once(',') {
+            Some((s, n)) => Some((s.parse().ok()?, n.parse().ok()?)),
+            None => Some((r.parse().ok()?, 1)),
+        }
+    };
+    Ok(out
+        .split(|b| *b == b'\n')
+        .filter(|l| l.starts_with(b"@@ -"))
+        .filter_map(|l| {
+            let l = String::from_utf8_lossy(l);
+            let mut parts = l.split(' ');
+            let (_, old, new) = (parts.next()?, parts.next()?, parts.next()?);
+            let (a, b) = range(old.strip_prefix('-')?)?;
+            let (c, d) = range(new.strip_prefix('+')?)?;
+            Some((a, b, c, d))
+        })
+        .collect())
 }
 
 /// Which of `paths` `commit` holds (as a file).

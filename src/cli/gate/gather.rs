@@ -11,6 +11,7 @@ use super::super::git::{
     git_made_executable, held_by, is_ancestor, judged_tree, tree_with,
 };
 use super::super::output;
+use super::super::reading::in_file::in_file_tests;
 use super::super::reading::read_patch;
 use super::super::sandbox::Room;
 use super::{GateArgs, census, shadows, suite::Spare};
@@ -75,10 +76,18 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     let changed = git_changed(&base, &judged.tree)?;
     let mut binaries = git_made_executable(&base, &judged.tree)?;
     let (from_base, added) = tests_apart(&config, &base, &changed)?;
-    let run_tree = tree_with(&judged.tree, &base, &from_base, &added)?;
+    // The tests inside source files, judged as the base has them too (issue 50).
+    let in_file = in_file_tests(&base, &judged.tree, &changed)?;
+    let run_tree = tree_with(&judged.tree, &base, &from_base, &added, &in_file.from_base)?;
     let added_tree = match added.is_empty() {
         true => None,
-        false => Some(tree_with(&judged.tree, &base, &from_base, &[])?),
+        false => Some(tree_with(
+            &judged.tree,
+            &base,
+            &from_base,
+            &[],
+            &in_file.from_base,
+        )?),
     };
     // The files judged apart are not in the room as the patch has them: their own bytes
     // are read for the binary check.
@@ -223,6 +232,8 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         tests_from_base: from_base,
         added_tests: added.clone(),
         metadata_only: super::manifests::metadata_only(&base, &judged.tree, &changed)?,
+        test_lines_from_base: in_file.from_base.iter().map(|(f, _)| f.clone()).collect(),
+        test_lines_mixed: in_file.mixed.clone(),
         suspicious: reading.hits,
         unread: reading.unread,
         admitted_sources,

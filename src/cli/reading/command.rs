@@ -25,7 +25,9 @@ pub struct ReadArgs {
     #[arg(long, default_value = CONFIG_FILE)]
     pub config: String,
     /// Print the hits as JSON (`{"hits": [...], "unread": [...], "read": [...], "added_lines":
-    /// N}`: the facts' form, and the files read).
+    /// N, "test_lines": {"from_base": [...], "mixed": [...]}}`: the facts' form, the files
+    /// read, and the source files whose test lines the gate runs as the base has them or
+    /// cannot split from code).
     #[arg(long)]
     pub json: bool,
     /// Run as if started in this directory (inside the repository).
@@ -46,8 +48,13 @@ pub fn run(args: ReadArgs) -> CliResult {
     };
     let judged = judged_tree(&base, &head)?;
     let reading = read_patch(&base, &judged.tree, &suspicious, &fixtures)?;
+    // The tests inside source files (issue 50): whose test lines the gate would run as the
+    // base has them, and where it could not split them from code (a scope hit).
+    let changed = super::super::git::git_changed(&base, &judged.tree)?;
+    let in_file = super::in_file::in_file_tests(&base, &judged.tree, &changed)?;
+    let from_base: Vec<&str> = in_file.from_base.iter().map(|(f, _)| f.as_str()).collect();
     let text = if args.json {
-        serde_json::json!({"hits": reading.hits, "unread": reading.unread, "read": reading.read, "added_lines": reading.added_lines}).to_string() + "\n"
+        serde_json::json!({"hits": reading.hits, "unread": reading.unread, "read": reading.read, "added_lines": reading.added_lines, "test_lines": {"from_base": from_base, "mixed": in_file.mixed}}).to_string() + "\n"
     } else {
         let mut out = String::new();
         for h in &reading.hits {
@@ -67,6 +74,16 @@ pub fn run(args: ReadArgs) -> CliResult {
                 out.push_str(&format!(" ({d})"));
             }
             out.push('\n');
+        }
+        for f in &from_base {
+            out.push_str(&format!(
+                "{f}: test lines (a test module, test function or doctest) the gate runs as the base has them\n"
+            ));
+        }
+        for f in &in_file.mixed {
+            out.push_str(&format!(
+                "{f}: test lines and code in one hunk the gate cannot split: a scope hit\n"
+            ));
         }
         // What was read, so that silence is never mistaken for a clean reading.
         out.push_str(&format!(

@@ -7,6 +7,7 @@
 //! The hits are facts: the core's gate rule 4 decides them.
 
 pub mod command;
+pub mod in_file;
 mod python;
 mod resolve;
 mod rust;
@@ -200,6 +201,17 @@ pub struct Read {
     pub unparsed_at: Option<usize>,
 }
 
+/// The syntax tree of decoded `text` (with its errors marked); `None` when the parser gives up.
+fn parse(language: Language, text: &[u8]) -> Option<tree_sitter::Tree> {
+    let mut parser = tree_sitter::Parser::new();
+    let grammar: tree_sitter::Language = match language {
+        Language::Python => tree_sitter_python::LANGUAGE.into(),
+        Language::Rust => tree_sitter_rust::LANGUAGE.into(),
+    };
+    parser.set_language(&grammar).ok()?;
+    parser.parse(text, None)
+}
+
 /// Reads `raw` as its interpreter will (decoded and split into lines as it does, CONTRACT.md
 /// section 15.1), `added` the lines git counts as added; or why it cannot.
 pub fn read_source(
@@ -212,22 +224,11 @@ pub fn read_source(
         Language::Python => source::python(raw)?,
         Language::Rust => source::rust(raw)?,
     };
-    let mut parser = tree_sitter::Parser::new();
-    let grammar: tree_sitter::Language = match language {
-        Language::Python => tree_sitter_python::LANGUAGE.into(),
-        Language::Rust => tree_sitter_rust::LANGUAGE.into(),
-    };
-    let unparsed = || {
-        (
+    let Some(tree) = parse(language, &source.text) else {
+        return Err((
             UnreadReason::Unparsed,
             Some("the parser gave up".to_owned()),
-        )
-    };
-    if parser.set_language(&grammar).is_err() {
-        return Err(unparsed());
-    }
-    let Some(tree) = parser.parse(&source.text, None) else {
-        return Err(unparsed());
+        ));
     };
     let lines = Added(source.lines_on(added));
     let mut walk = syntax::Walk::default();

@@ -277,6 +277,63 @@ fn next_item(attribute: Node<'_>) -> Option<Node<'_>> {
     at
 }
 
+/// The rows (1-based, inclusive) of the test code inside a Rust source file (issue 50): each
+/// item under exactly `#[cfg(test)]` or `#[test]` (from that attribute to the item's end: code
+/// compiled only into a test build), and each doc comment line (`///`, `//!`) of a fenced
+/// block (a doctest). Nothing else: `mod tests` without the attribute, `#[cfg(not(test))]`,
+/// another crate's `::test` attribute are code, as the compiler of a release build has them.
+pub fn test_rows(source: &[u8], root: Node<'_>) -> Vec<(usize, usize)> {
+    let mut rows = Vec::new();
+    let mut fence: Option<usize> = None;
+    let mut last_doc: Option<usize> = None;
+    for node in descendants(root) {
+        let row = node.start_position().row + 1;
+        match node.kind() {
+            "attribute_item" => {
+                let compact: String = text(source, node)
+                    .chars()
+                    .filter(|c| !c.is_whitespace())
+                    .collect();
+                if (compact == "#[cfg(test)]" || compact == "#[test]")
+                    && let Some(item) = next_item(node)
+                {
+                    rows.push((row, item.end_position().row + 1));
+                }
+            }
+            "line_comment" => {
+                let t = text(source, node);
+                let body = match (t.strip_prefix("///"), t.strip_prefix("//!")) {
+                    (Some(b), _) if !b.starts_with('/') => Some(b),
+                    (_, Some(b)) => Some(b),
+                    _ => None,
+                };
+                // A doc block is a run of doc lines; a fence left open ends with it.
+                if last_doc.is_none_or(|l| l + 1 != row) {
+                    fence = None;
+                }
+                match body {
+                    Some(b) => {
+                        last_doc = Some(row);
+                        let fenced = b.trim_start().starts_with("```");
+                        if fence.is_some() || fenced {
+                            rows.push((row, row));
+                        }
+                        if fenced {
+                            fence = match fence {
+                                Some(_) => None,
+                                None => Some(row),
+                            };
+                        }
+                    }
+                    None => fence = None,
+                }
+            }
+            _ => {}
+        }
+    }
+    rows
+}
+
 /// The attributes standing on an item.
 fn attributes_of(item: Node<'_>) -> impl Iterator<Item = Node<'_>> {
     std::iter::successors(item.prev_named_sibling(), |n| n.prev_named_sibling())

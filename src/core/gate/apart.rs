@@ -58,6 +58,39 @@ pub(super) fn judged_apart<'r>(
     )
 }
 
+/// What the scope step adds to its summary about the files judged apart: `tests` test files
+/// run as the base has them, `in_file` source files whose test lines did, `added` test files
+/// the patch adds run apart.
+pub(super) fn said(tests: usize, in_file: usize, added: usize) -> String {
+    let mut parts = Vec::new();
+    if tests > 0 {
+        parts.push(format!(
+            "{} as the base has them: the patch's edits to them are reported, not run",
+            plural(tests, "changed test file runs", "changed test files run")
+        ));
+    }
+    if in_file > 0 {
+        parts.push(format!(
+            "the test lines of {} (test modules, test functions, doctests) run as the base has them",
+            plural(in_file, "changed source file", "changed source files")
+        ));
+    }
+    if added > 0 {
+        parts.push(format!(
+            "{} in a process of their own, and can only block",
+            plural(
+                added,
+                "test file the patch adds runs",
+                "test files the patch adds run"
+            )
+        ));
+    }
+    match parts.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", parts.join("; ")),
+    }
+}
+
 /// The fixture step with the run of the tests the patch adds folded in: a failure its receipt
 /// vouches for fails it; a run that did not happen while the suite passed leaves it unknown;
 /// anything else it showed passes nothing and is said.

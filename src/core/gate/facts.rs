@@ -119,6 +119,17 @@ pub struct Facts {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schema(value_type = Vec<RepoPathDoc>)]
     pub metadata_only: Vec<String>,
+    /// Changed source files whose test lines (Rust: `#[cfg(test)]` items, `#[test]`
+    /// functions, doctests) the runs saw as the base has them, the patch's code beside them
+    /// (issue 50): reported, not a scope hit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(value_type = Vec<RepoPathDoc>)]
+    pub test_lines_from_base: Vec<String>,
+    /// Changed source files where a hunk mixes test lines and code the runner could not split:
+    /// each is a scope hit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(value_type = Vec<RepoPathDoc>)]
+    pub test_lines_mixed: Vec<String>,
     /// What the reading of the patch's code flagged (CONTRACT.md sections 11.6, 14): each hit
     /// with file, line, rule, class and code. Any in a file that is not test-adjacent →
     /// ESCALATE, the first class among them naming the reason: `probe` → `test-aware-code`,

@@ -15,6 +15,13 @@ use crate::core::fields::{self, Errors, object};
 use crate::core::problem::pointer_key;
 use crate::core::quorum::parse_quorum_fields;
 
+/// The list of repository paths at `key` (absent: none).
+fn path_list(doc: &fields::Obj<'_>, key: &str, e: &mut Errors) -> Vec<crate::core::path::RepoPath> {
+    doc.get(key)
+        .and_then(|v| fields::paths(v, &format!("/{key}"), false, e))
+        .unwrap_or_default()
+}
+
 /// Validates a `/gate` document, reporting every invalid field: the quorum's fields, plus
 /// `guarded` and `fixture_suite`.
 pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
@@ -23,22 +30,10 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
         return Err(e);
     };
     let quorum = parse_quorum_fields(&doc, CatalogKind::Gate, "property_runs", &mut e);
-    let guarded = doc
-        .get("guarded")
-        .and_then(|v| fields::paths(v, "/guarded", false, &mut e))
-        .unwrap_or_default();
-    let inert = doc
-        .get("inert")
-        .and_then(|v| fields::paths(v, "/inert", false, &mut e))
-        .unwrap_or_default();
-    let binaries = doc
-        .get("binaries")
-        .and_then(|v| fields::paths(v, "/binaries", false, &mut e))
-        .unwrap_or_default();
-    let merge_conflicts = doc
-        .get("merge_conflicts")
-        .and_then(|v| fields::paths(v, "/merge_conflicts", false, &mut e))
-        .unwrap_or_default();
+    let guarded = path_list(&doc, "guarded", &mut e);
+    let inert = path_list(&doc, "inert", &mut e);
+    let binaries = path_list(&doc, "binaries", &mut e);
+    let merge_conflicts = path_list(&doc, "merge_conflicts", &mut e);
     let judged = doc.get("judged").and_then(|v| parse_judged(v, &mut e));
     let merge_group = doc
         .get("merge_group")
@@ -105,22 +100,12 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
         .unwrap_or_default(),
         None => Vec::new(),
     };
-    let shadows = doc
-        .get("shadows")
-        .and_then(|v| fields::paths(v, "/shadows", false, &mut e))
-        .unwrap_or_default();
-    let tests_from_base = doc
-        .get("tests_from_base")
-        .and_then(|v| fields::paths(v, "/tests_from_base", false, &mut e))
-        .unwrap_or_default();
-    let added_tests = doc
-        .get("added_tests")
-        .and_then(|v| fields::paths(v, "/added_tests", false, &mut e))
-        .unwrap_or_default();
-    let metadata_only = doc
-        .get("metadata_only")
-        .and_then(|v| fields::paths(v, "/metadata_only", false, &mut e))
-        .unwrap_or_default();
+    let shadows = path_list(&doc, "shadows", &mut e);
+    let tests_from_base = path_list(&doc, "tests_from_base", &mut e);
+    let added_tests = path_list(&doc, "added_tests", &mut e);
+    let metadata_only = path_list(&doc, "metadata_only", &mut e);
+    let test_lines_from_base = path_list(&doc, "test_lines_from_base", &mut e);
+    let test_lines_mixed = path_list(&doc, "test_lines_mixed", &mut e);
     let sandbox = match doc.get("sandbox") {
         Some(_) => doc.req_enum::<SandboxBackend>("sandbox", &mut e),
         None => None,
@@ -310,6 +295,8 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             tests_from_base,
             added_tests,
             metadata_only,
+            test_lines_from_base,
+            test_lines_mixed,
             suspicious,
             unread,
             property_receipts,

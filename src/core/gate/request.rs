@@ -163,6 +163,10 @@ pub struct GateRequest {
     pub added_tests: Vec<RepoPath>,
     /// Changed package manifests that change only what describes the package (issue 50).
     pub metadata_only: Vec<RepoPath>,
+    /// Changed source files whose test lines ran as the base has them (issue 50).
+    pub test_lines_from_base: Vec<RepoPath>,
+    /// Changed source files whose test lines and code could not be split: scope hits.
+    pub test_lines_mixed: Vec<RepoPath>,
     /// What the reading of the patch's code flagged (sections 11.6, 14): code that may behave
     /// differently under test, change what a comparison means, or special-case the tests'
     /// inputs.

@@ -3,7 +3,7 @@
 //! for them is fitted.
 
 /// The fields of a `/gate` body.
-pub const GATE_FIELDS: [&str; 37] = [
+pub const GATE_FIELDS: [&str; 39] = [
     "patch_id",
     "changed_files",
     "guarded",
@@ -25,6 +25,8 @@ pub const GATE_FIELDS: [&str; 37] = [
     "tests_from_base",
     "added_tests",
     "metadata_only",
+    "test_lines_from_base",
+    "test_lines_mixed",
     "suspicious",
     "unread",
     "property_receipts",

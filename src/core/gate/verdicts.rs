@@ -89,14 +89,24 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
     let shadows: HashSet<&RepoPath> = request.shadows.iter().collect();
     // The base's tests judge, the tests the patch adds run apart (issue 50): no scope hit.
     let (from_base, added) = super::apart::judged_apart(request, &markers);
+    let in_file: Vec<&RepoPath> = request
+        .test_lines_from_base
+        .iter()
+        .filter(|f| request.changed_files.contains(f))
+        .collect();
     let apart: HashSet<&RepoPath> = from_base.iter().chain(&added).copied().collect();
     // A manifest change that only describes the package is code, not test toolchain.
     let described: HashSet<&RepoPath> = super::apart::described(request).into_iter().collect();
     let scope_hits: Vec<String> = request
         .changed_files
         .iter()
-        .filter(|f| markers.is_scope_hit(f) || shadows.contains(f))
-        .filter(|f| !apart.contains(f) && !described.contains(f))
+        .filter(|f| {
+            (markers.is_scope_hit(f) || shadows.contains(f))
+                && !apart.contains(f)
+                && !described.contains(f)
+                // Test lines mixed with code in one hunk (issue 50).
+                || request.test_lines_mixed.contains(f)
+        })
         .map(|f| f.as_str().to_owned())
         .collect();
     let scope_hit = !scope_hits.is_empty();
@@ -171,31 +181,13 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
             "no changed file is test-adjacent or part of the test toolchain".to_owned()
         } else {
             "no changed file is test-adjacent or part of the test toolchain: the property tier runs".to_owned()
-        } + &match (from_base.len(), added.len()) {
-            (0, 0) => String::new(),
-            (b, a) => format!(
-                " ({}{}{})",
-                if b > 0 {
-                    format!(
-                        "{} as the base has them: the patch's edits to them are reported, not run",
-                        plural(b, "changed test file runs", "changed test files run")
-                    )
-                } else {
-                    String::new()
-                },
-                if a > 0 && b > 0 { "; " } else { "" },
-                if a > 0 {
-                    format!(
-                        "{} in a process of their own, and can only block",
-                        plural(a, "test file the patch adds runs", "test files the patch adds run")
-                    )
-                } else {
-                    String::new()
-                }
-            ),
-        },
+        } + &super::apart::said(from_base.len(), in_file.len(), added.len()),
         scope_hits,
-        from_base: from_base.iter().map(|f| f.as_str().to_owned()).collect(),
+        from_base: from_base
+            .iter()
+            .chain(&in_file)
+            .map(|f| f.as_str().to_owned())
+            .collect(),
         added: added.iter().map(|f| f.as_str().to_owned()).collect(),
     });
     let property_check = if scope_hit || inert_only {

@@ -9,3 +9,22 @@ pub fn split(total: u64, parts: u64) -> Vec<u64> {
     let (share, rest) = (total / parts, total % parts);
     (0..parts).map(|i| share + u64::from(i < rest)).collect()
 }
+
+/// How many cents the shares hand out. No parts, no shares, nothing handed out:
+///
+/// ```
+/// assert_eq!(budget::handed_out(&budget::split(5, 0)), 0);
+/// ```
+pub fn handed_out(shares: &[u64]) -> u64 {
+    shares.iter().sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split;
+
+    #[test]
+    fn no_parts_no_shares() {
+        assert!(split(5, 0).is_empty());
+    }
+}
