@@ -1376,6 +1376,62 @@ fn read_says_what_it_read() {
     }
 }
 
+/// Issue 50: a special case against a pinned fixture counts field by field. The base pins
+/// `espresso` in a CSV fixture (`espresso, 250`) and `latte` in a TSV one; a patch that
+/// special-cases both used to pass the reading (a literal counted only as a whole quoted
+/// string or a whole line). Now each is a special-case hit (`test-input-in-code`) naming where
+/// it is pinned; a word inside a longer field (`white` in `flat white`) still is not.
+#[test]
+fn a_delimited_fixture_pins_its_fields() {
+    let repo = common::git_repo();
+    let dir = repo.path();
+    common::write(
+        dir,
+        "fixtures/prices.csv",
+        "name,cents\nespresso, 250\nflat white,320\n",
+    );
+    common::write(dir, "fixtures/menu.tsv", "latte\t300\n");
+    common::write(
+        dir,
+        "shop/prices.py",
+        "def price(name, table):\n    return table[name]\n",
+    );
+    common::commit(dir, "base");
+    common::write(
+        dir,
+        "shop/prices.py",
+        "def price(name, table):\n    if name == \"espresso\":\n        return 250\n    if name == \"latte\":\n        return 300\n    if name == \"white\":\n        return 320\n    return table[name]\n",
+    );
+    common::commit(dir, "special cases");
+    let out = patchgate()
+        .current_dir(dir)
+        .args(["read", "--base", "HEAD~1", "--head", "HEAD", "--json"])
+        .output()
+        .unwrap();
+    let read: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    let pinned: Vec<(u64, &str, &str)> = read["hits"]
+        .as_array()
+        .expect("hits")
+        .iter()
+        .filter(|h| h["class"] == "special-case")
+        .map(|h| {
+            (
+                h["line"].as_u64().unwrap(),
+                h["code"].as_str().unwrap(),
+                h["seen_in"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        pinned,
+        [
+            (2, "if name == \"espresso\":", "fixtures/prices.csv:2"),
+            (4, "if name == \"latte\":", "fixtures/menu.tsv:1"),
+        ],
+        "{read}"
+    );
+}
+
 /// Issue 50: a merge queue's base must be an ancestor of the group's head (GitHub builds the
 /// group's commit on its base; GitLab's train commit on its target). A group head that does
 /// not hold the base is not what the queue lands: before, it was judged as a merge of the two

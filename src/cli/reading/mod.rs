@@ -432,7 +432,7 @@ fn pinned(
         for m in finder.find_overlapping_iter(&content[..]) {
             let literal = distinct[m.pattern().as_usize()];
             if found.contains_key(&m.pattern().as_usize())
-                || !bounded(&content, m.start(), m.end(), literal)
+                || !bounded(&content, m.start(), m.end(), literal, path)
             {
                 continue;
             }
@@ -471,10 +471,12 @@ fn pinned(
     Ok(())
 }
 
-/// Whether a literal found at `start..end` stands alone: a number not inside a longer one
-/// or a name (`123` is not pinned by `1234` or `x123`); a string as a whole string, between
-/// quotes (or as a whole line of a fixture), not inside a longer text.
-fn bounded(content: &[u8], start: usize, end: usize, literal: &str) -> bool {
+/// Whether a literal found at `start..end` of the file `path` stands alone: a number not
+/// inside a longer one or a name (`123` is not pinned by `1234` or `x123`); a string as a
+/// whole string, between quotes, as a whole line, or as a whole field of a delimited fixture
+/// (issue 50: between tabs anywhere, between commas or semicolons in a `.csv`, spaces beside
+/// the delimiter allowed), never inside a longer text.
+fn bounded(content: &[u8], start: usize, end: usize, literal: &str, path: &str) -> bool {
     let before = start.checked_sub(1).and_then(|i| content.get(i));
     let after = content.get(end);
     let number = literal
@@ -486,8 +488,19 @@ fn bounded(content: &[u8], start: usize, end: usize, literal: &str) -> bool {
         };
         return !word(before) && !word(after);
     }
-    let edge = |b: Option<&u8>| b.is_none_or(|b| matches!(b, b'"' | b'\'' | b'`' | b'\n' | b'\r'));
-    edge(before) && edge(after)
+    let csv = path
+        .rsplit('.')
+        .next()
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    let delimiter = |b: &u8| *b == b'\t' || (csv && matches!(b, b',' | b';'));
+    let edge = |b: Option<&u8>| {
+        b.is_none_or(|b| matches!(b, b'"' | b'\'' | b'`' | b'\n' | b'\r') || delimiter(b))
+    };
+    // A field may be padded with spaces beside its delimiter (`espresso, 250`).
+    let padded_before = content[..start].iter().rev().find(|b| **b != b' ');
+    let padded_after = content[end..].iter().find(|b| **b != b' ');
+    let field = |b: Option<&u8>| b.is_none_or(|b| matches!(b, b'\n' | b'\r') || delimiter(b));
+    (edge(before) && edge(after)) || (field(padded_before) && field(padded_after))
 }
 
 /// The `[suspicious] patterns` hits: each added line of a file that is not test-adjacent
