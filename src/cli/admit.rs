@@ -128,6 +128,9 @@ pub fn run(args: AdmitArgs) -> CliResult {
             Some(file)
         };
         let base_runs = run_side(&check, "base", &base_room, runs, log.as_ref())?;
+        // The mutant's runs detect, they do not shrink (issue 50): they need the failure,
+        // not its smallest form.
+        detect_only(&mutant_room, &check.sources)?;
         let mutant_runs = run_side(&check, "mutant", &mutant_room, runs, log.as_ref())?;
         ((base_seal, mutant_seal), base_runs, mutant_runs)
     };
@@ -309,6 +312,53 @@ fn safe_name(id: &str) -> String {
 /// command a run counts only as its receipt shows it (CONTRACT.md section 11.5): a mutant
 /// that does not compile, or an id that runs no test, proves nothing (`null`, so the core
 /// reads `harness-error`), whatever its exit code.
+/// The property's Python test files in `room` (its `source`: files, or the `.py` files under
+/// a directory, at most 1,000) rewritten so hypothesis skips its shrink phase
+/// ([`super::gate::without_shrinking`]); a file that does not name hypothesis is left alone.
+fn detect_only(room: &Room, sources: &[String]) -> Result<(), CliError> {
+    let mut files: Vec<String> = Vec::new();
+    let mut dirs: Vec<String> = Vec::new();
+    for s in sources {
+        let s = s.trim_end_matches('/');
+        match std::fs::symlink_metadata(room.tree.join(s)) {
+            Ok(m) if m.is_dir() => dirs.push(s.to_owned()),
+            Ok(m) if m.is_file() && s.ends_with(".py") => files.push(s.to_owned()),
+            _ => {}
+        }
+    }
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(room.tree.join(&dir)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = format!("{dir}/{}", entry.file_name().to_string_lossy());
+            if kind.is_dir() {
+                dirs.push(path);
+            } else if kind.is_file() && path.ends_with(".py") {
+                files.push(path);
+            }
+        }
+        if files.len() > 1000 {
+            break;
+        }
+    }
+    for file in files.iter().take(1000) {
+        let Ok(text) = std::fs::read(room.tree.join(file)) else {
+            continue;
+        };
+        let detect = super::gate::without_shrinking(&text);
+        if detect != text {
+            super::gate::write_in(&room.tree, file, &detect).map_err(|why| {
+                CliError::software(format!("cannot write the mutant's property file: {why}"))
+            })?;
+        }
+    }
+    Ok(())
+}
+
 fn run_side(
     check: &Check,
     side: &str,

@@ -38,6 +38,8 @@ mod shadows;
 mod suite;
 mod twin;
 
+pub(crate) use twin::{without_shrinking, write_in};
+
 use std::path::PathBuf;
 
 use clap::Args;

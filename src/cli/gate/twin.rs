@@ -78,9 +78,47 @@ pub(super) fn twins(g: &Gathered, files: &[String], helper: &str) -> Result<Vec<
         .collect())
 }
 
+/// The lines a re-proof's twin gains when it uses hypothesis: a profile with every phase of
+/// the loaded default but `shrink`, loaded before its tests are defined, so the first failing
+/// example ends the run (a re-proof needs the failure, not its smallest form). Each name is
+/// the gate's own; anything that fails leaves the twin as it was.
+const DETECT_ONLY: &str = "try:\n    import hypothesis as _patchgate_h\n    _patchgate_h.settings.register_profile(\n        \"_patchgate_detect\",\n        _patchgate_h.settings.default,\n        phases=[p for p in _patchgate_h.settings.default.phases if p.name != \"shrink\"],\n    )\n    _patchgate_h.settings.load_profile(\"_patchgate_detect\")\nexcept Exception:\n    pass\n";
+
+/// `twin` with [`DETECT_ONLY`] after its `from __future__` imports (which must come first),
+/// when it names hypothesis; else as it is.
+pub(crate) fn without_shrinking(twin: &[u8]) -> Vec<u8> {
+    if !twin.windows(10).any(|w| w == b"hypothesis") {
+        return twin.to_vec();
+    }
+    let lines: Vec<&[u8]> = twin.split_inclusive(|b| *b == b'\n').collect();
+    // After the last line of the last `from __future__ import` statement (parenthesised ones
+    // end at their `)`).
+    let mut after = 0;
+    let mut open = false;
+    for (i, line) in lines.iter().enumerate() {
+        if line.starts_with(b"from __future__ import") {
+            open = line.contains(&b'(') && !line.contains(&b')');
+            after = i + 1;
+        } else if open {
+            if line.contains(&b')') {
+                open = false;
+            }
+            after = i + 1;
+        }
+    }
+    let mut out = Vec::with_capacity(twin.len() + DETECT_ONLY.len() + 1);
+    lines[..after].iter().for_each(|l| out.extend_from_slice(l));
+    if out.last().is_some_and(|b| *b != b'\n') {
+        out.push(b'\n');
+    }
+    out.extend_from_slice(DETECT_ONLY.as_bytes());
+    lines[after..].iter().for_each(|l| out.extend_from_slice(l));
+    out
+}
+
 /// Writes `twin` at `path` under `tree` (a room's copy), replacing what is there; never
 /// through a link (a patch may have made the path one).
-pub(super) fn write_in(tree: &Path, path: &str, twin: &[u8]) -> Result<PathBuf, String> {
+pub(crate) fn write_in(tree: &Path, path: &str, twin: &[u8]) -> Result<PathBuf, String> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let at = tree.join(path);
@@ -162,4 +200,30 @@ pub(super) fn canary_twin(g: &Gathered, ids: &[String]) -> Result<Option<CanaryT
         }));
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The detect-only lines go after the `from __future__` imports (a parenthesised one ends
+    /// at its `)`), only into a file that names hypothesis (expectations written by hand).
+    #[test]
+    fn a_detect_only_twin_keeps_its_future_imports_first() {
+        let plain = b"import pytest\n\ndef test_a():\n    assert 1 == 1\n";
+        assert_eq!(without_shrinking(plain), plain.to_vec());
+        let file = "\"\"\"Doc.\"\"\"\nfrom __future__ import annotations\nfrom __future__ import (\n    division,\n)\nfrom hypothesis import given\n";
+        let want = format!(
+            "\"\"\"Doc.\"\"\"\nfrom __future__ import annotations\nfrom __future__ import (\n    division,\n)\n{DETECT_ONLY}from hypothesis import given\n"
+        );
+        assert_eq!(
+            String::from_utf8(without_shrinking(file.as_bytes())).unwrap(),
+            want
+        );
+        let bare = "from hypothesis import given\n";
+        assert_eq!(
+            String::from_utf8(without_shrinking(bare.as_bytes())).unwrap(),
+            format!("{DETECT_ONLY}{bare}")
+        );
+    }
 }
