@@ -790,7 +790,7 @@ catch = [101]
 fn a_rust_repository_fails_with_101_and_that_is_a_catch() {
     let target = tempfile::tempdir().expect("tempdir");
     type Case = (&'static str, bool, &'static str, &'static str, i32);
-    let cases: [Case; 7] = [
+    let cases: [Case; 8] = [
         (
             "broken-invariant",
             true,
@@ -813,6 +813,9 @@ fn a_rust_repository_fails_with_101_and_that_is_a_catch() {
         // `src/lib.rs` and the doctest edited to match (a plain `cargo test` passes). The test
         // lines run as the base has them: the unit test and the doctest fail.
         ("edits-unit-test", true, "BLOCK", "concrete-behavior", 1),
+        // Issue 50: an honest change with the integration test that shows it: the new test
+        // binary runs apart (`[suite] added`, `--test more_cases`) and passes, and it merges.
+        ("adds-test", true, "MERGE_OK", "all-gates-held", 0),
     ];
     for (patch, receipts, disposition, reason, exit) in cases {
         let repo = if receipts {
@@ -842,6 +845,15 @@ fn a_rust_repository_fails_with_101_and_that_is_a_catch() {
             (exit == 2).then_some("nothing-ran"),
             "{patch} {receipts}"
         );
+        if patch == "adds-test" {
+            assert_eq!(
+                step(&answer, "scope")["added"],
+                serde_json::json!(["tests/more_cases.rs"]),
+                "{answer}"
+            );
+            let t2 = step(&answer, "fixtures")["summary"].to_string();
+            assert!(t2.contains("run in a process of their own, passed"), "{t2}");
+        }
         if patch == "edits-unit-test" {
             assert_eq!(
                 step(&answer, "scope")["from_base"],
