@@ -3062,6 +3062,16 @@ fn the_rust_starter_gates_the_rust_example() {
                     .is_some_and(|s| s.contains("is the suite's own run of its cases")),
                 "the suite is run 1 of the properties it holds: {t1}"
             );
+            // Issue 50: the canary rides in the property run (its test binary named beside
+            // the properties'), not in a cargo process of its own.
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                stderr.contains("run 2/2 (2 properties and the canary)")
+                    && !stderr.contains("patchgate: canary:"),
+                "{stderr}"
+            );
+            let canary = step(&answer, "canary")["summary"].to_string();
+            assert!(canary.contains("rode in"), "{canary}");
         }
     }
 }
