@@ -156,6 +156,22 @@ fn gate_arguments_in(cwd: &std::path::Path, script: &str, env: &[(&str, &str)]) 
         .collect()
 }
 
+/// What GitHub sets for the gate step on a `merge_group` event (the template's `env:`).
+fn merge_group_env<'a>(
+    base: &'a str,
+    head: &'a str,
+    group_ref: &'a str,
+) -> [(&'a str, &'a str); 6] {
+    [
+        ("EVENT", "merge_group"),
+        ("GROUP_BASE", base),
+        ("GROUP_HEAD", head),
+        ("GROUP_REF", group_ref),
+        ("PATCH_ID", group_ref),
+        ("GITHUB_STEP_SUMMARY", "/dev/null"),
+    ]
+}
+
 fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| (*s).to_owned()).collect()
 }
@@ -257,14 +273,7 @@ fn the_github_template_gates_a_merge_group_against_the_queue_s_base() {
     );
     let (base, head) = ("c".repeat(40), "d".repeat(40));
     let group_ref = format!("refs/heads/gh-readonly-queue/main/pr-13-{head}");
-    let env = [
-        ("EVENT", "merge_group"),
-        ("GROUP_BASE", base.as_str()),
-        ("GROUP_HEAD", head.as_str()),
-        ("GROUP_REF", group_ref.as_str()),
-        ("PATCH_ID", group_ref.as_str()),
-        ("GITHUB_STEP_SUMMARY", "/dev/null"),
-    ];
+    let env = merge_group_env(&base, &head, &group_ref);
     assert_eq!(
         gate_arguments(script, &env)[..10],
         strings(&[
@@ -319,14 +328,7 @@ fn the_github_template_gates_a_merge_group_against_the_queue_s_base() {
     ]);
     let head = git(&["rev-parse", "HEAD"]);
     let group_ref = format!("refs/heads/gh-readonly-queue/main/pr-13-{head}");
-    let env = [
-        ("EVENT", "merge_group"),
-        ("GROUP_BASE", base.as_str()),
-        ("GROUP_HEAD", head.as_str()),
-        ("GROUP_REF", group_ref.as_str()),
-        ("PATCH_ID", group_ref.as_str()),
-        ("GITHUB_STEP_SUMMARY", "/dev/null"),
-    ];
+    let env = merge_group_env(&base, &head, &group_ref);
     let args = gate_arguments_in(repo.path(), script, &env);
     let named: Vec<&str> = args
         .windows(2)

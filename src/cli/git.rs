@@ -193,26 +193,15 @@ pub fn tree_with(
     // as blobs, each keeping the mode the tree gives it.
     if !contents.is_empty() {
         let names: Vec<&str> = contents.iter().map(|(p, _)| p.as_str()).collect();
-        let mut args = vec!["ls-tree", "-r", "-z", "--full-tree", tree, "--"];
-        args.extend(names.iter().copied());
-        let listing = indexed(&args, b"")?;
+        let held = ls_blobs(tree, &names)?;
         let mut info = Vec::new();
-        for entry in listing.split(|b| *b == 0).filter(|e| !e.is_empty()) {
-            let Some(tab) = entry.iter().position(|b| *b == b'\t') else {
-                continue;
-            };
-            let path = String::from_utf8_lossy(&entry[tab + 1..]).into_owned();
-            let mode = String::from_utf8_lossy(
-                &entry[..entry.iter().position(|b| *b == b' ').unwrap_or(0)],
-            )
-            .into_owned();
-            let Some((_, bytes)) = contents.iter().find(|(p, _)| *p == path) else {
+        for (path, bytes) in contents {
+            let Some(blob) = held.get(path) else {
                 continue;
             };
             let id = indexed(&["hash-object", "-w", "--stdin", "--no-filters"], bytes)?;
-            info.extend_from_slice(
-                format!("{mode} {}\t{path}\0", String::from_utf8_lossy(&id).trim()).as_bytes(),
-            );
+            let id = String::from_utf8_lossy(&id);
+            info.extend_from_slice(format!("{} {}\t{path}\0", blob.mode, id.trim()).as_bytes());
         }
         indexed(&["update-index", "-z", "--index-info"], &info)?;
     }
@@ -220,12 +209,22 @@ pub fn tree_with(
     Ok(String::from_utf8_lossy(&written).trim().to_owned())
 }
 
-/// The blob ids of the files `paths` in `rev`, by path (a path `rev` does not hold as a file
-/// is absent).
+/// A file in a tree: its mode and blob id, as `git ls-tree` gives them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blob {
+    pub mode: String,
+    pub id: String,
+}
+
+/// The files among `paths` that `rev` holds, by path (a path it does not hold as a file is
+/// absent; literal paths, no pattern).
 pub fn ls_blobs(
     rev: &str,
     paths: &[&str],
-) -> Result<std::collections::HashMap<String, String>, CliError> {
+) -> Result<std::collections::HashMap<String, Blob>, CliError> {
+    if paths.is_empty() {
+        return Ok(std::collections::HashMap::new());
+    }
     let mut args = vec![
         "--literal-pathspecs",
         "ls-tree",
@@ -242,9 +241,15 @@ pub fn ls_blobs(
             let (meta, path) = entry.split_at(entry.iter().position(|b| *b == b'\t')?);
             let meta = String::from_utf8_lossy(meta);
             let mut fields = meta.split(' ');
-            let (_, kind, id) = (fields.next()?, fields.next()?, fields.next()?);
+            let (mode, kind, id) = (fields.next()?, fields.next()?, fields.next()?);
             let path = String::from_utf8_lossy(&path[1..]).into_owned();
-            (kind == "blob" && paths.contains(&path.as_str())).then(|| (path, id.to_owned()))
+            (kind == "blob" && paths.contains(&path.as_str())).then(|| {
+                let blob = Blob {
+                    mode: mode.to_owned(),
+                    id: id.to_owned(),
+                };
+                (path, blob)
+            })
         })
         .collect())
 }
@@ -281,33 +286,6 @@ pub fn diff_hunks(old: &str, new: &str) -> Result<Vec<(usize, usize, usize, usiz
             let (c, d) = range(new.strip_prefix('+')?)?;
             Some((a, b, c, d))
         })
-        .collect())
-}
-
-/// Which of `paths` `commit` holds (as a file).
-pub fn held_by(
-    commit: &str,
-    paths: &[String],
-) -> Result<std::collections::HashSet<String>, CliError> {
-    if paths.is_empty() {
-        return Ok(std::collections::HashSet::new());
-    }
-    let mut args = vec![
-        "--literal-pathspecs",
-        "ls-tree",
-        "-r",
-        "-z",
-        "--name-only",
-        "--full-tree",
-        commit,
-        "--",
-    ];
-    args.extend(paths.iter().map(String::as_str));
-    Ok(git(&args)?
-        .split(|b| *b == 0)
-        .filter(|p| !p.is_empty())
-        .map(|p| String::from_utf8_lossy(p).into_owned())
-        .filter(|p| paths.contains(p))
         .collect())
 }
 

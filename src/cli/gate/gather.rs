@@ -8,7 +8,7 @@ use super::super::documents::{parse_document, parse_seal_text};
 use super::super::error::CliError;
 use super::super::git::{
     base_file, binary_content, commit_of, enter_repository, fill_commit_counts, git_changed,
-    git_made_executable, held_by, is_ancestor, judged_tree, tree_with,
+    git_made_executable, is_ancestor, judged_tree, ls_blobs, tree_with,
 };
 use super::super::output;
 use super::super::reading::in_file::in_file_tests;
@@ -287,9 +287,10 @@ fn tests_apart(
         })
         .cloned()
         .collect();
-    let held = held_by(base, &candidates)?;
+    let names: Vec<&str> = candidates.iter().map(String::as_str).collect();
+    let held = ls_blobs(base, &names)?;
     let (from_base, added): (Vec<String>, Vec<String>) =
-        candidates.into_iter().partition(|f| held.contains(f));
+        candidates.into_iter().partition(|f| held.contains_key(f));
     Ok((
         from_base,
         match config.suite.added {

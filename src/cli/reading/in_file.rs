@@ -56,7 +56,7 @@ pub fn in_file_tests(base: &str, tree: &str, changed: &[String]) -> Result<InFil
         let (Some(old_id), Some(new_id)) = (base_ids.get(*file), tree_ids.get(*file)) else {
             continue;
         };
-        let hunks = diff_hunks(old_id, new_id)?;
+        let hunks = diff_hunks(&old_id.id, &new_id.id)?;
         match judged_from_base(&b, &a, &tb, &ta, &hunks) {
             Split::Code => {}
             Split::Tests(content) => out.from_base.push(((*file).to_owned(), content)),
