@@ -12,8 +12,9 @@
 //!   in `~/.cache/patchgate-tests/pytest8`), whose report lists the same cases in the older
 //!   dialect.
 //! - `examples/gate-toolz`: toolz 1.0.0 from its PyPI sdist, whose four hypothesis properties
-//!   are part of its suite too (`toolz/tests properties`): the suite leaves out what the
-//!   property runs ran, and the canary rides in their batches (issue 40).
+//!   are part of its suite too (`toolz/tests properties`, and `itertoolz`'s doctests): the
+//!   suite is the first run of the properties, and a bug hidden by editing a docstring's
+//!   examples is judged by the base's (issue 50).
 //! - `examples/gate-zeroize`: zeroize 1.9.2 from crates.io (a published manifest: `autotests =
 //!   false`, every test target declared; three integration test files of its own, one test
 //!   `#[ignore]`d), beside two properties and a pinned-fixture test the user adds.
@@ -328,7 +329,8 @@ fn more_itertools_under_pytest_9() {
 /// twin of one of them (issue 40 left the five property cases out of the suite instead, on
 /// the strength of the property runs). The honest patch merges, and so does a fix with the
 /// test that shows it (the test run apart, issue 50); a bug one property catches
-/// BLOCKs with that property's case, in the suite and in its run, not the canary's.
+/// BLOCKs with that property's case, in the suite and in its run, not the canary's; a bug
+/// whose docstring examples were edited to match BLOCKs with the base's examples (issue 50).
 #[test]
 fn toolz_s_suite_is_the_first_run_of_its_properties() {
     let tmp = common::git_repo();
@@ -336,12 +338,13 @@ fn toolz_s_suite_is_the_first_run_of_its_properties() {
     let project = example("gate-toolz");
     unpack(dir, &project, "toolz-1.0.0.tar.gz");
     init_python(dir, None, "toolz");
-    // The suite where toolz keeps its tests, and the properties with them.
+    // The suite where toolz keeps its tests, and the properties with them; and, as a user
+    // who runs the examples of the docstrings too, `itertoolz`'s doctests.
     let config = dir.join("patchgate.toml");
     let text = std::fs::read_to_string(&config).unwrap();
     let mine = text.replace(
         "\"--junitxml={junit}\", \"tests\"",
-        "\"--junitxml={junit}\", \"toolz/tests\", \"properties\"",
+        "\"--junitxml={junit}\", \"--doctest-modules\", \"toolz/itertoolz.py\", \"toolz/tests\", \"properties\"",
     );
     assert_eq!(
         mine.matches("toolz/tests").count(),
@@ -372,6 +375,11 @@ fn toolz_s_suite_is_the_first_run_of_its_properties() {
         // Issue 50: a fix with the test that shows it (it used to escalate `scope-hit`).
         ("adds-feature", 0, "all-gates-held"),
         ("mutant-groupby", 1, "behavior-and-invariant"),
+        // Issue 50: a bug in `random_sample` (a seeded sample no longer what the docs
+        // promise) with the docstring's examples edited to match. A plain `pytest
+        // --doctest-modules` passes; the gate runs the base's examples against the patch's
+        // code (before: MERGE_OK).
+        ("hides-in-doctest", 1, "concrete-behavior"),
     ] {
         git(dir, &["checkout", "-q", "-B", patch, "main"]);
         apply(dir, &project.join(format!("patches/{patch}.patch")));
@@ -439,6 +447,19 @@ fn toolz_s_suite_is_the_first_run_of_its_properties() {
             assert_eq!(added["exit_code"], 0, "{added}");
             assert_eq!(added["receipt"]["executed"], 3, "{added}");
         }
+        if patch == "hides-in-doctest" {
+            assert_eq!(
+                step(&answer, "scope")["from_base"],
+                serde_json::json!(["toolz/itertoolz.py"]),
+                "{answer}"
+            );
+            assert_eq!(
+                failing_ids(&answer),
+                ["toolz.itertoolz::toolz.itertoolz.random_sample"],
+                "{answer}"
+            );
+            continue;
+        }
         if patch != "mutant-groupby" {
             assert!(
                 stderr.contains("it is run 1 of the properties it holds"),
@@ -455,8 +476,8 @@ fn toolz_s_suite_is_the_first_run_of_its_properties() {
                 );
             }
         } else {
-            // The property's case (in the suite and in its run) and toolz's own tests the
-            // mutant breaks in the suite; never the canary's twin.
+            // The property's case (in the suite and in its run) and toolz's own tests and
+            // doctests the mutant breaks in the suite; never the canary's twin.
             let failing = failing_ids(&answer);
             assert_eq!(
                 failing.first().map(String::as_str),
@@ -467,7 +488,7 @@ fn toolz_s_suite_is_the_first_run_of_its_properties() {
                 failing
                     .iter()
                     .skip(1)
-                    .all(|id| id.starts_with("toolz.tests.")),
+                    .all(|id| id.starts_with("toolz.tests.") || id.starts_with("toolz.itertoolz::")),
                 "{patch}: the property's case, not the canary's: {failing:?}"
             );
         }

@@ -414,3 +414,73 @@ fn untrusted_text_carries_no_secret_and_no_workflow_command() {
     // The fence's token is fresh and never printed outside a fence's own lines.
     assert_eq!(g.stderr.matches(fence).count() % 2, 0, "{}", g.stderr);
 }
+
+/// Issue 50: on a root runner, crate sources cargo unpacked with the crate's own restrictive
+/// modes (fnv 1.0.7 ships files of mode 0640; a crate packed under umask 077 has 0700
+/// directories and 0600 files) are the runner's to read, so a plain `cargo test` builds; the
+/// room's own uid could not read them, and an honest patch was stopped for the machine's modes.
+/// The room reads every toolchain file the runner can read, read-only (no write, no `chmod`),
+/// and what the view never shows or masks stays unseen. Not root, the runs are the runner's uid
+/// and read them already: the same answer.
+#[test]
+fn the_room_reads_the_toolchain_as_the_runner_does() {
+    use std::os::unix::fs::PermissionsExt;
+    let host = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let cargo_home = host.path().join("home/.cargo");
+    let sources = cargo_home.join("registry/src/index.crates.io-0000");
+    write(&sources, "fnv-1.0.7/lib.rs", "fnv-source\n");
+    write(&sources, "private-0.1.0/src/lib.rs", "private-source\n");
+    write(
+        &cargo_home,
+        "credentials.toml",
+        "[registry]\ntoken = \"planted-cargo-token\"\n",
+    );
+    let mode = |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m));
+    mode(&sources.join("fnv-1.0.7/lib.rs"), 0o640).unwrap();
+    mode(&sources.join("private-0.1.0/src/lib.rs"), 0o600).unwrap();
+    mode(&sources.join("private-0.1.0/src"), 0o700).unwrap();
+    mode(&sources.join("private-0.1.0"), 0o700).unwrap();
+    mode(&cargo_home.join("credentials.toml"), 0o600).unwrap();
+    // Each line one test case, failed when the room does what a plain run would not.
+    let suite = r#"src="$CARGO_HOME/registry/src/index.crates.io-0000"
+fails=""
+grep -qs fnv-source "$src/fnv-1.0.7/lib.rs" || fails="$fails cannot-read-a-0640-crate-file"
+grep -qs private-source "$src/private-0.1.0/src/lib.rs" || fails="$fails cannot-read-a-0700-crate-directory"
+grep -qs planted-cargo-token "$CARGO_HOME/credentials.toml" && fails="$fails read-the-cargo-credentials"
+echo x 2>/dev/null >> "$src/fnv-1.0.7/lib.rs" && fails="$fails wrote-a-crate-file"
+chmod 0666 "$src/fnv-1.0.7/lib.rs" 2>/dev/null && fails="$fails changed-a-crate-file-s-mode"
+touch "$src/planted" 2>/dev/null && fails="$fails added-to-the-registry"
+{
+  printf '<testsuite><testcase classname="toolchain" name="read"/>'
+  for f in $fails; do
+    printf '<testcase classname="toolchain" name="%s"><failure/></testcase>' "$f"
+  done
+  printf '</testsuite>'
+} > report.xml
+exit 0
+"#;
+    let config = format!("{CONFIG}[sandbox]\nmode = \"required\"\n");
+    let repo = repository(&config, suite, "exit 0 # changed\n");
+    let g = gate(
+        repo.path(),
+        &[
+            ("HOME", host.path().join("home").to_str().unwrap()),
+            ("CARGO_HOME", cargo_home.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(
+        failed_tests(&g.answer),
+        Vec::<String>::new(),
+        "{}",
+        g.stderr
+    );
+    assert_eq!(g.code, Some(0), "{}", g.stderr);
+    // The host's files are as they were.
+    let meta = std::fs::metadata(sources.join("fnv-1.0.7/lib.rs")).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o7777, 0o640);
+    assert_eq!(
+        std::fs::read_to_string(sources.join("fnv-1.0.7/lib.rs")).unwrap(),
+        "fnv-source\n"
+    );
+    assert!(!sources.join("planted").exists());
+}

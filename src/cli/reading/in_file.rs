@@ -3,8 +3,8 @@
 //! `///`/`//!` comments) are test lines. A patch's edits to them are judged as the base has
 //! them, like a test file's: the file the runs see has those hunks as the base has them. A
 //! hunk the reader cannot split into test lines and code lines is a scope hit, never judged
-//! half from the patch. Only Rust: a Python docstring is a runtime value (`__doc__`), so its
-//! doctests stay the patch's code.
+//! half from the patch. In a Python file the doctest examples of its docstrings are test
+//! lines, matched docstring by docstring ([`super::doctest`]).
 
 use std::collections::HashSet;
 
@@ -28,26 +28,26 @@ pub struct InFile {
 /// hold, not test-adjacent by path, each read within the reader's limit).
 pub fn in_file_tests(base: &str, tree: &str, changed: &[String]) -> Result<InFile, CliError> {
     let markers = ScopeMarkers::default();
-    let files: Vec<&str> = changed
+    let files: Vec<(&str, Language)> = changed
         .iter()
-        .map(String::as_str)
-        .filter(|f| Language::of(f) == Some(Language::Rust))
-        .filter(|f| RepoPath::parse(f).is_ok_and(|p| !markers.is_test_adjacent(&p)))
+        .filter_map(|f| Some((f.as_str(), Language::of(f)?)))
+        .filter(|(f, _)| RepoPath::parse(f).is_ok_and(|p| !markers.is_test_adjacent(&p)))
         .collect();
     let mut out = InFile::default();
     if files.is_empty() {
         return Ok(out);
     }
-    let before = blobs(base, &files, MAX_CODE_FILE)?;
-    let after = blobs(tree, &files, MAX_CODE_FILE)?;
-    let base_ids = ls_blobs(base, &files)?;
-    let tree_ids = ls_blobs(tree, &files)?;
-    for ((file, b), a) in files.iter().zip(before).zip(after) {
+    let paths: Vec<&str> = files.iter().map(|(f, _)| *f).collect();
+    let before = blobs(base, &paths, MAX_CODE_FILE)?;
+    let after = blobs(tree, &paths, MAX_CODE_FILE)?;
+    let base_ids = ls_blobs(base, &paths)?;
+    let tree_ids = ls_blobs(tree, &paths)?;
+    for (((file, language), b), a) in files.iter().zip(before).zip(after) {
         let (Some(b), Some(a)) = (b, a) else {
             continue;
         };
         // A file the reader cannot read is `unread-code` already.
-        let (Some(tb), Some(ta)) = (test_lines(&b), test_lines(&a)) else {
+        let (Some(tb), Some(ta)) = (test_lines(*language, &b), test_lines(*language, &a)) else {
             continue;
         };
         if tb.is_empty() && ta.is_empty() {
@@ -56,26 +56,46 @@ pub fn in_file_tests(base: &str, tree: &str, changed: &[String]) -> Result<InFil
         let (Some(old_id), Some(new_id)) = (base_ids.get(*file), tree_ids.get(*file)) else {
             continue;
         };
-        let hunks = diff_hunks(&old_id.id, &new_id.id)?;
-        match judged_from_base(&b, &a, &tb, &ta, &hunks) {
+        let split = match language {
+            Language::Rust => {
+                judged_from_base(&b, &a, &tb, &ta, &diff_hunks(&old_id.id, &new_id.id)?)
+            }
+            Language::Python => super::doctest::from_base(&b, &a),
+        };
+        match split {
             Split::Code => {}
-            Split::Tests(content) => out.from_base.push(((*file).to_owned(), content)),
-            Split::Mixed => out.mixed.push((*file).to_owned()),
+            // What the runs would see must read as a whole file of its language still (the
+            // base's lines back inside a docstring whose quotes moved would not): else mixed.
+            Split::Tests(content) if test_lines(*language, &content).is_some() => {
+                out.from_base.push(((*file).to_owned(), content));
+            }
+            Split::Tests(_) | Split::Mixed => out.mixed.push((*file).to_owned()),
         }
     }
     Ok(out)
 }
 
-/// The test lines of a Rust file, as git numbers its lines; `None` when it cannot be read.
-pub fn test_lines(raw: &[u8]) -> Option<HashSet<usize>> {
-    let source = source::rust(raw).ok()?;
-    let tree = super::parse(Language::Rust, &source.text)?;
+/// The test lines of a Rust or Python file, as git numbers its lines; `None` when it cannot be
+/// read (or is neither).
+pub fn test_lines(language: Language, raw: &[u8]) -> Option<HashSet<usize>> {
+    let source = match language {
+        Language::Rust => source::rust(raw).ok()?,
+        Language::Python => source::python(raw).ok()?,
+    };
+    let tree = super::parse(language, &source.text)?;
     if tree.root_node().has_error() {
         return None;
     }
-    Some(
-        super::rust::test_rows(&source.text, tree.root_node())
+    let rows = match language {
+        Language::Rust => super::rust::test_rows(&source.text, tree.root_node()),
+        Language::Python => super::doctest::docstrings(&source.text, tree.root_node())
             .into_iter()
+            .flat_map(|d| d.rows)
+            .map(|r| (r + 1, r + 1))
+            .collect(),
+    };
+    Some(
+        rows.into_iter()
             .flat_map(|(from, to)| from..=to)
             .map(|row| source.git_line(row))
             .collect(),
@@ -214,12 +234,12 @@ mod tests {
     #[test]
     fn test_lines_are_what_only_a_test_build_runs() {
         assert_eq!(
-            lines(&test_lines(BASE.as_bytes()).unwrap()),
+            lines(&test_lines(Language::Rust, BASE.as_bytes()).unwrap()),
             [3, 4, 5, 10, 11, 12, 13, 14, 15, 16]
         );
         let not_tests = "mod tests {\n    pub fn f() {}\n}\n#[cfg(not(test))]\nfn g() {}\n#[tokio::test]\nasync fn h() {}\nconst S: &str = \"\n/// ```\n/// x\n/// ```\n\";\n";
         assert_eq!(
-            lines(&test_lines(not_tests.as_bytes()).unwrap()),
+            lines(&test_lines(Language::Rust, not_tests.as_bytes()).unwrap()),
             Vec::<usize>::new()
         );
     }
@@ -228,13 +248,13 @@ mod tests {
     /// is mixed (expectations written by hand).
     #[test]
     fn the_patch_s_code_with_the_base_s_tests() {
-        let tb = test_lines(BASE.as_bytes()).unwrap();
+        let tb = test_lines(Language::Rust, BASE.as_bytes()).unwrap();
         // The bug (`a + b + 1`), its doctest and unit test edited to match.
         let patched = BASE
             .replace("    a + b\n", "    a + b + 1\n")
             .replace("add(1, 2), 3)", "add(1, 2), 4)")
             .replace("add(2, 2), 4)", "add(2, 2), 5)");
-        let ta = test_lines(patched.as_bytes()).unwrap();
+        let ta = test_lines(Language::Rust, patched.as_bytes()).unwrap();
         let hunks = [(4, 1, 4, 1), (7, 1, 7, 1), (14, 1, 14, 1)];
         assert_eq!(
             judged_from_base(BASE.as_bytes(), patched.as_bytes(), &tb, &ta, &hunks),
@@ -242,7 +262,7 @@ mod tests {
         );
         // Code only.
         let code = BASE.replace("    a + b\n", "    b + a\n");
-        let tc = test_lines(code.as_bytes()).unwrap();
+        let tc = test_lines(Language::Rust, code.as_bytes()).unwrap();
         assert_eq!(
             judged_from_base(BASE.as_bytes(), code.as_bytes(), &tb, &tc, &[(7, 1, 7, 1)]),
             Split::Code
@@ -252,7 +272,7 @@ mod tests {
         let added = format!(
             "{BASE}/// Twice.\n/// ```\n/// assert_eq!(twice(2), 4);\n/// ```\npub fn twice(a: u32) -> u32 {{\n    a * 2\n}}\n"
         );
-        let td = test_lines(added.as_bytes()).unwrap();
+        let td = test_lines(Language::Rust, added.as_bytes()).unwrap();
         assert_eq!(
             judged_from_base(
                 BASE.as_bytes(),

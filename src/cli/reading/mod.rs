@@ -7,6 +7,7 @@
 //! The hits are facts: the core's gate rule 4 decides them.
 
 pub mod command;
+mod doctest;
 pub mod in_file;
 mod python;
 mod resolve;

@@ -10,6 +10,7 @@
 
 mod bwrap;
 mod env;
+mod idmap;
 pub mod limits;
 mod place;
 pub mod view;
@@ -148,6 +149,10 @@ pub struct Room {
     /// Where each toolchain directory of the view is bound from: itself, or (started by root)
     /// its bind in the room, which the room's uid can reach.
     sources: Vec<(PathBuf, PathBuf)>,
+    /// Started by root with a mount namespace of its own: whether the toolchain directories
+    /// are bound id-mapped (read as the runner reads them) or, where the kernel or filesystem
+    /// cannot, plainly (read as their modes allow the room's uid), and why.
+    mapped: Option<Result<(), String>>,
     /// Started by root: the uid (and gid) outside that the room's runs are, its own.
     uid: Option<u32>,
     limits: limits::Limits,
@@ -467,9 +472,15 @@ impl Room {
             } else {
                 format!("; masked: {}", masked.join(", "))
             },
-            match self.uid {
-                Some(uid) => format!("uid {uid} (the room's own)"),
-                None => "the runner's uid in a user namespace".to_owned(),
+            match (self.uid, &self.mapped) {
+                (Some(uid), Some(Ok(()))) => format!(
+                    "uid {uid} (the room's own), which reads the toolchain directories as the runner does (id-mapped, read-only)"
+                ),
+                (Some(uid), Some(Err(why))) => format!(
+                    "uid {uid} (the room's own), which reads the toolchain directories as their modes allow it (no id-mapped mount here: {why})"
+                ),
+                (Some(uid), None) => format!("uid {uid} (the room's own)"),
+                (None, _) => "the runner's uid in a user namespace".to_owned(),
             },
             self.limits.memory_mib,
             m.memory,
@@ -716,6 +727,7 @@ impl Room {
             git_dir: launch.git_dir,
             view: launch.view,
             sources: Vec::new(),
+            mapped: None,
             uid: launch.uid,
             limits: launch.limits,
             own_fs: launch.own_fs,
@@ -744,19 +756,40 @@ impl Room {
                 hand_over(p, uid).map_err(|e| fail("hand over", &e))?;
             }
             if private_mounts() {
-                let mut dirs: Vec<PathBuf> = room
+                let toolchains: Vec<PathBuf> = room
                     .view
                     .iter()
                     .flat_map(|v| v.toolchains().map(Path::to_path_buf))
                     .collect();
-                dirs.extend(room.git_dir.clone());
-                for (n, d) in dirs.into_iter().enumerate() {
+                // One mapping for the room's binds; a failure to make one is said, and the
+                // binds are plain.
+                let mut mapping = (!toolchains.is_empty())
+                    .then(|| idmap::Mapping::to(uid).map_err(|e| e.to_string()));
+                let git = room.git_dir.iter().map(|d| (d.clone(), false));
+                let dirs: Vec<(PathBuf, bool)> = toolchains
+                    .into_iter()
+                    .map(|d| (d, true))
+                    .chain(git)
+                    .collect();
+                for (n, (d, toolchain)) in dirs.into_iter().enumerate() {
                     let at = room.dir.path().join("ro").join(n.to_string());
                     std::fs::create_dir_all(&at).map_err(|e| fail("make", &e))?;
-                    rustix::mount::mount_bind_recursive(&d, &at)
-                        .map_err(|e| fail(&format!("bind {} in", d.display()), &e))?;
+                    let mapped = match &mapping {
+                        Some(Ok(m)) if toolchain => {
+                            m.bind(&d, &at).map_err(|e| format!("{}: {e}", d.display()))
+                        }
+                        _ => Err(String::new()),
+                    };
+                    if let Err(why) = mapped {
+                        if !why.is_empty() {
+                            mapping = Some(Err(why));
+                        }
+                        rustix::mount::mount_bind_recursive(&d, &at)
+                            .map_err(|e| fail(&format!("bind {} in", d.display()), &e))?;
+                    }
                     room.sources.push((d, at));
                 }
+                room.mapped = mapping.map(|m| m.map(drop));
             }
         }
         Ok(room)

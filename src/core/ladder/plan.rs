@@ -53,14 +53,15 @@ impl ScopeMarkers {
 /// tests (a root-level Python module shadows an installed one under `python3 -m`; `*.pth`,
 /// `sitecustomize.py`, `usercustomize.py` and package metadata run or register code at start;
 /// pytest's configuration files), and what builds or selects a Rust test binary (`build.rs`,
-/// `Cargo.toml`, whose `[[test]]` entries can turn a test's harness off, `.cargo/`,
-/// `rust-toolchain*`, `.config/nextest.toml`).
+/// `Cargo.toml`, whose `[[test]]` entries can turn a test's harness off, `Cargo.lock`, which
+/// picks the dependencies' code the tests run against (issue 50), `.cargo/`, `rust-toolchain*`,
+/// `.config/nextest.toml`).
 pub fn is_toolchain_file(path: &RepoPath) -> bool {
     let segments: Vec<&str> = path.segments().collect();
     let Some((base, dirs)) = segments.split_last() else {
         return false;
     };
-    const FILES: [&str; 10] = [
+    const FILES: [&str; 11] = [
         "sitecustomize.py",
         "usercustomize.py",
         "pytest.ini",
@@ -71,6 +72,7 @@ pub fn is_toolchain_file(path: &RepoPath) -> bool {
         "conftest.py",
         "build.rs",
         "Cargo.toml",
+        "Cargo.lock",
     ];
     let metadata = |s: &str| s.ends_with(".dist-info") || s.ends_with(".egg-info");
     (dirs.is_empty() && base.ends_with(".py"))
@@ -143,13 +145,15 @@ mod tests {
             // Its `[[test]]` entries can turn a test's harness off (issue 25).
             "Cargo.toml",
             "crates/a/Cargo.toml",
+            // Which versions of the dependencies build (issue 50): a dependency's code.
+            "Cargo.lock",
         ] {
             assert!(is_toolchain_file(&path(p)), "{p}");
         }
         for p in [
             "shop/pricing.py",
             "src/lib.rs",
-            "Cargo.lock",
+            "Cargo.lock.md",
             "docs/setup.md",
             "config/nextest.toml",
             "pathfinder.py.txt",
