@@ -8,9 +8,8 @@ use std::collections::HashMap;
 
 use tree_sitter::Node;
 
-use super::in_file::Split;
 use super::syntax::{descendants, text};
-use super::{Language, source};
+use super::{Language, Split, source};
 
 /// One docstring's doctest examples.
 #[derive(Debug, Clone, PartialEq, Eq)]

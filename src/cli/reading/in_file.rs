@@ -10,7 +10,7 @@ use std::collections::HashSet;
 
 use super::super::error::CliError;
 use super::super::git::{blobs, diff_hunks, ls_blobs};
-use super::{Language, MAX_CODE_FILE, source};
+use super::{Language, MAX_CODE_FILE, Split, source};
 use crate::core::ladder::ScopeMarkers;
 use crate::core::path::RepoPath;
 
@@ -100,17 +100,6 @@ pub fn test_lines(language: Language, raw: &[u8]) -> Option<HashSet<usize>> {
             .map(|row| source.git_line(row))
             .collect(),
     )
-}
-
-/// How a patch's hunks split between test lines and code.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Split {
-    /// No hunk touches a test line.
-    Code,
-    /// The content with every test line as the base has it.
-    Tests(Vec<u8>),
-    /// A hunk the reader cannot split.
-    Mixed,
 }
 
 /// `after` with the patch's edits to test lines undone, from git's `-U0` hunks

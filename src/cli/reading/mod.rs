@@ -39,6 +39,18 @@ const MAX_TEST_BYTES: usize = 64 << 20;
 const MAX_TEST_FILE: usize = 8 << 20;
 /// A code file larger than this is not parsed: it is unread (CONTRACT.md section 15.2).
 const MAX_CODE_FILE: usize = 8 << 20;
+
+/// How a patch's edits split between test lines and code (tests inside source files,
+/// [`in_file`], [`doctest`]).
+#[derive(Debug, PartialEq, Eq)]
+pub enum Split {
+    /// No edit touches a test line.
+    Code,
+    /// The content with every test line as the base has it.
+    Tests(Vec<u8>),
+    /// An edit the reader cannot split.
+    Mixed,
+}
 /// The tree's Rust files are searched for `include!` up to this many bytes in all.
 const MAX_INCLUDE_SCAN: usize = 64 << 20;
 /// A symbolic link's mode in git.
