@@ -1,9 +1,11 @@
 """No import cycle between the files of src/: within src/core, src/cli, src/http, src/telemetry,
 nor between the top-level files.
 
-    python3 scripts/import_cycles.py
+    python3 scripts/import_cycles.py [SRC]
 
 Reads every `crate::…`, `super::…` and `self::…` path in each file (its tests left out),
+grouped imports expanded (`use super::{a::X, b::{self, Y}}` names `super::a::X`,
+`super::b` and `super::b::Y`),
 resolves it to the file of the longest module it names, and lists every strongly connected
 component of more than one file, within each area of src/ and across all of it. Exit 1 when
 there is one. A module's `mod.rs` re-exporting its own children (`pub use parse::…`) is not
@@ -16,6 +18,7 @@ import re
 import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
+PATH = r"(?:crate|super|self)(?:::[A-Za-z_][A-Za-z0-9_]*)*"
 
 
 def modules():
@@ -56,15 +59,58 @@ def edges(mods):
         with open(path, encoding="utf-8") as f:
             text = f.read()
         text = re.sub(r"#\[cfg\(test\)\]\s*mod tests \{.*", "", text, flags=re.S)
-        for m in re.finditer(
-            r"\b((?:crate|super|self)(?:::[A-Za-z_][A-Za-z0-9_]*)*(?:::\*)?)", text
-        ):
-            path = m.group(1)
+        paths = [m.group(1) for m in re.finditer(r"\b(" + PATH + r"(?:::\*)?)", text)]
+        for m in re.finditer(r"\b(" + PATH + r")::\{", text):
+            body = braced(text, m.end() - 1)
+            if body is not None:
+                paths += expand(m.group(1), body)
+        for path in paths:
             if path in ("crate", "super", "self"):
                 continue
             target = resolve(mods, current, path.removesuffix("::*"))
             if target and target != name:
                 out[name].add(target)
+    return out
+
+
+def braced(text, at):
+    """The text inside the braces opening at `at`, or None when they do not close."""
+    depth = 0
+    for i in range(at, len(text)):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return text[at + 1 : i]
+    return None
+
+
+def expand(prefix, body):
+    """The paths a use group names: each item joined to `prefix`, nested groups expanded,
+    `self` the prefix itself, an alias dropped."""
+    items, depth, start = [], 0, 0
+    for i, c in enumerate(body):
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            items.append(body[start:i])
+            start = i + 1
+    items.append(body[start:])
+    out = []
+    for item in items:
+        item = re.sub(r"\s+as\s+\w+\s*$", "", item.strip())
+        if not item:
+            continue
+        if item in ("self", "*"):
+            out.append(prefix)
+        elif "::{" in item:
+            head, rest = item.split("::{", 1)
+            out += expand(prefix + "::" + head.strip(), rest.rsplit("}", 1)[0])
+        else:
+            out.append(prefix + "::" + item.removesuffix("::*"))
     return out
 
 
@@ -102,6 +148,9 @@ def components(nodes, graph):
 
 
 def main():
+    global ROOT
+    if len(sys.argv) > 1:
+        ROOT = sys.argv[1]
     mods = modules()
     graph = edges(mods)
     cycles = []

@@ -23,14 +23,14 @@
 macro_rules! value_schema {
     ($(#[$doc:meta])* $ty:ident($inner:ty) as $name:literal, $build:expr) => {
         $(#[$doc])*
-        #[allow(dead_code)]
+        #[allow(dead_code, reason = "a schema's type: the strict parser reads the value, never this field")]
         #[derive(serde::Deserialize)]
         pub struct $ty($inner);
         $crate::core::value_schema!(@impl $ty, $name, $build,);
     };
     ($(#[$doc:meta])* $ty:ident as $name:literal, $build:expr $(, uses $dep:ty)*) => {
         $(#[$doc])*
-        #[allow(dead_code)]
+        #[allow(dead_code, reason = "a schema's type, never built")]
         pub struct $ty;
         $crate::core::value_schema!(@impl $ty, $name, $build, $($dep)*);
     };
@@ -46,7 +46,7 @@ macro_rules! value_schema {
                 std::borrow::Cow::Borrowed($name)
             }
 
-            #[allow(unused_variables)]
+            #[allow(unused_variables, reason = "`schemas` is unused when the schema refers to none")]
             fn schemas(
                 schemas: &mut Vec<(
                     String,

@@ -55,7 +55,10 @@ pub async fn route_checks(
 /// A forge's check results and which checks make up each gate. Unknown fields are refused
 /// (422) everywhere but inside `check_runs` and `statuses`, which are the forge's documents,
 /// verbatim: there, fields the router does not read are ignored.
-#[allow(dead_code)]
+#[expect(
+    dead_code,
+    reason = "a schema for the OpenAPI document: the strict parser in core reads the body, never these fields"
+)]
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChecksRequestDoc {
@@ -74,7 +77,10 @@ pub struct ChecksRequestDoc {
 }
 
 /// Each gate's check names (a check run's `name` or a status's `context`); at least one each.
-#[allow(dead_code)]
+#[expect(
+    dead_code,
+    reason = "a schema for the OpenAPI document: the strict parser in core reads the body, never these fields"
+)]
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GatesDoc {
@@ -87,7 +93,10 @@ pub struct GatesDoc {
 }
 
 /// GitHub's list-check-runs response (other fields are ignored).
-#[allow(dead_code)]
+#[expect(
+    dead_code,
+    reason = "a schema for the OpenAPI document: the strict parser in core reads the body, never these fields"
+)]
 #[derive(Deserialize, ToSchema)]
 pub struct CheckRunsDoc {
     #[schema(nullable = false, minimum = 0, maximum = 9223372036854775807_u64)]
@@ -96,7 +105,10 @@ pub struct CheckRunsDoc {
 }
 
 /// A check run (other fields — `app`, `output`, `pull_requests`... — are ignored).
-#[allow(dead_code)]
+#[expect(
+    dead_code,
+    reason = "a schema for the OpenAPI document: the strict parser in core reads the body, never these fields"
+)]
 #[derive(Deserialize, ToSchema)]
 pub struct CheckRunDoc {
     #[schema(minimum = 0, maximum = 9223372036854775807_u64)]
@@ -115,7 +127,10 @@ pub struct CheckRunDoc {
 }
 
 /// GitHub's combined-status response (other fields are ignored).
-#[allow(dead_code)]
+#[expect(
+    dead_code,
+    reason = "a schema for the OpenAPI document: the strict parser in core reads the body, never these fields"
+)]
 #[derive(Deserialize, ToSchema)]
 pub struct CombinedStatusDoc {
     /// The commit the statuses are for: another than `head_sha` makes them stale.
@@ -125,7 +140,10 @@ pub struct CombinedStatusDoc {
 }
 
 /// A commit status (other fields are ignored).
-#[allow(dead_code)]
+#[expect(
+    dead_code,
+    reason = "a schema for the OpenAPI document: the strict parser in core reads the body, never these fields"
+)]
 #[derive(Deserialize, ToSchema)]
 pub struct StatusDoc {
     #[schema(min_length = 1, max_length = 4096)]

@@ -160,7 +160,10 @@ pub async fn calibrate(
 // The request document, for the OpenAPI document (what the strict parser in core accepts)
 
 /// The diff to plan for.
-#[allow(dead_code)]
+#[expect(
+    dead_code,
+    reason = "a schema for the OpenAPI document: the strict parser in core reads the body, never these fields"
+)]
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlanRequestDoc {
@@ -169,7 +172,10 @@ pub struct PlanRequestDoc {
 }
 
 /// A flaky test's history and the evidence rule's thresholds.
-#[allow(dead_code)]
+#[expect(
+    dead_code,
+    reason = "a schema for the OpenAPI document: the strict parser in core reads the body, never these fields"
+)]
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FreezeRequestDoc {
@@ -189,7 +195,10 @@ pub struct FreezeRequestDoc {
 /// `/route/checks`, and `/gate` decisions the router made). Every other field of the line (the
 /// service writes many) is read past; lines that are not router decisions are skipped and
 /// counted.
-#[allow(dead_code)]
+#[expect(
+    dead_code,
+    reason = "a schema for the OpenAPI document: the strict parser in core reads the body, never these fields"
+)]
 #[derive(Deserialize, ToSchema)]
 pub struct DecisionLineDoc {
     #[schema(pattern = "^patchgate::decision$")]
@@ -200,7 +209,6 @@ pub struct DecisionLineDoc {
 }
 
 /// The endpoints whose decisions the router made.
-#[allow(dead_code)]
 #[derive(Deserialize, ToSchema)]
 pub enum ReviewedEndpointDoc {
     #[serde(rename = "route")]
@@ -227,7 +235,10 @@ crate::core::value_schema!(
 );
 
 /// Where a BLOCK's eventual fix landed.
-#[allow(dead_code)]
+#[expect(
+    dead_code,
+    reason = "a schema for the OpenAPI document: the strict parser in core reads the body, never these fields"
+)]
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CalibrationRowDoc {
@@ -241,7 +252,6 @@ pub struct CalibrationRowDoc {
     decision_id: Option<String>,
 }
 
-#[allow(dead_code)]
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FixChangedDoc {

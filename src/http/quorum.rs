@@ -44,7 +44,10 @@ pub async fn quorum(
 // The request document, for the OpenAPI document (what the strict parser in core accepts)
 
 /// The quorum request. Unknown fields are refused (422).
-#[allow(dead_code)]
+#[expect(
+    dead_code,
+    reason = "a schema for the OpenAPI document: the strict parser in core reads the body, never these fields"
+)]
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QuorumRequestDoc {
@@ -76,7 +79,10 @@ pub struct QuorumRequestDoc {
 }
 
 /// The property catalog.
-#[allow(dead_code)]
+#[expect(
+    dead_code,
+    reason = "a schema for the OpenAPI document: the strict parser in core reads the body, never these fields"
+)]
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CatalogDoc {
@@ -84,7 +90,10 @@ pub struct CatalogDoc {
 }
 
 /// A catalog row. Ids are unique.
-#[allow(dead_code)]
+#[expect(
+    dead_code,
+    reason = "a schema for the OpenAPI document: the strict parser in core reads the body, never these fields"
+)]
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PropertyDoc {
@@ -106,7 +115,10 @@ pub struct PropertyDoc {
 }
 
 /// One property's runs.
-#[allow(dead_code)]
+#[expect(
+    dead_code,
+    reason = "a schema for the OpenAPI document: the strict parser in core reads the body, never these fields"
+)]
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResultDoc {
@@ -118,7 +130,10 @@ pub struct ResultDoc {
 
 /// A freeze-ledger row: a frozen property or a frozen test. At most one open row per property
 /// (or per test).
-#[allow(dead_code)]
+#[expect(
+    dead_code,
+    reason = "a schema for the OpenAPI document: the strict parser in core reads the body, never these fields"
+)]
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LedgerRowDoc {
@@ -149,7 +164,6 @@ pub struct LedgerRowDoc {
     owner: Option<String>,
 }
 
-#[allow(dead_code)]
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum LedgerStateDoc {
@@ -158,7 +172,10 @@ pub enum LedgerStateDoc {
 }
 
 /// The fixture seal computed now and the committed one (64 hex digits each).
-#[allow(dead_code)]
+#[expect(
+    dead_code,
+    reason = "a schema for the OpenAPI document: the strict parser in core reads the body, never these fields"
+)]
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SealDoc {

@@ -375,7 +375,10 @@ fn seal_answer(
 // The request document, for the OpenAPI document (what the strict parser in core accepts)
 
 /// A seal request as JSON: the tree's files (repo-relative paths, SHA-256 digests).
-#[allow(dead_code)]
+#[expect(
+    dead_code,
+    reason = "a schema for the OpenAPI document: the strict parser in core reads the body, never these fields"
+)]
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SealRequestDoc {
@@ -389,7 +392,6 @@ pub struct SealRequestDoc {
 }
 
 /// The expected files: a list like `files`, or the text `sha256sum` prints.
-#[allow(dead_code)]
 #[derive(Deserialize, ToSchema)]
 #[serde(untagged)]
 pub enum ExpectedManifestDoc {
@@ -398,7 +400,10 @@ pub enum ExpectedManifestDoc {
 }
 
 /// One file of a tree.
-#[allow(dead_code)]
+#[expect(
+    dead_code,
+    reason = "a schema for the OpenAPI document: the strict parser in core reads the body, never these fields"
+)]
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SealFileDoc {

@@ -14,7 +14,7 @@ use super::super::output;
 use super::super::reading::in_file::in_file_tests;
 use super::super::reading::read_patch;
 use super::super::sandbox::Room;
-use super::{GateArgs, census, shadows, suite::Spare};
+use super::{GateArgs, census, shadows};
 use crate::core::gate::{Configured, Facts, IntegrityFinding, Judged, SealFacts};
 
 /// What the runner knows before running anything.
@@ -28,8 +28,8 @@ pub(super) struct Gathered {
     pub room: Room,
     /// The build cache the rooms start from (`patchgate warm`), if any.
     pub cache: Option<crate::cli::build_cache::BuildCache>,
-    /// The suite's own copy, being made (see [`Spare`]).
-    pub spare: Spare,
+    /// The suite's own copy, being made (see [`SuiteCopy`]).
+    pub spare: SuiteCopy,
     /// The fixtures' seal before anything ran.
     pub seal: String,
     /// The base commit, and the tree the runs see: the judged tree with its changed test files
@@ -163,7 +163,7 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     )?;
     // The suite's own copy (runs at once, no build step to copy after): written beside the
     // rest of the gathering, on another core.
-    let spare = Spare::start(
+    let spare = SuiteCopy::start(
         (args.jobs() > 1 && config.build.is_none() && !args.dry_run)
             .then(|| (config.sandbox.clone(), run_tree.clone())),
     );
@@ -370,4 +370,40 @@ pub(super) fn integrity_after(
         files: files.iter().take(100).cloned().collect(),
         seal_changed,
     }))
+}
+
+/// A second copy of the judged tree, made in a thread of its own while the gate gathers:
+/// where the suite runs when runs are at once and there is no build step (whose output the
+/// copy would need). Taken by the suite; a gate that never runs it waits for it on drop, so
+/// the copy is removed before the gate exits.
+pub(super) struct SuiteCopy(
+    std::sync::Mutex<Option<std::thread::JoinHandle<Result<Room, CliError>>>>,
+);
+
+impl SuiteCopy {
+    pub fn start(what: Option<(crate::cli::sandbox::SandboxConfig, String)>) -> SuiteCopy {
+        SuiteCopy(std::sync::Mutex::new(what.map(|(sandbox, tree)| {
+            std::thread::spawn(move || Room::open(&sandbox, &tree, None))
+        })))
+    }
+
+    /// The copy, once made; `None` when none was started (or it was taken).
+    pub(super) fn take(&self) -> Option<Result<Room, CliError>> {
+        let handle = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()?;
+        Some(
+            handle
+                .join()
+                .unwrap_or_else(|_| Err(CliError::software("the suite's copy panicked"))),
+        )
+    }
+}
+
+impl Drop for SuiteCopy {
+    fn drop(&mut self) {
+        drop(self.take());
+    }
 }

@@ -242,40 +242,6 @@ fn pytest_node_id(id: &str, tree: &Path) -> String {
     id.to_owned()
 }
 
-/// A second copy of the judged tree, made in a thread of its own while the gate gathers:
-/// where the suite runs when runs are at once and there is no build step (whose output the
-/// copy would need). Taken by the suite; a gate that never runs it waits for it on drop, so
-/// the copy is removed before the gate exits.
-pub(super) struct Spare(std::sync::Mutex<Option<std::thread::JoinHandle<Result<Room, CliError>>>>);
-
-impl Spare {
-    pub fn start(what: Option<(crate::cli::sandbox::SandboxConfig, String)>) -> Spare {
-        Spare(std::sync::Mutex::new(what.map(|(sandbox, tree)| {
-            std::thread::spawn(move || Room::open(&sandbox, &tree, None))
-        })))
-    }
-
-    /// The copy, once made; `None` when none was started (or it was taken).
-    fn take(&self) -> Option<Result<Room, CliError>> {
-        let handle = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()?;
-        Some(
-            handle
-                .join()
-                .unwrap_or_else(|_| Err(CliError::software("the suite's copy panicked"))),
-        )
-    }
-}
-
-impl Drop for Spare {
-    fn drop(&mut self) {
-        drop(self.take());
-    }
-}
-
 /// The suite started early, in its own copy, while the canary and the properties run; it
 /// gives its copy back with its result (for a re-run). Dropped unjoined (an error, a signal),
 /// it is stopped.
