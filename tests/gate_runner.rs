@@ -1226,17 +1226,11 @@ fn an_unreachable_server_is_found_before_anything_runs() {
     }
 }
 
-/// Issue 34: the facts are written as they happen (cargo-mutants' habit). A gate stopped while
-/// the suite hangs (Ctrl-C, the CI job's timeout) leaves a `--facts-out` that says which
-/// steps ran and what they saw: the property runs are there, the suite is not. (Before, the
-/// facts were written only once the gate decided: an interrupted gate left nothing.)
-#[test]
-fn an_interrupted_gate_leaves_the_facts_it_gathered() {
-    let repo = repository("sleep");
-    let dir = repo.path();
+/// A gate in `dir` (`--jobs 1`) stopped by SIGTERM once its check hangs: it exits 143, and
+/// the `--facts-out` it left.
+fn interrupted_facts(dir: &Path) -> Value {
     let out = tempfile::tempdir().unwrap();
     let facts = out.path().join("facts.json");
-    let facts_arg = facts.to_str().unwrap();
     let (code, stderr, _) = interrupt(
         dir,
         &[
@@ -1246,14 +1240,25 @@ fn an_interrupted_gate_leaves_the_facts_it_gathered() {
             "--jobs",
             "1",
             "--facts-out",
-            facts_arg,
+            facts.to_str().unwrap(),
         ],
         nix::sys::signal::Signal::SIGTERM,
     );
     assert_eq!(code, Some(143), "{stderr}");
     let text =
         std::fs::read_to_string(&facts).unwrap_or_else(|e| panic!("no facts: {e}\n{stderr}"));
-    let doc: Value = serde_json::from_str(&text).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Issue 34: the facts are written as they happen (cargo-mutants' habit). A gate stopped while
+/// the suite hangs (Ctrl-C, the CI job's timeout) leaves a `--facts-out` that says which
+/// steps ran and what they saw: the property runs are there, the suite is not. (Before, the
+/// facts were written only once the gate decided: an interrupted gate left nothing.)
+#[test]
+fn an_interrupted_gate_leaves_the_facts_it_gathered() {
+    let repo = repository("sleep");
+    let dir = repo.path();
+    let doc = interrupted_facts(dir);
     assert_eq!(
         doc["property_runs"]["holds"]["runs"],
         serde_json::json!([0, 0]),
@@ -1264,6 +1269,39 @@ fn an_interrupted_gate_leaves_the_facts_it_gathered() {
         "the suite never ended: {doc}"
     );
     assert!(doc["timings_ms"]["properties"].is_u64(), "{doc}");
+}
+
+/// Issue 51: SIGTERM in the middle of the property runs (one property's runs ended, another's
+/// hangs) leaves a `--facts-out` listing every run that had ended. Before, the runs step was
+/// written only when all of it ended, and an interrupted gate of many minutes left none.
+#[test]
+fn an_interrupted_gate_lists_every_run_that_ended() {
+    let repo = repository("pass");
+    let dir = repo.path();
+    git(dir, &["checkout", "-q", "main"]);
+    write(
+        dir,
+        "catalog.yaml",
+        "properties:\n  - id: holds\n    strength: strong\n    locality: [src]\n  - id: hangs\n    strength: strong\n    locality: [src]\n",
+    );
+    write(
+        dir,
+        "checks/property.sh",
+        "[ \"$1\" = hangs ] && exec sleep 62.5\nexit 0\n",
+    );
+    git(dir, &["commit", "-q", "-am", "a property that hangs"]);
+    git(dir, &["checkout", "-q", "patch"]);
+    let doc = interrupted_facts(dir);
+    let holds = doc["property_runs"]["holds"]["runs"]
+        .as_array()
+        .unwrap_or_else(|| panic!("the ended runs of holds: {doc}"));
+    assert!(!holds.is_empty() && holds.iter().all(|r| r == 0), "{doc}");
+    assert!(
+        doc["property_runs"]["hangs"]["runs"]
+            .as_array()
+            .is_none_or(|r| r.iter().all(|v| v == 0)),
+        "a run that never ended is not listed as one: {doc}"
+    );
 }
 
 /// CONTRACT.md section 11.9, end to end, on the reports the tools' current releases wrote

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::error::CliError;
-use super::git::{git, git_command};
+use super::git::{Fed, git, git_command};
 
 /// The modification time of every file a build cache was built from, and of the same files
 /// in every room that uses it (2001-09-09): older than any build, so a build tool that
@@ -94,22 +94,14 @@ pub fn export_tree(
         .filter(|e| e.mode != 0o160000)
         .map(|e| e.oid.clone())
         .collect();
-    let mut child = git_command()
-        .args(["cat-file", "--batch"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
+    let ids: Vec<u8> = blobs
+        .iter()
+        .flat_map(|oid| oid.bytes().chain([b'\n']))
+        .collect();
+    let mut fed = Fed::start(git_command().args(["cat-file", "--batch"]), ids)
         .map_err(|e| CliError::data(format!("cannot run git: {e}")))?;
-    let mut stdin = child.stdin.take().expect("piped");
-    let feeder = std::thread::spawn(move || -> std::io::Result<()> {
-        let mut w = std::io::BufWriter::new(&mut stdin);
-        for oid in blobs {
-            writeln!(w, "{oid}")?;
-        }
-        w.flush()
-    });
-    let mut out = BufReader::with_capacity(1 << 16, child.stdout.take().expect("piped"));
     let failed = |e: std::io::Error| CliError::software(format!("cannot export {tree}: {e}"));
+    let mut out = BufReader::with_capacity(1 << 16, fed.stdout().map_err(failed)?);
     let mut links: HashSet<Vec<u8>> = HashSet::new();
     let mut content = Vec::new();
     let mut tracked = Vec::with_capacity(entries.len());
@@ -183,9 +175,8 @@ pub fn export_tree(
         });
     }
     drop(out);
-    let _ = feeder.join();
-    let status = child.wait().map_err(failed)?;
-    if !status.success() {
+    let (done, _) = fed.finish().map_err(failed)?;
+    if !done.status.success() {
         return Err(CliError::data(format!(
             "git cat-file could not read {tree}"
         )));
@@ -321,7 +312,6 @@ impl StatKey {
 /// or (when `lstat` says it was touched) content that hashes to another blob
 /// (`git hash-object --no-filters`). Sorted.
 pub fn changed_since_export(tracked: &[Tracked], root: &Path) -> Result<Vec<String>, CliError> {
-    use std::io::Write;
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::PermissionsExt;
     let rel = |t: &Tracked| {
@@ -358,29 +348,16 @@ pub fn changed_since_export(tracked: &[Tracked], root: &Path) -> Result<Vec<Stri
         }
     }
     if !touched.is_empty() {
-        let mut child = git_command()
-            .args(["hash-object", "--no-filters", "--stdin-paths"])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .map_err(|e| CliError::software(format!("cannot run git: {e}")))?;
-        let mut stdin = child.stdin.take().expect("piped");
-        let paths: Vec<Vec<u8>> = touched
+        let paths: Vec<u8> = touched
             .iter()
-            .map(|t| t.path.as_os_str().as_bytes().to_vec())
+            .flat_map(|t| t.path.as_os_str().as_bytes().iter().copied().chain([b'\n']))
             .collect();
-        let feeder = std::thread::spawn(move || -> std::io::Result<()> {
-            let mut w = std::io::BufWriter::new(&mut stdin);
-            for p in paths {
-                w.write_all(&p)?;
-                w.write_all(b"\n")?;
-            }
-            w.flush()
-        });
-        let out = child
-            .wait_with_output()
-            .map_err(|e| CliError::software(format!("cannot run git hash-object: {e}")))?;
-        let _ = feeder.join();
+        let (out, _) = Fed::start(
+            git_command().args(["hash-object", "--no-filters", "--stdin-paths"]),
+            paths,
+        )
+        .and_then(Fed::finish)
+        .map_err(|e| CliError::software(format!("cannot run git hash-object: {e}")))?;
         let oids: Vec<&str> = std::str::from_utf8(&out.stdout)
             .unwrap_or_default()
             .lines()

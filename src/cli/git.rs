@@ -30,6 +30,50 @@ pub fn git_command() -> std::process::Command {
     command
 }
 
+/// Git started by `command` (from [`git_command`]) with `input` written to its stdin from a
+/// thread of its own, so input and output longer than a pipe holds cannot deadlock: the one
+/// way the runner feeds git. Read its stdout from [`Fed::child`], then [`Fed::finish`].
+pub struct Fed {
+    pub child: std::process::Child,
+    feeder: std::thread::JoinHandle<std::io::Result<()>>,
+}
+
+impl Fed {
+    pub fn start(command: &mut std::process::Command, input: Vec<u8>) -> std::io::Result<Fed> {
+        use std::io::Write;
+        let mut child = command
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()?;
+        let mut stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| std::io::Error::other("git's stdin was not piped"))?;
+        let feeder = std::thread::spawn(move || {
+            let written = stdin.write_all(&input);
+            drop(stdin);
+            written
+        });
+        Ok(Fed { child, feeder })
+    }
+
+    /// Its stdout, to read as it comes.
+    pub fn stdout(&mut self) -> std::io::Result<std::process::ChildStdout> {
+        self.child
+            .stdout
+            .take()
+            .ok_or_else(|| std::io::Error::other("git's stdout was taken"))
+    }
+
+    /// Waits for git: its output (what was not read already), and whether all the input was
+    /// written (git may end before it reads it all).
+    pub fn finish(self) -> std::io::Result<(std::process::Output, bool)> {
+        let out = self.child.wait_with_output()?;
+        let written = self.feeder.join().is_ok_and(|w| w.is_ok());
+        Ok((out, written))
+    }
+}
+
 /// Runs git and returns its stdout, or its stderr as the error (65: what was asked of git
 /// came from the input).
 pub fn git(args: &[&str]) -> Result<Vec<u8>, CliError> {
@@ -141,23 +185,18 @@ pub fn tree_with(
         .map_err(|e| CliError::software(format!("cannot make a scratch index: {e}")))?;
     let index = scratch.path().join("index");
     let indexed = |args: &[&str], input: &[u8]| -> Result<Vec<u8>, CliError> {
-        use std::io::Write;
-        let mut child = git_command()
-            .env("GIT_INDEX_FILE", &index)
-            .env("GIT_LITERAL_PATHSPECS", "1")
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .map_err(|e| CliError::data(format!("cannot run git: {e}")))?;
-        let mut stdin = child.stdin.take().expect("piped");
-        let written = stdin.write_all(input);
-        drop(stdin);
-        let out = child
-            .wait_with_output()
-            .map_err(|e| CliError::data(format!("cannot run git: {e}")))?;
-        if !out.status.success() || written.is_err() {
+        let cannot = |e: std::io::Error| CliError::data(format!("cannot run git: {e}"));
+        let (out, written) = Fed::start(
+            git_command()
+                .env("GIT_INDEX_FILE", &index)
+                .env("GIT_LITERAL_PATHSPECS", "1")
+                .args(args)
+                .stderr(std::process::Stdio::piped()),
+            input.to_vec(),
+        )
+        .and_then(Fed::finish)
+        .map_err(cannot)?;
+        if !out.status.success() || !written {
             return Err(CliError::data(format!(
                 "git {} failed: {}",
                 args.join(" "),
@@ -567,32 +606,28 @@ fn parse_added(diff: &[u8], files: Vec<(String, u32, u8)>) -> Vec<AddedFile> {
 /// `None` for a path that is not a file there, one longer than `max` bytes, or one whose
 /// name holds a line break (the batch protocol is line by line).
 pub fn blobs(rev: &str, paths: &[&str], max: usize) -> Result<Vec<Option<Vec<u8>>>, CliError> {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::{BufRead, BufReader, Read};
     if paths.is_empty() {
         return Ok(Vec::new());
     }
-    let mut child = git_command()
-        .args(["cat-file", "--batch"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .map_err(|e| CliError::data(format!("cannot run git: {e}")))?;
     let asked: Vec<Option<String>> = paths
         .iter()
         .map(|p| (!p.contains('\n')).then(|| format!("{rev}:{p}")))
         .collect();
-    let mut stdin = child.stdin.take().expect("piped");
-    let specs: Vec<String> = asked.iter().flatten().cloned().collect();
-    let feeder = std::thread::spawn(move || -> std::io::Result<()> {
-        let mut w = std::io::BufWriter::new(&mut stdin);
-        for spec in specs {
-            writeln!(w, "{spec}")?;
-        }
-        w.flush()
-    });
+    let specs: Vec<u8> = asked
+        .iter()
+        .flatten()
+        .flat_map(|spec| spec.bytes().chain([b'\n']))
+        .collect();
+    let mut fed = Fed::start(
+        git_command()
+            .args(["cat-file", "--batch"])
+            .stderr(std::process::Stdio::null()),
+        specs,
+    )
+    .map_err(|e| CliError::data(format!("cannot run git: {e}")))?;
     let failed = |e: std::io::Error| CliError::software(format!("cannot read files of {rev}: {e}"));
-    let mut out = BufReader::with_capacity(1 << 16, child.stdout.take().expect("piped"));
+    let mut out = BufReader::with_capacity(1 << 16, fed.stdout().map_err(failed)?);
     let mut files = Vec::with_capacity(paths.len());
     for spec in &asked {
         if spec.is_none() {
@@ -624,8 +659,7 @@ pub fn blobs(rev: &str, paths: &[&str], max: usize) -> Result<Vec<Option<Vec<u8>
         files.push(Some(content));
     }
     drop(out);
-    let _ = feeder.join();
-    let _ = child.wait();
+    let _ = fed.finish();
     Ok(files)
 }
 

@@ -108,7 +108,24 @@ pub(super) fn drive(
                         ride.as_ref(),
                     );
                     let slots = jobs.saturating_sub(usize::from(early.is_some())).max(1);
-                    let done = jobs::run_jobs(g, &work, slots, ride.as_ref())?;
+                    // `--facts-out` as each run ends: the runs ended so far, the step not.
+                    let before = args.facts_out.as_ref().map(|_| facts.clone());
+                    let ended = |so_far: &[&jobs::Done<'_>]| {
+                        if let Some(before) = &before {
+                            let mut f = before.clone();
+                            jobs::record(
+                                g,
+                                &mut f,
+                                &plan.property_ids,
+                                so_far,
+                                None,
+                                ride.as_ref(),
+                                true,
+                            );
+                            let _ = write_facts(args, &f);
+                        }
+                    };
+                    let done = jobs::run_jobs(g, &work, slots, ride.as_ref(), &ended)?;
                     drop(twin);
                     if plan.suite_first && suite.is_none() {
                         // The property runs are done and the suite (their run 1) still runs:
@@ -132,9 +149,10 @@ pub(super) fn drive(
                         g,
                         facts,
                         &plan.property_ids,
-                        done,
+                        &done.iter().collect::<Vec<_>>(),
                         first.as_ref(),
                         ride.as_ref(),
+                        false,
                     );
                     if let Some(done) = suite {
                         seconds.t2 = the_suite(g, facts, done)?;

@@ -124,12 +124,14 @@ fn canary_part(ride: &Ride, ran: &Ran) -> CanaryPart {
 /// Runs `work` in the room, up to `slots` at once, in order of start. Once one changes the
 /// tree (section 11.3), or the canary does not fail as it must, or one fails, or a signal
 /// comes, nothing more starts and what runs is stopped: the jobs stopped or never started are
-/// not in the result.
+/// not in the result. `ended` is told the jobs ended so far, in order of start, each time one
+/// ends (one call at a time): `--facts-out` is rewritten from them.
 pub(super) fn run_jobs<'j>(
     g: &Gathered,
     work: &'j [Job],
     slots: usize,
     ride: Option<&Ride>,
+    ended: &(dyn Fn(&[&Done<'j>]) + Sync),
 ) -> Result<Vec<Done<'j>>, CliError> {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let stop = AtomicBool::new(false);
@@ -210,10 +212,16 @@ pub(super) fn run_jobs<'j>(
                         stop.store(true, Ordering::SeqCst);
                     }
                     if let Some(done) = done.transpose() {
-                        results
+                        let mut all = results
                             .lock()
-                            .unwrap_or_else(std::sync::PoisonError::into_inner)
-                            .push((i, done));
+                            .unwrap_or_else(std::sync::PoisonError::into_inner);
+                        all.push((i, done));
+                        let mut so_far: Vec<&(usize, Result<Done<'j>, CliError>)> =
+                            all.iter().collect();
+                        so_far.sort_by_key(|(i, _)| *i);
+                        let so_far: Vec<&Done<'j>> =
+                            so_far.iter().filter_map(|(_, d)| d.as_ref().ok()).collect();
+                        ended(&so_far);
                     }
                 }
             });
@@ -232,14 +240,16 @@ pub(super) fn run_jobs<'j>(
 /// With `suite` (the suite's receipt: it was run 1, CONTRACT.md section 15.3), each asked
 /// property's run 1 is its cases there: a catch if one failed, 0 if they passed, `null` if
 /// the suite left no report. A property not every run of which finished (the tree changed)
-/// is left out. Gives the seconds the property runs took.
+/// is left out; `so_far` (the step still under way, for `--facts-out`) keeps it, each run not
+/// ended yet before its last ended one `null`. Gives the seconds the property runs took.
 pub(super) fn record(
     g: &Gathered,
     facts: &mut Facts,
     asked: &[String],
-    done: Vec<Done<'_>>,
+    done: &[&Done<'_>],
     suite: Option<&ReceiptRead>,
     ride: Option<&Ride>,
+    so_far: bool,
 ) -> f64 {
     let p = &g.config.properties;
     let on = receipted(&p.command);
@@ -261,7 +271,7 @@ pub(super) fn record(
         }
         facts.suite_runs = asked.iter().take(MAX_PROPERTY_CASES).cloned().collect();
     }
-    for d in &done {
+    for d in done {
         if let Some(finding) = &d.finding
             && facts.integrity.is_empty()
         {
@@ -320,20 +330,26 @@ pub(super) fn record(
     let mut runs = BTreeMap::new();
     let mut receipts = BTreeMap::new();
     for (id, mut ran) in codes {
-        if ran.len() != usize::from(p.runs) {
+        if ran.len() != usize::from(p.runs) && !so_far {
             continue;
         }
         ran.sort_by_key(|(n, _)| *n);
+        let last = ran.last().map_or(0, |(n, _)| *n);
+        let at = |n: u8| ran.iter().find(|(m, _)| *m == n).and_then(|(_, r)| *r);
         runs.insert(
             id.to_owned(),
             PropertyRuns {
-                runs: ran.into_iter().map(|(_, r)| r).collect(),
+                runs: (1..=last).map(at).collect(),
             },
         );
         if on {
-            let mut mine = theirs.remove(id).unwrap_or_default();
-            mine.sort_by_key(|(n, _)| *n);
-            receipts.insert(id.to_owned(), mine.into_iter().map(|(_, r)| r).collect());
+            let mine = theirs.remove(id).unwrap_or_default();
+            let at = |n: u8| {
+                mine.iter()
+                    .find(|(m, _)| *m == n)
+                    .and_then(|(_, r)| r.clone())
+            };
+            receipts.insert(id.to_owned(), (1..=last).map(at).collect());
         }
     }
     facts.property_runs = Some(runs);
