@@ -447,19 +447,29 @@ pub fn git_made_executable(base: &str, tree: &str) -> Result<Vec<String>, CliErr
         base,
         tree,
     ])?;
+    Ok(raw_records(&raw)
+        .into_iter()
+        .filter(|(fields, _)| {
+            matches!(fields.as_slice(), [old, new, ..] if new == "100755" && old != "100755")
+        })
+        .map(|(_, path)| path)
+        .collect())
+}
+
+/// The records of `git diff -z --raw`, once per file: its fields (`<old mode> <new mode>
+/// <old id> <new id> <status>`) and its path.
+fn raw_records(raw: &[u8]) -> Vec<(Vec<String>, String)> {
     let mut out = Vec::new();
-    // `:OLD NEW OLDSHA NEWSHA STATUS\0PATH\0`, once per file.
     let mut records = raw.split(|b| *b == 0).filter(|r| !r.is_empty());
     while let (Some(meta), Some(path)) = (records.next(), records.next()) {
-        let meta = String::from_utf8_lossy(meta);
-        let fields: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
-        if let [old, "100755", ..] = fields.as_slice()
-            && *old != "100755"
-        {
-            out.push(String::from_utf8_lossy(path).into_owned());
-        }
+        let fields = String::from_utf8_lossy(meta)
+            .trim_start_matches(':')
+            .split(' ')
+            .map(str::to_owned)
+            .collect();
+        out.push((fields, String::from_utf8_lossy(path).into_owned()));
     }
-    Ok(out)
+    out
 }
 
 /// The lines a patch adds, per file, read from git's own structure (CONTRACT.md section 14.1):
@@ -486,11 +496,7 @@ pub fn added_lines(base: &str, tree: &str) -> Result<Vec<AddedFile>, CliError> {
         tree,
     ])?;
     let mut files = Vec::new();
-    let mut fields = listed.split(|b| *b == 0).filter(|f| !f.is_empty());
-    while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
-        // `:<old mode> <new mode> <old id> <new id> <status>`
-        let meta = String::from_utf8_lossy(meta);
-        let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
+    for (parts, path) in raw_records(&listed) {
         let mode = parts
             .get(1)
             .and_then(|m| u32::from_str_radix(m, 8).ok())
@@ -500,7 +506,7 @@ pub fn added_lines(base: &str, tree: &str) -> Result<Vec<AddedFile>, CliError> {
         } else {
             1
         };
-        files.push((String::from_utf8_lossy(path).into_owned(), mode, headers));
+        files.push((path, mode, headers));
     }
     let diff = diff_git(&[
         "-c",

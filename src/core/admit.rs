@@ -18,26 +18,13 @@ use super::rules;
 use super::runs::{self, CatchCodes, RunOutcome, RunState, parse_runs, request_catch_codes};
 use super::seal::parse_seal_digest;
 
-/// What is being admitted: a catalog property, or a test of the fixture suite (whose proof is
-/// the freeze rule's "caught a seeded bug").
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "lowercase")]
-#[strum(serialize_all = "lowercase")]
-pub enum CheckKind {
-    Property,
-    Test,
+crate::core::words! {
+    /// What is being admitted: a catalog property, or a test of the fixture suite (whose proof is
+    /// the freeze rule's "caught a seeded bug").
+    pub enum CheckKind {
+        Property,
+        Test,
+    }
 }
 
 impl CheckKind {
@@ -46,29 +33,16 @@ impl CheckKind {
     }
 }
 
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "lowercase")]
-#[strum(serialize_all = "lowercase")]
-pub enum AdmitOutcome {
-    /// The proof holds: the check may vote.
-    Admitted,
-    /// The check is wrong: it fails on the base, or passes with its invariant deleted.
-    Rejected,
-    /// No proof either way: a human must look (different fixtures, unstable runs, a broken
-    /// harness).
-    Inconclusive,
+crate::core::words! {
+    pub enum AdmitOutcome {
+        /// The proof holds: the check may vote.
+        Admitted,
+        /// The check is wrong: it fails on the base, or passes with its invariant deleted.
+        Rejected,
+        /// No proof either way: a human must look (different fixtures, unstable runs, a broken
+        /// harness).
+        Inconclusive,
+    }
 }
 
 impl AdmitOutcome {

@@ -3,36 +3,20 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use strum::{IntoStaticStr, VariantArray};
-use utoipa::ToSchema;
 
 use super::admit::{AdmissionRecord, parse_record};
 use super::fields::{self, Errors, MAX_ID_CHARS, object};
 use super::path::RepoPath;
 use super::runs::CatchCodes;
 
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "lowercase")]
-#[strum(serialize_all = "lowercase")]
-pub enum Strength {
-    /// Checks an invariant the patch can actually break; only these fill the quorum.
-    Strong,
-    /// Checks structure; may reject, never fills a quorum.
-    Weak,
+crate::core::words! {
+    pub enum Strength {
+        /// Checks an invariant the patch can actually break; only these fill the quorum.
+        Strong,
+        /// Checks structure; may reject, never fills a quorum.
+        Weak,
+    }
 }
 
 impl Strength {

@@ -9,7 +9,6 @@ use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use strum::{IntoStaticStr, VariantArray};
 use utoipa::ToSchema;
 
 use super::fields::{self, Errors, MAX_ID_CHARS, Obj, object};
@@ -97,27 +96,14 @@ pub struct ChecksRequest {
     pub statuses_sha: Option<String>,
 }
 
-/// One check's verdict: the router's words, plus `pending` for a check still running.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "lowercase")]
-#[strum(serialize_all = "lowercase")]
-pub enum CheckVerdict {
-    Pass,
-    Fail,
-    Unknown,
-    Pending,
+crate::core::words! {
+    /// One check's verdict: the router's words, plus `pending` for a check still running.
+    pub enum CheckVerdict {
+        Pass,
+        Fail,
+        Unknown,
+        Pending,
+    }
 }
 
 impl CheckVerdict {
@@ -215,28 +201,16 @@ pub struct Ignored {
     pub unsent_check_runs: u64,
 }
 
-/// What the merge bot does now.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
-pub enum ChecksDisposition {
-    MergeOk,
-    Block,
-    Escalate,
-    /// A check still runs: wait, do not merge, do not escalate yet.
-    Pending,
+crate::core::words! {
+    "SCREAMING_SNAKE_CASE";
+    /// What the merge bot does now.
+    pub enum ChecksDisposition {
+        MergeOk,
+        Block,
+        Escalate,
+        /// A check still runs: wait, do not merge, do not escalate yet.
+        Pending,
+    }
 }
 
 impl ChecksDisposition {

@@ -16,6 +16,36 @@
     )
 )]
 
+/// A closed set of words (a verdict, a kind, a strength): one enum whose every variant is
+/// written alike in JSON (serde), in text (strum) and in the API document (utoipa), lowercase
+/// unless a case is given first (`"SCREAMING_SNAKE_CASE"; pub enum …`), and can be listed
+/// (`VARIANTS`).
+macro_rules! words {
+    ($(#[$meta:meta])* $vis:vis enum $name:ident { $($body:tt)* }) => {
+        $crate::core::words! { "lowercase"; $(#[$meta])* $vis enum $name { $($body)* } }
+    };
+    ($case:tt; $(#[$meta:meta])* $vis:vis enum $name:ident { $($body:tt)* }) => {
+        #[derive(
+            Debug,
+            Clone,
+            Copy,
+            PartialEq,
+            Eq,
+            Hash,
+            serde::Serialize,
+            serde::Deserialize,
+            utoipa::ToSchema,
+            strum::IntoStaticStr,
+            strum::VariantArray,
+        )]
+        #[serde(rename_all = $case)]
+        #[strum(serialize_all = $case)]
+        $(#[$meta])*
+        $vis enum $name { $($body)* }
+    };
+}
+pub(crate) use words;
+
 /// Declares the schema of a value the strict parsers check, named `$name` in the API document
 /// (utoipa's derive takes no bounds on a newtype, and says nothing of a body that is read slot
 /// by slot): a newtype over `$inner`, or a unit type for a whole body. `$build` makes the

@@ -10,28 +10,15 @@ use std::fmt;
 use strum::{IntoStaticStr, VariantArray};
 use utoipa::ToSchema;
 
-/// One gate's verdict. `unknown`: the gate ran but gave no verdict (frozen, skipped, errored);
-/// `missing`: the gate never ran.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "lowercase")]
-#[strum(serialize_all = "lowercase")]
-pub enum Verdict {
-    Pass,
-    Fail,
-    Unknown,
-    Missing,
+crate::core::words! {
+    /// One gate's verdict. `unknown`: the gate ran but gave no verdict (frozen, skipped, errored);
+    /// `missing`: the gate never ran.
+    pub enum Verdict {
+        Pass,
+        Fail,
+        Unknown,
+        Missing,
+    }
 }
 
 impl Verdict {
@@ -122,26 +109,14 @@ impl Verdicts {
     }
 }
 
-/// What the merge bot does with the patch.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
-pub enum Disposition {
-    MergeOk,
-    Block,
-    Escalate,
+crate::core::words! {
+    "SCREAMING_SNAKE_CASE";
+    /// What the merge bot does with the patch.
+    pub enum Disposition {
+        MergeOk,
+        Block,
+        Escalate,
+    }
 }
 
 impl Disposition {

@@ -16,28 +16,16 @@ use serde::Serialize;
 use strum::IntoStaticStr;
 use strum::VariantArray;
 use utoipa::ToSchema;
-/// What the merge bot does with the patch: the router's three, and the queue stop.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
-pub enum GateDisposition {
-    MergeOk,
-    Block,
-    Escalate,
-    /// Freeze debt is over the cap: no patch merges until ledger rows are retired.
-    StopQueue,
+crate::core::words! {
+    "SCREAMING_SNAKE_CASE";
+    /// What the merge bot does with the patch: the router's three, and the queue stop.
+    pub enum GateDisposition {
+        MergeOk,
+        Block,
+        Escalate,
+        /// Freeze debt is over the cap: no patch merges until ledger rows are retired.
+        StopQueue,
+    }
 }
 
 impl GateDisposition {

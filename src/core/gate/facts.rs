@@ -120,13 +120,14 @@ pub struct Facts {
     #[schema(value_type = Vec<RepoPathDoc>)]
     pub metadata_only: Vec<String>,
     /// Changed source files whose test lines (Rust: `#[cfg(test)]` items, `#[test]`
-    /// functions, doctests) the runs saw as the base has them, the patch's code beside them
-    /// (issue 50): reported, not a scope hit.
+    /// functions, doctests; Python: the examples of its docstrings) the runs saw as the base
+    /// has them, the patch's code beside them (issue 50): reported, not a scope hit.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schema(value_type = Vec<RepoPathDoc>)]
     pub test_lines_from_base: Vec<String>,
-    /// Changed source files where a hunk mixes test lines and code the runner could not split:
-    /// each is a scope hit.
+    /// Changed source files whose test lines the runner could not split from their code (a
+    /// hunk that mixes them, a docstring's examples removed with what they document): each is a
+    /// scope hit.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schema(value_type = Vec<RepoPathDoc>)]
     pub test_lines_mixed: Vec<String>,

@@ -4,28 +4,15 @@
 use super::*;
 use crate::core::runs::{CatchCodes, RunOutcome};
 
-/// What one tier run says.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "lowercase")]
-#[strum(serialize_all = "lowercase")]
-pub enum TierVerdict {
-    Pass,
-    /// Exit code exactly 1: the tier caught the patch.
-    Caught,
-    /// Any other exit, a signal, or a timeout: the harness is broken, not the patch.
-    Error,
+crate::core::words! {
+    /// What one tier run says.
+    pub enum TierVerdict {
+        Pass,
+        /// Exit code exactly 1: the tier caught the patch.
+        Caught,
+        /// Any other exit, a signal, or a timeout: the harness is broken, not the patch.
+        Error,
+    }
 }
 
 impl TierVerdict {
