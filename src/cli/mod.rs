@@ -89,7 +89,7 @@ enum Command {
     /// build cache every later room starts from; never run it on a patch.
     #[command(after_help = exits!("0 kept; 65 no [build] cache, or the build failed; 69 no sandbox; 130/143 interrupted"))]
     Warm(Box<warm::WarmArgs>),
-    /// Read a patch's code as the gate's rule 4 does (CONTRACT.md section 14): the code it adds
+    /// Read a patch's code as the gate's `test-aware` rule does (CONTRACT.md section 14): the code it adds
     /// to files that are not tests, parsed, against the reading rules; nothing runs.
     #[command(after_help = exits!("0 nothing flagged; 2 a hit (a human must look)"))]
     Read(Box<reading::command::ReadArgs>),

@@ -12,7 +12,7 @@ use super::super::sandbox::Room;
 use super::gather::{Gathered, integrity_after};
 use super::outputs::{Seconds, add_failures, write_facts};
 use super::suite::{Early, SuiteDone, deselect_args, run_suite};
-use super::{Core, GateArgs, jobs, reproof};
+use super::{GateArgs, Planner, jobs, reproof};
 use crate::core::gate::{BuildFacts, Facts, GateNext, NextStep, Phase, clip_failure};
 use crate::core::ladder::T2;
 
@@ -29,7 +29,7 @@ pub(super) struct Drove {
 /// Executes the plan's steps on `facts` until it says `decide`.
 pub(super) fn drive(
     args: &GateArgs,
-    core: &Core<'_>,
+    planner: &Planner<'_>,
     g: &Gathered,
     facts: &mut Facts,
 ) -> Result<Drove, CliError> {
@@ -42,7 +42,7 @@ pub(super) fn drive(
         let mut said = HashSet::new();
         let mut asked = HashSet::new();
         for _ in 0..MAX_STEPS {
-            let plan = core.next(facts)?;
+            let plan = planner.next(facts)?;
             for line in &plan.say {
                 if said.insert(line.clone()) {
                     output::error(line);

@@ -5,18 +5,18 @@ use super::super::error::CliResult;
 use super::super::output;
 use super::super::runner::{batched, property_argv};
 use super::gather::Gathered;
-use super::{Core, GateArgs};
+use super::{GateArgs, Planner};
 use crate::core::gate::{GateRuleName, NextStep, Step, step_name};
 use crate::core::ladder::{T1, T2};
 use crate::exit::Exit;
 
 /// `--dry-run`: what would run, in order, and why (as the core plans it); nothing runs.
-pub(super) fn dry_run(args: &GateArgs, g: &Gathered, core: &Core<'_>) -> CliResult {
+pub(super) fn dry_run(args: &GateArgs, g: &Gathered, planner: &Planner<'_>) -> CliResult {
     // The work steps as the core plans them; the optional steps the config adds (the build,
     // the canary) are said from the config before them.
     let mut facts = g.facts.clone();
     facts.configured = None;
-    let plan = &core.next(&facts)?;
+    let plan = &planner.next(&facts)?;
     let mut out = format!(
         "patchgate gate --dry-run: base {}, head {}, config {} (from the base)\n",
         args.base.as_deref().unwrap_or_default(),

@@ -168,14 +168,15 @@ impl GateArgs {
 /// The message of facts the runner gathered that do not validate: they came from the base.
 const GATHERED_INVALID: &str = "the gate's inputs (read from the base commit) are invalid:";
 
-/// The core the runner asks: this process's, or a server's (`--server`). Either way the same
+/// Who plans and decides for the runner: this process's core, or a server's (`--server`); named
+/// `Planner`, not `Core`, so it is never taken for `crate::core` itself. Either way the same
 /// code plans and decides, with the same debt cap: a remote gate runs the steps the server
 /// plans.
-struct Core<'a> {
+struct Planner<'a> {
     remote: &'a RemoteArgs,
 }
 
-impl Core<'_> {
+impl Planner<'_> {
     /// A request validated locally; an invalid one is refused field by field (65).
     fn parse(doc: &Value, invalid: &str) -> Result<GateRequest, CliError> {
         parse_gate_request(doc)
@@ -221,7 +222,7 @@ pub fn run(args: GateArgs) -> CliResult {
             "--pull-request names a pull request in a merge queue's group: give --merge-group or --merge-train too",
         ));
     }
-    let core = Core {
+    let planner = Planner {
         remote: &args.remote,
     };
     if let Some(path) = &args.facts {
@@ -231,7 +232,7 @@ pub fn run(args: GateArgs) -> CliResult {
             .map_err(|e| CliError::data(format!("{} is not valid JSON: {e}", path.display())))?;
         return outputs::finish(
             &args,
-            &core,
+            &planner,
             &doc,
             "the facts document is invalid:",
             args.shadow,
@@ -249,10 +250,10 @@ pub fn run(args: GateArgs) -> CliResult {
         .timings_ms
         .add(Phase::Gather, started.elapsed().as_secs_f64());
     if args.dry_run {
-        return dry_run::dry_run(&args, g, &core);
+        return dry_run::dry_run(&args, g, &planner);
     }
     outputs::write_facts(&args, &facts)?;
-    let drove = drive::drive(&args, &core, g, &mut facts)?;
+    let drove = drive::drive(&args, &planner, g, &mut facts)?;
     facts
         .timings_ms
         .add(Phase::Total, started.elapsed().as_secs_f64());
@@ -271,7 +272,7 @@ pub fn run(args: GateArgs) -> CliResult {
     outputs::write_facts(&args, &facts)?;
     let answer = outputs::finish(
         &args,
-        &core,
+        &planner,
         &outputs::redacted(&facts),
         GATHERED_INVALID,
         args.shadow || g.config.shadow,

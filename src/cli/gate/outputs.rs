@@ -11,7 +11,7 @@ use super::super::error::CliError;
 use super::super::output;
 use super::super::remote;
 use super::super::runner::ReceiptRead;
-use super::{Core, GateArgs};
+use super::{GateArgs, Planner};
 use crate::core::decision::{Decision as _, Defaults};
 use crate::core::gate::{
     Facts, FailingCase, GateAnswer, GateDecision, GateDisposition, MAX_FAILURE_BYTES, MAX_FAILURES,
@@ -66,16 +66,16 @@ pub(super) fn redacted(facts: &Facts) -> serde_json::Value {
 /// the answer and gives its exit code.
 pub(super) fn finish(
     args: &GateArgs,
-    core: &Core<'_>,
+    planner: &Planner<'_>,
     facts: &serde_json::Value,
     invalid: &str,
     shadow: bool,
 ) -> Result<(Exit, GateAnswer), CliError> {
     let (answer, line) = match &args.remote.server {
-        Some(_) => (core.decide(facts, invalid)?, None),
+        Some(_) => (planner.decide(facts, invalid)?, None),
         None => {
             // The one decision: its answer, and the decision log's line from it.
-            let request = Core::parse(facts, invalid)?;
+            let request = Planner::parse(facts, invalid)?;
             let decision = GateDecision::decide(&request, &Defaults::default());
             let id = crate::ids::new_decision_id();
             let line = args

@@ -1,4 +1,4 @@
-//! `patchgate read`: the reading of one patch's code, as the gate's rule 4 sees it, without
+//! `patchgate read`: the reading of one patch's code, as the gate's `test-aware` rule sees it, without
 //! running anything (what a reviewer, or a replay of a project's history, asks).
 
 use std::path::PathBuf;

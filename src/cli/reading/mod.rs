@@ -4,7 +4,7 @@
 //! what that code does matched against the reading rules, which are data ([`table::RULES`]).
 //! A compared literal is a hit only when the base's tests or fixtures hold it too. What the
 //! base's `[suspicious] allow` accepts is left out; `[suspicious] patterns` add spelled hits.
-//! The hits are facts: the core's gate rule 4 decides them.
+//! The hits are facts: the core's gate rule `test-aware` decides them.
 
 pub mod command;
 mod doctest;
