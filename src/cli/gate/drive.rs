@@ -11,7 +11,7 @@ use super::super::runner::{Outcome, Place, Run};
 use super::super::sandbox::Room;
 use super::gather::{Gathered, integrity_after};
 use super::outputs::{Seconds, add_failures, write_facts};
-use super::suite::{Early, SuiteDone, deselect_args, run_suite};
+use super::suite::{SuiteBeside, SuiteDone, deselect_args, run_suite};
 use super::{GateArgs, Planner, jobs, reproof};
 use crate::core::gate::{BuildFacts, Facts, GateNext, NextStep, Phase, clip_failure};
 use crate::core::ladder::T2;
@@ -37,8 +37,8 @@ pub(super) fn drive(
     let suite_room: std::sync::OnceLock<Room> = std::sync::OnceLock::new();
     let mut seconds = Seconds::default();
     std::thread::scope(|scope| -> Result<(), CliError> {
-        let mut early: Option<Early<'_, '_>> = None;
-        let mut ahead: Option<reproof::Ahead<'_>> = None;
+        let mut early: Option<SuiteBeside<'_, '_>> = None;
+        let mut ahead: Option<reproof::ReproofBeside<'_>> = None;
         let mut said = HashSet::new();
         let mut asked = HashSet::new();
         for _ in 0..MAX_STEPS {
@@ -63,7 +63,7 @@ pub(super) fn drive(
                     Some(_) => Some(g.room.fork("the suite")?),
                     None => None,
                 };
-                early = Some(Early::start(scope, g, copy, plan.suite_first));
+                early = Some(SuiteBeside::start(scope, g, copy, plan.suite_first));
             }
             let phase = Instant::now();
             match plan.next {

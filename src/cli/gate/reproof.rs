@@ -31,14 +31,14 @@ pub(super) fn room_for(g: &Gathered, id: &str) -> Result<Room, CliError> {
 /// A re-proof started beside the property runs (the plan's `reproof_ahead`), in its own copy
 /// made before they start: its result used only if the plan's `reproof` names the same
 /// property; otherwise (or dropped: an error, a signal) it is stopped.
-pub(super) struct Ahead<'scope> {
+pub(super) struct ReproofBeside<'scope> {
     pub id: String,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     go: std::sync::Arc<std::sync::atomic::AtomicBool>,
     handle: Option<std::thread::ScopedJoinHandle<'scope, Result<Option<Reproof>, CliError>>>,
 }
 
-impl Ahead<'_> {
+impl ReproofBeside<'_> {
     /// Lets it run its property now, on a core the other runs left free (the suite still
     /// running as the properties' run 1): its result is still used only if the plan names it.
     pub fn release(&self) {
@@ -68,18 +68,18 @@ impl Ahead<'_> {
     }
 }
 
-impl Drop for Ahead<'_> {
+impl Drop for ReproofBeside<'_> {
     fn drop(&mut self) {
         self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 }
 
-/// Starts the re-proof of `id` beside the property runs (see [`Ahead`]).
+/// Starts the re-proof of `id` beside the property runs (see [`ReproofBeside`]).
 pub(super) fn ahead<'scope, 'env>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
     g: &'env Gathered,
     id: &str,
-) -> Result<Ahead<'scope>, CliError> {
+) -> Result<ReproofBeside<'scope>, CliError> {
     let room = room_for(g, id)?;
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let go = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -93,13 +93,13 @@ pub(super) fn ahead<'scope, 'env>(
             g,
             &owned,
             Some(room),
-            Some(Hold {
+            Some(StopGo {
                 stop: &flag,
                 go: &start,
             }),
         )
     });
-    Ok(Ahead {
+    Ok(ReproofBeside {
         id: id.to_owned(),
         stop,
         go,
@@ -109,7 +109,7 @@ pub(super) fn ahead<'scope, 'env>(
 
 /// How a re-proof started ahead is held: stopped when `stop` is set; its property run waits,
 /// once its mutant is built, until `go` is.
-pub(super) struct Hold<'a> {
+pub(super) struct StopGo<'a> {
     stop: &'a std::sync::atomic::AtomicBool,
     go: &'a std::sync::atomic::AtomicBool,
 }
@@ -120,7 +120,7 @@ pub(super) fn reprove(
     g: &Gathered,
     id: &str,
     room: Option<Room>,
-    hold: Option<Hold<'_>>,
+    hold: Option<StopGo<'_>>,
 ) -> Result<Option<Reproof>, CliError> {
     let cancel = hold.as_ref().map(|h| h.stop);
     let p = &g.config.properties;
@@ -201,7 +201,7 @@ fn run_property(
     g: &Gathered,
     id: &str,
     room: &Room,
-    hold: Option<Hold<'_>>,
+    hold: Option<StopGo<'_>>,
     turned: bool,
 ) -> Result<Option<Reproof>, CliError> {
     use std::sync::atomic::Ordering;
@@ -254,7 +254,7 @@ fn turned(
     diff: &[u8],
     sources: &[String],
     room: Option<Room>,
-    hold: Option<Hold<'_>>,
+    hold: Option<StopGo<'_>>,
 ) -> Result<Option<Reproof>, CliError> {
     let void = |note: String| {
         Ok(Some(Reproof {

@@ -242,19 +242,19 @@ fn pytest_node_id(id: &str, tree: &Path) -> String {
     id.to_owned()
 }
 
-/// The suite started early, in its own copy, while the canary and the properties run; it
-/// gives its copy back with its result (for a re-run). Dropped unjoined (an error, a signal),
-/// it is stopped.
-/// What the early suite gives back: its copy, and its run (`None`: stopped).
-type EarlyResult = Result<(Room, Option<SuiteDone>), CliError>;
+/// What the suite run beside the others gives back: its copy, and its run (`None`: stopped).
+type SuiteBesideResult = Result<(Room, Option<SuiteDone>), CliError>;
 
-pub(super) struct Early<'scope, 'env> {
-    handle: Option<std::thread::ScopedJoinHandle<'scope, EarlyResult>>,
+/// The suite run beside the canary and the property runs (the plan's `suite_beside`), in its
+/// own copy; it gives its copy back with its result (for a re-run). Dropped unjoined (an
+/// error, a signal), it is stopped.
+pub(super) struct SuiteBeside<'scope, 'env> {
+    handle: Option<std::thread::ScopedJoinHandle<'scope, SuiteBesideResult>>,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     _env: std::marker::PhantomData<&'env ()>,
 }
 
-impl<'scope, 'env> Early<'scope, 'env> {
+impl<'scope, 'env> SuiteBeside<'scope, 'env> {
     /// Starts it in `copy`, or (none given) in the spare copy, or a fresh one it makes first.
     pub fn start(
         scope: &'scope std::thread::Scope<'scope, 'env>,
@@ -280,7 +280,7 @@ impl<'scope, 'env> Early<'scope, 'env> {
             let done = run_suite(g, &room, T2, &[], true, Some(&flag))?;
             Ok((room, done))
         });
-        Early {
+        SuiteBeside {
             handle: Some(handle),
             stop,
             _env: std::marker::PhantomData,
@@ -317,7 +317,7 @@ impl<'scope, 'env> Early<'scope, 'env> {
     }
 }
 
-impl Drop for Early<'_, '_> {
+impl Drop for SuiteBeside<'_, '_> {
     fn drop(&mut self) {
         self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
     }
