@@ -166,6 +166,12 @@ impl<'a> Read<'a> {
     }
 }
 
+/// How many pairs of a vanished and a new owner the rename search compares at most, and how
+/// many bytes of their examples: each pair costs at most those bytes, so the search is bounded
+/// whatever the patch (an honest rename is a few owners and a few kilobytes).
+const MAX_RENAME_PAIRS: usize = 256;
+const MAX_RENAME_BYTES: usize = 1 << 20;
+
 /// The last name of a dotted owner.
 fn last(owner: &str) -> &str {
     owner.rsplit('.').next().unwrap_or(owner)
@@ -184,6 +190,9 @@ fn renamed(blocks: &[Vec<&[u8]>], from: &str, to: &str) -> Vec<Vec<Vec<u8>>> {
     let ident =
         |c: Option<&u8>| c.is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c >= 0x80);
     let (from, to) = (from.as_bytes(), to.as_bytes());
+    // A name is an identifier: one longer than any honest one is not looked for (so the scan
+    // stays linear in the examples).
+    let from: &[u8] = if from.len() > 256 { b"" } else { from };
     blocks
         .iter()
         .map(|b| {
@@ -230,10 +239,34 @@ pub fn from_base(before: &[u8], after: &[u8]) -> Split {
     // A docstring moved whole to a new name, its examples as they were (`pairwise` renamed
     // `_pairwise`) or calling it by its new name and nothing else changed (toolz's `iterable`
     // renamed `isiterable`): the same tests, unchanged.
+    // Bounded ([`MAX_RENAME_PAIRS`], [`MAX_RENAME_BYTES`]): past them no rename is looked for,
+    // and a vanished owner's examples make the file mixed, never passed.
     let mut moved: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let bytes = |read: &Read<'_>, docs: &[&Docstring]| -> usize {
+        read.examples_of(docs)
+            .iter()
+            .flatten()
+            .map(|l| l.len())
+            .sum()
+    };
+    let (mut vanished, mut new_owners, mut size) = (0usize, 0usize, 0usize);
+    for (o, bl) in &base {
+        if !patch.contains_key(o) {
+            vanished += 1;
+            size += bytes(&b, bl);
+        }
+    }
+    for (o, pl) in &patch {
+        if !base.contains_key(o) {
+            new_owners += 1;
+            size += bytes(&a, pl);
+        }
+    }
+    let search =
+        vanished.saturating_mul(new_owners) <= MAX_RENAME_PAIRS && size <= MAX_RENAME_BYTES;
     for (old, bl) in &base {
         let examples = b.examples_of(bl);
-        if examples.is_empty() || patch.contains_key(old) {
+        if !search || examples.is_empty() || patch.contains_key(old) {
             continue;
         }
         if let Some((new, _)) = patch.iter().find(|(new, pl)| {
@@ -281,7 +314,8 @@ pub fn from_base(before: &[u8], after: &[u8]) -> Split {
         // Prose on the next row that stays needs a blank line first, or doctest reads it as
         // the examples' expected output.
         let mut block = block;
-        if let Some(next) = (at..=d.close_row).find(|r| !d.rows.contains(r)) {
+        // (`rows` is in order.)
+        if let Some(next) = (at..=d.close_row).find(|r| d.rows.binary_search(r).is_err()) {
             let line = a.lines.get(next).copied().unwrap_or_default().trim_ascii();
             let closing_only = next == d.close_row
                 && line
@@ -490,6 +524,20 @@ class C:
                 "def mean(xs):\n    \"\"\"Mean.\"\"\"\n    return 0\n"
             ),
             Split::Mixed
+        );
+        // Past the rename search's bounds (here 300 owners renamed at once: 90,000 pairs),
+        // no rename is looked for: mixed, never passed.
+        let many: String = (0..300)
+            .map(|i| {
+                format!(
+                    "def f{i}():\n    \"\"\"\n    >>> f{i}()\n    1\n    \"\"\"\n    return 1\n\n\n"
+                )
+            })
+            .collect();
+        assert_eq!(run(&many, &many.replace("def f", "def g")), Split::Mixed);
+        assert_eq!(
+            run(&many, &many.replacen("def f7()", "def g7()", 1)),
+            Split::Code
         );
         // A file either side cannot read.
         assert_eq!(run(documented, "def mean(:\n"), Split::Mixed);
