@@ -9,7 +9,6 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use strum::{IntoStaticStr, VariantArray};
 use utoipa::ToSchema;
 
 use super::digest::Digest;
@@ -60,37 +59,25 @@ impl AdmitOutcome {
     }
 }
 
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
-pub enum AdmitReason {
-    /// The two trees' fixtures differ: the proof must hold on the same fixtures.
-    SealDiffers,
-    /// The check fails on the unmodified tree.
-    FailsOnBase,
-    /// The base runs disagree.
-    UnstableOnBase,
-    /// Every run of one side ended the same way but not with a pass or a catch (pytest's 5,
-    /// "no tests collected"), or every run was killed.
-    HarnessError,
-    /// It passes with the invariant deleted.
-    Tautology,
-    /// The mutant runs disagree.
-    UnstableOnMutant,
-    /// Passes on the base, fails on the mutant, same fixtures.
-    TwoCommitProof,
+crate::core::words! {
+    "kebab-case";
+    pub enum AdmitReason {
+        /// The two trees' fixtures differ: the proof must hold on the same fixtures.
+        SealDiffers,
+        /// The check fails on the unmodified tree.
+        FailsOnBase,
+        /// The base runs disagree.
+        UnstableOnBase,
+        /// Every run of one side ended the same way but not with a pass or a catch (pytest's 5,
+        /// "no tests collected"), or every run was killed.
+        HarnessError,
+        /// It passes with the invariant deleted.
+        Tautology,
+        /// The mutant runs disagree.
+        UnstableOnMutant,
+        /// Passes on the base, fails on the mutant, same fixtures.
+        TwoCommitProof,
+    }
 }
 
 impl AdmitReason {

@@ -9,7 +9,6 @@ use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use strum::{IntoStaticStr, VariantArray};
 use utoipa::ToSchema;
 
 use super::catalog::{CatalogKind, Property, Strength, parse_catalog};
@@ -39,33 +38,21 @@ pub struct QuorumRequest {
     pub require_admission: bool,
 }
 
-/// How a property takes part in this patch's quorum.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
-pub enum Vote {
-    /// Votes, and passed.
-    Yes,
-    /// Votes, and did not pass.
-    No,
-    /// Frozen (an open ledger row): left out of the vote. Never reported as passed.
-    Excluded,
-    /// Added by this patch: may not vote on it.
-    Introduced,
-    /// Observes none of the changed files.
-    NotInLocality,
+crate::core::words! {
+    "kebab-case";
+    /// How a property takes part in this patch's quorum.
+    pub enum Vote {
+        /// Votes, and passed.
+        Yes,
+        /// Votes, and did not pass.
+        No,
+        /// Frozen (an open ledger row): left out of the vote. Never reported as passed.
+        Excluded,
+        /// Added by this patch: may not vote on it.
+        Introduced,
+        /// Observes none of the changed files.
+        NotInLocality,
+    }
 }
 
 impl Vote {
@@ -89,27 +76,15 @@ pub struct PropertyReport {
     pub unproven: bool,
 }
 
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum Outcome {
-    Promote,
-    Reject,
-    Hold,
-    FixtureFault,
-    StopQueue,
+crate::core::words! {
+    "snake_case";
+    pub enum Outcome {
+        Promote,
+        Reject,
+        Hold,
+        FixtureFault,
+        StopQueue,
+    }
 }
 
 impl Outcome {
@@ -128,31 +103,19 @@ impl Outcome {
     }
 }
 
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
-pub enum Reason {
-    SealMismatch,
-    DebtOverCap,
-    SelfIntroducedPredicate,
-    EmptyQuorum,
-    StableFailure,
-    SplitExits,
-    HarnessError,
-    MissingResults,
-    QuorumHeld,
+crate::core::words! {
+    "kebab-case";
+    pub enum Reason {
+        SealMismatch,
+        DebtOverCap,
+        SelfIntroducedPredicate,
+        EmptyQuorum,
+        StableFailure,
+        SplitExits,
+        HarnessError,
+        MissingResults,
+        QuorumHeld,
+    }
 }
 
 impl Reason {

@@ -7,7 +7,6 @@
 use super::rules;
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use strum::{IntoStaticStr, VariantArray};
 use utoipa::ToSchema;
 
 crate::core::words! {
@@ -134,30 +133,18 @@ impl Disposition {
     }
 }
 
-/// Where a reader should look first.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
-pub enum Attribution {
-    EvidenceGap,
-    BehaviorAndInvariant,
-    ConcreteBehavior,
-    InvariantOrOverSpecifiedProperty,
-    FrozenTestFailure,
-    InadmissibleEvidence,
-    AllGatesHeld,
+crate::core::words! {
+    "kebab-case";
+    /// Where a reader should look first.
+    pub enum Attribution {
+        EvidenceGap,
+        BehaviorAndInvariant,
+        ConcreteBehavior,
+        InvariantOrOverSpecifiedProperty,
+        FrozenTestFailure,
+        InadmissibleEvidence,
+        AllGatesHeld,
+    }
 }
 
 impl Attribution {
@@ -166,27 +153,15 @@ impl Attribution {
     }
 }
 
-/// The name of a ladder rule, as the answer's `rule` field carries it.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
-pub enum RuleName {
-    EvidenceGap,
-    FailAbsorbs,
-    Inadmissible,
-    AllHeld,
+crate::core::words! {
+    "kebab-case";
+    /// The name of a ladder rule, as the answer's `rule` field carries it.
+    pub enum RuleName {
+        EvidenceGap,
+        FailAbsorbs,
+        Inadmissible,
+        AllHeld,
+    }
 }
 
 impl RuleName {

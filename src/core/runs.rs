@@ -6,45 +6,32 @@ use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use strum::{IntoStaticStr, VariantArray};
 use utoipa::ToSchema;
 
 use super::fields::{self, Errors, kind_of, object};
 use super::problem::pointer_key;
 
-/// What one property's runs say.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
-pub enum RunState {
-    /// All runs exited 0.
-    Pass,
-    /// Every run was a catch (an exit code in `catch_exit_codes`): a stable failure.
-    Fail,
-    /// Every run ended the same way but not with a pass or a catch (pytest's 2–5, a crash
-    /// code), or every run was killed: the harness is broken, not the patch.
-    Error,
-    /// The runs disagree: the failure did not reproduce.
-    Flake,
-    /// In locality, but no result was given.
-    Missing,
-    /// Not in locality and no result was given.
-    NotRun,
-    /// The patch gate only: in locality, not run, because the property tier was skipped (a
-    /// scope hit: the properties step's summary and the scope step say why). Never `/quorum`'s.
-    Skipped,
+crate::core::words! {
+    "kebab-case";
+    /// What one property's runs say.
+    pub enum RunState {
+        /// All runs exited 0.
+        Pass,
+        /// Every run was a catch (an exit code in `catch_exit_codes`): a stable failure.
+        Fail,
+        /// Every run ended the same way but not with a pass or a catch (pytest's 2–5, a crash
+        /// code), or every run was killed: the harness is broken, not the patch.
+        Error,
+        /// The runs disagree: the failure did not reproduce.
+        Flake,
+        /// In locality, but no result was given.
+        Missing,
+        /// Not in locality and no result was given.
+        NotRun,
+        /// The patch gate only: in locality, not run, because the property tier was skipped (a
+        /// scope hit: the properties step's summary and the scope step say why). Never `/quorum`'s.
+        Skipped,
+    }
 }
 
 impl RunState {
@@ -152,35 +139,23 @@ pub struct Receipt {
 /// The fields of a receipt.
 pub const RECEIPT_FIELDS: [&str; 4] = ["executed", "failed", "skipped", "disagrees"];
 
-/// Why a run's receipt does not vouch for its exit code (CONTRACT.md section 11.1).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
-pub enum ReceiptGap {
-    /// No report was written at the fresh path, or it could not be read.
-    NoReceipt,
-    /// The report lists no executed test case.
-    NothingRan,
-    /// Exit 0, but the report lists a skipped case.
-    Skipped,
-    /// A catch exit, but the report lists no failed case.
-    NoFailureListed,
-    /// Exit 0, but the report lists a failed or errored case.
-    FailureListed,
-    /// The report disagrees with itself.
-    ReportDisagrees,
+crate::core::words! {
+    "kebab-case";
+    /// Why a run's receipt does not vouch for its exit code (CONTRACT.md section 11.1).
+    pub enum ReceiptGap {
+        /// No report was written at the fresh path, or it could not be read.
+        NoReceipt,
+        /// The report lists no executed test case.
+        NothingRan,
+        /// Exit 0, but the report lists a skipped case.
+        Skipped,
+        /// A catch exit, but the report lists no failed case.
+        NoFailureListed,
+        /// Exit 0, but the report lists a failed or errored case.
+        FailureListed,
+        /// The report disagrees with itself.
+        ReportDisagrees,
+    }
 }
 
 impl ReceiptGap {

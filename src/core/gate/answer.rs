@@ -13,8 +13,6 @@ use crate::core::route::Verdicts;
 use crate::core::runs::ReceiptGap;
 use serde::Deserialize;
 use serde::Serialize;
-use strum::IntoStaticStr;
-use strum::VariantArray;
 use utoipa::ToSchema;
 crate::core::words! {
     "SCREAMING_SNAKE_CASE";
@@ -54,76 +52,52 @@ impl From<Disposition> for GateDisposition {
     }
 }
 
-/// The gate rule that decided.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
-pub enum GateRuleName {
-    Merge,
-    FixtureFault,
-    Debt,
-    Guard,
-    Binary,
-    TestAware,
-    Integrity,
-    Build,
-    Route,
+crate::core::words! {
+    "kebab-case";
+    /// The gate rule that decided.
+    pub enum GateRuleName {
+        Merge,
+        FixtureFault,
+        Debt,
+        Guard,
+        Binary,
+        TestAware,
+        Integrity,
+        Build,
+        Route,
+    }
 }
 
-/// Why: a gate rule's reason, or the router's attribution.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
-pub enum GateReason {
-    MergeConflict,
-    SealMismatch,
-    DebtOverCap,
-    GuardedInputEdited,
-    BinaryAdded,
-    TestAwareCode,
-    /// The patch changes what a comparison means (CONTRACT.md section 14.2).
-    EqualityOverload,
-    /// The patch compares against a literal the base's tests pin (section 14.2).
-    TestInputInCode,
-    /// A changed code file the reader could not read as the interpreter will (section 15.2).
-    UnreadCode,
-    ModifiedDuringRun,
-    DoesNotBuild,
-    HarnessError,
-    CheckerNeutered,
-    EvidenceGap,
-    BehaviorAndInvariant,
-    ConcreteBehavior,
-    InvariantOrOverSpecifiedProperty,
-    FrozenTestFailure,
-    InadmissibleEvidence,
-    AllGatesHeld,
-    /// Re-proofs were asked and none of them could run (CONTRACT.md section 11.10).
-    CheckerUnproven,
+crate::core::words! {
+    "kebab-case";
+    /// Why: a gate rule's reason, or the router's attribution.
+    pub enum GateReason {
+        MergeConflict,
+        SealMismatch,
+        DebtOverCap,
+        GuardedInputEdited,
+        BinaryAdded,
+        TestAwareCode,
+        /// The patch changes what a comparison means (CONTRACT.md section 14.2).
+        EqualityOverload,
+        /// The patch compares against a literal the base's tests pin (section 14.2).
+        TestInputInCode,
+        /// A changed code file the reader could not read as the interpreter will (section 15.2).
+        UnreadCode,
+        ModifiedDuringRun,
+        DoesNotBuild,
+        HarnessError,
+        CheckerNeutered,
+        EvidenceGap,
+        BehaviorAndInvariant,
+        ConcreteBehavior,
+        InvariantOrOverSpecifiedProperty,
+        FrozenTestFailure,
+        InadmissibleEvidence,
+        AllGatesHeld,
+        /// Re-proofs were asked and none of them could run (CONTRACT.md section 11.10).
+        CheckerUnproven,
+    }
 }
 
 impl GateReason {
@@ -148,74 +122,62 @@ impl From<Attribution> for GateReason {
     }
 }
 
-/// What, precisely, a human must look at (every ESCALATE answer carries one beside its
-/// `reason`): the "What to do next" of the report is written for it. A gate rule's reason is
-/// its own cause; the router's two (`inadmissible-evidence`, `evidence-gap`) are split by the
-/// first step, in pipeline order, whose verdict is neither a pass nor a failure.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
-pub enum Cause {
-    MergeConflict,
-    SealMismatch,
-    GuardedInputEdited,
-    BinaryAdded,
-    TestAwareCode,
-    EqualityOverload,
-    TestInputInCode,
-    UnreadCode,
-    ModifiedDuringRun,
-    /// The build step neither built nor failed to build (a timeout, a crash, a missing tool).
-    BuildBroken,
-    /// The canary did not fail.
-    CheckerNeutered,
-    /// An admitted property passed with its mutant applied.
-    CheckerCannotFail,
-    /// Re-proofs were asked and none could run.
-    CheckerUnproven,
-    /// t0: the patch changes test-adjacent files.
-    ScopeHit,
-    /// No strong property observes a changed file (an empty quorum, files named).
-    UnobservedFiles,
-    /// No strong property votes, though the changed files are observed (frozen, or weak for
-    /// want of admission).
-    EmptyQuorum,
-    /// The patch brings a property that is in its own locality.
-    NewProperty,
-    /// A property passed and failed on the same tree (split exits).
-    FlakyProperty,
-    /// A run's exit is not a catch, or it timed out or was killed.
-    BrokenHarness,
-    /// A property's runs are not all there.
-    MissingResults,
-    /// A report disagrees with itself (declared failures it does not list, say).
-    ReportDisagrees,
-    /// A run wrote no report at its fresh path.
-    NoReceipt,
-    /// A run's report lists no test that ran.
-    NothingRan,
-    /// A run exited 0 with a skipped case in its report.
-    SkippedTests,
-    /// The exit code and the report disagree (a catch with no failure listed, exit 0 with one).
-    ExitDisagrees,
-    /// Census tests that passed on the base did not run.
-    VanishedTests,
-    /// A frozen test covers a changed file.
-    FrozenCoversPatch,
-    /// A gate did not run at all.
-    GateMissing,
+crate::core::words! {
+    "kebab-case";
+    /// What, precisely, a human must look at (every ESCALATE answer carries one beside its
+    /// `reason`): the "What to do next" of the report is written for it. A gate rule's reason is
+    /// its own cause; the router's two (`inadmissible-evidence`, `evidence-gap`) are split by the
+    /// first step, in pipeline order, whose verdict is neither a pass nor a failure.
+    pub enum Cause {
+        MergeConflict,
+        SealMismatch,
+        GuardedInputEdited,
+        BinaryAdded,
+        TestAwareCode,
+        EqualityOverload,
+        TestInputInCode,
+        UnreadCode,
+        ModifiedDuringRun,
+        /// The build step neither built nor failed to build (a timeout, a crash, a missing tool).
+        BuildBroken,
+        /// The canary did not fail.
+        CheckerNeutered,
+        /// An admitted property passed with its mutant applied.
+        CheckerCannotFail,
+        /// Re-proofs were asked and none could run.
+        CheckerUnproven,
+        /// t0: the patch changes test-adjacent files.
+        ScopeHit,
+        /// No strong property observes a changed file (an empty quorum, files named).
+        UnobservedFiles,
+        /// No strong property votes, though the changed files are observed (frozen, or weak for
+        /// want of admission).
+        EmptyQuorum,
+        /// The patch brings a property that is in its own locality.
+        NewProperty,
+        /// A property passed and failed on the same tree (split exits).
+        FlakyProperty,
+        /// A run's exit is not a catch, or it timed out or was killed.
+        BrokenHarness,
+        /// A property's runs are not all there.
+        MissingResults,
+        /// A report disagrees with itself (declared failures it does not list, say).
+        ReportDisagrees,
+        /// A run wrote no report at its fresh path.
+        NoReceipt,
+        /// A run's report lists no test that ran.
+        NothingRan,
+        /// A run exited 0 with a skipped case in its report.
+        SkippedTests,
+        /// The exit code and the report disagree (a catch with no failure listed, exit 0 with one).
+        ExitDisagrees,
+        /// Census tests that passed on the base did not run.
+        VanishedTests,
+        /// A frozen test covers a changed file.
+        FrozenCoversPatch,
+        /// A gate did not run at all.
+        GateMissing,
+    }
 }
 
 impl Cause {

@@ -18,47 +18,33 @@ use crate::core::runs::counted;
 use serde::Deserialize;
 use serde::Serialize;
 use std::collections::HashSet;
-use strum::IntoStaticStr;
-use strum::VariantArray;
 use utoipa::ToSchema;
 
-/// A step the runner executes.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum NextStep {
-    /// Run the build step (`configured.build`) and report it as `build`.
-    Build,
-    /// Run the canary when `canary` is true (report it as `canary`), and `property_ids`, each
-    /// `runs` times (report them as `property_runs`), up to `--jobs` at once.
-    Runs,
-    /// Run each property in `replay` once more where its failing run ran (the suite's room
-    /// for a run 1 that was the suite's, else the property runs' room), so its engine tries
-    /// the failing examples that run saved first, and report each as `replays` (CONTRACT.md
-    /// section 15.5).
-    Replay,
-    /// Run the admitted property `reprove` once on a fresh copy of the judged tree with its
-    /// admission mutant applied, and add what it did to `reproof` (section 11.5).
-    Reproof,
-    /// Run the fixture suite and report it as `fixture_suite`.
-    Suite,
-    /// Run the suite again with the tests in `deselect` left out (the frozen tests it
-    /// failed), and report it as `fixture_suite.rerun` (section 12.4).
-    Rerun,
-    /// Every fact the decision needs is in: decide (`POST /gate`).
-    Decide,
+crate::core::words! {
+    "snake_case";
+    /// A step the runner executes.
+    pub enum NextStep {
+        /// Run the build step (`configured.build`) and report it as `build`.
+        Build,
+        /// Run the canary when `canary` is true (report it as `canary`), and `property_ids`, each
+        /// `runs` times (report them as `property_runs`), up to `--jobs` at once.
+        Runs,
+        /// Run each property in `replay` once more where its failing run ran (the suite's room
+        /// for a run 1 that was the suite's, else the property runs' room), so its engine tries
+        /// the failing examples that run saved first, and report each as `replays` (CONTRACT.md
+        /// section 15.5).
+        Replay,
+        /// Run the admitted property `reprove` once on a fresh copy of the judged tree with its
+        /// admission mutant applied, and add what it did to `reproof` (section 11.5).
+        Reproof,
+        /// Run the fixture suite and report it as `fixture_suite`.
+        Suite,
+        /// Run the suite again with the tests in `deselect` left out (the frozen tests it
+        /// failed), and report it as `fixture_suite.rerun` (section 12.4).
+        Rerun,
+        /// Every fact the decision needs is in: decide (`POST /gate`).
+        Decide,
+    }
 }
 
 /// The `/gate/next` answer: what to run next, and what the gate would answer on the facts

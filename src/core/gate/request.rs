@@ -463,42 +463,30 @@ pub struct UnreadFile {
     pub detail: Option<String>,
 }
 
-/// Why a changed code file is unread (CONTRACT.md section 15.2).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
-pub enum UnreadReason {
-    /// A symbolic link among the code: the interpreter reads what it points to, the reader
-    /// would read the link.
-    SymbolicLink,
-    /// Larger than the reader's limit.
-    OverReadLimit,
-    /// Not UTF-8, where the interpreter reads UTF-8.
-    #[serde(rename = "not-utf-8")]
-    #[strum(serialize = "not-utf-8")]
-    NotUtf8,
-    /// A coding cookie (PEP 263) naming another encoding than UTF-8.
-    CodingCookie,
-    /// The parser could not parse it whole (or it holds a NUL byte).
-    Unparsed,
-    /// A form feed inside a line's indentation, which the interpreter and the parser may
-    /// count differently.
-    AmbiguousIndentation,
-    /// A file the interpreter or the build loads under an extension the reader does not parse
-    /// (Cython), or a file `include!`d from one it could not read with it.
-    SkippedExtension,
+crate::core::words! {
+    "kebab-case";
+    /// Why a changed code file is unread (CONTRACT.md section 15.2).
+    pub enum UnreadReason {
+        /// A symbolic link among the code: the interpreter reads what it points to, the reader
+        /// would read the link.
+        SymbolicLink,
+        /// Larger than the reader's limit.
+        OverReadLimit,
+        /// Not UTF-8, where the interpreter reads UTF-8.
+        #[serde(rename = "not-utf-8")]
+        #[strum(serialize = "not-utf-8")]
+        NotUtf8,
+        /// A coding cookie (PEP 263) naming another encoding than UTF-8.
+        CodingCookie,
+        /// The parser could not parse it whole (or it holds a NUL byte).
+        Unparsed,
+        /// A form feed inside a line's indentation, which the interpreter and the parser may
+        /// count differently.
+        AmbiguousIndentation,
+        /// A file the interpreter or the build loads under an extension the reader does not parse
+        /// (Cython), or a file `include!`d from one it could not read with it.
+        SkippedExtension,
+    }
 }
 
 impl UnreadReason {
@@ -603,27 +591,15 @@ pub struct HeldBy {
     pub disk: String,
 }
 
-/// `room.uid`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
-pub enum RoomUid {
-    /// A uid of the room's own (the runner is root and drops to it before the room starts).
-    Own,
-    /// The runner's own uid, in a user namespace.
-    Runner,
+crate::core::words! {
+    "kebab-case";
+    /// `room.uid`.
+    pub enum RoomUid {
+        /// A uid of the room's own (the runner is root and drops to it before the room starts).
+        Own,
+        /// The runner's own uid, in a user namespace.
+        Runner,
+    }
 }
 
 /// A run a cap of its room ended (CONTRACT.md section 13.3).
@@ -637,26 +613,14 @@ pub struct OverLimit {
     pub limit: Limit,
 }
 
-/// Which cap a run went over.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
-pub enum Limit {
-    OverMemory,
-    OverPids,
-    OverDisk,
+crate::core::words! {
+    "kebab-case";
+    /// Which cap a run went over.
+    pub enum Limit {
+        OverMemory,
+        OverPids,
+        OverDisk,
+    }
 }
 
 impl RoomFacts {
@@ -722,27 +686,15 @@ pub struct Judged {
     pub tree: String,
 }
 
-/// How the runs were isolated from the runner and the machine (CONTRACT.md section 12.2).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
-pub enum SandboxBackend {
-    /// bubblewrap: new PID, IPC and network namespaces, everything but the copy read-only.
-    Bubblewrap,
-    /// No sandbox (`[sandbox] mode = "off"`): the runs had the runner's user and files.
-    Off,
+crate::core::words! {
+    "kebab-case";
+    /// How the runs were isolated from the runner and the machine (CONTRACT.md section 12.2).
+    pub enum SandboxBackend {
+        /// bubblewrap: new PID, IPC and network namespaces, everything but the copy read-only.
+        Bubblewrap,
+        /// No sandbox (`[sandbox] mode = "off"`): the runs had the runner's user and files.
+        Off,
+    }
 }
 
 /// The optional steps the runner can run, as the base's config sets them up: what the core's

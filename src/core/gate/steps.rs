@@ -17,8 +17,6 @@ use crate::core::runs::Receipt;
 use crate::core::runs::ReceiptGap;
 use serde::Deserialize;
 use serde::Serialize;
-use strum::IntoStaticStr;
-use strum::VariantArray;
 use utoipa::ToSchema;
 
 // ---------------------------------------------------------------------------------------------
@@ -233,27 +231,15 @@ pub(super) fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-/// Whether a check's runs had receipts (CONTRACT.md section 11.1).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
-pub enum Receipts {
-    /// The command writes a JUnit report to `{junit}`: a run counts only with it.
-    On,
-    /// No `{junit}` in the command: exit codes are read as they are.
-    Off,
+crate::core::words! {
+    "kebab-case";
+    /// Whether a check's runs had receipts (CONTRACT.md section 11.1).
+    pub enum Receipts {
+        /// The command writes a JUnit report to `{junit}`: a run counts only with it.
+        On,
+        /// No `{junit}` in the command: exit codes are read as they are.
+        Off,
+    }
 }
 
 /// A property run its receipt does not vouch for: counted as `null`.
