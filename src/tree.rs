@@ -659,11 +659,14 @@ mod walk_tests {
         std::os::unix::fs::symlink("wide", root.join("to-dir")).unwrap_or_else(|e| panic!("{e}"));
         std::os::unix::fs::symlink("/nonexistent", root.join("dangling"))
             .unwrap_or_else(|e| panic!("{e}"));
-        let fifo = std::process::Command::new("mkfifo")
-            .arg(root.join("a-fifo"))
-            .status()
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert!(fifo.success());
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            root.join("a-fifo"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
     }
 
     fn sorted(mut tree: Tree) -> (Vec<(Vec<u8>, Digest)>, u64, u64) {

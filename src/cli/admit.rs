@@ -105,8 +105,8 @@ pub fn run(args: AdmitArgs) -> CliResult {
     // of the build cache (`patchgate warm`), when there is one, and shares nothing it builds.
     let (seals, base_runs, mutant_runs) = {
         let cache = config.build_cache();
-        let base_room = Room::open(&config.sandbox, &base, cache.as_ref())?;
-        let mutant_room = Room::open(&config.sandbox, &mutant, cache.as_ref())?;
+        let base_room = super::runner::open_room(&config.sandbox, &base, cache.as_ref())?;
+        let mutant_room = super::runner::open_room(&config.sandbox, &mutant, cache.as_ref())?;
         interrupt::check()?;
         let base_seal = super::seal::seal_of(&base_room.tree, &config.fixtures, "base")?;
         let mutant_seal = super::seal::seal_of(&mutant_room.tree, &config.fixtures, "mutant")?;
@@ -147,7 +147,7 @@ pub fn run(args: AdmitArgs) -> CliResult {
     });
     // The property's source as it was proven: the gate sees when it changes (issue 50).
     if let Some(digest) = super::git::source_digest(&base, &check.sources)? {
-        doc["source"] = Value::from(digest);
+        super::documents::put(&mut doc, "source", digest);
     }
     if let Some(path) = &args.facts_out {
         let text = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";

@@ -17,7 +17,9 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
+
+use super::process::Invocation;
 
 use super::error::CliError;
 use super::export::TreeEntry;
@@ -107,10 +109,10 @@ pub fn copy_keeping_times(from: &Path, to: &Path) -> Result<(), String> {
         std::fs::create_dir_all(parent)
             .map_err(|e| format!("cannot make {}: {e}", parent.display()))?;
     }
-    let out = Command::new("cp")
-        .args(["-a", "--reflink=auto"])
-        .arg(from)
-        .arg(to)
+    let mut cp = Invocation::new("cp");
+    cp.args(["-a", "--reflink=auto"]).arg(from).arg(to);
+    let out = cp
+        .command()
         .stdin(Stdio::null())
         .output()
         .map_err(|e| format!("cannot run cp: {e}"))?;

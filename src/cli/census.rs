@@ -116,7 +116,7 @@ pub fn run(args: CensusArgs) -> CliResult {
             args.on.config
         )));
     }
-    let room = Room::open(&config.sandbox, &base, config.build_cache().as_ref())?;
+    let room = super::runner::open_room(&config.sandbox, &base, config.build_cache().as_ref())?;
     let (run, cases) = suite_cases(&room, suite, &args.on.base, "census")?;
     // Written to be committed, the census must name the same tests every run: the suite runs
     // twice, and ids that differ between the runs (a parameter drawn from the clock, a random

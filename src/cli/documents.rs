@@ -27,6 +27,14 @@ pub fn parse_document(bytes: &[u8], name: &str, what: &str) -> Result<Value, Cli
     }
 }
 
+/// Adds `key` to a JSON object the CLI writes (an optional field of a body or a row); a
+/// document that is not an object is left as it is.
+pub fn put(doc: &mut Value, key: &str, value: impl serde::Serialize) {
+    if let (Some(object), Ok(value)) = (doc.as_object_mut(), serde_json::to_value(value)) {
+        object.insert(key.to_owned(), value);
+    }
+}
+
 /// Reads a seal file: `HEX  -` (what `sha256sum` prints for stdin), or a bare digest.
 pub fn read_seal_file(path: &Path) -> Result<Digest, CliError> {
     let text = std::fs::read_to_string(path)

@@ -40,7 +40,11 @@ pub fn ls_tree(tree: &str) -> Result<Vec<TreeEntry>, CliError> {
             .iter()
             .position(|b| *b == b'\t')
             .ok_or_else(|| malformed(record, "is not an ls-tree line"))?;
-        let (meta, path) = (String::from_utf8_lossy(&record[..tab]), &record[tab + 1..]);
+        let (meta, path) = record.split_at(tab);
+        let (meta, path) = (
+            String::from_utf8_lossy(meta),
+            path.get(1..).unwrap_or_default(),
+        );
         let mut fields = meta.split(' ');
         let (Some(mode), Some(_kind), Some(oid)) = (fields.next(), fields.next(), fields.next())
         else {
@@ -109,13 +113,10 @@ pub fn export_tree(
     let mut made: Option<std::path::PathBuf> = None;
     for entry in &entries {
         // No entry may pass through a symbolic link the tree holds.
-        let mut at = 0;
-        while let Some(slash) = entry.path[at..].iter().position(|b| *b == b'/') {
-            at += slash;
-            if links.contains(&entry.path[..at]) {
+        for (i, b) in entry.path.iter().enumerate() {
+            if *b == b'/' && links.contains(entry.path.get(..i).unwrap_or_default()) {
                 return Err(malformed(&entry.path, "passes through a symbolic link"));
             }
-            at += 1;
         }
         let target = dest.join(std::ffi::OsStr::from_bytes(&entry.path));
         if let Some(parent) = target.parent()

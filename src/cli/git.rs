@@ -281,7 +281,7 @@ pub fn ls_blobs(
             let meta = String::from_utf8_lossy(meta);
             let mut fields = meta.split(' ');
             let (mode, kind, id) = (fields.next()?, fields.next()?, fields.next()?);
-            let path = String::from_utf8_lossy(&path[1..]).into_owned();
+            let path = String::from_utf8_lossy(path.get(1..)?).into_owned();
             (kind == "blob" && paths.contains(&path.as_str())).then(|| {
                 let blob = Blob {
                     mode: mode.to_owned(),
@@ -396,7 +396,7 @@ pub fn tree_bytes(tree: &str) -> Option<u64> {
             .filter_map(|r| {
                 // `<mode> SP <type> SP <object> SP+ <size> TAB <path>`
                 let tab = r.iter().position(|b| *b == b'\t')?;
-                String::from_utf8_lossy(&r[..tab])
+                String::from_utf8_lossy(r.get(..tab)?)
                     .split_whitespace()
                     .nth(3)?
                     .parse::<u64>()
@@ -553,7 +553,7 @@ fn parse_added(diff: &[u8], files: Vec<(String, u32, u8)>) -> Vec<AddedFile> {
                 Some(b'+') => {
                     new -= 1;
                     if let Some(file) = out.last_mut() {
-                        let text = &raw[1..raw.len().min(1001)];
+                        let text = raw.get(1..raw.len().min(1001)).unwrap_or_default();
                         file.lines
                             .push((at, String::from_utf8_lossy(text).into_owned()));
                     }

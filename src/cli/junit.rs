@@ -148,8 +148,12 @@ impl Tally {
             let key = attr.key.as_ref();
             if key == b"name" {
                 tally.name = value.into_owned();
-            } else if let Some(i) = COUNTS.iter().position(|c| c.as_bytes() == key) {
-                tally.declared[i] = value.trim().parse().ok();
+            } else if let Some(slot) = COUNTS
+                .iter()
+                .position(|c| c.as_bytes() == key)
+                .and_then(|i| tally.declared.get_mut(i))
+            {
+                *slot = value.trim().parse().ok();
             }
         }
         Ok(tally)
@@ -164,11 +168,12 @@ impl Tally {
             .skip(1)
             .take(2)
             .find_map(|(i, count)| {
-                let declared = self.declared[i]?;
-                (declared != self.counted[i]).then(|| {
+                let declared = self.declared.get(i).copied().flatten()?;
+                let counted = self.counted.get(i).copied().unwrap_or_default();
+                (declared != counted).then(|| {
                     format!(
-                        "<{element} name={:?}> declares {count}=\"{declared}\" but lists {}",
-                        self.name, self.counted[i]
+                        "<{element} name={:?}> declares {count}=\"{declared}\" but lists {counted}",
+                        self.name
                     )
                 })
             })
@@ -274,7 +279,9 @@ pub fn read_report(input: impl BufRead) -> Result<Report, JunitError> {
                         None => {}
                         Some(open) => {
                             for (_, tally) in suites.iter_mut() {
-                                tally.counted[i] += 1;
+                                if let Some(n) = tally.counted.get_mut(i) {
+                                    *n += 1;
+                                }
                             }
                             if i == 3 {
                                 open.skipped = true;

@@ -2,6 +2,19 @@
 //! the same core the server runs, or asking a server with `--server`. Exit codes are the API
 //! (see [`crate::exit::Exit`]).
 
+// The command line fails closed too: a panic here would be exit 101, not a decision. The
+// core's lints hold here outside tests.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing,
+        clippy::todo
+    )
+)]
+
 mod admit;
 mod build_cache;
 mod census;
@@ -17,6 +30,7 @@ mod interrupt;
 mod junit;
 mod ladder;
 mod output;
+mod process;
 mod quorum;
 pub mod reading;
 mod redact;

@@ -103,16 +103,16 @@ fn build_request(args: &QuorumArgs) -> Result<Value, CliError> {
         "seal": {"actual": actual.to_hex(), "expected": expected.to_hex()},
     });
     if let Some(id) = &args.patch_id {
-        doc["patch_id"] = json!(id);
+        super::documents::put(&mut doc, "patch_id", id);
     }
     if let Some(cap) = args.debt_cap {
-        doc["debt_cap"] = json!(cap);
+        super::documents::put(&mut doc, "debt_cap", cap);
     }
     if !args.catch_exit_codes.is_empty() {
-        doc["catch_exit_codes"] = json!(args.catch_exit_codes);
+        super::documents::put(&mut doc, "catch_exit_codes", &args.catch_exit_codes);
     }
     if args.require_admission {
-        doc["require_admission"] = json!(true);
+        super::documents::put(&mut doc, "require_admission", true);
     }
     Ok(doc)
 }

@@ -88,7 +88,7 @@ fn checks_body(args: &RouteArgs) -> Result<Vec<u8>, CliError> {
         "gates": gates,
     });
     if let Some(id) = &args.patch_id {
-        head["patch_id"] = serde_json::json!(id);
+        super::documents::put(&mut head, "patch_id", id);
     }
     let mut body = serde_json::to_vec(&head)
         .map_err(|e| CliError::software(format!("cannot write the request: {e}")))?;

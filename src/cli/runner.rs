@@ -93,7 +93,8 @@ impl<'a> Place<'a> {
             Place::Room(room) => (room, None),
             Place::Receipted(room, receipts) => (room, Some(receipts)),
         };
-        room.command(argv, receipts)
+        room.invocation(argv, receipts)
+            .map(super::process::Invocation::command)
             .map_err(|e| std::io::Error::other(e.message))
     }
 
@@ -103,6 +104,33 @@ impl<'a> Place<'a> {
         }
     }
 }
+
+/// Opens the room for `tree` ([`Room::unprobed`]) and, when bubblewrap seals it, starts
+/// `true` in it first: a room bubblewrap cannot make here is 69, saying why, before any check
+/// runs in it (the probe is a run like any other: its timeout, its process group).
+pub fn open_room(
+    config: &super::sandbox::SandboxConfig,
+    tree: &str,
+    cache: Option<&super::build_cache::BuildCache>,
+) -> Result<Room, CliError> {
+    let room = Room::unprobed(config, tree, cache)?;
+    if room.sealed_by_bubblewrap() {
+        let argv = ["true".to_owned()];
+        let probe = Run::new("sandbox probe", &argv, PROBE_TIMEOUT, Place::Room(&room))
+            .quiet()
+            .tail(4096)
+            .start()?
+            .ran()?;
+        if probe.run != Some(0) {
+            return Err(room.unsealable(&format!("{}; {}", probe.how, probe.tail)));
+        }
+        room.say_view();
+    }
+    Ok(room)
+}
+
+/// How long bubblewrap may take to start `true` in a room.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The process groups of the runs under way (their leaders' pids): what
 /// [`end_leftovers`] never ends. Held while a run starts, so a run just started is never

@@ -7,7 +7,6 @@ use clap::Args;
 
 use super::error::{CliError, CliResult};
 use super::runner::{Place, Run};
-use super::sandbox::Room;
 use super::{interrupt, output};
 use crate::exit::Exit;
 
@@ -35,7 +34,7 @@ pub fn run(args: WarmArgs) -> CliResult {
     .trim()
     .to_owned();
     // Started from the cache in use, when there is one: only what changed since is built.
-    let room = Room::open(&config.sandbox, &tree, config.build_cache().as_ref())?;
+    let room = super::runner::open_room(&config.sandbox, &tree, config.build_cache().as_ref())?;
     let started = std::time::Instant::now();
     let ran = Run::new("build", &build.command, build.timeout(), Place::Room(&room))
         .tail(2048)

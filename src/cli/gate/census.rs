@@ -19,7 +19,10 @@ pub fn parse_census(bytes: &[u8], name: &str) -> Result<BTreeMap<String, String>
         let bad = |why: String| CliError::data(format!("the census {name} line {}: {why}", i + 1));
         let v = crate::core::json::strict_value(line.as_bytes())
             .map_err(|e| bad(format!("not JSON: {e}")))?;
-        let (Some(id), Some(outcome)) = (v["id"].as_str(), v["outcome"].as_str()) else {
+        let (Some(id), Some(outcome)) = (
+            v.get("id").and_then(|v| v.as_str()),
+            v.get("outcome").and_then(|v| v.as_str()),
+        ) else {
             return Err(bad(
                 "must be {\"id\": \"classname::name\", \"outcome\": \"pass\"|\"skip\"|\"fail\"}"
                     .to_owned(),
@@ -102,7 +105,8 @@ pub fn vanished(census: &BTreeMap<String, String>, report: &Report) -> Vec<Strin
         .iter()
         .filter(|(id, outcome)| {
             let key = doctest_key(id);
-            *outcome == "pass" && ran.get(key).copied().unwrap_or(0) < passed[key]
+            *outcome == "pass"
+                && ran.get(key).copied().unwrap_or(0) < passed.get(key).copied().unwrap_or(0)
         })
         .map(|(id, _)| id.clone())
         .collect()

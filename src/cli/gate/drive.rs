@@ -307,7 +307,7 @@ fn fails_on_the_base(
     output::error(
         "build: it failed; the base is built too, to tell the patch's fault from the machine's",
     );
-    let room = super::super::sandbox::Room::open(&g.config.sandbox, &g.base, g.cache.as_ref())?;
+    let room = super::super::runner::open_room(&g.config.sandbox, &g.base, g.cache.as_ref())?;
     let ran = match Run::new(
         "build (the base)",
         &build.command,

@@ -156,7 +156,7 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     // `mode = "required"` without a working sandbox, before anything runs).
     // The build cache (`patchgate warm`), copied in unless nothing will run.
     let cache = config.build_cache();
-    let room = Room::open(
+    let room = super::super::runner::open_room(
         &config.sandbox,
         &run_tree,
         cache.as_ref().filter(|_| !args.dry_run),
@@ -383,7 +383,7 @@ pub(super) struct SuiteCopy(
 impl SuiteCopy {
     pub fn start(what: Option<(crate::cli::sandbox::SandboxConfig, String)>) -> SuiteCopy {
         SuiteCopy(std::sync::Mutex::new(what.map(|(sandbox, tree)| {
-            std::thread::spawn(move || Room::open(&sandbox, &tree, None))
+            std::thread::spawn(move || super::super::runner::open_room(&sandbox, &tree, None))
         })))
     }
 

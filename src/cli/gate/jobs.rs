@@ -316,10 +316,14 @@ pub(super) fn record(
                 receipt: part.receipt,
             })
             .collect();
+        let (exit_code, receipt) = parts
+            .first()
+            .map(|p| (p.exit_code, p.receipt.clone()))
+            .unwrap_or_default();
         facts.canary = Some(CanaryFacts {
-            exit_code: parts[0].exit_code,
+            exit_code,
             catch_exit_codes: g.config.canary.as_ref().map(|c| c.catch.clone()),
-            receipt: parts[0].receipt.clone(),
+            receipt,
             in_runs: parts,
             twin_of: ride.and_then(|r| r.twin_of.clone()),
         });

@@ -129,7 +129,7 @@ pub(super) fn finish(
 /// The JSON answer in shadow mode: the decision as made, and `"shadow": true`.
 fn shadowed(answer: &GateAnswer) -> serde_json::Value {
     let mut v = serde_json::to_value(answer).unwrap_or(serde_json::Value::Null);
-    v["shadow"] = json!(true);
+    super::super::documents::put(&mut v, "shadow", true);
     v
 }
 
@@ -194,7 +194,7 @@ pub(super) fn append_rows(
             "seconds": r.seconds, "files": files,
         });
         if let Some(c) = r.exit_code {
-            row["exit_code"] = json!(c);
+            super::super::documents::put(&mut row, "exit_code", c);
         }
         writeln!(file, "{row}")
             .map_err(|e| CliError::software(format!("cannot append to the ledger: {e}")))?;
@@ -239,7 +239,7 @@ fn write_outputs(args: &GateArgs, answer: &GateAnswer, shadow: bool) -> Result<(
                     "flaky_freeze": v.flaky_freeze,
                 });
                 if let Some(id) = &answer.patch_id {
-                    ev["patch_id"] = json!(id);
+                    super::super::documents::put(&mut ev, "patch_id", id);
                 }
                 write_file(path, &format!("{ev}\n"), false)?;
             }

@@ -24,7 +24,7 @@ use crate::core::gate::Reproof;
 pub(super) fn room_for(g: &Gathered, id: &str) -> Result<Room, CliError> {
     match &g.config.build {
         Some(_) => g.room.fork(&format!("the re-proof of {id}")),
-        None => Room::open(&g.config.sandbox, &g.tree, g.cache.as_ref()),
+        None => super::super::runner::open_room(&g.config.sandbox, &g.tree, g.cache.as_ref()),
     }
 }
 

@@ -4,9 +4,9 @@
 //! module is already a toolchain file by its path; these need the tree's pytest configuration
 //! and the Python the runs use, so the runner finds them and reports them as facts.
 
+use crate::cli::runner::{Outcome, Place, Run};
 use std::collections::HashSet;
 use std::path::Path;
-use std::process::Stdio;
 
 use crate::cli::sandbox::Room;
 
@@ -129,19 +129,40 @@ fn ini_values(text: &str, section: &str, key: &str) -> Vec<String> {
     values
 }
 
+/// How long listing the installed modules may take, and how much of the list is read.
+const LIST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+const MAX_LISTED_BYTES: u64 = 4 << 20;
+
 /// Every module the runs' `python3` could import from outside the tree, asked in the room (the
 /// same sandbox and environment as the runs). Empty when there is no such Python.
 fn installed_modules(room: &Room) -> HashSet<String> {
+    use std::io::{Read, Seek};
     let argv = ["python3", "-I", "-c", LIST_MODULES].map(str::to_owned);
-    let Ok(mut command) = room.command(&argv, None) else {
+    let Ok(mut listed) = tempfile::tempfile() else {
         return HashSet::new();
     };
-    command.stdin(Stdio::null()).stderr(Stdio::null());
-    match command.output() {
-        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(str::to_owned)
-            .collect(),
+    let ran = Run::new("installed modules", &argv, LIST_TIMEOUT, Place::Room(room))
+        .quiet()
+        .output_to(&listed)
+        .start()
+        .and_then(Outcome::ran);
+    let mut text = Vec::new();
+    match ran {
+        Ok(ran)
+            if ran.run == Some(0)
+                && listed.rewind().is_ok()
+                && (&mut listed)
+                    .take(MAX_LISTED_BYTES)
+                    .read_to_end(&mut text)
+                    .is_ok() =>
+        {
+            // Names only: a line the interpreter said on stderr is none.
+            String::from_utf8_lossy(&text)
+                .lines()
+                .filter(|l| !l.is_empty() && l.chars().all(|c| c.is_alphanumeric() || c == '_'))
+                .map(str::to_owned)
+                .collect()
+        }
         _ => HashSet::new(),
     }
 }

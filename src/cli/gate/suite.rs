@@ -87,7 +87,7 @@ pub(super) fn run_added(g: &Gathered) -> Result<Option<SuiteDone>, CliError> {
             false => vec![a.clone()],
         })
         .collect();
-    let room = Room::open(&g.config.sandbox, tree, g.cache.as_ref())?;
+    let room = super::super::runner::open_room(&g.config.sandbox, tree, g.cache.as_ref())?;
     let label = format!("{T2} the tests the patch adds");
     run_as_suite(g, &room, &label, &argv, false, None)
 }
@@ -153,11 +153,10 @@ fn run_as_suite(
             // The base's tests must still run (section 11.2); a re-run leaves some out.
             if let Some(base) = g.census.as_ref().filter(|_| first) {
                 let gone = census::vanished(base, report);
-                if !gone.is_empty() {
+                if let Some(first) = gone.first() {
                     output::error(&format!(
-                        "{label}: {} census tests that passed on the base did not run (first: {})",
+                        "{label}: {} census tests that passed on the base did not run (first: {first})",
                         gone.len(),
-                        gone[0]
                     ));
                 }
                 run.vanished_count = Some(gone.len() as u64);
@@ -229,10 +228,11 @@ fn pytest_node_id(id: &str, tree: &Path) -> String {
     };
     let parts: Vec<&str> = classname.split('.').collect();
     for k in (1..=parts.len()).rev() {
-        let file = format!("{}.py", parts[..k].join("/"));
+        let (module, classes) = parts.split_at(k);
+        let file = format!("{}.py", module.join("/"));
         if RepoPath::parse(&file).is_ok() && tree.join(&file).is_file() {
             let mut node = file;
-            for class in &parts[k..] {
+            for class in classes {
                 node.push_str("::");
                 node.push_str(class);
             }
@@ -275,7 +275,9 @@ impl<'scope, 'env> SuiteBeside<'scope, 'env> {
         let handle = scope.spawn(move || {
             let room = match copy.map(Ok).or_else(|| g.spare.take()) {
                 Some(room) => room?,
-                None => Room::open(&g.config.sandbox, &g.tree, g.cache.as_ref())?,
+                None => {
+                    super::super::runner::open_room(&g.config.sandbox, &g.tree, g.cache.as_ref())?
+                }
             };
             let done = run_suite(g, &room, T2, &[], true, Some(&flag))?;
             Ok((room, done))

@@ -107,12 +107,13 @@ pub(crate) fn without_shrinking(twin: &[u8]) -> Vec<u8> {
         }
     }
     let mut out = Vec::with_capacity(twin.len() + DETECT_ONLY.len() + 1);
-    lines[..after].iter().for_each(|l| out.extend_from_slice(l));
+    let (before, rest) = lines.split_at(after.min(lines.len()));
+    before.iter().for_each(|l| out.extend_from_slice(l));
     if out.last().is_some_and(|b| *b != b'\n') {
         out.push(b'\n');
     }
     out.extend_from_slice(DETECT_ONLY.as_bytes());
-    lines[after..].iter().for_each(|l| out.extend_from_slice(l));
+    rest.iter().for_each(|l| out.extend_from_slice(l));
     out
 }
 

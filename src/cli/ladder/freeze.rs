@@ -77,10 +77,10 @@ pub fn freeze(args: FreezeArgs) -> CliResult {
     };
     let mut doc = json!({"outcomes": outcomes, "caught_seeded_bug": caught});
     if let Some(n) = args.min_runs {
-        doc["min_runs"] = json!(n);
+        super::super::documents::put(&mut doc, "min_runs", n);
     }
     if let Some(r) = args.min_flip_rate {
-        doc["min_flip_rate"] = json!(r);
+        super::super::documents::put(&mut doc, "min_flip_rate", r);
     }
     let answer: FreezeAnswer = match &args.remote.server {
         Some(server) => ask(

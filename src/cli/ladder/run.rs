@@ -35,7 +35,7 @@ pub(super) fn run(args: RunArgs) -> CliResult {
         .iter()
         .filter_map(|t| t.command.first().cloned())
         .collect();
-    let room = crate::cli::sandbox::Room::open(&sandbox, &tree, None)?;
+    let room = super::super::runner::open_room(&sandbox, &tree, None)?;
     let mut ledger = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

@@ -79,9 +79,9 @@ pub fn docstrings(source: &[u8], root: Node<'_>) -> Vec<Docstring> {
             } else {
                 0
             };
-            let body = line[start..end].trim_ascii();
+            let body = line.get(start..end).unwrap_or_default().trim_ascii();
             let prompt = body.strip_prefix(b">>>");
-            if prompt.is_some_and(|p| p.is_empty() || p[0] == b' ') {
+            if prompt.is_some_and(|p| p.first().is_none_or(|b| *b == b' ')) {
                 in_example = true;
             } else if body.is_empty() {
                 in_example = false;
@@ -200,16 +200,16 @@ fn renamed(blocks: &[Vec<&[u8]>], from: &str, to: &str) -> Vec<Vec<Vec<u8>>> {
                 .map(|line| {
                     let mut out = Vec::with_capacity(line.len());
                     let mut i = 0;
-                    while i < line.len() {
+                    while let Some(rest) = line.get(i..).filter(|r| !r.is_empty()) {
                         if !from.is_empty()
-                            && line[i..].starts_with(from)
+                            && rest.starts_with(from)
                             && !ident(i.checked_sub(1).and_then(|p| line.get(p)))
                             && !ident(line.get(i + from.len()))
                         {
                             out.extend_from_slice(to);
                             i += from.len();
                         } else {
-                            out.push(line[i]);
+                            out.extend(rest.first());
                             i += 1;
                         }
                     }

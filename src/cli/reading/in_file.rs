@@ -179,7 +179,8 @@ pub fn judged_from_base(
         if start < at || start > new.len() {
             return Split::Mixed;
         }
-        new[at..start]
+        new.get(at..start)
+            .unwrap_or_default()
             .iter()
             .for_each(|l| content.extend_from_slice(l));
         replacement
@@ -187,7 +188,8 @@ pub fn judged_from_base(
             .for_each(|l| content.extend_from_slice(l));
         at = start + count;
     }
-    new[at.min(new.len())..]
+    new.get(at..)
+        .unwrap_or_default()
         .iter()
         .for_each(|l| content.extend_from_slice(l));
     Split::Tests(content)

@@ -443,13 +443,20 @@ fn pinned(
         let Some(content) = content else { continue };
         budget = budget.saturating_sub(content.len());
         for m in finder.find_overlapping_iter(&content[..]) {
-            let literal = distinct[m.pattern().as_usize()];
+            let Some(literal) = distinct.get(m.pattern().as_usize()).copied() else {
+                continue;
+            };
             if found.contains_key(&m.pattern().as_usize())
                 || !bounded(&content, m.start(), m.end(), literal, path)
             {
                 continue;
             }
-            let line = 1 + content[..m.start()].iter().filter(|b| **b == b'\n').count();
+            let line = 1 + content
+                .get(..m.start())
+                .unwrap_or_default()
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count();
             found.insert(m.pattern().as_usize(), format!("{path}:{line}"));
         }
         if budget == 0 || found.len() == distinct.len() {
@@ -458,7 +465,7 @@ fn pinned(
     }
     let at: HashMap<&str, &String> = found
         .iter()
-        .map(|(i, place)| (distinct[*i], place))
+        .filter_map(|(i, place)| Some((*distinct.get(*i)?, place)))
         .collect();
     let mut keep: HashMap<usize, String> = HashMap::new();
     for (index, literal) in literals {
@@ -510,8 +517,17 @@ fn bounded(content: &[u8], start: usize, end: usize, literal: &str, path: &str) 
         b.is_none_or(|b| matches!(b, b'"' | b'\'' | b'`' | b'\n' | b'\r') || delimiter(b))
     };
     // A field may be padded with spaces beside its delimiter (`espresso, 250`).
-    let padded_before = content[..start].iter().rev().find(|b| **b != b' ');
-    let padded_after = content[end..].iter().find(|b| **b != b' ');
+    let padded_before = content
+        .get(..start)
+        .unwrap_or_default()
+        .iter()
+        .rev()
+        .find(|b| **b != b' ');
+    let padded_after = content
+        .get(end..)
+        .unwrap_or_default()
+        .iter()
+        .find(|b| **b != b' ');
     let field = |b: Option<&u8>| b.is_none_or(|b| matches!(b, b'\n' | b'\r') || delimiter(b));
     (edge(before) && edge(after)) || (field(padded_before) && field(padded_after))
 }

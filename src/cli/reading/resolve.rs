@@ -78,11 +78,14 @@ impl Modules {
         let segments: Vec<&str> = path.split('.').collect();
         let Some((k, file)) = (1..segments.len())
             .rev()
-            .find_map(|k| Some((k, self.file_of(&segments[..k].join("."), roots)?)))
+            .find_map(|k| Some((k, self.file_of(&segments.get(..k)?.join("."), roots)?)))
         else {
             return Ok(Vec::new());
         };
-        let (name, rest) = (segments[k], &segments[k + 1..]);
+        let Some((name, rest)) = segments.get(k..).and_then(|s| s.split_first()) else {
+            return Ok(Vec::new());
+        };
+        let name = *name;
         let tail = |target: &str| {
             std::iter::once(target)
                 .chain(rest.iter().copied())
@@ -159,12 +162,14 @@ impl Modules {
         dirs.pop();
         let mut top = dirs.len();
         while top > 0
-            && self
-                .files
-                .contains(&format!("{}/__init__.py", dirs[..top].join("/")))
+            && self.files.contains(&format!(
+                "{}/__init__.py",
+                dirs.get(..top).unwrap_or_default().join("/")
+            ))
         {
             top -= 1;
         }
+        let (outer, inner) = dirs.split_at(top);
         if top == dirs.len() {
             // No `__init__.py`: a namespace package (or a plain directory), its path from the
             // tree's root.
@@ -175,9 +180,9 @@ impl Modules {
         }
         let root = match top {
             0 => String::new(),
-            _ => format!("{}/", dirs[..top].join("/")),
+            _ => format!("{}/", outer.join("/")),
         };
-        (root, dirs[top..].iter().map(|d| (*d).to_owned()).collect())
+        (root, inner.iter().map(|d| (*d).to_owned()).collect())
     }
 
     /// Where a file's absolute imports are looked for: its own package's root, the tree's root

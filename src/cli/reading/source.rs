@@ -192,11 +192,11 @@ fn feed_in_indentation(text: &[u8]) -> Option<usize> {
                 .iter()
                 .position(|b| !matches!(b, b' ' | b'\t' | b'\x0c'))
                 .unwrap_or(line.len());
-            let indent = &line[..indent];
+            let indent = line.get(..indent).unwrap_or_default();
             indent
                 .iter()
-                .position(|b| *b != b'\x0c')
-                .is_some_and(|first| indent[first..].contains(&b'\x0c'))
+                .skip_while(|b| **b == b'\x0c')
+                .any(|b| *b == b'\x0c')
         })
         .map(|i| i + 1)
 }

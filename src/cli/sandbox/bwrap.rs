@@ -2,8 +2,8 @@
 //! namespaces, the allowlisted view, each run's own `/tmp` and `/dev/shm`, its receipt
 //! directory, and `/` and `/dev` made read-only once everything is mounted.
 
+use super::super::process::Invocation;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use super::{RECEIPTS_INSIDE, Room, view};
 
@@ -16,7 +16,7 @@ impl Room {
     /// and `/dev/shm` (tmpfs mounts sized to the memory cap, which the watch counts), `HOME` at
     /// the runner's home path, the copy at the checkout's path, its receipt directory. Mounted
     /// parents first, so each lands on what it belongs in; then `/` and `/dev` read-only.
-    pub(super) fn sealed(&self, c: &mut Command, view: &view::View, receipts: Option<&Path>) {
+    pub(super) fn sealed(&self, c: &mut Invocation, view: &view::View, receipts: Option<&Path>) {
         let (uid, gid) = (rustix::process::getuid(), rustix::process::getgid());
         c.args(["--unshare-user", "--disable-userns", "--uid"])
             .arg(uid.as_raw().to_string())

@@ -9,7 +9,9 @@
 use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
+
+use super::super::process::Invocation;
 
 /// A user namespace in which the runner's uid and gid are `uid`'s outside: what an id-mapped
 /// mount maps through. Held by a process of its own (`cat`, waiting on its stdin), which ends
@@ -30,20 +32,20 @@ impl Drop for Mapping {
 impl Mapping {
     /// The runner's uid and gid as `uid` (and its gid, the same number).
     pub(super) fn to(uid: u32) -> std::io::Result<Mapping> {
-        use std::os::unix::process::CommandExt;
         let cat = super::env::find_program("cat")
             .ok_or_else(|| std::io::Error::other("no `cat` to hold a user namespace"))?;
-        let mut c = Command::new(cat);
-        c.stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+        let mut holder = Invocation::new(cat);
         // SAFETY: `unshare` is one system call, async-signal-safe, in the forked child.
         unsafe {
-            c.pre_exec(|| {
+            holder.before_exec(|| {
                 rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::NEWUSER)
                     .map_err(std::io::Error::from)
             });
         }
+        let mut c = holder.command();
+        c.stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
         // `spawn` returns once the child has exec'd: it is in its namespace by then.
         let mut holder = c.spawn()?;
         let made = (|| {

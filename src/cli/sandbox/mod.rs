@@ -9,119 +9,30 @@
 //! runs without the namespaces or caps, and says so in every answer.
 
 mod bwrap;
+mod config;
 mod env;
 mod idmap;
+mod integrity;
 pub mod limits;
 mod place;
+mod uid;
 pub mod view;
+
+pub use config::{SandboxConfig, SandboxGit, SandboxMode};
+pub use uid::private_mounts_now;
+use uid::{hand_over, private_mounts, room_uid};
 
 use env::{environment, find_program};
 use place::{Places, directories, room_parent, tmpfs};
 
+use super::process::Invocation;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-
-use serde::Deserialize;
 
 use super::build_cache::BuildCache;
 use super::error::CliError;
 // How the runs are isolated, as every answer says it (`sandbox`): the core's one type.
 use crate::core::gate::SandboxBackend as Backend;
-
-/// `[sandbox]`: how every run is isolated from the runner and the machine.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SandboxConfig {
-    /// `required` (the default and the starter's): no run without a working sandbox (69);
-    /// `off`: runs as the runner's user, and every answer says `sandbox: off`.
-    #[serde(default)]
-    pub mode: SandboxMode,
-    /// Give the runs the network (default: none).
-    #[serde(default)]
-    pub network: bool,
-    /// More of the environment the runs see: `NAME` (passed when the runner has it) or
-    /// `NAME=value`. `PATCHGATE_*` never passes.
-    #[serde(default)]
-    pub env: Vec<String>,
-    /// `none` (the default): the copy has no `.git`; `read-only`: the repository's git
-    /// directory is mounted read-only at the copy's `.git`.
-    #[serde(default)]
-    pub git: SandboxGit,
-    /// A run's memory cap, in MiB (its processes together; CONTRACT.md section 13.3).
-    #[serde(default = "default_memory_mib")]
-    pub memory_mib: u64,
-    /// A run's process cap (threads count).
-    #[serde(default = "default_pids")]
-    pub pids: u64,
-    /// A room's cap on the bytes its runs write (its copy, `/tmp`, its reports), in MiB.
-    #[serde(default = "default_disk_mib")]
-    pub disk_mib: u64,
-    /// More directories runs see read-only (a toolchain the commands do not resolve to, e.g.
-    /// one a `sh -c` script starts). Never a home, nor what holds the checkout.
-    #[serde(default)]
-    pub expose: Vec<String>,
-    /// More credential paths masked: absolute, or relative to each toolchain directory.
-    #[serde(default)]
-    pub mask: Vec<String>,
-    /// The programs the configured commands start (filled from the config, not read).
-    #[serde(skip)]
-    pub programs: Vec<String>,
-}
-
-fn default_memory_mib() -> u64 {
-    limits::DEFAULT_MEMORY_MIB
-}
-
-fn default_pids() -> u64 {
-    limits::DEFAULT_PIDS
-}
-
-fn default_disk_mib() -> u64 {
-    limits::DEFAULT_DISK_MIB
-}
-
-impl SandboxConfig {
-    /// Its caps, or what is wrong with them.
-    pub fn limits(&self) -> Result<limits::Limits, String> {
-        limits::Limits::checked(self.memory_mib, self.pids, self.disk_mib)
-    }
-}
-
-impl Default for SandboxConfig {
-    fn default() -> Self {
-        SandboxConfig {
-            mode: SandboxMode::default(),
-            network: false,
-            env: Vec::new(),
-            git: SandboxGit::default(),
-            memory_mib: limits::DEFAULT_MEMORY_MIB,
-            pids: limits::DEFAULT_PIDS,
-            disk_mib: limits::DEFAULT_DISK_MIB,
-            expose: Vec::new(),
-            mask: Vec::new(),
-            programs: Vec::new(),
-        }
-    }
-}
-
-/// `[sandbox] mode`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SandboxMode {
-    #[default]
-    Required,
-    Off,
-}
-
-/// `[sandbox] git`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SandboxGit {
-    #[default]
-    None,
-    ReadOnly,
-}
 
 /// One gate's clean room: the copy of the judged tree the runs share, and how they start.
 pub struct Room {
@@ -173,12 +84,13 @@ impl Drop for Room {
 const RECEIPTS_INSIDE: &str = "/tmp/junit";
 
 impl Room {
-    /// Makes the room for `tree` (a tree id of the repository in the current directory),
-    /// with a working sandbox or, under `mode = "required"`, not at all (69, saying what to
-    /// install).
+    /// Makes the room for `tree` (a tree id of the repository in the current directory), or,
+    /// under `mode = "required"` without bubblewrap, not at all (69, saying what to install).
+    /// Whether bubblewrap can seal it here is the runner's first run in it
+    /// (`open_room` in `cli/runner.rs`, the one way a room is opened).
     /// With a build `cache`, the files the cache's tree has too get its source time and the
     /// cache is copied in (see [`super::build_cache`]).
-    pub fn open(
+    pub fn unprobed(
         config: &SandboxConfig,
         tree: &str,
         cache: Option<&BuildCache>,
@@ -287,24 +199,23 @@ impl Room {
             limits,
             own_fs,
         };
-        let room = Room::assemble(places, copy, tracked, launch)?;
-        if sealed {
-            room.probe()?;
-            room.say_view();
-        }
-        Ok(room)
+        Room::assemble(places, copy, tracked, launch)
     }
 
     /// The command that runs `argv` in the room: in the copy, with the room's environment,
     /// inside the sandbox unless it is off; `receipts`, the run's own receipt directory, is
     /// all of the receipts it can write.
-    pub fn command(&self, argv: &[String], receipts: Option<&Path>) -> Result<Command, CliError> {
+    pub fn invocation(
+        &self,
+        argv: &[String],
+        receipts: Option<&Path>,
+    ) -> Result<Invocation, CliError> {
         let (program, args) = argv
             .split_first()
             .ok_or_else(|| CliError::software("empty command"))?;
         let mut command = match (&self.view, self.backend) {
             (Some(view), Backend::Bubblewrap) => {
-                let mut c = Command::new(&self.bwrap);
+                let mut c = Invocation::new(&self.bwrap);
                 self.sealed(&mut c, view, receipts);
                 c.arg("--chdir")
                     .arg(&view.tree)
@@ -312,54 +223,24 @@ impl Room {
                     .arg(program)
                     .args(args);
                 if let Some(uid) = self.uid {
-                    use std::os::unix::process::CommandExt;
-                    // std empties the supplementary groups when root sets a uid.
-                    c.uid(uid).gid(uid);
+                    c.uid(uid);
                 }
                 let limits = self.limits;
                 let nproc = self.uid.is_some();
                 // SAFETY: `apply` makes only setrlimit calls, async-signal-safe.
                 unsafe {
-                    use std::os::unix::process::CommandExt;
-                    c.pre_exec(move || limits::apply(limits, nproc));
+                    c.before_exec(move || limits::apply(limits, nproc));
                 }
                 c
             }
             _ => {
-                let mut c = Command::new(program);
-                c.args(args).current_dir(&self.tree);
+                let mut c = Invocation::new(program);
+                c.args(args).dir(&self.tree);
                 c
             }
         };
-        command
-            .env_clear()
-            .envs(self.env.iter().map(|(k, v)| (k, v)));
+        command.env_only(&self.env);
         Ok(command)
-    }
-
-    /// Which uid the room's runs are, in words.
-    pub fn uid_said(&self) -> String {
-        match self.uid {
-            Some(uid) => format!("uid {uid}, the room's own"),
-            None => format!("uid {}, the runner's", rustix::process::getuid().as_raw()),
-        }
-    }
-
-    /// Gives `path` (and what it holds) to the room's uid, when it has one: what the runs may
-    /// write.
-    fn own(&self, path: &Path) -> Result<(), CliError> {
-        match self.uid {
-            Some(uid) => hand_over(path, uid).map_err(|e| {
-                CliError::software(format!("cannot hand {} over: {e}", path.display()))
-            }),
-            None => Ok(()),
-        }
-    }
-
-    /// After the runner wrote to the copy (a mutant applied): what it wrote is the runs'
-    /// again.
-    pub fn settle(&self) -> Result<(), CliError> {
-        self.own(&self.tree)
     }
 
     /// The caps a run here has (none with the sandbox off).
@@ -436,30 +317,29 @@ impl Room {
         }
     }
 
-    /// Runs `true` in the room once: bubblewrap installed is not bubblewrap working (a CI
-    /// runner may forbid unprivileged user namespaces), and a view it cannot build is said
-    /// before any run counts.
-    fn probe(&self) -> Result<(), CliError> {
-        let mut c = self.command(&["true".to_owned()], None)?;
-        let out = c.stdin(Stdio::null()).output().map_err(|e| {
-            CliError::unavailable(format!("cannot start {}: {e}", self.bwrap.display()))
-        })?;
-        if out.status.success() {
-            return Ok(());
-        }
+    /// The room is sealed by bubblewrap: before its first run, the runner starts `true` in it
+    /// once (bubblewrap installed is not bubblewrap working: a CI runner may forbid
+    /// unprivileged user namespaces), [`Room::unsealable`] when it fails, and says what the
+    /// runs see ([`Room::say_view`]) before any run counts.
+    pub fn sealed_by_bubblewrap(&self) -> bool {
+        self.view.is_some() && self.backend == Backend::Bubblewrap
+    }
+
+    /// Bubblewrap could not make the room (`said`: what it said): why, and what to change.
+    pub fn unsealable(&self, said: &str) -> CliError {
         let hint = if self.uid.is_some() && !private_mounts() {
             " (the runner is root without a mount namespace of its own, so the room's uid must reach every toolchain directory by itself: one below a 0700 home cannot be; give the runner CAP_SYS_ADMIN, or install the toolchains where any user can read them)"
         } else {
             ""
         };
-        Err(CliError::unavailable(format!(
+        CliError::unavailable(format!(
             "[sandbox] mode = \"required\" and bubblewrap cannot make its room here ({}){hint}: allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 also kernel.apparmor_restrict_unprivileged_userns=0; in a container, run it with --security-opt seccomp=unconfined or a profile allowing clone and unshare), or set mode = \"off\" in the base's config",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )))
+            said.trim()
+        ))
     }
 
     /// Says on stderr what the runs see and what caps them.
-    fn say_view(&self) {
+    pub fn say_view(&self) {
         let (_, masked) = self.seen();
         let m = self.mechanisms();
         super::output::error(&format!(
@@ -495,108 +375,7 @@ impl Room {
 /// Free bytes below which a room's filesystem counts as full.
 const DISK_FULL: u64 = 1 << 20;
 
-/// A uid of the room's own, for a runner started as root: in a range no distribution hands
-/// out (above 1,000,000), from the runner's pid and a count, so rooms under way at once on a
-/// machine do not share one (and so neither their files nor their process count).
-fn room_uid() -> u32 {
-    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 64;
-    1_000_000 + (std::process::id() % 16_384) * 64 + n
-}
-
-/// `lchown`s `path` and everything under it to `uid` (its gid the same), links not followed;
-/// what `uid` owns already is left as it is (its ctime with it: the integrity check's keys).
-fn hand_over(path: &Path, uid: u32) -> std::io::Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    let mut pending = vec![path.to_path_buf()];
-    while let Some(p) = pending.pop() {
-        let meta = std::fs::symlink_metadata(&p)?;
-        if meta.uid() != uid || meta.gid() != uid {
-            std::os::unix::fs::lchown(&p, Some(uid), Some(uid))?;
-        }
-        if meta.is_dir() {
-            for entry in std::fs::read_dir(&p)? {
-                pending.push(entry?.path());
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Whether this process has a mount namespace of its own ([`private_mounts_now`] made it):
-/// the rooms' tmpfs and binds are made there, unseen by the host, and go when it ends.
-static PRIVATE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-fn private_mounts() -> bool {
-    PRIVATE.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// For a command that opens rooms, started by root, before any thread: a mount namespace of
-/// its own, every mount private (nothing it mounts reaches the host, and the kernel removes
-/// it all when the process ends, even killed). Best effort: without it, rooms are directories
-/// and the disk cap is per file.
-pub fn private_mounts_now() {
-    if !rustix::process::geteuid().is_root() {
-        return;
-    }
-    // SAFETY: a new mount namespace changes only what paths mean to this process, which has
-    // one thread here and holds no path-relative state the change could break.
-    let made = unsafe { rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::NEWNS) }
-        .is_ok()
-        && rustix::mount::mount_change(
-            "/",
-            rustix::mount::MountPropagationFlags::PRIVATE
-                | rustix::mount::MountPropagationFlags::REC,
-        )
-        .is_ok();
-    PRIVATE.store(made, std::sync::atomic::Ordering::Relaxed);
-}
-
 impl Room {
-    /// The tracked files of the copy a run changed, deleted or changed the mode of, by
-    /// content against the judged tree (CONTRACT.md section 11.3).
-    pub fn changed_files(&self) -> Result<Vec<String>, CliError> {
-        super::export::changed_since_export(&self.tracked, &self.tree)
-    }
-
-    /// Whether `dir` (a directory of the copy) holds anything but tracked files and
-    /// directories: a file, link or other entry a run added. With no tracked file changed
-    /// ([`Room::changed_files`]) and none added, what `dir` holds is what was judged, and
-    /// its seal with it, without hashing it again. An unreadable entry counts as added.
-    pub fn added_under(&self, dir: &str) -> bool {
-        let top = self.tree.join(dir);
-        let mut under = self
-            .dirs
-            .iter()
-            .filter(|(d, _)| d.starts_with(&top))
-            .peekable();
-        if under.peek().is_some()
-            && under.all(|(d, key)| super::export::StatKey::of(d).is_ok_and(|now| now == *key))
-        {
-            return false;
-        }
-        let tracked: std::collections::HashSet<&Path> =
-            self.tracked.iter().map(|t| t.path.as_path()).collect();
-        let mut pending = vec![self.tree.join(dir)];
-        while let Some(d) = pending.pop() {
-            let entries = match std::fs::read_dir(&d) {
-                Ok(e) => e,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(_) => return true,
-            };
-            for entry in entries {
-                let Ok(entry) = entry else { return true };
-                let path = entry.path();
-                match entry.file_type() {
-                    Ok(t) if t.is_dir() => pending.push(path),
-                    Ok(_) if tracked.contains(path.as_path()) => {}
-                    _ => return true,
-                }
-            }
-        }
-        false
-    }
-
     /// A fresh path for the next run's receipt: in a directory of its own, new and empty
     /// (whatever an earlier run left, or planted for this one, is gone), which only this run
     /// can write.
