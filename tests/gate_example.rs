@@ -709,6 +709,42 @@ fn reports_evidence_markdown_and_the_github_annotation() {
     );
 }
 
+/// The runs a `--dry-run` plan names (`  run: LABEL: …`) are the runs a gate's stderr says
+/// ended (`patchgate: LABEL: exit N (T s)`, the runner's words for a run that ended), one for
+/// one: every run that ended was planned under its label, and every planned run ended.
+fn assert_plan_is_what_ran(plan: &str, stderr: &str) {
+    let ended = regex::Regex::new(
+        r"^patchgate: (.+): (exit \d+.*|timed out after .*|killed by signal .*|ended without an exit code|.*ended by the room.*) \(\d+\.\d s\)$",
+    )
+    .unwrap();
+    let mut planned: Vec<&str> = plan
+        .lines()
+        .filter_map(|l| l.strip_prefix("  run: "))
+        .collect();
+    assert!(!planned.is_empty(), "{plan}");
+    let mut ran = Vec::new();
+    for line in stderr.lines() {
+        let Some(c) = ended.captures(line) else {
+            continue;
+        };
+        let label = c.get(1).unwrap().as_str();
+        ran.push(label.to_owned());
+        let at = planned
+            .iter()
+            .position(|p| p.strip_prefix(label).is_some_and(|r| r.starts_with(": ")));
+        match at {
+            Some(i) => {
+                planned.remove(i);
+            }
+            None => panic!("ran but not planned: {label}\nplan:\n{plan}\nstderr:\n{stderr}"),
+        }
+    }
+    assert!(
+        planned.is_empty(),
+        "planned but not run: {planned:?}\nran: {ran:?}\nplan:\n{plan}"
+    );
+}
+
 #[test]
 fn dry_run_prints_the_plan_and_runs_nothing() {
     require_python();
@@ -723,6 +759,14 @@ fn dry_run_prints_the_plan_and_runs_nothing() {
     assert!(g.stdout.contains("t2-fixtures"), "{}", g.stdout);
     assert!(g.ledger.is_empty());
     assert!(!repo.path().join(".patchgate").exists(), "nothing ran");
+    // Issue 51: the plan is what a gate of the same patch runs, run for one run, at one job
+    // and at three.
+    for jobs in ["1", "3"] {
+        let plan = gate(repo.path(), &["--dry-run", "--jobs", jobs]).stdout;
+        let real = gate(repo.path(), &["--jobs", jobs]);
+        expect(&real, "MERGE_OK", "all-gates-held", 0);
+        assert_plan_is_what_ran(&plan, &real.stderr);
+    }
 }
 
 #[test]
@@ -1200,6 +1244,14 @@ fn admission_with_real_mutants() {
     let _ = std::fs::remove_file(&md);
     let g = gate(dir, &["--markdown-out", md.to_str().unwrap()]);
     expect(&g, "MERGE_OK", "all-gates-held", 0);
+    // Issue 51: the plan named the reading and the re-proof, and its runs are the runs the
+    // gate made, one for one.
+    assert!(plan.contains("\n  test-aware: "), "{plan}");
+    assert!(
+        plan.contains("\n  run: re-proof discount_bounded (its assertions turned): "),
+        "{plan}"
+    );
+    assert_plan_is_what_ran(&plan, &g.stderr);
     let unproven: Vec<&str> = step(&g.answer, "properties")["properties"]
         .as_array()
         .unwrap()

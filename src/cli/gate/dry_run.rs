@@ -1,29 +1,31 @@
 //! `patchgate gate --dry-run`: what would run, in order, and why, as the core plans it;
-//! nothing runs.
+//! nothing runs. Every run is said on a line of its own, `  run: LABEL: COMMAND`, under the
+//! label a real gate's runner gives it (and says on stderr when it ends).
 
 use super::super::error::CliResult;
 use super::super::output;
-use super::super::runner::{batched, property_argv};
 use super::gather::Gathered;
-use super::{GateArgs, Planner};
-use crate::core::gate::{GateRuleName, NextStep, Step, step_name};
+use super::{GateArgs, Planner, jobs};
+use crate::core::gate::{BuildFacts, GateRuleName, NextStep, Step, step_name};
 use crate::core::ladder::{T1, T2};
 use crate::exit::Exit;
 
-/// `--dry-run`: what would run, in order, and why (as the core plans it); nothing runs.
+/// `--dry-run`: what would run, in order, and why (as the core plans it); nothing runs. The
+/// plan unfolds as a gate's would: the steps known before anything runs (the reading among
+/// them), then the core asked again as if each run passed: the build, then the runs it plans
+/// (each labelled, and with the command, that the runner would give it), the re-proof and the
+/// suite.
 pub(super) fn dry_run(args: &GateArgs, g: &Gathered, planner: &Planner<'_>) -> CliResult {
-    // The work steps as the core plans them; the optional steps the config adds (the build,
-    // the canary) are said from the config before them.
     let mut facts = g.facts.clone();
-    facts.configured = None;
-    let plan = &planner.next(&facts)?;
+    let mut plan = planner.next(&facts)?;
     let mut out = format!(
         "patchgate gate --dry-run: base {}, head {}, config {} (from the base)\n",
         args.base.as_deref().unwrap_or_default(),
         g.head,
         args.config
     );
-    // The steps known before anything runs; the later ones are the plan below.
+    // The steps known before anything runs (the reading of the patch's code is one: it has
+    // been read); the later ones are the plan below.
     for step in &plan.steps {
         if matches!(
             step,
@@ -33,6 +35,7 @@ pub(super) fn dry_run(args: &GateArgs, g: &Gathered, planner: &Planner<'_>) -> C
                 | Step::Guard { .. }
                 | Step::Binary { .. }
                 | Step::Scope { .. }
+                | Step::TestAware { .. }
         ) {
             let (name, summary) = step_name(step);
             out.push_str(&format!("  {name}: {summary}\n"));
@@ -40,38 +43,34 @@ pub(super) fn dry_run(args: &GateArgs, g: &Gathered, planner: &Planner<'_>) -> C
     }
     let p = &g.config.properties;
     let suite = g.config.suite.command.join(" ");
-    if matches!(plan.next, NextStep::Runs | NextStep::Suite) {
-        if let Some(build) = &g.config.build {
-            out.push_str(&format!(
-                "  build: would run first, once (timeout {} s): {}{}\n",
-                build.timeout_s,
-                build.command.join(" "),
-                match (&g.cache, build.cache.is_empty()) {
-                    (Some(c), _) => format!(
-                        "; from the build cache of tree {} (`patchgate warm`)",
-                        &c.tree[..12]
-                    ),
-                    (None, false) => {
-                        "; no build cache yet (`patchgate warm` on the base keeps one)".to_owned()
-                    }
-                    (None, true) => String::new(),
-                }
-            ));
-        }
-        if let Some(canary) = &g.config.canary {
-            out.push_str(&match canary.twin {
-                true => "  canary: the turned twin of a property that runs (its assertions turned, under a name drawn per gate), riding in each property run; it must fail, with its failure in the receipt\n".to_owned(),
-                false => format!(
-                    "  canary: would run next; it must fail, with its failure in its receipt: {}\n",
-                    canary.command.join(" ")
+    // A build the plan asks for first: said, and taken to pass so the plan goes on.
+    if let (NextStep::Build, Some(build)) = (plan.next, &g.config.build) {
+        out.push_str(&format!(
+            "  run: build: {} (timeout {} s){}\n",
+            build.command.join(" "),
+            build.timeout_s,
+            match (&g.cache, build.cache.is_empty()) {
+                (Some(c), _) => format!(
+                    "; from the build cache of tree {} (`patchgate warm`)",
+                    c.tree.get(..12).unwrap_or(&c.tree)
                 ),
-            });
-        }
+                (None, false) => {
+                    "; no build cache yet (`patchgate warm` on the base keeps one)".to_owned()
+                }
+                (None, true) => String::new(),
+            }
+        ));
+        facts.build = Some(BuildFacts {
+            exit_code: Some(0),
+            catch_exit_codes: Some(build.catch.clone()),
+            tail: String::new(),
+        });
+        plan = planner.next(&facts)?;
     }
     match plan.next {
         NextStep::Decide if plan.rule != GateRuleName::Route => {
             out.push_str(&format!(
-                "  stops here: {} reason={} (gate rule {}); nothing would run\n",
+                "  stops here: {} reason={} (gate rule {}); nothing more would run\n",
                 plan.disposition.as_str(),
                 plan.reason.as_str(),
                 <&str>::from(plan.rule)
@@ -94,42 +93,71 @@ pub(super) fn dry_run(args: &GateArgs, g: &Gathered, planner: &Planner<'_>) -> C
         }
         NextStep::Runs => {
             out.push_str(&format!(
-                "  {T1}: would run {} properties {} times each (timeout {} s):\n",
+                "  {T1}: {} properties, {} runs each (timeout {} s){}\n",
                 plan.property_ids.len(),
                 p.runs,
-                p.timeout_s
-            ));
-            if batched(&p.command) {
-                out.push_str(&format!(
-                    "    {} (each run one process; each property's outcome from its own cases)\n",
-                    property_argv(&p.command, &plan.property_ids).join(" ")
-                ));
-            } else {
-                for id in &plan.property_ids {
-                    out.push_str(&format!(
-                        "    {}\n",
-                        property_argv(&p.command, std::slice::from_ref(id)).join(" ")
-                    ));
+                p.timeout_s,
+                if plan.canary {
+                    "; the canary first, which must fail, with its failure in its receipt"
+                } else {
+                    ""
                 }
-            }
+            ));
             let jobs = args.jobs();
             if plan.suite_first {
                 out.push_str(&format!(
-                    "  {T2}: runs now, whole, as run 1 of the properties it holds (their cases in its receipt; the property command runs the others): {suite}\n"
+                    "  run: {T2}: now, whole, as run 1 of the properties it holds (their cases in its receipt; the property command runs the others): {suite}\n"
                 ));
-            } else if jobs > 1 {
+            }
+            // The runner's own jobs, from its own code: the canary's twin made as it would
+            // be (in the copy, removed again) and each run labelled as the runner labels it.
+            let from = if plan.suite_first { 2 } else { 1 };
+            let twin = match &g.config.canary {
+                Some(c) if c.twin && plan.canary && !plan.property_ids.is_empty() => {
+                    super::twin::canary_twin(g, &plan.property_ids)?
+                }
+                _ => None,
+            };
+            let ride = jobs::ride(&g.config, twin.as_ref());
+            for job in jobs::jobs(
+                &g.config,
+                plan.canary,
+                &plan.property_ids,
+                from,
+                ride.as_ref(),
+            ) {
+                let (label, argv, _) = job.command(&g.config, ride.as_ref())?;
+                out.push_str(&format!("  run: {label}: {}\n", argv.join(" ")));
+            }
+            if let Some(t) = &twin {
                 out.push_str(&format!(
-                    "  {T2}: started at the same time in its own copy (--jobs {jobs}), used only if {T1} passes: {suite}\n"
+                    "    (the canary is the turned twin of {}, its assertions turned, under a name drawn per gate)\n",
+                    t.of
                 ));
-            } else {
-                out.push_str(&format!("  {T2}: then, if {T1} passes: {suite}\n"));
+            }
+            drop(twin);
+            if let Some(id) = &plan.reproof_ahead {
+                for label in super::reproof::planned_runs(g, id)? {
+                    out.push_str(&format!(
+                        "  run: {label}: once the runs pass (started beside them with --jobs over 1); it must fail\n"
+                    ));
+                }
+            }
+            if !plan.suite_first {
+                let when = match jobs {
+                    1 => format!("then, if {T1} passes"),
+                    _ => format!(
+                        "started at the same time in its own copy (--jobs {jobs}), used only if {T1} passes"
+                    ),
+                };
+                out.push_str(&format!("  run: {T2}: {when}: {suite}\n"));
             }
         }
         NextStep::Suite => out.push_str(&format!(
-            "  {T1}: skipped (scope hit)\n  {T2}: would run {suite}\n"
+            "  {T1}: skipped (scope hit)\n  run: {T2}: {suite}\n"
         )),
         NextStep::Rerun => out.push_str(&format!(
-            "  {T2}: would re-run without {}\n",
+            "  run: {T2}: re-run without {}\n",
             plan.deselect.join(", ")
         )),
         NextStep::Build | NextStep::Replay | NextStep::Reproof => {}

@@ -34,6 +34,45 @@ pub(super) enum Job {
     },
 }
 
+impl Job {
+    /// What the job runs, as the runner starts it and `--dry-run` says it: its label, its
+    /// command and its timeout.
+    pub(super) fn command(
+        &self,
+        config: &GateConfig,
+        ride: Option<&Ride>,
+    ) -> Result<(String, Vec<String>, std::time::Duration), CliError> {
+        let p = &config.properties;
+        Ok(match self {
+            Job::Canary => {
+                let c = config.canary.as_ref().ok_or_else(|| {
+                    CliError::software("the plan asks for a canary the config has not")
+                })?;
+                ("canary".to_owned(), c.command.clone(), c.timeout())
+            }
+            Job::Properties { n, ids, canary } => (
+                match (ids.as_slice(), canary) {
+                    ([id], false) => format!("{T1} {id} run {n}/{}", p.runs),
+                    (_, false) => format!("{T1} run {n}/{} ({} properties)", p.runs, ids.len()),
+                    (_, true) => format!(
+                        "{T1} run {n}/{} ({} properties and the canary)",
+                        p.runs,
+                        ids.len()
+                    ),
+                },
+                match (canary, ride) {
+                    (true, Some(r)) => {
+                        let with: Vec<String> = ids.iter().chain(&r.id).cloned().collect();
+                        batch_argv(&p.command, &with, &r.args)
+                    }
+                    _ => batch_argv(&p.command, ids, &[]),
+                },
+                p.timeout(),
+            ),
+        })
+    }
+}
+
 /// A job run: how it ended, and what it changed that it may not.
 pub(super) struct Done<'j> {
     job: &'j Job,
@@ -137,35 +176,8 @@ pub(super) fn run_jobs<'j>(
     let stop = AtomicBool::new(false);
     let next = AtomicUsize::new(0);
     let results = std::sync::Mutex::new(Vec::new());
-    let p = &g.config.properties;
     let one = |job: &'j Job| -> Result<Option<Done<'j>>, CliError> {
-        let (label, argv, timeout) = match job {
-            Job::Canary => {
-                let c = g.config.canary.as_ref().ok_or_else(|| {
-                    CliError::software("the plan asks for a canary the config has not")
-                })?;
-                ("canary".to_owned(), c.command.clone(), c.timeout())
-            }
-            Job::Properties { n, ids, canary } => (
-                match (ids.as_slice(), canary) {
-                    ([id], false) => format!("{T1} {id} run {n}/{}", p.runs),
-                    (_, false) => format!("{T1} run {n}/{} ({} properties)", p.runs, ids.len()),
-                    (_, true) => format!(
-                        "{T1} run {n}/{} ({} properties and the canary)",
-                        p.runs,
-                        ids.len()
-                    ),
-                },
-                match (canary, ride) {
-                    (true, Some(r)) => {
-                        let with: Vec<String> = ids.iter().chain(&r.id).cloned().collect();
-                        batch_argv(&p.command, &with, &r.args)
-                    }
-                    _ => batch_argv(&p.command, ids, &[]),
-                },
-                p.timeout(),
-            ),
-        };
+        let (label, argv, timeout) = job.command(&g.config, ride)?;
         let mut run = Run::new(&label, &argv, timeout, Place::Room(&g.room)).cancel(&stop);
         if matches!(job, Job::Canary) {
             run = run.must_fail();

@@ -160,7 +160,7 @@ pub(super) fn reprove(
     // What `git apply` wrote is the room's runs' to write again.
     room.settle()?;
     if let Some(build) = &g.config.build {
-        let label = format!("re-proof {id}: build (mutant applied)");
+        let label = build_label(id);
         let mut run =
             Run::new(&label, &build.command, build.timeout(), Place::Room(&room)).tail(2048);
         if let Some(flag) = cancel {
@@ -195,6 +195,35 @@ pub(super) fn reprove(
     run_property(g, id, &room, hold, false)
 }
 
+/// The re-proof's property run, as the runner labels it: its assertions turned (a Python
+/// property) or its admission mutant applied.
+fn run_label(id: &str, turned: bool) -> String {
+    match turned {
+        true => format!("re-proof {id} (its assertions turned)"),
+        false => format!("re-proof {id} (mutant applied)"),
+    }
+}
+
+/// The build of a re-proof's mutant, as the runner labels it.
+fn build_label(id: &str) -> String {
+    format!("re-proof {id}: build (mutant applied)")
+}
+
+/// The runs a re-proof of `id` makes, in order, by their labels (`--dry-run` says them): its
+/// property with its assertions turned when its sources are Python; else, its admission
+/// mutant applied, the build step first when there is one; none without a stored mutant.
+pub(super) fn planned_runs(g: &Gathered, id: &str) -> Result<Vec<String>, CliError> {
+    if base_file(&g.base, &g.config.properties.mutant_path(id))?.is_none() {
+        // No mutant stored: nothing runs, and the re-proof is void.
+        return Ok(Vec::new());
+    }
+    if !super::twin::python_sources(g, id)?.is_empty() {
+        return Ok(vec![run_label(id, true)]);
+    }
+    let build = g.config.build.as_ref().map(|_| build_label(id));
+    Ok(build.into_iter().chain([run_label(id, false)]).collect())
+}
+
 /// The property's own command, once, in `room`, once `hold` lets it (`None`: stopped), as a
 /// re-proof: `turned` says how its check was changed.
 fn run_property(
@@ -215,10 +244,7 @@ fn run_property(
         }
     }
     let p = &g.config.properties;
-    let label = match turned {
-        true => format!("re-proof {id} (its assertions turned)"),
-        false => format!("re-proof {id} (mutant applied)"),
-    };
+    let label = run_label(id, turned);
     let argv = property_argv(&p.command, &[id.to_owned()]);
     let mut run = Run::new(&label, &argv, p.timeout(), Place::Room(room)).must_fail();
     if let Some(flag) = cancel {
