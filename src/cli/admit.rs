@@ -233,26 +233,23 @@ fn check_of(args: &AdmitArgs, config: &GateConfig, base: &str) -> Result<Check, 
         &format!("{}:{}", args.base, config.catalog),
         "catalog",
     )?;
-    let row = catalog
-        .get("properties")
-        .and_then(Value::as_array)
-        .and_then(|rows| rows.iter().find(|r| r.get("id").and_then(Value::as_str) == Some(&id)))
+    let (rows, errors) = super::documents::catalog_properties(&catalog, &config.properties.catch);
+    if let Some(wrong) = (&errors).into_iter().next() {
+        return Err(CliError::data(format!(
+            "the base commit's catalog {} is not valid at {}: {}",
+            config.catalog, wrong.pointer, wrong.detail
+        )));
+    }
+    let row = rows
+        .into_iter()
+        .find(|p| p.id == id)
         .ok_or_else(|| {
             CliError::data(format!(
                 "the base commit's catalog {} has no property {id:?}: add its row (and commit it) first",
                 config.catalog
             ))
         })?;
-    let sources: Vec<String> = row
-        .get("source")
-        .and_then(Value::as_array)
-        .map(|s| {
-            s.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
+    let sources: Vec<String> = row.source.iter().map(|s| s.as_str().to_owned()).collect();
     guarded.extend(sources.iter().cloned());
     Ok(Check {
         id,

@@ -8,6 +8,8 @@ use serde_json::Value;
 use super::error::CliError;
 use crate::core::digest::Digest;
 
+use crate::core::catalog::Property;
+
 fn data(msg: impl Into<String>) -> CliError {
     CliError::data(msg)
 }
@@ -25,6 +27,24 @@ pub fn parse_document(bytes: &[u8], name: &str, what: &str) -> Result<Value, Cli
         crate::core::json::strict_from(serde_norway::Deserializer::from_str(text))
             .map_err(|e| data(format!("the {what} {name} is not valid YAML: {e}")))
     }
+}
+
+/// The catalog's rows, parsed once by the core's own reader (CONTRACT.md section 8.1, the
+/// patch gate's kind, its admission records read with `catch`): what the runner needs of them
+/// (ids, admission records, sources) comes from here, never from the document by key. A row
+/// the core will refuse is left out, and what is wrong with it given.
+pub fn catalog_properties(
+    catalog: &serde_json::Value,
+    catch: &crate::core::runs::CatchCodes,
+) -> (Vec<Property>, crate::core::fields::Errors) {
+    let mut errors = crate::core::fields::Errors::default();
+    let (rows, _) = crate::core::catalog::parse_catalog(
+        catalog,
+        crate::core::catalog::CatalogKind::Gate,
+        Some(catch),
+        &mut errors,
+    );
+    (rows, errors)
 }
 
 /// Adds `key` to a JSON object the CLI writes (an optional field of a body or a row); a

@@ -64,7 +64,7 @@ fn doctest_key(id: &str) -> &str {
 pub fn lists_property_cases(
     census: &BTreeMap<String, String>,
     config: &crate::cli::config::GateConfig,
-    catalog: &serde_json::Value,
+    properties: &[crate::core::catalog::Property],
 ) -> bool {
     let Some(case) = config.properties.case.as_deref() else {
         return false;
@@ -76,10 +76,10 @@ pub fn lists_property_cases(
     {
         return false;
     }
-    let prefixes: Vec<String> = super::mutants::catalog_rows(catalog)
+    let prefixes: Vec<String> = properties
+        .iter()
         .take(10_000)
-        .filter_map(|row| row.get("id").and_then(serde_json::Value::as_str))
-        .map(|id| case.replace("{id}", id))
+        .map(|row| case.replace("{id}", &row.id))
         .collect();
     census.iter().any(|(id, outcome)| {
         outcome == "pass" && prefixes.iter().any(|p| crate::core::runs::case_of(id, p))
@@ -188,8 +188,13 @@ mod tests {
         let config =
             crate::cli::config::GateConfig::parse(crate::cli::config::STARTER, "patchgate.toml")
                 .unwrap();
-        let catalog =
-            |id: &str| serde_json::json!({"properties": [{"id": id, "strength": "strong"}]});
+        let catalog = |id: &str| {
+            let doc = serde_json::json!({"properties": [{"id": id, "strength": "strong", "locality": ["src"]}]});
+            let (rows, errors) =
+                crate::cli::documents::catalog_properties(&doc, &config.properties.catch);
+            assert!(errors.is_empty());
+            rows
+        };
         assert!(lists_property_cases(
             &census,
             &config,

@@ -22,6 +22,8 @@ pub(super) struct Gathered {
     pub config: GateConfig,
     /// The facts known before anything runs.
     pub facts: Facts,
+    /// The base's catalog rows, as the core reads them.
+    pub properties: Vec<crate::core::catalog::Property>,
     pub head: String,
     pub changed: Vec<String>,
     /// Where every run happens.
@@ -175,32 +177,25 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     // The seal of the judged tree's fixtures, before anything runs.
     let actual = fixtures_seal(&room, &config)?;
 
-    let mutant_files = super::mutants::mutant_files(&config, &base, &catalog)?;
+    // (A row the core will refuse is named in its answer.)
+    let (properties, _) =
+        super::super::documents::catalog_properties(&catalog, &config.properties.catch);
+    let mutant_files = super::mutants::mutant_files(&config, &base, &properties)?;
     // The patch's code, read by its syntax (CONTRACT.md section 14), before anything runs.
     let reading = read_patch(&base, &judged.tree, &config.suspicious, &config.fixtures)?;
     let properties_in_suite = census
         .as_ref()
-        .is_some_and(|c| census::lists_property_cases(c, &config, &catalog));
+        .is_some_and(|c| census::lists_property_cases(c, &config, &properties));
     // Each admitted property's source as the base has it now, digested as admission records
     // it: the core sees an admission its source has outgrown (issue 50).
     let mut admitted_sources = std::collections::BTreeMap::new();
-    for row in super::mutants::catalog_rows(&catalog).take(1000) {
-        let (Some(id), Some(_)) = (
-            row.get("id").and_then(serde_json::Value::as_str),
-            row.get("admitted"),
-        ) else {
-            continue;
-        };
-        let sources: Vec<String> = row
-            .get("source")
-            .and_then(serde_json::Value::as_array)
-            .map(|s| {
-                s.iter()
-                    .filter_map(serde_json::Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default();
+    for row in properties
+        .iter()
+        .filter(|p| p.admitted.is_some())
+        .take(1000)
+    {
+        let id = &row.id;
+        let sources: Vec<String> = row.source.iter().map(|s| s.as_str().to_owned()).collect();
         if let Some(digest) = super::super::git::source_digest(&base, &sources)? {
             admitted_sources.insert(id.to_owned(), digest);
         }
@@ -251,6 +246,7 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     Ok(Gathered {
         config,
         facts,
+        properties,
         head,
         changed,
         room,

@@ -3,6 +3,7 @@
 
 use super::super::error::CliError;
 use super::super::git::base_file;
+use crate::core::catalog::Property;
 
 /// The files each admitted property's stored mutant touches (its diff's `---`/`+++` paths,
 /// through the path normaliser), for the core to try first the mutants the patch is about.
@@ -10,17 +11,18 @@ use super::super::git::base_file;
 pub(super) fn mutant_files(
     config: &crate::cli::config::GateConfig,
     base: &str,
-    catalog: &serde_json::Value,
+    properties: &[Property],
 ) -> Result<std::collections::BTreeMap<String, Vec<String>>, CliError> {
     let mut out = std::collections::BTreeMap::new();
     if config.properties.reprove == 0 {
         return Ok(out);
     }
-    for row in catalog_rows(catalog).take(1000) {
-        let (Some(id), Some(_)) = (row.get("id").and_then(|v| v.as_str()), row.get("admitted"))
-        else {
-            continue;
-        };
+    for row in properties
+        .iter()
+        .filter(|p| p.admitted.is_some())
+        .take(1000)
+    {
+        let id = row.id.as_str();
         let Some(diff) = base_file(base, &config.properties.mutant_path(id))? else {
             continue;
         };
@@ -49,16 +51,4 @@ pub(super) fn touched(diff: &[u8]) -> Vec<String> {
         }
     }
     files
-}
-
-/// The catalog document's rows (`properties: [...]`, or a list), as the core will read them.
-pub(super) fn catalog_rows(
-    catalog: &serde_json::Value,
-) -> impl Iterator<Item = &serde_json::Value> {
-    catalog
-        .get("properties")
-        .or(Some(catalog))
-        .and_then(serde_json::Value::as_array)
-        .into_iter()
-        .flatten()
 }

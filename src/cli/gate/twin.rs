@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 use super::super::error::CliError;
 use super::super::git::blobs;
 use super::gather::Gathered;
-use super::mutants::catalog_rows;
 use crate::cli::reading::twin::turned;
 
 /// The most bytes of a property's test file that is turned.
@@ -30,14 +29,14 @@ pub(super) fn drawn(seed: u64, stem: &str, salt: &str) -> String {
 /// The Python test files of property `id`'s `source` in the catalog (a file named, or the
 /// `.py` files of the judged tree under a directory named), sorted.
 pub(super) fn python_sources(g: &Gathered, id: &str) -> Result<Vec<String>, CliError> {
-    let named: Vec<String> = catalog_rows(&g.facts.catalog)
-        .find(|row| row.get("id").and_then(serde_json::Value::as_str) == Some(id))
-        .and_then(|row| row.get("source"))
-        .and_then(serde_json::Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(serde_json::Value::as_str)
-                .map(|s| s.trim_end_matches('/').to_owned())
+    let named: Vec<String> = g
+        .properties
+        .iter()
+        .find(|row| row.id == id)
+        .map(|row| {
+            row.source
+                .iter()
+                .map(|s| s.as_str().trim_end_matches('/').to_owned())
                 .collect()
         })
         .unwrap_or_default();
