@@ -114,6 +114,17 @@ fn usage_errors_are_64() {
         .write_stdin("{}")
         .assert()
         .code(64);
+    // An evidence document names its own patch: a --patch-id beside it would be dropped
+    // without a word, so it is refused.
+    let file = evidence_file(&doc("pass", "pass", "pass"));
+    let out = patchgate()
+        .arg("route")
+        .arg(file.path())
+        .args(["--patch-id", "pr-9"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(64));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--patch-id goes with --checks"));
     patchgate().arg("--help").assert().code(0);
 }
 

@@ -105,20 +105,21 @@ fn git_said(stderr: &str) -> String {
         .to_owned()
 }
 
+/// `git diff HOW BASE TREE` as the gate reads a patch: no rename pairing (both paths of a
+/// rename count), and nothing the repository configures runs (no external diff, no text
+/// conversion).
+fn tree_diff<'a>(how: &[&'a str], base: &'a str, tree: &'a str) -> Vec<&'a str> {
+    let mut args = vec!["diff"];
+    args.extend_from_slice(how);
+    args.extend(["--no-renames", "--no-ext-diff", "--no-textconv", base, tree]);
+    args
+}
+
 /// The files `git diff --name-only BASE TREE` names: two-dot, against the judged tree
 /// (CONTRACT.md section 12.1), NUL-separated so any name survives. Rename detection is off,
 /// so a rename counts both paths: a patch cannot move a guarded or test file out of sight.
 pub fn git_changed(base: &str, tree: &str) -> Result<Vec<String>, CliError> {
-    let out = git(&[
-        "diff",
-        "-z",
-        "--name-only",
-        "--no-renames",
-        "--no-ext-diff",
-        "--no-textconv",
-        base,
-        tree,
-    ])?;
+    let out = git(&tree_diff(&["-z", "--name-only"], base, tree))?;
     Ok(out
         .split(|b| *b == 0)
         .filter(|p| !p.is_empty())
@@ -484,17 +485,7 @@ pub fn added_lines(base: &str, tree: &str) -> Result<Vec<AddedFile>, CliError> {
         |args: &[&str]| run_git(git_command().env("GIT_ATTR_SOURCE", base).args(args), args);
     // `--raw`: each file's new mode (a link, say); a type change (a file made a link) is one
     // name there and two file headers in the patch (the old removed, the new added).
-    let listed = diff_git(&[
-        "diff",
-        "-z",
-        "--raw",
-        "--no-abbrev",
-        "--no-renames",
-        "--no-ext-diff",
-        "--no-textconv",
-        base,
-        tree,
-    ])?;
+    let listed = diff_git(&tree_diff(&["-z", "--raw", "--no-abbrev"], base, tree))?;
     let mut files = Vec::new();
     for (parts, path) in raw_records(&listed) {
         let mode = parts

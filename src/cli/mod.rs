@@ -2,19 +2,6 @@
 //! the same core the server runs, or asking a server with `--server`. Exit codes are the API
 //! (see [`crate::exit::Exit`]).
 
-// The command line fails closed too: a panic here would be exit 101, not a decision. The
-// core's lints hold here outside tests.
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::indexing_slicing,
-        clippy::todo
-    )
-)]
-
 mod admit;
 mod build_cache;
 mod census;
@@ -158,6 +145,20 @@ impl BaseArgs {
         let config = config::GateConfig::from_base(&base, &self.base, &self.config)?;
         Ok((base, config))
     }
+}
+
+/// What a decision command takes beside its inputs: an id to echo, how to print the answer,
+/// and where it is decided.
+#[derive(Debug, Args)]
+pub struct AnswerArgs {
+    /// Echoed in the answer.
+    #[arg(long)]
+    pub patch_id: Option<String>,
+    /// Print the full answer as JSON instead of the one line.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 /// Where a decision command asks: locally (default) or a server.

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::documents::{parse_document, read_seal_file};
 use super::error::{CliError, CliResult};
 use super::git::fill_commit_counts;
-use super::{ChangedFilesArgs, RemoteArgs, output, read_input, remote};
+use super::{AnswerArgs, ChangedFilesArgs, output, read_input, remote};
 use crate::core::decision::Decision;
 use crate::core::quorum::{QuorumAnswer, QuorumDecision};
 use crate::exit::Exit;
@@ -54,14 +54,8 @@ pub struct QuorumArgs {
     /// from `patchgate admit`); without one it votes as weak and is marked unproven.
     #[arg(long)]
     pub require_admission: bool,
-    /// Echoed in the answer.
-    #[arg(long)]
-    pub patch_id: Option<String>,
-    /// Print the full answer as JSON.
-    #[arg(long)]
-    pub json: bool,
     #[command(flatten)]
-    pub remote: RemoteArgs,
+    pub answer: AnswerArgs,
 }
 
 fn data(msg: impl Into<String>) -> CliError {
@@ -102,7 +96,7 @@ fn build_request(args: &QuorumArgs) -> Result<Value, CliError> {
         "ledger": ledger,
         "seal": {"actual": actual.to_hex(), "expected": expected.to_hex()},
     });
-    if let Some(id) = &args.patch_id {
+    if let Some(id) = &args.answer.patch_id {
         super::documents::put(&mut doc, "patch_id", id);
     }
     if let Some(cap) = args.debt_cap {
@@ -149,14 +143,14 @@ fn print(answer: &QuorumAnswer) -> Result<(), CliError> {
 
 fn decide(args: &QuorumArgs, doc: &Value) -> CliResult {
     let body = serde_json::to_vec(doc).unwrap_or_default();
-    let answer = remote::decide::<QuorumDecision>(&args.remote, body, |problem| {
+    let answer = remote::decide::<QuorumDecision>(&args.answer.remote, body, |problem| {
         CliError::problem(
             Exit::DataErr,
             "the quorum request built from these files is invalid:",
             &problem,
         )
     })?;
-    if args.json {
+    if args.answer.json {
         return remote::print::<QuorumDecision>(&answer, true);
     }
     print(&answer)?;

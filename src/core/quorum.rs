@@ -129,6 +129,12 @@ impl Reason {
 pub struct Facts {
     pub seal_matches: bool,
     pub debt: Debt,
+    pub tally: Tally,
+}
+
+/// What the catalog's votes on a patch add up to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
     /// A property this patch introduces is in locality (frozen or not).
     pub introduced_in_locality: bool,
     /// Strong properties that vote.
@@ -156,24 +162,32 @@ pub const RULES: [Rule; 9] = [
     ),
     rules::rule(
         3,
-        |f| f.introduced_in_locality,
+        |f| f.tally.introduced_in_locality,
         (Outcome::Reject, Reason::SelfIntroducedPredicate),
     ),
     rules::rule(
         4,
-        |f| f.strong_voters == 0,
+        |f| f.tally.strong_voters == 0,
         (Outcome::Reject, Reason::EmptyQuorum),
     ),
     rules::rule(
         5,
-        |f| f.voting_fail,
+        |f| f.tally.voting_fail,
         (Outcome::Reject, Reason::StableFailure),
     ),
-    rules::rule(6, |f| f.voting_flake, (Outcome::Hold, Reason::SplitExits)),
-    rules::rule(6, |f| f.voting_error, (Outcome::Hold, Reason::HarnessError)),
     rules::rule(
         6,
-        |f| f.voting_missing,
+        |f| f.tally.voting_flake,
+        (Outcome::Hold, Reason::SplitExits),
+    ),
+    rules::rule(
+        6,
+        |f| f.tally.voting_error,
+        (Outcome::Hold, Reason::HarnessError),
+    ),
+    rules::rule(
+        6,
+        |f| f.tally.voting_missing,
         (Outcome::Hold, Reason::MissingResults),
     ),
     rules::rule(7, |_| true, (Outcome::Promote, Reason::QuorumHeld)),
@@ -195,12 +209,7 @@ pub struct QuorumDecision {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ballot {
     pub properties: Vec<PropertyReport>,
-    pub introduced_in_locality: bool,
-    pub strong_voters: usize,
-    pub voting_fail: bool,
-    pub voting_flake: bool,
-    pub voting_error: bool,
-    pub voting_missing: bool,
+    pub tally: Tally,
 }
 
 /// Tallies the catalog's votes on `changed_files`. Pure; linear in its input.
@@ -221,12 +230,7 @@ pub fn ballot(
         .collect();
     let mut b = Ballot {
         properties: Vec::with_capacity(catalog.len()),
-        introduced_in_locality: false,
-        strong_voters: 0,
-        voting_fail: false,
-        voting_flake: false,
-        voting_error: false,
-        voting_missing: false,
+        tally: Tally::default(),
     };
     for p in catalog {
         let in_locality = trie.any_covered_by(&p.locality);
@@ -243,19 +247,21 @@ pub fn ballot(
         let vote = if !in_locality {
             Vote::NotInLocality
         } else if p.introduced {
-            b.introduced_in_locality = true;
+            b.tally.introduced_in_locality = true;
             Vote::Introduced
         } else if frozen.contains(p.id.as_str()) {
             Vote::Excluded
         } else {
             if p.strength == Strength::Strong && !unproven {
-                b.strong_voters += 1;
+                b.tally.strong_voters += 1;
             }
             match state {
-                RunState::Fail => b.voting_fail = true,
-                RunState::Flake => b.voting_flake = true,
-                RunState::Error => b.voting_error = true,
-                RunState::Missing | RunState::NotRun | RunState::Skipped => b.voting_missing = true,
+                RunState::Fail => b.tally.voting_fail = true,
+                RunState::Flake => b.tally.voting_flake = true,
+                RunState::Error => b.tally.voting_error = true,
+                RunState::Missing | RunState::NotRun | RunState::Skipped => {
+                    b.tally.voting_missing = true
+                }
                 RunState::Pass => {}
             }
             if state == RunState::Pass {
@@ -282,12 +288,7 @@ impl Ballot {
         Facts {
             seal_matches,
             debt,
-            introduced_in_locality: self.introduced_in_locality,
-            strong_voters: self.strong_voters,
-            voting_fail: self.voting_fail,
-            voting_flake: self.voting_flake,
-            voting_error: self.voting_error,
-            voting_missing: self.voting_missing,
+            tally: self.tally,
         }
     }
 }

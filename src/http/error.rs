@@ -76,29 +76,47 @@ pub fn problem_for_bare_status(status: StatusCode) -> Problem {
 pub struct DecisionProblems;
 
 impl utoipa::IntoResponses for DecisionProblems {
-    fn responses() -> std::collections::BTreeMap<
-        String,
-        utoipa::openapi::RefOr<utoipa::openapi::response::Response>,
-    > {
-        use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
-        [
+    fn responses() -> Responses {
+        problems(&[
             ("400", "Malformed JSON or empty body"),
             ("408", "The body did not arrive in time"),
             ("413", "Body over the limit"),
             ("415", "Not application/json"),
             ("422", "Well-formed but invalid; `errors` names each field"),
-        ]
-        .into_iter()
+        ])
+    }
+}
+
+/// The problem answers of an endpoint that reads a JSON body and answers 200 whatever it
+/// decides (the ladder's plan, freeze eligibility): 400, 413 and 415; its 422 is its own.
+pub struct JsonBodyProblems;
+
+impl utoipa::IntoResponses for JsonBodyProblems {
+    fn responses() -> Responses {
+        problems(&[
+            ("400", "Malformed JSON"),
+            ("413", "Body over the limit"),
+            ("415", "Not application/json"),
+        ])
+    }
+}
+
+type Responses =
+    std::collections::BTreeMap<String, utoipa::openapi::RefOr<utoipa::openapi::response::Response>>;
+
+/// Problem answers, each an RFC 9457 document, by status.
+fn problems(list: &[(&str, &str)]) -> Responses {
+    use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+    list.iter()
         .map(|(status, description)| {
             let content = ContentBuilder::new()
                 .schema(Some(Ref::from_schema_name("Problem")))
                 .build();
             let response = ResponseBuilder::new()
-                .description(description)
+                .description(*description)
                 .content("application/problem+json", content)
                 .build();
-            (status.to_owned(), response.into())
+            ((*status).to_owned(), response.into())
         })
         .collect()
-    }
 }

@@ -23,9 +23,7 @@ use crate::core::route::Attribution;
     request_body(content = PlanRequestDoc, content_type = "application/json"),
     responses(
         (status = 200, description = "The tiers to run, in order, and the scope hits", body = Plan),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over the limit", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"),
+        super::error::JsonBodyProblems,
         (status = 422, description = "Invalid; `errors` names each field", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn plan(
@@ -85,9 +83,7 @@ pub async fn report(State(state): State<AppState>, rows: Rows) -> Result<Json<Re
     request_body(content = FreezeRequestDoc, content_type = "application/json"),
     responses(
         (status = 200, description = "The verdict", body = FreezeAnswer),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over the limit", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"),
+        super::error::JsonBodyProblems,
         (status = 422, description = "Invalid (`min_runs` below 2...); `errors` names each field", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn freeze(

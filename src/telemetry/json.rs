@@ -246,16 +246,7 @@ fn put_digits(buf: &mut [u8], width: usize, mut v: u64) {
 fn format_second(secs: u64) -> [u8; 20] {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
-    // Howard Hinnant's days-to-civil algorithm.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day) = crate::core::date::civil_from_days(days);
     // Digits by hand: core::fmt's padding machinery cost more than the rest of the line.
     let mut buf = *b"0000-00-00T00:00:00.";
     for (at, width, v) in [
@@ -294,10 +285,8 @@ mod tests {
         }
     }
 
-    /// Every line the hand-written formatter writes is one JSON object that serde_json reads
-    /// back to exactly the values logged, whatever they hold (a patch id is the client's).
-    #[test]
-    fn lines_round_trip_through_serde_json_for_awkward_values() {
+    /// A subscriber writing this module's lines, and what it wrote.
+    fn capturing() -> (Captured, impl tracing::Subscriber + Send + Sync) {
         let captured = Captured::default();
         let writer = captured.clone();
         let subscriber = tracing_subscriber::fmt()
@@ -305,6 +294,14 @@ mod tests {
             .fmt_fields(JsonFields)
             .event_format(JsonLines)
             .finish();
+        (captured, subscriber)
+    }
+
+    /// Every line the hand-written formatter writes is one JSON object that serde_json reads
+    /// back to exactly the values logged, whatever they hold (a patch id is the client's).
+    #[test]
+    fn lines_round_trip_through_serde_json_for_awkward_values() {
+        let (captured, subscriber) = capturing();
         let awkward = [
             "plain",
             "a \"quoted\" id",
@@ -356,13 +353,7 @@ mod tests {
     #[test]
     fn decision_lines_are_the_lines_of_the_same_event() {
         use crate::telemetry::Field;
-        let captured = Captured::default();
-        let writer = captured.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || writer.clone())
-            .fmt_fields(JsonFields)
-            .event_format(JsonLines)
-            .finish();
+        let (captured, subscriber) = capturing();
         let dispatch = tracing::Dispatch::new(subscriber);
         let awkward = [
             "pr-1841",

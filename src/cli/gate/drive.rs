@@ -90,23 +90,7 @@ pub(super) fn drive(
                                 )
                             })?);
                     }
-                    let from = if plan.suite_first { 2 } else { 1 };
-                    // The canary as the turned twin of a property that runs (section 15.3),
-                    // its file in the copy for these runs only (removed when dropped).
-                    let twin = match &g.config.canary {
-                        Some(c) if c.twin && plan.canary && !plan.property_ids.is_empty() => {
-                            super::twin::canary_twin(g, &plan.property_ids)?
-                        }
-                        _ => None,
-                    };
-                    let ride = jobs::ride(&g.config, twin.as_ref());
-                    let work = jobs::jobs(
-                        &g.config,
-                        plan.canary,
-                        &plan.property_ids,
-                        from,
-                        ride.as_ref(),
-                    );
+                    let jobs::RunsStep { twin, ride, work } = jobs::of_plan(g, &plan)?;
                     let slots = jobs.saturating_sub(usize::from(early.is_some())).max(1);
                     // `--facts-out` as each run ends: the runs ended so far, the step not.
                     let before = args.facts_out.as_ref().map(|_| facts.clone());

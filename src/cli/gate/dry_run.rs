@@ -111,21 +111,8 @@ pub(super) fn dry_run(args: &GateArgs, g: &Gathered, planner: &Planner<'_>) -> C
             }
             // The runner's own jobs, from its own code: the canary's twin made as it would
             // be (in the copy, removed again) and each run labelled as the runner labels it.
-            let from = if plan.suite_first { 2 } else { 1 };
-            let twin = match &g.config.canary {
-                Some(c) if c.twin && plan.canary && !plan.property_ids.is_empty() => {
-                    super::twin::canary_twin(g, &plan.property_ids)?
-                }
-                _ => None,
-            };
-            let ride = jobs::ride(&g.config, twin.as_ref());
-            for job in jobs::jobs(
-                &g.config,
-                plan.canary,
-                &plan.property_ids,
-                from,
-                ride.as_ref(),
-            ) {
+            let jobs::RunsStep { twin, ride, work } = jobs::of_plan(g, &plan)?;
+            for job in work {
                 let (label, argv, _) = job.command(&g.config, ride.as_ref())?;
                 out.push_str(&format!("  run: {label}: {}\n", argv.join(" ")));
             }

@@ -149,6 +149,39 @@ pub(super) fn jobs(
     work
 }
 
+/// The jobs of the `runs` step `plan` asks for, as [`jobs`] orders them, with the canary's
+/// turned twin (section 15.3) when it is one, its file in the copy for these runs only
+/// (removed when dropped), and how the canary rides. The runner runs these; `--dry-run` says
+/// them.
+pub(super) fn of_plan(
+    g: &Gathered,
+    plan: &crate::core::gate::GateNext,
+) -> Result<RunsStep, CliError> {
+    let from = if plan.suite_first { 2 } else { 1 };
+    let twin = match &g.config.canary {
+        Some(c) if c.twin && plan.canary && !plan.property_ids.is_empty() => {
+            super::twin::canary_twin(g, &plan.property_ids)?
+        }
+        _ => None,
+    };
+    let ride = ride(&g.config, twin.as_ref());
+    let work = jobs(
+        &g.config,
+        plan.canary,
+        &plan.property_ids,
+        from,
+        ride.as_ref(),
+    );
+    Ok(RunsStep { twin, ride, work })
+}
+
+/// A `runs` step's work: see [`of_plan`].
+pub(super) struct RunsStep {
+    pub twin: Option<CanaryTwin>,
+    pub ride: Option<Ride>,
+    pub work: Vec<Job>,
+}
+
 /// The canary's part of a batched run it rode in: the run's exit code, its own cases' receipt.
 fn canary_part(ride: &Ride, ran: &Ran) -> CanaryPart {
     CanaryPart {

@@ -11,31 +11,10 @@ use tree_sitter::Node;
 use unicode_normalization::UnicodeNormalization;
 
 use super::syntax::{Added, Walk, descendants, text};
-use super::table::Seen;
-
-/// The built-ins whose attribute name argument is read (`getattr(x, name)`).
-const ATTRIBUTE_BUILTINS: [&str; 4] = ["getattr", "setattr", "hasattr", "delattr"];
+use super::table::{ATTRIBUTE_BUILTINS, REFERENCED, Seen};
 
 /// Dunder names that mean themselves wherever they appear (no import binds them).
 const BARE: [&str; 2] = ["__import__", "__builtins__"];
-
-/// Built-ins whose mere reference counts (CONTRACT.md section 15.2): bound to another name,
-/// passed along or stored, each still runs or reaches code the reader cannot follow.
-const REFERENCED: [&str; 13] = [
-    "exec",
-    "eval",
-    "compile",
-    "globals",
-    "locals",
-    "vars",
-    "getattr",
-    "setattr",
-    "delattr",
-    "hasattr",
-    "__import__",
-    "breakpoint",
-    "type",
-];
 
 /// An identifier's name as CPython compares it: NFKC-normalised (`ｓｙｓ` is `sys`).
 pub(super) fn name<'s>(source: &'s [u8], node: Node<'_>) -> Cow<'s, str> {

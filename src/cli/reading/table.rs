@@ -125,6 +125,28 @@ pub enum Seen {
 use Language::{Python, Rust};
 
 /// The methods every comparison, hash and truth test goes through.
+/// The built-ins whose attribute name argument is read (`getattr(x, name)`).
+pub const ATTRIBUTE_BUILTINS: [&str; 4] = ["getattr", "setattr", "hasattr", "delattr"];
+
+/// Built-ins whose mere reference counts (CONTRACT.md section 15.2): bound to another name,
+/// passed along or stored, each still runs or reaches code the reader cannot follow (in
+/// alphabetical order).
+pub const REFERENCED: [&str; 13] = [
+    "__import__",
+    "breakpoint",
+    "compile",
+    "delattr",
+    "eval",
+    "exec",
+    "getattr",
+    "globals",
+    "hasattr",
+    "locals",
+    "setattr",
+    "type",
+    "vars",
+];
+
 const COMPARISON_METHODS: [&str; 10] = [
     "__eq__",
     "__ne__",
@@ -227,7 +249,7 @@ pub const RULES: [Rule; 18] = [
         language: Python,
         class: Probe,
         matches: &[
-            Match::ComputedName(&["getattr", "setattr", "hasattr", "delattr"]),
+            Match::ComputedName(&ATTRIBUTE_BUILTINS),
             Match::Calls(&[
                 "eval",
                 "exec",
@@ -237,21 +259,7 @@ pub const RULES: [Rule; 18] = [
                 "vars",
                 "breakpoint",
             ]),
-            Match::References(&[
-                "eval",
-                "exec",
-                "compile",
-                "globals",
-                "locals",
-                "vars",
-                "getattr",
-                "setattr",
-                "hasattr",
-                "delattr",
-                "__import__",
-                "breakpoint",
-                "type",
-            ]),
+            Match::References(&REFERENCED),
             Match::NewClass,
             Match::Names(&[
                 "types.new_class",

@@ -508,32 +508,18 @@ impl UnreadReason {
     }
 }
 
-/// The class of a reading rule (CONTRACT.md section 14.2), in the order they decide: the
-/// first class among the hits names the reason.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
-pub enum SuspicionClass {
-    /// Code that asks whether it is under test (`test-aware-code`).
-    Probe,
-    /// Code that changes what a comparison means (`equality-overload`).
-    Overload,
-    /// A literal the base's tests pin, compared in code (`test-input-in-code`).
-    SpecialCase,
+crate::core::words! {
+    "kebab-case";
+    /// The class of a reading rule (CONTRACT.md section 14.2), in the order they decide: the
+    /// first class among the hits names the reason.
+    pub enum SuspicionClass {
+        /// Code that asks whether it is under test (`test-aware-code`).
+        Probe,
+        /// Code that changes what a comparison means (`equality-overload`).
+        Overload,
+        /// A literal the base's tests pin, compared in code (`test-input-in-code`).
+        SpecialCase,
+    }
 }
 
 /// The sealed room the runs had (CONTRACT.md section 13): what a run saw of the machine, what

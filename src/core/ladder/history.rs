@@ -105,38 +105,25 @@ pub fn decided_from_answer(document: &[u8]) -> Option<Decided> {
     r.decided()
 }
 
-/// Why a BLOCK or ESCALATE decision gives no calibration row: counted, never guessed.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
-pub enum NotCalibrated {
-    /// No later MERGE_OK of the same patch: it was abandoned, or is still open.
-    NeverMerged,
-    /// The decision names no patch, so no later decision is the same patch's.
-    NoPatchId,
-    /// The decision, or the merge, names no commit (a `/route` decision): git has nothing to
-    /// follow.
-    NoCommits,
-    /// The same head merged later: nothing was fixed (a re-run, a changed base).
-    MergedUnchanged,
-    /// The commits are not in this repository (another clone, a force-push that was
-    /// collected).
-    CommitsNotFound,
-    /// The commits between the heads change no file of the patch's own.
-    NoFixFiles,
+crate::core::words! {
+    "kebab-case";
+    /// Why a BLOCK or ESCALATE decision gives no calibration row: counted, never guessed.
+    pub enum NotCalibrated {
+        /// No later MERGE_OK of the same patch: it was abandoned, or is still open.
+        NeverMerged,
+        /// The decision names no patch, so no later decision is the same patch's.
+        NoPatchId,
+        /// The decision, or the merge, names no commit (a `/route` decision): git has nothing to
+        /// follow.
+        NoCommits,
+        /// The same head merged later: nothing was fixed (a re-run, a changed base).
+        MergedUnchanged,
+        /// The commits are not in this repository (another clone, a force-push that was
+        /// collected).
+        CommitsNotFound,
+        /// The commits between the heads change no file of the patch's own.
+        NoFixFiles,
+    }
 }
 
 impl NotCalibrated {

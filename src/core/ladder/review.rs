@@ -97,16 +97,7 @@ pub fn week_of_decision_id(id: &str) -> Option<String> {
 /// The Monday (`YYYY-MM-DD`) of the week of a day counted from 1970-01-01 (a Thursday).
 fn monday_of(days: i64) -> String {
     let monday = days - (days + 3).rem_euclid(7);
-    // civil_from_days
-    let z = monday + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day) = crate::core::date::civil_from_days(monday);
     format!("{year:04}-{month:02}-{day:02}")
 }
 
