@@ -13,7 +13,7 @@ use super::gather::{Gathered, integrity_after};
 use super::outputs::{Seconds, add_failures, write_facts};
 use super::suite::{SuiteBeside, SuiteDone, deselect_args, run_suite};
 use super::{GateArgs, Planner, jobs, reproof};
-use crate::core::gate::{BuildFacts, Facts, GateNext, NextStep, Phase, clip_failure};
+use crate::core::gate::{BuildFacts, Facts, GateNext, GateRuleName, NextStep, Phase, clip_failure};
 use crate::core::ladder::T2;
 
 /// The most steps one gate takes (the plan asks each at most once; re-proofs at most 100).
@@ -92,10 +92,15 @@ pub(super) fn drive(
                     }
                     let jobs::RunsStep { twin, ride, work } = jobs::of_plan(g, &plan)?;
                     let slots = jobs.saturating_sub(usize::from(early.is_some())).max(1);
-                    // `--facts-out` as each run ends: the runs ended so far, the step not.
-                    let before = args.facts_out.as_ref().map(|_| facts.clone());
-                    let ended = |so_far: &[&jobs::Done<'_>]| {
-                        if let Some(before) = &before {
+                    // As each run ends: the facts with the runs ended so far (the step not) to
+                    // `--facts-out`, and to the core, whose answer says whether they decide
+                    // already (a canary that did not fail, a tree a run changed): then nothing
+                    // more runs. The runner never reads a result to stop by itself.
+                    let before = facts.clone();
+                    let ended = |so_far: &[&jobs::Done<'_>]| -> Result<bool, CliError> {
+                        // `--facts-out` lists every run ended (a property's runs not ended yet
+                        // `null`); the core is asked on the properties whose runs all ended.
+                        let with = |partial: bool| {
                             let mut f = before.clone();
                             jobs::record(
                                 g,
@@ -104,10 +109,15 @@ pub(super) fn drive(
                                 so_far,
                                 None,
                                 ride.as_ref(),
-                                true,
+                                partial,
                             );
-                            let _ = write_facts(args, &f);
+                            f
+                        };
+                        if args.facts_out.is_some() {
+                            let _ = write_facts(args, &with(true));
                         }
+                        let now = planner.next(&with(false))?;
+                        Ok(now.next == NextStep::Decide && now.rule != GateRuleName::Route)
                     };
                     let done = jobs::run_jobs(g, &work, slots, ride.as_ref(), &ended)?;
                     drop(twin);

@@ -7,16 +7,16 @@ use std::collections::BTreeMap;
 use super::super::config::GateConfig;
 use super::super::error::CliError;
 use super::super::runner::{
-    Outcome, Place, Ran, ReceiptRead, Run, batch_argv, batched, canary_run, property_argv,
-    property_receipt, receipt_of, receipted,
+    Outcome, Place, Ran, ReceiptRead, Run, batch_argv, batched, property_argv, property_receipt,
+    receipt_of, receipted,
 };
 use super::super::sandbox::Room;
 use super::gather::{Gathered, integrity_after};
 use super::outputs::add_failures;
 use super::twin::CanaryTwin;
 use crate::core::gate::{
-    CanaryFacts, CanaryPart, CanaryPartFacts, CanaryRun, Facts, IntegrityFinding,
-    MAX_PROPERTY_CASES, Phase, PropertyRuns, Replay,
+    CanaryFacts, CanaryPart, CanaryPartFacts, Facts, IntegrityFinding, MAX_PROPERTY_CASES, Phase,
+    PropertyRuns, Replay,
 };
 use crate::core::ladder::T1;
 use crate::core::runs::Receipt;
@@ -193,22 +193,25 @@ fn canary_part(ride: &Ride, ran: &Ran) -> CanaryPart {
     }
 }
 
-/// Runs `work` in the room, up to `slots` at once, in order of start. Once one changes the
-/// tree (section 11.3), or the canary does not fail as it must, or one fails, or a signal
-/// comes, nothing more starts and what runs is stopped: the jobs stopped or never started are
-/// not in the result. `ended` is told the jobs ended so far, in order of start, each time one
-/// ends (one call at a time): `--facts-out` is rewritten from them.
+/// Runs `work` in the room, up to `slots` at once, in order of start. `ended` is told the jobs
+/// ended so far, in order of start, each time one ends (one call at a time): it rewrites
+/// `--facts-out` from them and asks the core, and when it answers that they decide already (a
+/// canary that did not fail, a tree a run changed: section 11.3, 11.5), nothing more starts
+/// and what runs is stopped; so too on a signal or an error. The jobs stopped or never started
+/// are not in the result.
 pub(super) fn run_jobs<'j>(
     g: &Gathered,
     work: &'j [Job],
     slots: usize,
     ride: Option<&Ride>,
-    ended: &(dyn Fn(&[&Done<'j>]) + Sync),
+    ended: &(dyn Fn(&[&Done<'j>]) -> Result<bool, CliError> + Sync),
 ) -> Result<Vec<Done<'j>>, CliError> {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let stop = AtomicBool::new(false);
     let next = AtomicUsize::new(0);
     let results = std::sync::Mutex::new(Vec::new());
+    // The first error asking the core: the step's error once its runs are stopped.
+    let asked_failed: std::sync::Mutex<Option<CliError>> = std::sync::Mutex::new(None);
     let one = |job: &'j Job| -> Result<Option<Done<'j>>, CliError> {
         let (label, argv, timeout) = job.command(&g.config, ride)?;
         let mut run = Run::new(&label, &argv, timeout, Place::Room(&g.room)).cancel(&stop);
@@ -219,31 +222,7 @@ pub(super) fn run_jobs<'j>(
             Outcome::Ran(ran) => ran,
             Outcome::Cancelled => return Ok(None),
         };
-        // A canary that did not fail as it must decides (the core's rule, section 11.5): no
-        // property run counts after it, so none more is started.
-        let sang = match (job, &g.config.canary) {
-            (Job::Canary, Some(c)) => canary_run(&ran, c.catch.clone()).sang(),
-            (Job::Properties { canary: true, .. }, Some(c)) => ride.is_some_and(|r| {
-                let part = canary_part(r, &ran);
-                CanaryRun {
-                    exit_code: part.exit_code,
-                    catch_exit_codes: c.catch.clone(),
-                    receipt: part.receipt,
-                    in_runs: Vec::new(),
-                    twin_of: None,
-                }
-                .sang()
-            }),
-            _ => true,
-        };
-        if !sang {
-            stop.store(true, Ordering::SeqCst);
-        }
         let finding = integrity_after(g, &g.room, &label)?;
-        if finding.is_some() {
-            // Nothing more runs: the runs so far are reported, and the core decides.
-            stop.store(true, Ordering::SeqCst);
-        }
         Ok(Some(Done { job, ran, finding }))
     };
     std::thread::scope(|scope| {
@@ -266,12 +245,28 @@ pub(super) fn run_jobs<'j>(
                         so_far.sort_by_key(|(i, _)| *i);
                         let so_far: Vec<&Done<'j>> =
                             so_far.iter().filter_map(|(_, d)| d.as_ref().ok()).collect();
-                        ended(&so_far);
+                        match ended(&so_far) {
+                            Ok(false) => {}
+                            Ok(true) => stop.store(true, Ordering::SeqCst),
+                            Err(e) => {
+                                stop.store(true, Ordering::SeqCst);
+                                asked_failed
+                                    .lock()
+                                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                    .get_or_insert(e);
+                            }
+                        }
                     }
                 }
             });
         }
     });
+    if let Some(e) = asked_failed
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    {
+        return Err(e);
+    }
     let mut results = results
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
