@@ -309,22 +309,17 @@ pub fn diff_hunks(old: &str, new: &str) -> Result<Vec<(usize, usize, usize, usiz
         old,
         new,
     ])?;
-    let range = |r: &str| -> Option<(usize, usize)> {
-        match r.split_once(',') {
-            Some((s, n)) => Some((s.parse().ok()?, n.parse().ok()?)),
-            None => Some((r.parse().ok()?, 1)),
-        }
-    };
-    Ok(out
-        .split(|b| *b == b'\n')
-        .filter(|l| l.starts_with(b"@@ -"))
-        .filter_map(|l| {
-            let l = String::from_utf8_lossy(l);
-            let mut parts = l.split(' ');
-            let (_, old, new) = (parts.next()?, parts.next()?, parts.next()?);
-            let (a, b) = range(old.strip_prefix('-')?)?;
-            let (c, d) = range(new.strip_prefix('+')?)?;
-            Some((a, b, c, d))
+    let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    Ok(crate::core::patch::read(&out)
+        .iter()
+        .flat_map(|part| &part.hunks)
+        .map(|h| {
+            (
+                size(h.old_start),
+                size(h.old_len),
+                size(h.new_start),
+                size(h.new_len),
+            )
         })
         .collect())
 }
@@ -535,63 +530,30 @@ fn parse_added(diff: &[u8], files: Vec<(String, u32, u8)>) -> Vec<AddedFile> {
     let mut out: Vec<AddedFile> = Vec::with_capacity(files.len());
     let mut names = files.into_iter();
     let mut headers_left = 0u8;
-    let lines = diff.split(|b| *b == b'\n');
-    // What the hunk being read still holds: old lines, new lines, the next new line's number.
-    let (mut old, mut new, mut at) = (0u64, 0u64, 0u32);
-    for raw in lines {
-        if old > 0 || new > 0 {
-            match raw.first() {
-                Some(b'+') => {
-                    new -= 1;
-                    if let Some(file) = out.last_mut() {
-                        let text = raw.get(1..raw.len().min(1001)).unwrap_or_default();
-                        file.lines
-                            .push((at, String::from_utf8_lossy(text).into_owned()));
-                    }
-                    at = at.saturating_add(1);
-                }
-                Some(b'-') => old = old.saturating_sub(1),
-                Some(b' ') => {
-                    old = old.saturating_sub(1);
-                    new = new.saturating_sub(1);
-                    at = at.saturating_add(1);
-                }
-                // `\ No newline at end of file` belongs to the line before.
-                _ => {}
-            }
-            continue;
+    for part in crate::core::patch::read(diff) {
+        if headers_left > 0 {
+            // The second header of a type change: the same file's.
+            headers_left -= 1;
+        } else {
+            let Some((path, mode, headers)) = names.next() else {
+                break;
+            };
+            headers_left = headers.saturating_sub(1);
+            out.push(AddedFile {
+                path,
+                mode,
+                lines: Vec::new(),
+            });
         }
-        if raw.starts_with(b"diff --git ") {
-            if headers_left > 0 {
-                headers_left -= 1;
-                continue;
+        let Some(file) = out.last_mut() else { break };
+        for hunk in &part.hunks {
+            for (at, text) in hunk.added() {
+                let text = text.get(..text.len().min(1000)).unwrap_or_default();
+                file.lines.push((
+                    u32::try_from(at).unwrap_or(u32::MAX),
+                    String::from_utf8_lossy(text).into_owned(),
+                ));
             }
-            match names.next() {
-                Some((path, mode, headers)) => {
-                    headers_left = headers - 1;
-                    out.push(AddedFile {
-                        path,
-                        mode,
-                        lines: Vec::new(),
-                    });
-                }
-                None => break,
-            }
-        } else if let Some(hunk) = raw.strip_prefix(b"@@ ") {
-            // `@@ -a[,b] +c[,d] @@`: b old lines, d new ones from line c (a count of 1 is
-            // left out).
-            let hunk = String::from_utf8_lossy(hunk);
-            let mut parts = hunk.split_whitespace();
-            let count = |part: Option<&str>, sign: char| -> Option<(u64, u64)> {
-                let range = part?.strip_prefix(sign)?;
-                let (start, len) = range.split_once(',').unwrap_or((range, "1"));
-                Some((start.parse().ok()?, len.parse().ok()?))
-            };
-            let (Some((_, b)), Some((c, d))) = (count(parts.next(), '-'), count(parts.next(), '+'))
-            else {
-                continue;
-            };
-            (old, new, at) = (b, d, u32::try_from(c).unwrap_or(u32::MAX));
         }
     }
     // One file may have two headers (a type change): its lines are one file's.

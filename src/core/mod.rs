@@ -100,6 +100,7 @@ pub mod gate;
 pub mod json;
 pub mod json_out;
 pub mod ladder;
+pub mod patch;
 pub mod path;
 pub mod problem;
 pub mod quorum;

@@ -33,21 +33,17 @@ pub(super) fn mutant_files(
     Ok(out)
 }
 
-/// The files a diff touches (its `--- a/` and `+++ b/` paths, through the path normaliser),
-/// each once, in order.
+/// The files a diff touches (each part's `--- a/` and `+++ b/` paths, read by
+/// `core::patch`, through the path normaliser), each once, in order.
 pub(super) fn touched(diff: &[u8]) -> Vec<String> {
     let mut files: Vec<String> = Vec::new();
-    for line in String::from_utf8_lossy(diff).lines() {
-        let Some(path) = line
-            .strip_prefix("+++ b/")
-            .or_else(|| line.strip_prefix("--- a/"))
-        else {
-            continue;
-        };
-        if let Ok(p) = crate::core::path::RepoPath::parse(path.trim_end())
-            && !files.iter().any(|f| f == p.as_str())
-        {
-            files.push(p.as_str().to_owned());
+    for part in crate::core::patch::read(diff) {
+        for path in [part.old_path(), part.new_path()].into_iter().flatten() {
+            if let Ok(p) = crate::core::path::RepoPath::parse(path.trim_end())
+                && !files.iter().any(|f| f == p.as_str())
+            {
+                files.push(p.as_str().to_owned());
+            }
         }
     }
     files

@@ -375,49 +375,34 @@ fn apply_mutant(tree: &Path, diff: &[u8], base: &str) -> Result<(), String> {
 /// `self.iter_mut().zeroize();` body in two impls, say, could apply to the wrong one once the
 /// patch changed the right one, and prove nothing).
 fn removals_are_unambiguous(tree: &Path, diff: &[u8], base: &str) -> bool {
-    let text = String::from_utf8_lossy(diff);
-    // (file, its hunks, each hunk's runs of removed lines).
-    let mut files: Vec<(String, Vec<Vec<Vec<&str>>>)> = Vec::new();
-    let mut in_header = true;
-    for line in text.lines() {
-        if line.starts_with("diff --git ") {
-            files.push((String::new(), Vec::new()));
-            in_header = true;
-        } else if in_header && let Some(path) = line.strip_prefix("+++ b/") {
-            match files.last_mut() {
-                Some(f) => f.0 = path.trim_end().to_owned(),
-                None => files.push((path.trim_end().to_owned(), Vec::new())),
-            }
-        } else if line.starts_with("@@") {
-            in_header = false;
-            let Some(file) = files.last_mut() else {
-                return false;
-            };
-            file.1.push(vec![Vec::new()]);
-        } else if !in_header && let Some(hunk) = files.last_mut().and_then(|f| f.1.last_mut()) {
-            match line.strip_prefix('-') {
-                Some(removed) => hunk.last_mut().map_or((), |run| run.push(removed)),
-                None if hunk.last().is_some_and(|run| !run.is_empty()) => hunk.push(Vec::new()),
-                None => {}
-            }
-        }
-    }
-    let once = |content: &str, run: &[&str]| {
-        let lines: Vec<&str> = content.lines().collect();
+    let parts = crate::core::patch::read(diff);
+    let once = |content: &str, run: &[&[u8]]| {
+        let lines: Vec<&[u8]> = content.lines().map(str::as_bytes).collect();
         lines.windows(run.len()).filter(|w| *w == run).count() == 1
     };
-    !files.is_empty()
-        && files.iter().all(|(path, hunks)| {
+    !parts.is_empty()
+        && parts.iter().all(|part| {
+            let path = part.new_path().unwrap_or_default().trim_end().to_owned();
             let (Ok(judged), Ok(Some(before))) = (
-                std::fs::read_to_string(tree.join(path)),
-                base_file(base, path),
+                std::fs::read_to_string(tree.join(&path)),
+                base_file(base, &path),
             ) else {
                 return false;
             };
             let before = String::from_utf8_lossy(&before);
-            !hunks.is_empty()
-                && hunks.iter().all(|runs| {
-                    let runs: Vec<&Vec<&str>> = runs.iter().filter(|r| !r.is_empty()).collect();
+            !part.hunks.is_empty()
+                && part.hunks.iter().all(|hunk| {
+                    // Each run as `str::lines` gives lines: a `\r` before the break is not
+                    // the line's.
+                    let runs: Vec<Vec<&[u8]>> = hunk
+                        .removed_runs()
+                        .into_iter()
+                        .map(|r| {
+                            r.into_iter()
+                                .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+                                .collect()
+                        })
+                        .collect();
                     !runs.is_empty()
                         && runs
                             .iter()
