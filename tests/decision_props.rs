@@ -169,11 +169,32 @@ proptest! {
                 }
             }
             NextStep::Suite => prop_assert!(request.fixture_suite.is_none()),
+            NextStep::AddedTests => {
+                prop_assert!(!request.added_tests.is_empty());
+                prop_assert!(request.fixture_suite.as_ref().is_some_and(|s| s.added.is_none()));
+            }
             NextStep::Rerun => {
                 prop_assert!(!plan.deselect.is_empty());
                 prop_assert!(request.fixture_suite.as_ref().is_some_and(|s| s.rerun.is_none()));
             }
             NextStep::Decide => prop_assert!(plan.property_ids.is_empty()),
+        }
+        // Issue 51: the work items are the step: something to run unless it is `decide`,
+        // each item's needs met by an item of the answer or one a runner ran before it.
+        prop_assert_eq!(
+            plan.work.iter().all(|w| w.speculative),
+            plan.next == NextStep::Decide
+        );
+        for item in &plan.work {
+            for need in &item.needs {
+                prop_assert!(
+                    plan.work.iter().any(|w| &w.id == need)
+                        || (need == "build" && request.build.is_some())
+                        || (need == "suite" && request.fixture_suite.is_some())
+                        || need.strip_prefix("runs:").is_some_and(|p| request.property_runs.contains_key(p)),
+                    "{} needs {}", item.id, need
+                );
+            }
         }
         if plan.next != NextStep::Rerun {
             prop_assert!(plan.deselect.is_empty());

@@ -2777,6 +2777,192 @@ fn the_suite_is_the_first_run_of_the_properties_it_holds() {
     }
 }
 
+/// Issue 51: the plan's answer is a list of work items, each with the tree it runs on, the
+/// items it waits for and whether it may be started ahead and dropped; the runner reads
+/// nothing else to know what to run. Written by hand: what each step runs (CONTRACT.md
+/// section 8.2), what it needs (every run of the code after the build; a replay after its
+/// property's runs; the re-run after the suite), and what may start ahead (the suite beside
+/// the runs and the re-proof; the re-proof the same draw names once the runs pass).
+#[test]
+fn the_plan_is_a_list_of_work_items() {
+    use patchgate::core::decision::Decision;
+    use patchgate::core::gate::{GateDecision, next_step};
+    let admitted = json!({"seal": A, "mutant": "m1", "base_runs": [0, 0], "mutant_runs": [1, 1]});
+    let catalog = json!({"properties": [
+        {"id": "counter.monotonic", "strength": "strong", "locality": ["store/counters"], "admitted": admitted},
+    ]});
+    let configured = |in_suite: bool| {
+        json!({"build": true, "canary": true, "reprove": 1, "deselect": true, "seed": 7,
+               "properties_in_suite": in_suite})
+    };
+    let sang = json!({"exit_code": 1, "receipt": {"executed": 1, "failed": 1, "skipped": 0}});
+    let caught = json!({"property": "counter.monotonic", "applied": true, "exit_code": 1,
+                        "receipt": {"executed": 1, "failed": 1, "skipped": 0}});
+    // Each item said as `ID on TREE [from N] [holds ..] [without ..] [ahead] [<- NEEDS]`.
+    let rows: Vec<(&str, Value, Vec<&str>)> = vec![
+        (
+            "the build first",
+            with(&[
+                ("catalog", catalog.clone()),
+                ("configured", configured(false)),
+                ("property_runs", Value::Null),
+                ("fixture_suite", Value::Null),
+            ]),
+            vec!["build on judged"],
+        ),
+        (
+            "the canary and the property runs; the suite and the re-proof may start ahead",
+            with(&[
+                ("catalog", catalog.clone()),
+                ("configured", configured(false)),
+                ("build", json!({"exit_code": 0})),
+                ("property_runs", Value::Null),
+                ("fixture_suite", Value::Null),
+            ]),
+            vec![
+                "canary on judged <- build",
+                "runs:counter.monotonic on judged from 1 <- build",
+                "suite on judged ahead <- build",
+                "reproof:counter.monotonic on mutant ahead <- build",
+            ],
+        ),
+        (
+            "the suite holds the property's run 1: it runs with them, not ahead",
+            with(&[
+                ("catalog", catalog.clone()),
+                ("configured", configured(true)),
+                ("build", json!({"exit_code": 0})),
+                ("property_runs", Value::Null),
+                ("fixture_suite", Value::Null),
+            ]),
+            vec![
+                "canary on judged <- build",
+                "suite on judged holds counter.monotonic <- build",
+                "runs:counter.monotonic on judged from 2 <- build",
+                "reproof:counter.monotonic on mutant ahead <- build",
+            ],
+        ),
+        (
+            "t1 passed: the re-proof, the suite still ahead",
+            with(&[
+                ("catalog", catalog.clone()),
+                ("configured", configured(false)),
+                ("build", json!({"exit_code": 0})),
+                ("canary", sang.clone()),
+                ("fixture_suite", Value::Null),
+            ]),
+            vec![
+                "reproof:counter.monotonic on mutant <- build",
+                "suite on judged ahead <- build",
+            ],
+        ),
+        (
+            "re-proven: the suite",
+            with(&[
+                ("catalog", catalog.clone()),
+                ("configured", configured(false)),
+                ("build", json!({"exit_code": 0})),
+                ("canary", sang.clone()),
+                ("reproof", json!([caught])),
+                ("fixture_suite", Value::Null),
+            ]),
+            vec!["suite on judged <- build"],
+        ),
+        (
+            "runs that split: the replay, where the failing run ran, after those runs",
+            with(&[
+                ("catalog", catalog.clone()),
+                ("configured", configured(false)),
+                ("build", json!({"exit_code": 0})),
+                ("canary", sang.clone()),
+                (
+                    "property_runs",
+                    json!({"counter.monotonic": {"runs": [1, 0]}}),
+                ),
+                ("fixture_suite", Value::Null),
+            ]),
+            vec!["replay:counter.monotonic on where_it_failed <- runs:counter.monotonic"],
+        ),
+        (
+            "only frozen tests failed: the re-run, where the suite ran, after it",
+            with(&[
+                ("ledger", json!([open_test("t::frozen", &["legacy"])])),
+                (
+                    "fixture_suite",
+                    json!({"exit_code": 1, "failed_tests": ["t::frozen"]}),
+                ),
+            ]),
+            vec!["rerun on suite_room without t::frozen <- suite"],
+        ),
+        (
+            "the suite ran and the patch adds tests: they run in a room of their own, after it",
+            with(&[
+                ("added_tests", json!(["tests/test_added.py"])),
+                ("fixture_suite", json!({"exit_code": 0, "failed_tests": []})),
+            ]),
+            vec!["added_tests on with_added_tests <- suite"],
+        ),
+        (
+            "a build that does not compile decides: nothing to run",
+            with(&[
+                ("catalog", catalog.clone()),
+                ("configured", configured(false)),
+                ("build", json!({"exit_code": 1})),
+                ("property_runs", Value::Null),
+                ("fixture_suite", Value::Null),
+            ]),
+            vec![],
+        ),
+    ];
+    for (name, doc, expected) in rows {
+        let request = GateDecision::parse(&serde_json::to_vec(&doc).unwrap())
+            .unwrap_or_else(|p| panic!("{name}: {p:?}"));
+        let plan = next_step(&request, 5);
+        let said: Vec<String> = plan
+            .work
+            .iter()
+            .map(|w| {
+                let mut s = format!("{} on {}", w.id, <&str>::from(w.tree));
+                if let Some(n) = w.from_run {
+                    s.push_str(&format!(" from {n}"));
+                }
+                if !w.holds.is_empty() {
+                    s.push_str(&format!(" holds {}", w.holds.join(", ")));
+                }
+                if !w.deselect.is_empty() {
+                    s.push_str(&format!(" without {}", w.deselect.join(", ")));
+                }
+                if w.speculative {
+                    s.push_str(" ahead");
+                }
+                if !w.needs.is_empty() {
+                    s.push_str(&format!(" <- {}", w.needs.join(", ")));
+                }
+                s
+            })
+            .collect();
+        assert_eq!(said, expected, "{name}: {plan:?}");
+        // What the step's other fields say is the list, summarised.
+        let runs: Vec<&str> = plan
+            .work
+            .iter()
+            .filter(|w| !w.speculative && w.id.starts_with("runs:"))
+            .filter_map(|w| w.property.as_deref())
+            .collect();
+        assert_eq!(plan.property_ids, runs, "{name}");
+        assert_eq!(
+            plan.canary,
+            plan.work.iter().any(|w| w.id == "canary"),
+            "{name}"
+        );
+        assert_eq!(
+            plan.suite_beside,
+            plan.work.iter().any(|w| w.id == "suite" && w.speculative) || plan.suite_first,
+            "{name}"
+        );
+    }
+}
+
 /// Issue 34: the facts the runner writes are the facts the strict reader reads: a document
 /// built from the typed facts (as `--facts-out` writes it) parses, field for field, to what
 /// the same facts written by hand parse to.

@@ -434,8 +434,16 @@ fn a_patch_editing_the_catalog_or_the_ledger_escalates() {
 /// of the suite's run and run in a process of its own, the properties run, and it merges.
 #[test]
 fn a_patch_adding_a_test_file_merges_and_its_test_runs_apart() {
-    let (_repo, g) = python("adds-test");
+    let (repo, g) = python("adds-test");
     expect(&g, "MERGE_OK", "all-gates-held", 0);
+    // Issue 51: the added tests are a work item of their own (`added_tests`, after the
+    // suite): `--dry-run` names their run, and it is what the gate ran, run for run.
+    let plan = gate(repo.path(), &["--dry-run"]).stdout;
+    assert!(
+        plan.contains("  run: t2-fixtures the tests the patch adds: "),
+        "{plan}"
+    );
+    assert_plan_is_what_ran(&plan, &g.stderr);
     let scope = step(&g.answer, "scope");
     assert_eq!(scope["scope_hits"], serde_json::json!([]), "{scope}");
     assert_eq!(
@@ -666,6 +674,9 @@ fn reports_evidence_markdown_and_the_github_annotation() {
         "{stdout}"
     );
     let report = std::fs::read_to_string(&md).expect("report");
+    // Issue 51: what ran is read from the runs' events: the suite's run, and how it ended.
+    assert!(report.contains("<summary>What ran ("), "{report}");
+    assert!(report.contains("\n| t2-fixtures | exit 1 | "), "{report}");
     assert!(
         report.starts_with("## ❌ patchgate: BLOCK (exit 1)"),
         "{report}"

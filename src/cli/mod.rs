@@ -18,6 +18,7 @@ mod junit;
 mod ladder;
 mod output;
 mod process;
+mod progress;
 mod quorum;
 pub mod reading;
 mod redact;

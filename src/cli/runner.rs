@@ -8,9 +8,10 @@ use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant};
 
 use super::error::CliError;
+use super::interrupt;
+use super::progress::Event;
 use super::sandbox::Room;
 use super::sandbox::limits::Over;
-use super::{interrupt, output};
 use crate::core::runs::RunOutcome;
 use crate::exit::Exit;
 
@@ -231,11 +232,10 @@ fn run_group(
     let left = ended(leader);
     LEFT_BEHIND.fetch_add(left, std::sync::atomic::Ordering::Relaxed);
     if left > 0 {
-        output::error(&format!(
-            "{}: {left} process{} left behind, killed",
-            argv.first().map(String::as_str).unwrap_or_default(),
-            if left == 1 { "" } else { "es" }
-        ));
+        super::progress::say(Event::LeftBehind {
+            command: argv.first().cloned().unwrap_or_default(),
+            count: left,
+        });
     }
     // A file over the size rlimit ends its writer with SIGXFSZ (bubblewrap reports it as
     // 128 + the signal when it ended the command itself); a full room filesystem is the run's
@@ -579,14 +579,21 @@ impl<'a> Run<'a> {
             }
         }
         if !self.quiet {
-            output::error(&format!("{}: {how} ({seconds:.1} s)", self.label));
+            super::progress::say(Event::RunEnded {
+                label: self.label.to_owned(),
+                how: how.clone(),
+                seconds,
+            });
         }
         let receipt = receipt.map(|path| {
             let read = open_report(path).and_then(|f| {
                 super::junit::read_report(std::io::BufReader::new(f)).map_err(|e| e.to_string())
             });
             if let Err(why) = &read {
-                output::error(&format!("{}: no receipt ({why})", self.label));
+                super::progress::say(Event::NoReceipt {
+                    label: self.label.to_owned(),
+                    why: why.clone(),
+                });
             }
             read
         });

@@ -74,8 +74,12 @@ pub async fn gate(
 /// `property_runs` and `property_receipts`); `reproof` (run the admitted property `reprove`
 /// on a fresh copy with its admission mutant applied; add it to `reproof`); `suite` (run the
 /// fixture suite, send it as `fixture_suite`); `rerun` (run it again without `deselect`, send
-/// it as `fixture_suite.rerun`); `decide` (send everything to `POST /gate`). `suite_beside`:
-/// the suite may start now in its own copy. `say`: what to tell people now. `disposition`, `rule`, `reason` and `steps`
+/// it as `fixture_suite.rerun`); `decide` (send everything to `POST /gate`). `work` lists the
+/// step as work items, what a runner reads: each with its kind, the tree it runs on, the
+/// items it waits for, and whether it is speculative (it may start now in a copy of its own,
+/// and be dropped: the suite beside the runs, the re-proof the same draw names next);
+/// `added_tests` (run the test files the patch adds, send them as `fixture_suite.added`) has
+/// no field but its item. `say`: what to tell people now. `disposition`, `rule`, `reason` and `steps`
 /// are what the gate would answer on these facts alone. `patchgate gate --server` asks this
 /// before each step, so the server's settings (its debt cap) decide what runs. Not a
 /// decision: always 200, no `decision_id`, nothing logged.

@@ -43,7 +43,7 @@ Errors are RFC 9457 problem documents."
         crate::core::gate::Facts, crate::core::gate::Judged, crate::core::gate::SuspiciousLine, super::gate::GateCatalogDoc, super::gate::GatePropertyDoc, crate::core::gate::SuiteFacts, crate::core::gate::RerunFacts, crate::core::runs::Receipt, crate::core::gate::FailingCase, crate::core::gate::IntegrityFinding, crate::core::gate::BuildFacts, crate::core::gate::CanaryFacts, crate::core::gate::CanaryPartFacts, crate::core::gate::Reproof, crate::core::gate::Timings, crate::core::gate::Configured, crate::core::gate::SandboxBackend,
         crate::core::gate::GateAnswer, crate::core::gate::GateDisposition, crate::core::gate::GateRuleName,
         crate::core::gate::GateReason, crate::core::gate::Step, crate::core::gate::GuardHit, crate::core::gate::OpenRow,
-        crate::core::gate::GateRuleRow, crate::core::gate::GateNext, crate::core::gate::NextStep,
+        crate::core::gate::GateRuleRow, crate::core::gate::GateNext, crate::core::gate::NextStep, crate::core::gate::WorkItem, crate::core::gate::WorkKind, crate::core::gate::WorkTree,
         super::checks::ChecksRequestDoc, super::checks::GatesDoc, super::checks::CheckRunsDoc, super::checks::CheckRunDoc,
         super::checks::CombinedStatusDoc, super::checks::StatusDoc,
         crate::core::checks::ChecksAnswer, crate::core::checks::ChecksDisposition, crate::core::checks::ChecksGates,

@@ -1,19 +1,22 @@
-//! The gate's loop: ask the core (or the server) for the next step of its plan, execute it,
-//! report what it saw as typed facts, and again, until the plan says `decide`. The loop knows
-//! how to run each step, never which step follows which.
+//! The gate's loop: ask the core (or the server) for the work items of its plan, run them
+//! (one arm per kind of item), report what each saw as typed facts the moment it ends, and
+//! ask again, until the plan has nothing to run (it says `decide`). The loop knows how to run
+//! each kind of item, never which follows which, nor when to stop: that is the core's answer.
 
 use std::collections::HashSet;
 use std::time::Instant;
 
 use super::super::error::CliError;
-use super::super::output;
+use super::super::progress::{self, Event};
 use super::super::runner::{Outcome, Place, Run};
 use super::super::sandbox::Room;
 use super::gather::{Gathered, integrity_after};
 use super::outputs::{Seconds, add_failures, write_facts};
 use super::suite::{SuiteBeside, SuiteDone, deselect_args, run_suite};
 use super::{GateArgs, Planner, jobs, reproof};
-use crate::core::gate::{BuildFacts, Facts, GateNext, GateRuleName, NextStep, Phase, clip_failure};
+use crate::core::gate::{
+    BuildFacts, Facts, GateRuleName, NextStep, Phase, WorkItem, WorkKind, clip_failure,
+};
 use crate::core::ladder::T2;
 
 /// The most steps one gate takes (the plan asks each at most once; re-proofs at most 100).
@@ -26,7 +29,7 @@ pub(super) struct Drove {
     pub seconds: Seconds,
 }
 
-/// Executes the plan's steps on `facts` until it says `decide`.
+/// Executes the plan's work items on `facts` until the plan has none (it says `decide`).
 pub(super) fn drive(
     args: &GateArgs,
     planner: &Planner<'_>,
@@ -40,190 +43,223 @@ pub(super) fn drive(
         let mut early: Option<SuiteBeside<'_, '_>> = None;
         let mut ahead: Option<reproof::ReproofBeside<'_>> = None;
         let mut said = HashSet::new();
-        let mut asked = HashSet::new();
+        // The items ended so far, by id: what a later item's `needs` names.
+        let mut ended: HashSet<String> = HashSet::new();
         for _ in 0..MAX_STEPS {
             let plan = planner.next(facts)?;
             for line in &plan.say {
                 if said.insert(line.clone()) {
-                    output::error(line);
+                    progress::say(Event::Plan(line.clone()));
                 }
             }
-            // Each step at most once: a plan that asks for a step again is a bug, not a loop.
-            if !asked.insert(step_key(&plan)) {
+            let now: Vec<&WorkItem> = plan.work.iter().filter(|w| !w.speculative).collect();
+            // An answer with nothing to run is the decision; a step with no items is a plan
+            // this runner cannot read (a server older than its work items): never a decision.
+            if now.is_empty() {
+                if plan.next != NextStep::Decide {
+                    return Err(CliError::unavailable(format!(
+                        "the plan asks for the step {} and lists no work item to run: a server older than this runner? Nothing is decided",
+                        <&str>::from(plan.next)
+                    )));
+                }
+                break;
+            }
+            // Each item at most once: a plan that asks for one again is a bug, not a loop.
+            if let Some(again) = now.iter().find(|w| ended.contains(&w.id)) {
                 return Err(CliError::software(format!(
-                    "the core asked for the step {:?} twice",
-                    <&str>::from(plan.next)
+                    "the core asked for {} again",
+                    again.id
                 )));
             }
-            // The suite in its own copy, beside the other runs, when the plan allows it and
-            // there are cores to spare: after a build, the room as the build left it (made
-            // now); without one, the fresh copy made while the gate gathered.
-            if plan.suite_beside && jobs > 1 && early.is_none() && facts.fixture_suite.is_none() {
-                let copy = match &facts.build {
-                    Some(_) => Some(g.room.fork("the suite")?),
-                    None => None,
-                };
-                early = Some(SuiteBeside::start(scope, g, copy, plan.suite_first));
+            needs_met(&plan.work, &ended)?;
+            // What may run beside the items that must, each in a copy of its own, when there
+            // are cores to spare: the suite (after a build, the room as the build left it,
+            // copied now; without one, the fresh copy made while the gate gathered), and the
+            // re-proof the same draw names once the runs pass (copied before they touch the
+            // room). The suite that holds the property runs' run 1 starts beside them too.
+            for item in plan.work.iter().take_while(|_| jobs > 1) {
+                match item.kind {
+                    WorkKind::Suite
+                        if (item.speculative || !item.holds.is_empty())
+                            && early.is_none()
+                            && facts.fixture_suite.is_none() =>
+                    {
+                        let copy = match &facts.build {
+                            Some(_) => Some(g.room.fork("the suite")?),
+                            None => None,
+                        };
+                        early = Some(SuiteBeside::start(scope, g, copy, !item.holds.is_empty()));
+                    }
+                    WorkKind::Reproof if item.speculative && ahead.is_none() => {
+                        ahead = Some(reproof::ahead(scope, g, property(item)?)?);
+                    }
+                    _ => {}
+                }
             }
             let phase = Instant::now();
-            match plan.next {
-                NextStep::Build => {
-                    build(g, facts)?;
-                    facts
-                        .timings_ms
-                        .add(Phase::Build, phase.elapsed().as_secs_f64());
+            // The canary and the property runs run together, up to `--jobs` at once.
+            let runs: Vec<&WorkItem> = now
+                .iter()
+                .copied()
+                .filter(|w| matches!(w.kind, WorkKind::Canary | WorkKind::PropertyRuns))
+                .collect();
+            if !runs.is_empty() {
+                let holds = now
+                    .iter()
+                    .copied()
+                    .find(|w| w.kind == WorkKind::Suite && !w.holds.is_empty());
+                let ids: Vec<String> = runs.iter().filter_map(|w| w.property.clone()).collect();
+                // The suite as run 1 of the properties it holds (section 15.3): beside the
+                // property command's runs 2 and on, or first, alone.
+                let mut suite = None;
+                if holds.is_some() && early.is_none() {
+                    suite = Some(run_suite(g, &g.room, T2, &[], true, None)?.ok_or_else(|| {
+                        CliError::software("the suite was stopped though nothing stopped it")
+                    })?);
                 }
-                NextStep::Runs => {
-                    // The re-proof the plan will ask for once these runs pass, started now in
-                    // a copy made before they touch the room.
-                    if let Some(id) = plan.reproof_ahead.as_deref().filter(|_| jobs > 1) {
-                        ahead = Some(reproof::ahead(scope, g, id)?);
-                    }
-                    // The suite as run 1 of the properties it holds (section 15.3): beside the
-                    // property command's runs 2 and on, or first, alone.
-                    let mut suite = None;
-                    if plan.suite_first && early.is_none() {
-                        suite =
-                            Some(run_suite(g, &g.room, T2, &[], true, None)?.ok_or_else(|| {
-                                CliError::software(
-                                    "the suite was stopped though nothing stopped it",
-                                )
-                            })?);
-                    }
-                    let jobs::RunsStep { twin, ride, work } = jobs::of_plan(g, &plan)?;
-                    let slots = jobs.saturating_sub(usize::from(early.is_some())).max(1);
-                    // As each run ends: the facts with the runs ended so far (the step not) to
-                    // `--facts-out`, and to the core, whose answer says whether they decide
-                    // already (a canary that did not fail, a tree a run changed): then nothing
-                    // more runs. The runner never reads a result to stop by itself.
-                    let before = facts.clone();
-                    let ended = |so_far: &[&jobs::Done<'_>]| -> Result<bool, CliError> {
-                        // `--facts-out` lists every run ended (a property's runs not ended yet
-                        // `null`); the core is asked on the properties whose runs all ended.
-                        let with = |partial: bool| {
-                            let mut f = before.clone();
-                            jobs::record(
-                                g,
-                                &mut f,
-                                &plan.property_ids,
-                                so_far,
-                                None,
-                                ride.as_ref(),
-                                partial,
-                            );
-                            f
-                        };
-                        if args.facts_out.is_some() {
-                            let _ = write_facts(args, &with(true));
-                        }
-                        let now = planner.next(&with(false))?;
-                        Ok(now.next == NextStep::Decide && now.rule != GateRuleName::Route)
+                let jobs::RunsStep { twin, ride, work } = jobs::of_items(g, &runs)?;
+                let slots = jobs.saturating_sub(usize::from(early.is_some())).max(1);
+                // As each run ends: the facts with the runs ended so far (the step not) to
+                // `--facts-out`, and to the core, whose answer says whether they decide
+                // already (a canary that did not fail, a tree a run changed): then nothing
+                // more runs. The runner never reads a result to stop by itself.
+                let before = facts.clone();
+                let ended_runs = |so_far: &[&jobs::Done<'_>]| -> Result<bool, CliError> {
+                    // `--facts-out` lists every run ended (a property's runs not ended yet
+                    // `null`); the core is asked on the properties whose runs all ended.
+                    let with = |partial: bool| {
+                        let mut f = before.clone();
+                        jobs::record(g, &mut f, &ids, so_far, None, ride.as_ref(), partial);
+                        f
                     };
-                    let done = jobs::run_jobs(g, &work, slots, ride.as_ref(), &ended)?;
-                    drop(twin);
-                    if plan.suite_first && suite.is_none() {
-                        // The property runs are done and the suite (their run 1) still runs:
-                        // the re-proof readied beside them takes the core they left.
-                        if let Some(a) = &ahead {
-                            a.release();
-                        }
-                        let (room, done) = early
-                            .take()
-                            .ok_or_else(|| CliError::software("the suite was not started"))?
-                            .join()?;
-                        let _ = suite_room.set(room);
-                        suite = Some(done);
+                    if args.facts_out.is_some() {
+                        let _ = write_facts(args, &with(true));
                     }
-                    let first = suite.as_ref().map(|s| {
-                        s.read
-                            .clone()
-                            .unwrap_or_else(|| Err("the suite wrote no receipt".to_owned()))
-                    });
-                    seconds.t1 += jobs::record(
-                        g,
-                        facts,
-                        &plan.property_ids,
-                        &done.iter().collect::<Vec<_>>(),
-                        first.as_ref(),
-                        ride.as_ref(),
-                        false,
-                    );
-                    if let Some(done) = suite {
-                        seconds.t2 = the_suite(g, facts, done)?;
+                    decides(planner, &with(false))
+                };
+                let done = jobs::run_jobs(g, &work, slots, ride.as_ref(), &ended_runs)?;
+                drop(twin);
+                if holds.is_some() && suite.is_none() {
+                    // The property runs are done and the suite (their run 1) still runs:
+                    // the re-proof readied beside them takes the core they left.
+                    if let Some(a) = &ahead {
+                        a.release();
                     }
-                    if !plan.property_ids.is_empty() {
-                        facts
-                            .timings_ms
-                            .add(Phase::Properties, phase.elapsed().as_secs_f64());
-                    }
+                    let (room, done) = early
+                        .take()
+                        .ok_or_else(|| CliError::software("the suite was not started"))?
+                        .join()?;
+                    let _ = suite_room.set(room);
+                    suite = Some(done);
                 }
-                NextStep::Replay => {
-                    seconds.t1 += jobs::replay(g, facts, &plan.replay, suite_room.get())?;
+                let first = suite.as_ref().map(|s| {
+                    s.read
+                        .clone()
+                        .unwrap_or_else(|| Err("the suite wrote no receipt".to_owned()))
+                });
+                seconds.t1 += jobs::record(
+                    g,
+                    facts,
+                    &ids,
+                    &done.iter().collect::<Vec<_>>(),
+                    first.as_ref(),
+                    ride.as_ref(),
+                    false,
+                );
+                if let Some(done) = suite {
+                    seconds.t2 = the_suite(g, facts, done)?;
+                }
+                if !ids.is_empty() {
                     facts
                         .timings_ms
                         .add(Phase::Properties, phase.elapsed().as_secs_f64());
                 }
-                NextStep::Reproof => {
-                    let id = plan.reprove.as_deref().ok_or_else(|| {
-                        CliError::software("the core asked for a re-proof of no property")
-                    })?;
-                    let started = match ahead.take() {
-                        Some(a) if a.id == id => Some(a),
-                        Some(other) => {
-                            other.stop();
-                            None
-                        }
-                        None => None,
-                    };
-                    let done = match started {
-                        Some(a) => a.join()?,
-                        None => reproof::reprove(g, id, None, None)?,
-                    };
-                    facts.reproof.push(done.ok_or_else(|| {
-                        CliError::software("the re-proof was stopped though nothing stopped it")
-                    })?);
-                    facts
-                        .timings_ms
-                        .add(Phase::Reproof, phase.elapsed().as_secs_f64());
-                }
-                NextStep::Suite => {
-                    let done = match early.take() {
-                        Some(e) => {
-                            let (room, done) = e.join()?;
-                            let _ = suite_room.set(room);
-                            done
-                        }
-                        None => run_suite(g, &g.room, T2, &[], true, None)?.ok_or_else(|| {
-                            CliError::software("the suite was stopped though nothing stopped it")
-                        })?,
-                    };
-                    seconds.t2 = the_suite(g, facts, done)?;
-                }
-                NextStep::Rerun => {
-                    let template = g.config.suite.deselect.as_deref().ok_or_else(|| {
-                        CliError::software("the core asked for a re-run the config cannot make")
-                    })?;
-                    let room = suite_room.get().unwrap_or(&g.room);
-                    // The same run as the suite's, less the frozen tests.
-                    let extra = deselect_args(template, &plan.deselect, &room.tree);
-                    let label = format!("{T2} re-run without {}", plan.deselect.join(", "));
-                    let done =
-                        run_suite(g, room, &label, &extra, false, None)?.ok_or_else(|| {
-                            CliError::software("the re-run was stopped though nothing stopped it")
-                        })?;
-                    seconds.t2 += done.seconds;
-                    let rerun = done.rerun();
-                    record_suite(facts, done);
-                    if let Some(suite) = facts.fixture_suite.as_mut() {
-                        suite.rerun = Some(rerun);
-                    }
-                    facts
-                        .timings_ms
-                        .add(Phase::Rerun, phase.elapsed().as_secs_f64());
-                }
-                NextStep::Decide => break,
+                ended.extend(runs.iter().chain(holds.iter()).map(|w| w.id.clone()));
+                write_facts(args, facts)?;
             }
-            write_facts(args, facts)?;
+            // The other items one by one, each reported as it ends; the core is asked between
+            // them whether what ended decides already.
+            let rest: Vec<&WorkItem> = now
+                .iter()
+                .copied()
+                .filter(|w| !ended.contains(&w.id))
+                .collect();
+            for (i, item) in rest.iter().enumerate() {
+                let phase = Instant::now();
+                match item.kind {
+                    // Run together, above.
+                    WorkKind::Canary | WorkKind::PropertyRuns => {}
+                    WorkKind::Build => {
+                        build(g, facts)?;
+                        facts
+                            .timings_ms
+                            .add(Phase::Build, phase.elapsed().as_secs_f64());
+                    }
+                    WorkKind::Replay => {
+                        seconds.t1 += jobs::replay(
+                            g,
+                            facts,
+                            std::slice::from_ref(&property(item)?.to_owned()),
+                            suite_room.get(),
+                        )?;
+                        facts
+                            .timings_ms
+                            .add(Phase::Properties, phase.elapsed().as_secs_f64());
+                    }
+                    WorkKind::Reproof => {
+                        let id = property(item)?;
+                        let started = match ahead.take() {
+                            Some(a) if a.id == id => Some(a),
+                            Some(other) => {
+                                other.stop();
+                                None
+                            }
+                            None => None,
+                        };
+                        let done = match started {
+                            Some(a) => a.join()?,
+                            None => reproof::reprove(g, id, None, None)?,
+                        };
+                        facts.reproof.push(done.ok_or_else(|| {
+                            CliError::software("the re-proof was stopped though nothing stopped it")
+                        })?);
+                        facts
+                            .timings_ms
+                            .add(Phase::Reproof, phase.elapsed().as_secs_f64());
+                    }
+                    WorkKind::Suite => {
+                        let done = match early.take() {
+                            Some(e) => {
+                                let (room, done) = e.join()?;
+                                let _ = suite_room.set(room);
+                                done
+                            }
+                            None => {
+                                run_suite(g, &g.room, T2, &[], true, None)?.ok_or_else(|| {
+                                    CliError::software(
+                                        "the suite was stopped though nothing stopped it",
+                                    )
+                                })?
+                            }
+                        };
+                        seconds.t2 = the_suite(g, facts, done)?;
+                    }
+                    WorkKind::AddedTests => {
+                        seconds.t2 += added_tests(g, facts)?;
+                    }
+                    WorkKind::Rerun => {
+                        seconds.t2 += rerun(g, facts, &item.deselect, suite_room.get())?;
+                        facts
+                            .timings_ms
+                            .add(Phase::Rerun, phase.elapsed().as_secs_f64());
+                    }
+                }
+                ended.insert(item.id.clone());
+                write_facts(args, facts)?;
+                if i + 1 < rest.len() && decides(planner, facts)? {
+                    break;
+                }
+            }
         }
         // A suite or re-proof started early that the decision did not need: stopped, not run.
         if let Some(e) = early.take() {
@@ -240,17 +276,61 @@ pub(super) fn drive(
     })
 }
 
-/// What identifies a step of the plan: its kind and what it is asked to run.
-fn step_key(plan: &GateNext) -> String {
-    format!(
-        "{} {:?} {:?} {} {:?} {:?}",
-        <&str>::from(plan.next),
-        plan.property_ids,
-        plan.replay,
-        plan.canary,
-        plan.reprove,
-        plan.deselect
-    )
+/// Whether the facts so far decide already: the core's answer is `decide` by a gate rule (a
+/// canary that did not fail, a tree a run changed), so nothing more of this answer runs.
+fn decides(planner: &Planner<'_>, facts: &Facts) -> Result<bool, CliError> {
+    let now = planner.next(facts)?;
+    Ok(now.next == NextStep::Decide && now.rule != GateRuleName::Route)
+}
+
+/// The property a work item runs.
+fn property(item: &WorkItem) -> Result<&str, CliError> {
+    item.property
+        .as_deref()
+        .ok_or_else(|| CliError::software(format!("the core asked for {} of no property", item.id)))
+}
+
+/// Every item waits only for items that ended, or that this answer runs.
+fn needs_met(work: &[WorkItem], ended: &HashSet<String>) -> Result<(), CliError> {
+    for item in work {
+        if let Some(n) = item
+            .needs
+            .iter()
+            .find(|n| !ended.contains(*n) && !work.iter().any(|w| &w.id == *n))
+        {
+            return Err(CliError::software(format!(
+                "the core asked for {} before {n}, which it waits for",
+                item.id
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The re-run (section 12.4): the suite's run again, where it ran, less the frozen tests
+/// `deselect`; its facts into `fixture_suite.rerun`. Gives the seconds it took.
+fn rerun(
+    g: &Gathered,
+    facts: &mut Facts,
+    deselect: &[String],
+    suite_room: Option<&Room>,
+) -> Result<f64, CliError> {
+    let template =
+        g.config.suite.deselect.as_deref().ok_or_else(|| {
+            CliError::software("the core asked for a re-run the config cannot make")
+        })?;
+    let room = suite_room.unwrap_or(&g.room);
+    let extra = deselect_args(template, deselect, &room.tree);
+    let label = format!("{T2} re-run without {}", deselect.join(", "));
+    let done = run_suite(g, room, &label, &extra, false, None)?
+        .ok_or_else(|| CliError::software("the re-run was stopped though nothing stopped it"))?;
+    let seconds = done.seconds;
+    let rerun = done.rerun();
+    record_suite(facts, done);
+    if let Some(suite) = facts.fixture_suite.as_mut() {
+        suite.rerun = Some(rerun);
+    }
+    Ok(seconds)
 }
 
 /// The build step (section 11.8): once, in the room, its last lines kept for the report.
@@ -298,9 +378,7 @@ fn fails_on_the_base(
     build: &super::super::config::BuildConfig,
     tail: &str,
 ) -> Result<Option<String>, CliError> {
-    output::error(
-        "build: it failed; the base is built too, to tell the patch's fault from the machine's",
-    );
+    progress::say(Event::BuildingTheBase);
     let room = super::super::runner::open_room(&g.config.sandbox, &g.base, g.cache.as_ref())?;
     let ran = match Run::new(
         "build (the base)",
@@ -337,20 +415,31 @@ fn fails_on_the_base(
     )))
 }
 
-/// The suite's first run into the facts (`fixture_suite`), and the run of the test files the
-/// patch adds beside it (`fixture_suite.added`, issue 50); the seconds they took.
+/// The suite's first run into the facts (`fixture_suite`); the seconds it took.
 fn the_suite(g: &Gathered, facts: &mut Facts, done: SuiteDone) -> Result<f64, CliError> {
-    let mut seconds = done.seconds;
     facts.timings_ms.add(Phase::Suite, done.seconds);
+    let seconds = done.seconds;
     let mut run = record_suite(facts, done);
     run.catch_exit_codes = Some(g.config.suite.catch.clone());
-    if let Some(added) = super::suite::run_added(g)? {
-        seconds += added.seconds;
-        facts.timings_ms.add(Phase::Suite, added.seconds);
-        run.added = Some(added.rerun());
-        record_suite(facts, added);
-    }
     facts.fixture_suite = Some(run);
+    Ok(seconds)
+}
+
+/// The run of the test files the patch adds, in a room of their own, into the facts
+/// (`fixture_suite.added`, issue 50); the seconds it took.
+fn added_tests(g: &Gathered, facts: &mut Facts) -> Result<f64, CliError> {
+    let added = super::suite::run_added(g)?.ok_or_else(|| {
+        CliError::software(
+            "the core asked for the added tests, and the config has no `[suite] added`",
+        )
+    })?;
+    let seconds = added.seconds;
+    facts.timings_ms.add(Phase::Suite, seconds);
+    let rerun = added.rerun();
+    record_suite(facts, added);
+    if let Some(suite) = facts.fixture_suite.as_mut() {
+        suite.added = Some(rerun);
+    }
     Ok(seconds)
 }
 

@@ -10,7 +10,7 @@ use super::super::git::{
     base_file, binary_content, commit_of, enter_repository, fill_commit_counts, git_changed,
     git_made_executable, is_ancestor, judged_tree, ls_blobs, tree_with,
 };
-use super::super::output;
+use super::super::progress::{self, Event};
 use super::super::reading::in_file::in_file_tests;
 use super::super::reading::read_patch;
 use super::super::sandbox::Room;
@@ -347,19 +347,12 @@ pub(super) fn integrity_after(
     if files.is_empty() && !seal_changed {
         return Ok(None);
     }
-    output::error(&format!(
-        "{label}: changed {} tracked file(s){}{}: nothing more runs",
-        files.len(),
-        if seal_changed {
-            " and the fixtures' seal"
-        } else {
-            ""
-        },
-        files
-            .first()
-            .map(|f| format!(" (first: {f})"))
-            .unwrap_or_default()
-    ));
+    progress::say(Event::TreeChanged {
+        label: label.to_owned(),
+        files: files.len(),
+        seal: seal_changed,
+        first: files.first().cloned(),
+    });
     Ok(Some(IntegrityFinding {
         run: label.to_owned(),
         count: files.len() as u64,

@@ -16,7 +16,7 @@ use super::outputs::add_failures;
 use super::twin::CanaryTwin;
 use crate::core::gate::{
     CanaryFacts, CanaryPart, CanaryPartFacts, Facts, IntegrityFinding, MAX_PROPERTY_CASES, Phase,
-    PropertyRuns, Replay,
+    PropertyRuns, Replay, WorkItem, WorkKind,
 };
 use crate::core::ladder::T1;
 use crate::core::runs::Receipt;
@@ -149,33 +149,29 @@ pub(super) fn jobs(
     work
 }
 
-/// The jobs of the `runs` step `plan` asks for, as [`jobs`] orders them, with the canary's
-/// turned twin (section 15.3) when it is one, its file in the copy for these runs only
-/// (removed when dropped), and how the canary rides. The runner runs these; `--dry-run` says
-/// them.
-pub(super) fn of_plan(
-    g: &Gathered,
-    plan: &crate::core::gate::GateNext,
-) -> Result<RunsStep, CliError> {
-    let from = if plan.suite_first { 2 } else { 1 };
+/// The jobs of the canary and property-runs work items `items`, as [`jobs`] orders them,
+/// with the canary's turned twin (section 15.3) when it is one, its file in the copy for these
+/// runs only (removed when dropped), and how the canary rides. The runner runs these;
+/// `--dry-run` says them.
+pub(super) fn of_items(g: &Gathered, items: &[&WorkItem]) -> Result<RunsStep, CliError> {
+    let canary = items.iter().any(|w| w.kind == WorkKind::Canary);
+    let ids: Vec<String> = items
+        .iter()
+        .filter(|w| w.kind == WorkKind::PropertyRuns)
+        .filter_map(|w| w.property.clone())
+        .collect();
+    // Every property's runs start at the same run (2 when the suite is run 1).
+    let from = items.iter().find_map(|w| w.from_run).unwrap_or(1);
     let twin = match &g.config.canary {
-        Some(c) if c.twin && plan.canary && !plan.property_ids.is_empty() => {
-            super::twin::canary_twin(g, &plan.property_ids)?
-        }
+        Some(c) if c.twin && canary && !ids.is_empty() => super::twin::canary_twin(g, &ids)?,
         _ => None,
     };
     let ride = ride(&g.config, twin.as_ref());
-    let work = jobs(
-        &g.config,
-        plan.canary,
-        &plan.property_ids,
-        from,
-        ride.as_ref(),
-    );
+    let work = jobs(&g.config, canary, &ids, from, ride.as_ref());
     Ok(RunsStep { twin, ride, work })
 }
 
-/// A `runs` step's work: see [`of_plan`].
+/// The canary's and the property runs' jobs: see [`of_items`].
 pub(super) struct RunsStep {
     pub twin: Option<CanaryTwin>,
     pub ride: Option<Ride>,

@@ -47,7 +47,7 @@ use serde_json::Value;
 
 use super::config::CONFIG_FILE;
 use super::error::{CliError, CliResult};
-use super::{RemoteArgs, output, remote};
+use super::{RemoteArgs, remote};
 use crate::core::freeze_ledger::DEFAULT_DEBT_CAP;
 use crate::core::gate::{
     Facts, GateAnswer, GateDecision, GateNext, GateRequest, Phase, next_step, parse_gate_request,
@@ -264,10 +264,10 @@ pub fn run(args: GateArgs) -> CliResult {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     if checks > 0 {
-        output::error(&format!(
-            "integrity: the copy checked after {checks} run{} ({spent:.3} s)",
-            if checks == 1 { "" } else { "s" }
-        ));
+        super::progress::say(super::progress::Event::IntegrityChecked {
+            checks: checks as usize,
+            seconds: spent,
+        });
     }
     outputs::write_facts(&args, &facts)?;
     let answer = outputs::finish(

@@ -9,6 +9,7 @@ use serde_json::json;
 
 use super::super::error::CliError;
 use super::super::output;
+use super::super::progress::{self, Event};
 use super::super::remote;
 use super::super::runner::ReceiptRead;
 use super::{GateArgs, Planner};
@@ -89,10 +90,9 @@ pub(super) fn finish(
     if let Some(path) = &args.decision_log {
         match line {
             Some(line) => write_file(path, &line, true)?,
-            None => output::error(&format!(
-                "--decision-log {}: the server decided, and its own decision log has the line",
-                path.display()
-            )),
+            None => progress::say(Event::DecisionLoggedByServer {
+                path: path.display().to_string(),
+            }),
         }
     }
     // GitHub reads workflow commands from both streams: with `--json` the annotation goes to
@@ -228,7 +228,9 @@ fn write_outputs(args: &GateArgs, answer: &GateAnswer, shadow: bool) -> Result<(
         write_file(path, &(text.unwrap_or_default() + "\n"), false)?;
     }
     if let Some(path) = &args.markdown_out {
-        write_file(path, &markdown_as(answer, shadow), true)?;
+        // The decision's report, and what ran to reach it (the runs' events).
+        let report = markdown_as(answer, shadow) + &progress::what_ran();
+        write_file(path, &report, true)?;
     }
     if let Some(path) = &args.evidence_out {
         match &answer.evidence {
@@ -246,11 +248,10 @@ fn write_outputs(args: &GateArgs, answer: &GateAnswer, shadow: bool) -> Result<(
             None => {
                 // No evidence was routed: a file left from before must not be replayed.
                 output::remove(path, checkout().as_deref());
-                output::error(&format!(
-                    "no evidence to write to {}: gate rule {} decided before the router",
-                    path.display(),
-                    <&str>::from(answer.rule)
-                ));
+                progress::say(Event::NoEvidence {
+                    path: path.display().to_string(),
+                    rule: answer.rule.into(),
+                });
             }
         }
     }

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use super::super::error::CliError;
 use super::super::git::base_file;
-use super::super::output;
+use super::super::progress::{self, Event};
 use super::super::runner::{Outcome, Place, Run, property_argv, property_receipt};
 use super::super::sandbox::Room;
 use super::gather::Gathered;
@@ -60,10 +60,9 @@ impl ReproofBeside<'_> {
     pub fn stop(mut self) {
         self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
         if let Some(Ok(Ok(Some(_)))) = self.handle.take().map(std::thread::ScopedJoinHandle::join) {
-            output::error(&format!(
-                "re-proof {}: its early run is not counted (the plan did not ask for it)",
-                self.id
-            ));
+            progress::say(Event::ReproofDropped {
+                property: self.id.clone(),
+            });
         }
     }
 }
@@ -85,9 +84,9 @@ pub(super) fn ahead<'scope, 'env>(
     let go = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let (flag, start) = (std::sync::Arc::clone(&stop), std::sync::Arc::clone(&go));
     let owned = id.to_owned();
-    output::error(&format!(
-        "re-proof {id}: its copy made now and readied beside the property runs; run only if they pass"
-    ));
+    progress::say(Event::ReproofAhead {
+        property: id.to_owned(),
+    });
     let handle = scope.spawn(move || {
         reprove(
             g,
@@ -150,9 +149,10 @@ pub(super) fn reprove(
         None => room_for(g, id)?,
     };
     if let Err(why) = apply_mutant(&room.tree, &diff, &g.base) {
-        output::error(&format!(
-            "re-proof {id}: its mutant does not apply here ({why})"
-        ));
+        progress::say(Event::MutantDoesNotApply {
+            property: id.to_owned(),
+            why: why.clone(),
+        });
         return Ok(Some(not_applied(format!(
             "not as written, not by a three-way merge, not with its context loosened: {why}"
         ))));
@@ -293,9 +293,10 @@ fn turned(
         }))
     };
     if let Err(why) = mutant_applies(g, diff) {
-        output::error(&format!(
-            "re-proof {id}: its mutant does not apply here ({why})"
-        ));
+        progress::say(Event::MutantDoesNotApply {
+            property: id.to_owned(),
+            why: why.clone(),
+        });
         return void(format!(
             "its mutant, not as written, not by a three-way merge, not with its context loosened: {why}"
         ));
@@ -357,13 +358,15 @@ fn apply_mutant(tree: &Path, diff: &[u8], base: &str) -> Result<(), String> {
         return Ok(());
     };
     if three_way(tree, diff, base).is_ok() {
-        output::error("re-proof: the mutant applied by a three-way merge");
+        progress::say(Event::MutantApplied {
+            how: "by a three-way merge",
+        });
         return Ok(());
     }
     if removals_are_unambiguous(tree, diff, base) && apply_diff(tree, diff, &["-C0"]).is_ok() {
-        output::error(
-            "re-proof: the mutant applied with its context loosened (the lines it removes are there)",
-        );
+        progress::say(Event::MutantApplied {
+            how: "with its context loosened (the lines it removes are there)",
+        });
         return Ok(());
     }
     Err(why)

@@ -7,6 +7,7 @@ use std::path::Path;
 use super::super::error::CliError;
 use super::super::junit;
 use super::super::output;
+use super::super::progress::{self, Event, Report};
 use super::super::runner::{
     Outcome, Place, ReceiptRead, Run, argv_for, open_report, receipt_of, receipted,
 };
@@ -14,7 +15,7 @@ use super::super::sandbox::Room;
 use super::census;
 use super::gather::{Gathered, integrity_after};
 use crate::core::gate::{IntegrityFinding, RerunFacts, SuiteFacts, fit_test_id};
-use crate::core::ladder::{T1, T2};
+use crate::core::ladder::T2;
 use crate::core::path::RepoPath;
 
 /// A run of the fixture suite: its facts (catch codes aside), the seconds it took, its receipt
@@ -64,13 +65,14 @@ pub(super) fn run_suite(
 /// The placeholder of `[suite] added`: the argument holding it is repeated once per file.
 pub(super) const ADDED_FILES: &str = "{files}";
 
-/// The test files the patch adds (issue 50), run by `[suite] added` in a room of their own:
-/// the run tree with them in, so their imports reach nothing of the suite's run. `None` when
-/// there are none, or no command to run them.
-pub(super) fn run_added(g: &Gathered) -> Result<Option<SuiteDone>, CliError> {
+/// The run of the test files the patch adds (issue 50) by `[suite] added`, as the runner
+/// starts it and `--dry-run` says it: its label, its command, and the tree it runs on (the run
+/// tree with them in, so their imports reach nothing of the suite's run). `None` when there
+/// are none, or no command to run them.
+pub(super) fn added_command(g: &Gathered) -> Option<(String, Vec<String>, &str)> {
     let (Some(template), Some(tree)) = (g.config.suite.added.as_deref(), g.added_tree.as_deref())
     else {
-        return Ok(None);
+        return None;
     };
     let files: Vec<String> = g
         .added
@@ -87,8 +89,15 @@ pub(super) fn run_added(g: &Gathered) -> Result<Option<SuiteDone>, CliError> {
             false => vec![a.clone()],
         })
         .collect();
+    Some((format!("{T2} the tests the patch adds"), argv, tree))
+}
+
+/// The test files the patch adds, run in a room of their own ([`added_command`]).
+pub(super) fn run_added(g: &Gathered) -> Result<Option<SuiteDone>, CliError> {
+    let Some((label, argv, tree)) = added_command(g) else {
+        return Ok(None);
+    };
     let room = super::super::runner::open_room(&g.config.sandbox, tree, g.cache.as_ref())?;
-    let label = format!("{T2} the tests the patch adds");
     run_as_suite(g, &room, &label, &argv, false, None)
 }
 
@@ -110,10 +119,13 @@ fn run_as_suite(
     let junit = match s.junit.as_deref().filter(|_| !receipts) {
         Some(j) => match output::link_inside(&room.tree.join(j), Some(&room.tree)) {
             Some(link) => {
-                output::error(&format!(
-                    "{label}: the JUnit report {j} is reached through the symbolic link {} in the checkout: not read, no failure is discarded",
-                    link.display()
-                ));
+                say_report(
+                    label,
+                    Report::ThroughLink {
+                        report: j.to_owned(),
+                        link: link.display().to_string(),
+                    },
+                );
                 None
             }
             None => Some((j, room.tree.join(j))),
@@ -148,16 +160,19 @@ fn run_as_suite(
         run.receipt = Some(receipt_of(&read));
         if let Ok(report) = &read {
             if let Some(why) = &report.disagrees {
-                output::error(&format!("{label}: its report disagrees with itself: {why}"));
+                say_report(label, Report::ReceiptDisagrees { why: why.clone() });
             }
             // The base's tests must still run (section 11.2); a re-run leaves some out.
             if let Some(base) = g.census.as_ref().filter(|_| first) {
                 let gone = census::vanished(base, report);
                 if let Some(first) = gone.first() {
-                    output::error(&format!(
-                        "{label}: {} census tests that passed on the base did not run (first: {first})",
-                        gone.len(),
-                    ));
+                    say_report(
+                        label,
+                        Report::Vanished {
+                            count: gone.len(),
+                            first: first.clone(),
+                        },
+                    );
                 }
                 run.vanished_count = Some(gone.len() as u64);
                 run.vanished = gone.into_iter().take(100).map(fit_test_id).collect();
@@ -188,20 +203,40 @@ fn read_named_report(label: &str, j: &str, path: &Path, run: &mut SuiteFacts) {
             Ok(report) => {
                 run.failed_tests = Some(report.failed.into_iter().map(fit_test_id).collect());
                 if let Some(why) = report.disagrees {
-                    output::error(&format!(
-                        "{label}: the JUnit report {j} disagrees with itself: {why}"
-                    ));
+                    say_report(
+                        label,
+                        Report::JunitDisagrees {
+                            report: j.to_owned(),
+                            why: why.clone(),
+                        },
+                    );
                     run.report_disagrees = Some(fit_test_id(why));
                 }
             }
-            Err(e) => output::error(&format!(
-                "{label}: the JUnit report {j} cannot be read ({e}): no failure is discarded"
-            )),
+            Err(e) => say_report(
+                label,
+                Report::Unreadable {
+                    report: j.to_owned(),
+                    why: e.to_string(),
+                },
+            ),
         },
-        Err(e) => output::error(&format!(
-            "{label}: no JUnit report read at {j} ({e}): no failure is discarded"
-        )),
+        Err(e) => say_report(
+            label,
+            Report::Missing {
+                report: j.to_owned(),
+                why: e.to_string(),
+            },
+        ),
     }
+}
+
+/// Says what the suite run `label`'s report says that is not a result.
+fn say_report(label: &str, said: Report) {
+    progress::say(Event::Report {
+        label: label.to_owned(),
+        said,
+    });
 }
 
 /// The arguments that leave `ids` out of a suite run: `[suite] deselect` once per test, with
@@ -264,14 +299,7 @@ impl<'scope, 'env> SuiteBeside<'scope, 'env> {
     ) -> Self {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = std::sync::Arc::clone(&stop);
-        output::error(&match first_run {
-            true => format!(
-                "{T2}: started now in its own copy, beside the other runs: it is run 1 of the properties it holds"
-            ),
-            false => format!(
-                "{T2}: started now in its own copy, beside the other runs; used only if {T1} passes"
-            ),
-        });
+        progress::say(Event::SuiteAhead { holds: first_run });
         let handle = scope.spawn(move || {
             let room = match copy.map(Ok).or_else(|| g.spare.take()) {
                 Some(room) => room?,
@@ -307,14 +335,9 @@ impl<'scope, 'env> SuiteBeside<'scope, 'env> {
         self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
         if let Some(Ok(Ok((_, done)))) = self.handle.take().map(std::thread::ScopedJoinHandle::join)
         {
-            output::error(&format!(
-                "{T2}: {}: the decision came before the suite, which is recorded as not run",
-                if done.is_none() {
-                    "its early run was stopped"
-                } else {
-                    "its early run is not counted"
-                }
-            ));
+            progress::say(Event::SuiteDropped {
+                stopped: done.is_none(),
+            });
         }
     }
 }

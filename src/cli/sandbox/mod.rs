@@ -26,6 +26,7 @@ use env::{environment, find_program};
 use place::{Places, directories, room_parent, tmpfs};
 
 use super::process::Invocation;
+use super::progress::{Cache, Event};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -146,24 +147,25 @@ impl Room {
         )?;
         let files = tracked.len();
         let restored = cache.map(|c| (c, c.restore(&copy)));
-        super::output::error(&format!(
-            "clean room: tree {} copied ({files} files, {:.2} s){}; runs in {}",
-            short(tree),
-            started.elapsed().as_secs_f64(),
-            match restored {
-                None => String::new(),
-                Some((c, Ok(()))) =>
-                    format!(", the build cache of tree {} restored", short(&c.tree)),
-                Some((c, Err(why))) => format!(
-                    ", the build cache of tree {} not restored ({why}): the build starts cold",
-                    short(&c.tree)
-                ),
+        super::progress::say(Event::RoomCopied {
+            tree: short(tree).to_owned(),
+            files,
+            seconds: started.elapsed().as_secs_f64(),
+            cache: match restored {
+                None => Cache::None,
+                Some((c, Ok(()))) => Cache::Restored {
+                    tree: short(&c.tree).to_owned(),
+                },
+                Some((c, Err(why))) => Cache::NotRestored {
+                    tree: short(&c.tree).to_owned(),
+                    why: why.to_string(),
+                },
             },
-            match backend {
+            backend: match backend {
                 Backend::Bubblewrap => "bubblewrap",
                 Backend::Off => "no sandbox ([sandbox] mode = \"off\")",
-            }
-        ));
+            },
+        });
         let git_dir = match config.git {
             SandboxGit::None => None,
             SandboxGit::ReadOnly => {
@@ -342,33 +344,35 @@ impl Room {
     pub fn say_view(&self) {
         let (_, masked) = self.seen();
         let m = self.mechanisms();
-        super::output::error(&format!(
-            "sealed room: runs see {}{}; as {}; caps: memory {} MiB ({}), {} processes ({}), {} MiB written ({})",
-            self.view
-                .as_ref()
-                .map_or_else(String::new, view::View::said),
-            if masked.is_empty() {
-                String::new()
-            } else {
-                format!("; masked: {}", masked.join(", "))
-            },
-            match (self.uid, &self.mapped) {
-                (Some(uid), Some(Ok(()))) => format!(
-                    "uid {uid} (the room's own), which reads the toolchain directories as the runner does (id-mapped, read-only)"
-                ),
-                (Some(uid), Some(Err(why))) => format!(
-                    "uid {uid} (the room's own), which reads the toolchain directories as their modes allow it (no id-mapped mount here: {why})"
-                ),
-                (Some(uid), None) => format!("uid {uid} (the room's own)"),
-                (None, _) => "the runner's uid in a user namespace".to_owned(),
-            },
-            self.limits.memory_mib,
-            m.memory,
-            self.limits.pids,
-            m.pids,
-            self.limits.disk_mib,
-            m.disk,
-        ));
+        super::progress::say(Event::RoomSealed {
+            view: format!(
+                "{}{}; as {}; caps: memory {} MiB ({}), {} processes ({}), {} MiB written ({})",
+                self.view
+                    .as_ref()
+                    .map_or_else(String::new, view::View::said),
+                if masked.is_empty() {
+                    String::new()
+                } else {
+                    format!("; masked: {}", masked.join(", "))
+                },
+                match (self.uid, &self.mapped) {
+                    (Some(uid), Some(Ok(()))) => format!(
+                        "uid {uid} (the room's own), which reads the toolchain directories as the runner does (id-mapped, read-only)"
+                    ),
+                    (Some(uid), Some(Err(why))) => format!(
+                        "uid {uid} (the room's own), which reads the toolchain directories as their modes allow it (no id-mapped mount here: {why})"
+                    ),
+                    (Some(uid), None) => format!("uid {uid} (the room's own)"),
+                    (None, _) => "the runner's uid in a user namespace".to_owned(),
+                },
+                self.limits.memory_mib,
+                m.memory,
+                self.limits.pids,
+                m.pids,
+                self.limits.disk_mib,
+                m.disk,
+            ),
+        });
     }
 }
 
@@ -427,10 +431,10 @@ impl Room {
             .map(|t| t.moved(&self.tree, &copy))
             .collect();
         super::export::Tracked::restat(&mut tracked);
-        super::output::error(&format!(
-            "clean room: a second copy for {purpose} ({:.2} s)",
-            started.elapsed().as_secs_f64()
-        ));
+        super::progress::say(Event::RoomForked {
+            purpose: purpose.to_owned(),
+            seconds: started.elapsed().as_secs_f64(),
+        });
         let env = self
             .env
             .iter()

@@ -24,6 +24,7 @@ mod rules;
 mod shape;
 mod steps;
 mod verdicts;
+mod work;
 
 use super::route::{Verdict, Verdicts};
 
@@ -44,6 +45,7 @@ pub use shape::{
     TIMING_STEPS, UNREAD_FIELDS, clip_failure, fit_test_id,
 };
 pub use steps::*;
+pub use work::{NextStep, WorkItem, WorkKind, WorkTree, work_id};
 
 impl super::decision::Decision for GateDecision {
     const ENDPOINT: &'static str = "gate";

@@ -12,6 +12,7 @@ use super::request::GateRequest;
 use super::rules::decide_gate;
 use super::steps::Step;
 use super::verdicts::frozen_tests;
+use super::work::{NextStep, StepWork, WorkItem, work_for};
 use crate::core::quorum;
 use crate::core::route::Verdict;
 use crate::core::runs::counted;
@@ -19,33 +20,6 @@ use serde::Deserialize;
 use serde::Serialize;
 use std::collections::HashSet;
 use utoipa::ToSchema;
-
-crate::core::words! {
-    "snake_case";
-    /// A step the runner executes.
-    pub enum NextStep {
-        /// Run the build step (`configured.build`) and report it as `build`.
-        Build,
-        /// Run the canary when `canary` is true (report it as `canary`), and `property_ids`, each
-        /// `runs` times (report them as `property_runs`), up to `--jobs` at once.
-        Runs,
-        /// Run each property in `replay` once more where its failing run ran (the suite's room
-        /// for a run 1 that was the suite's, else the property runs' room), so its engine tries
-        /// the failing examples that run saved first, and report each as `replays` (CONTRACT.md
-        /// section 15.5).
-        Replay,
-        /// Run the admitted property `reprove` once on a fresh copy of the judged tree with its
-        /// admission mutant applied, and add what it did to `reproof` (section 11.5).
-        Reproof,
-        /// Run the fixture suite and report it as `fixture_suite`.
-        Suite,
-        /// Run the suite again with the tests in `deselect` left out (the frozen tests it
-        /// failed), and report it as `fixture_suite.rerun` (section 12.4).
-        Rerun,
-        /// Every fact the decision needs is in: decide (`POST /gate`).
-        Decide,
-    }
-}
 
 /// The `/gate/next` answer: what to run next, and what the gate would answer on the facts
 /// gathered so far (the answer to expect when `next` is `decide`). Not a decision: no
@@ -56,6 +30,10 @@ pub struct GateNext {
     /// The row of the core's plan that chose `next` (1-based).
     #[serde(default)]
     pub plan_row: u8,
+    /// What to run now, item by item: the only field the runner reads to know what to run.
+    /// The fields below up to `suite_first` say the same, by step.
+    #[serde(default)]
+    pub work: Vec<WorkItem>,
     /// With `runs`: the properties to run, in catalog order (in locality, voting, not yet
     /// run); empty otherwise.
     pub property_ids: Vec<String>,
@@ -132,7 +110,7 @@ pub struct PlanRow {
 }
 
 /// The gate's steps in order; the first due row is the next step.
-pub const PLAN: [PlanRow; 8] = [
+pub const PLAN: [PlanRow; 9] = [
     PlanRow {
         step: NextStep::Decide,
         says: "a gate rule decided on the facts so far: nothing more runs",
@@ -167,6 +145,17 @@ pub const PLAN: [PlanRow; 8] = [
         step: NextStep::Suite,
         says: "the suite has not run, and t1 passed or did not apply",
         due: |p| p.suite_due,
+    },
+    PlanRow {
+        step: NextStep::AddedTests,
+        says: "the suite ran, and the test files the patch adds did not: they run in a room of their own",
+        due: |p| {
+            !p.request.added_tests.is_empty()
+                && p.request
+                    .fixture_suite
+                    .as_ref()
+                    .is_some_and(|s| s.added.is_none())
+        },
     },
     PlanRow {
         step: NextStep::Rerun,
@@ -273,9 +262,34 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
         && planning.configured.canary
         && request.canary.is_none()
         && planning.work_ahead();
+    let work = work_for(&StepWork {
+        next,
+        built: request.build.is_some(),
+        canary,
+        property_ids: match next {
+            NextStep::Runs => &planning.unrun,
+            _ => &[],
+        },
+        suite_first,
+        suite_beside,
+        reproof_ahead: reproof_ahead.as_deref(),
+        replay: match next {
+            NextStep::Replay => &planning.replay,
+            _ => &[],
+        },
+        reprove: planning
+            .reprove
+            .as_deref()
+            .filter(|_| next == NextStep::Reproof),
+        deselect: planning
+            .rerun
+            .as_deref()
+            .filter(|_| next == NextStep::Rerun),
+    });
     GateNext {
         next,
         plan_row: number,
+        work,
         property_ids: match next {
             NextStep::Runs => planning.unrun.clone(),
             _ => Vec::new(),
