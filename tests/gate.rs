@@ -2981,8 +2981,16 @@ fn the_typed_facts_read_back_as_written() {
             actual: A.into(),
             expected: A.into(),
         },
-        catalog: base()["catalog"].clone(),
-        ledger: Some(json!([])),
+        catalog: {
+            use patchgate::core::catalog::{Catalog, CatalogKind, parse_catalog};
+            let mut e = patchgate::core::fields::Errors::default();
+            let catch = patchgate::core::runs::CatchCodes::default();
+            let (properties, _) =
+                parse_catalog(&base()["catalog"], CatalogKind::Gate, Some(&catch), &mut e);
+            assert!(e.is_empty(), "{e:?}");
+            Catalog { properties }
+        },
+        ledger: Some(Vec::new()),
         debt_cap: Some(5),
         judged: Some(Judged {
             base: "a".repeat(40),

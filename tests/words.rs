@@ -6,7 +6,9 @@ use patchgate::core::admit::{AdmitOutcome, AdmitReason, CheckKind};
 use patchgate::core::catalog::Strength;
 use patchgate::core::checks::{CheckVerdict, ChecksDisposition};
 use patchgate::core::freeze_ledger::LedgerState;
-use patchgate::core::gate::{GateDisposition, GateReason, GateRuleName, NextStep, SandboxBackend};
+use patchgate::core::gate::{
+    GateDisposition, GateReason, GateRuleName, NextStep, SandboxBackend, WorkKind, WorkTree,
+};
 use patchgate::core::ladder::{FixChanged, TierVerdict};
 use patchgate::core::quorum::{Outcome, Reason, Vote};
 use patchgate::core::route::{Attribution, Disposition, RuleName, Verdict};
@@ -236,11 +238,43 @@ fn the_enums_speak_the_contracts_words() {
     );
     // What the runner does next (`POST /gate/next`): every step of the plan (issue 34 added
     // the build and the re-proof, which the runner used to schedule itself; issue 50 the
-    // replay of a split, CONTRACT.md section 15.5).
+    // replay of a split, CONTRACT.md section 15.5; issue 51 the added tests as a step of
+    // their own).
     assert_eq!(
         words::<NextStep>(),
         [
-            "build", "runs", "replay", "reproof", "suite", "rerun", "decide"
+            "build",
+            "runs",
+            "replay",
+            "reproof",
+            "suite",
+            "added_tests",
+            "rerun",
+            "decide"
+        ]
+    );
+    // Issue 51: the plan's work items, by kind and by the tree each runs on.
+    assert_eq!(
+        words::<WorkKind>(),
+        [
+            "build",
+            "canary",
+            "property_runs",
+            "replay",
+            "reproof",
+            "suite",
+            "added_tests",
+            "rerun"
+        ]
+    );
+    assert_eq!(
+        words::<WorkTree>(),
+        [
+            "judged",
+            "mutant",
+            "where_it_failed",
+            "suite_room",
+            "with_added_tests"
         ]
     );
     // How the runs were isolated (section 12.2).

@@ -47,6 +47,31 @@ pub fn catalog_properties(
     (rows, errors)
 }
 
+/// A freeze ledger's rows, read once by the core's own reader (CONTRACT.md section 2): the
+/// runner carries them typed and writes them as the file holds them. A ledger the core would
+/// refuse is refused here, field by field (65), headed `invalid`.
+pub fn ledger_rows(
+    doc: &serde_json::Value,
+    invalid: &str,
+) -> Result<Vec<crate::core::freeze_ledger::FreezeRow>, CliError> {
+    let mut errors = crate::core::fields::Errors::default();
+    let rows = crate::core::freeze_ledger::parse_ledger(doc, &mut errors);
+    valid(errors, invalid).map(|()| rows)
+}
+
+/// What the core's reader found wrong with a document, refused field by field (65), headed
+/// `invalid`; nothing wrong is `Ok`.
+pub fn valid(errors: crate::core::fields::Errors, invalid: &str) -> Result<(), CliError> {
+    match errors.is_empty() {
+        true => Ok(()),
+        false => Err(CliError::problem(
+            crate::exit::Exit::DataErr,
+            invalid,
+            &crate::core::problem::Problem::invalid(errors),
+        )),
+    }
+}
+
 /// Adds `key` to a JSON object the CLI writes (an optional field of a body or a row); a
 /// document that is not an object is left as it is.
 pub fn put(doc: &mut Value, key: &str, value: impl serde::Serialize) {

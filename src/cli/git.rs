@@ -3,9 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
-
 use super::error::CliError;
+use crate::core::freeze_ledger::FreezeRow;
 
 /// Git as the runners run it, whatever the repository's or the user's git config says
 /// (CONTRACT.md section 11.3): no hooks, no fsmonitor, no external diff or textconv driver,
@@ -723,34 +722,21 @@ fn ambiguous_names(rev: &str) -> Result<Vec<String>, CliError> {
 
 /// Fills `commits_since_open` for open rows that name `opened_against_commit` and lack it,
 /// counting commits with git from that commit to the head (inside a repository only).
-pub fn fill_commit_counts(ledger: &mut Value, head: &str) -> Result<(), CliError> {
-    let Some(rows) = ledger.as_array_mut() else {
-        return Ok(());
-    };
+pub fn fill_commit_counts(rows: &mut [FreezeRow], head: &str) -> Result<(), CliError> {
     let needs_git = rows
         .iter()
-        .any(|r| r.get("opened_against_commit").is_some() && r.get("commits_since_open").is_none());
+        .any(|r| r.opened_against_commit.is_some() && r.commits_since_open.is_none());
     if !needs_git || git(&["rev-parse", "--git-dir"]).is_err() {
         return Ok(());
     }
     for (i, row) in rows.iter_mut().enumerate() {
-        let Some(obj) = row.as_object_mut() else {
-            continue;
-        };
-        if obj.contains_key("commits_since_open") {
-            continue;
-        }
-        let Some(commit) = obj
-            .get("opened_against_commit")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
+        let Some(commit) = row
+            .opened_against_commit
+            .clone()
+            .filter(|_| row.commits_since_open.is_none())
         else {
             continue;
         };
-        if !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
-            // Left for validation to refuse with its pointer.
-            continue;
-        }
         let out = git(&["rev-list", "--count", &format!("{commit}..{head}")]).map_err(|e| {
             CliError::data(format!(
                 "ledger row {i}: cannot count commits since {commit}: {}",
@@ -761,7 +747,7 @@ pub fn fill_commit_counts(ledger: &mut Value, head: &str) -> Result<(), CliError
             .trim()
             .parse()
             .map_err(|_| CliError::data(format!("ledger row {i}: git gave no commit count")))?;
-        obj.insert("commits_since_open".into(), json!(n));
+        row.commits_since_open = Some(n);
     }
     Ok(())
 }

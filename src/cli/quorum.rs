@@ -82,8 +82,11 @@ fn build_request(args: &QuorumArgs) -> Result<Value, CliError> {
         None => Value::Object(Map::new()),
     };
     let mut ledger = match &args.ledger {
-        Some(p) => read_document(p, "ledger")?,
-        None => Value::Array(Vec::new()),
+        Some(p) => super::documents::ledger_rows(
+            &read_document(p, "ledger")?,
+            &format!("the ledger {} is invalid:", p.display()),
+        )?,
+        None => Vec::new(),
     };
     let head = args.changed.head.as_deref().unwrap_or("HEAD");
     fill_commit_counts(&mut ledger, head)?;

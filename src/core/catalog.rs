@@ -148,3 +148,71 @@ pub fn parse_catalog(
     .unwrap_or_default();
     (props, seen.into_keys().collect())
 }
+
+/// A catalog read once ([`parse_catalog`]): its rows, written back as its file holds them
+/// (the facts' `catalog`), which [`parse_catalog`] reads to the same rows.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Catalog {
+    pub properties: Vec<Property>,
+}
+
+/// A row as the catalog file holds it.
+#[derive(serde::Serialize)]
+struct RowAsWritten<'a> {
+    id: &'a str,
+    strength: &'static str,
+    locality: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fixtures: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    introduced: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    source: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    admitted: Option<&'a AdmissionRecord>,
+}
+
+impl serde::Serialize for Property {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        RowAsWritten {
+            id: &self.id,
+            strength: self.strength.as_str(),
+            locality: self.locality.iter().map(RepoPath::as_str).collect(),
+            fixtures: self.fixtures.as_ref().map(RepoPath::as_str),
+            introduced: self.introduced,
+            source: self.source.iter().map(RepoPath::as_str).collect(),
+            admitted: self.admitted.as_ref(),
+        }
+        .serialize(s)
+    }
+}
+
+#[cfg(test)]
+mod written {
+    use super::*;
+
+    /// A catalog written is the catalog read: every field of a row (written by hand as a
+    /// catalog file holds it), for the patch gate's kind and `/quorum`'s.
+    #[test]
+    fn a_catalog_written_reads_back_the_same() {
+        let admitted = serde_json::json!({"seal": "ab".repeat(32), "mutant": "m1",
+            "base_runs": [0, 0], "mutant_runs": [1, 1], "source": "cd".repeat(32)});
+        let gate = serde_json::json!({"properties": [
+            {"id": "p.one", "strength": "strong", "locality": ["src/a", "src/b.py"],
+             "fixtures": "fixtures/one", "source": ["properties/test_one.py"],
+             "admitted": admitted},
+            {"id": "p.two", "strength": "weak", "locality": ["src"]}
+        ]});
+        let quorum = serde_json::json!({"properties": [
+            {"id": "p.three", "strength": "strong", "locality": ["src"], "introduced": true}
+        ]});
+        let catch = CatchCodes::default();
+        for (kind, file) in [(CatalogKind::Gate, gate), (CatalogKind::Quorum, quorum)] {
+            let mut e = Errors::default();
+            let (properties, _) = parse_catalog(&file, kind, Some(&catch), &mut e);
+            assert!(e.is_empty(), "{e:?}");
+            let written = serde_json::to_value(Catalog { properties }).unwrap();
+            assert_eq!(written, file);
+        }
+    }
+}

@@ -1,10 +1,8 @@
 //! What the runner knows before anything runs: the base's inputs, the judged tree in its clean
 //! room, and the facts they give ([`Gathered`]); and the integrity check after every run.
 
-use serde_json::Value;
-
 use super::super::config::GateConfig;
-use super::super::documents::{parse_document, parse_seal_text};
+use super::super::documents::{ledger_rows, parse_document, parse_seal_text};
 use super::super::error::CliError;
 use super::super::git::{
     base_file, binary_content, commit_of, enter_repository, fill_commit_counts, git_changed,
@@ -15,6 +13,8 @@ use super::super::reading::in_file::in_file_tests;
 use super::super::reading::read_patch;
 use super::super::sandbox::Room;
 use super::{GateArgs, census, shadows};
+use crate::core::catalog::Catalog;
+use crate::core::freeze_ledger::Frozen;
 use crate::core::gate::{Configured, Facts, IntegrityFinding, Judged, SealFacts};
 
 /// What the runner knows before running anything.
@@ -117,8 +117,11 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         "catalog",
     )?;
     let mut ledger = match base_file(&base, &config.ledger)? {
-        Some(bytes) => parse_document(&bytes, &format!("{base_ref}:{}", config.ledger), "ledger")?,
-        None => Value::Array(Vec::new()),
+        Some(bytes) => ledger_rows(
+            &parse_document(&bytes, &format!("{base_ref}:{}", config.ledger), "ledger")?,
+            super::GATHERED_INVALID,
+        )?,
+        None => Vec::new(),
     };
     fill_commit_counts(&mut ledger, &head)?;
     // The census (section 11.2), from the base commit; the ledger's tests must be in it.
@@ -131,8 +134,8 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
                 ))
             })?;
             let census = census::parse_census(&bytes, &format!("{base_ref}:{path}"))?;
-            for (i, row) in ledger.as_array().into_iter().flatten().enumerate() {
-                if let Some(id) = row.get("test_id").and_then(Value::as_str)
+            for (i, row) in ledger.iter().enumerate() {
+                if let Frozen::Test { id, .. } = &row.frozen
                     && !census.contains_key(id)
                 {
                     return Err(CliError::data(format!(
@@ -177,9 +180,10 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     // The seal of the judged tree's fixtures, before anything runs.
     let actual = fixtures_seal(&room, &config)?;
 
-    // (A row the core will refuse is named in its answer.)
-    let (properties, _) =
+    // Read once, as the core reads it; a row it would refuse is refused here (65).
+    let (properties, errors) =
         super::super::documents::catalog_properties(&catalog, &config.properties.catch);
+    super::super::documents::valid(errors, super::GATHERED_INVALID)?;
     let mutant_files = super::mutants::mutant_files(&config, &base, &properties)?;
     // The patch's code, read by its syntax (CONTRACT.md section 14), before anything runs.
     let reading = read_patch(&base, &judged.tree, &config.suspicious, &config.fixtures)?;
@@ -209,7 +213,9 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
             actual: actual.clone(),
             expected: expected.to_hex(),
         },
-        catalog,
+        catalog: Catalog {
+            properties: properties.clone(),
+        },
         ledger: Some(ledger),
         debt_cap: config.debt_cap,
         catch_exit_codes: Some(config.properties.catch.clone()),

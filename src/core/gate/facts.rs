@@ -45,13 +45,15 @@ pub struct Facts {
     pub inert: Vec<String>,
     #[schema(schema_with = seal_schema)]
     pub seal: SealFacts,
-    /// The base commit's property catalog, as its file holds it (the strict reader checks it).
+    /// The base commit's property catalog: its rows, read once and written as its file holds
+    /// them (the strict reader checks them again).
     #[schema(schema_with = catalog_schema)]
-    pub catalog: Value,
-    /// The base commit's freeze ledger, as its file holds it.
+    pub catalog: crate::core::catalog::Catalog,
+    /// The base commit's freeze ledger: its rows, read once and written as its file holds
+    /// them.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(schema_with = ledger_schema)]
-    pub ledger: Option<Value>,
+    pub ledger: Option<Vec<crate::core::freeze_ledger::FreezeRow>>,
     /// The freeze-debt cap; the server's setting (default 5) when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false, minimum = 0, maximum = 4294967295_u64)]
