@@ -40,8 +40,8 @@ pub(super) fn drive(
     let suite_room: std::sync::OnceLock<Room> = std::sync::OnceLock::new();
     let mut seconds = Seconds::default();
     std::thread::scope(|scope| -> Result<(), CliError> {
-        let mut early: Option<SuiteBeside<'_, '_>> = None;
-        let mut ahead: Option<reproof::ReproofBeside<'_>> = None;
+        let mut suite_beside: Option<SuiteBeside<'_, '_>> = None;
+        let mut reproof_beside: Option<reproof::ReproofBeside<'_>> = None;
         let mut said = HashSet::new();
         // The items ended so far, by id: what a later item's `needs` names.
         let mut ended: HashSet<String> = HashSet::new();
@@ -81,17 +81,18 @@ pub(super) fn drive(
                 match item.kind {
                     WorkKind::Suite
                         if (item.speculative || !item.holds.is_empty())
-                            && early.is_none()
+                            && suite_beside.is_none()
                             && facts.fixture_suite.is_none() =>
                     {
                         let copy = match &facts.build {
                             Some(_) => Some(g.room.fork("the suite")?),
                             None => None,
                         };
-                        early = Some(SuiteBeside::start(scope, g, copy, !item.holds.is_empty()));
+                        suite_beside =
+                            Some(SuiteBeside::start(scope, g, copy, !item.holds.is_empty()));
                     }
-                    WorkKind::Reproof if item.speculative && ahead.is_none() => {
-                        ahead = Some(reproof::ahead(scope, g, property(item)?)?);
+                    WorkKind::Reproof if item.speculative && reproof_beside.is_none() => {
+                        reproof_beside = Some(reproof::beside(scope, g, property(item)?)?);
                     }
                     _ => {}
                 }
@@ -112,13 +113,15 @@ pub(super) fn drive(
                 // The suite as run 1 of the properties it holds (section 15.3): beside the
                 // property command's runs 2 and on, or first, alone.
                 let mut suite = None;
-                if holds.is_some() && early.is_none() {
+                if holds.is_some() && suite_beside.is_none() {
                     suite = Some(run_suite(g, &g.room, T2, &[], true, None)?.ok_or_else(|| {
                         CliError::software("the suite was stopped though nothing stopped it")
                     })?);
                 }
                 let jobs::RunsStep { twin, ride, work } = jobs::of_items(g, &runs)?;
-                let slots = jobs.saturating_sub(usize::from(early.is_some())).max(1);
+                let slots = jobs
+                    .saturating_sub(usize::from(suite_beside.is_some()))
+                    .max(1);
                 // As each run ends: the facts with the runs ended so far (the step not) to
                 // `--facts-out`, and to the core, whose answer says whether they decide
                 // already (a canary that did not fail, a tree a run changed): then nothing
@@ -142,10 +145,10 @@ pub(super) fn drive(
                 if holds.is_some() && suite.is_none() {
                     // The property runs are done and the suite (their run 1) still runs:
                     // the re-proof readied beside them takes the core they left.
-                    if let Some(a) = &ahead {
+                    if let Some(a) = &reproof_beside {
                         a.release();
                     }
-                    let (room, done) = early
+                    let (room, done) = suite_beside
                         .take()
                         .ok_or_else(|| CliError::software("the suite was not started"))?
                         .join()?;
@@ -208,7 +211,7 @@ pub(super) fn drive(
                     }
                     WorkKind::Reproof => {
                         let id = property(item)?;
-                        let started = match ahead.take() {
+                        let started = match reproof_beside.take() {
                             Some(a) if a.id == id => Some(a),
                             Some(other) => {
                                 other.stop();
@@ -228,7 +231,7 @@ pub(super) fn drive(
                             .add(Phase::Reproof, phase.elapsed().as_secs_f64());
                     }
                     WorkKind::Suite => {
-                        let done = match early.take() {
+                        let done = match suite_beside.take() {
                             Some(e) => {
                                 let (room, done) = e.join()?;
                                 let _ = suite_room.set(room);
@@ -261,11 +264,12 @@ pub(super) fn drive(
                 }
             }
         }
-        // A suite or re-proof started early that the decision did not need: stopped, not run.
-        if let Some(e) = early.take() {
+        // A suite or re-proof started beside the others that the decision did not need: stopped,
+        // not run.
+        if let Some(e) = suite_beside.take() {
             e.stop();
         }
-        if let Some(other) = ahead.take() {
+        if let Some(other) = reproof_beside.take() {
             other.stop();
         }
         Ok(())

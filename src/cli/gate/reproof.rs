@@ -74,7 +74,7 @@ impl Drop for ReproofBeside<'_> {
 }
 
 /// Starts the re-proof of `id` beside the property runs (see [`ReproofBeside`]).
-pub(super) fn ahead<'scope, 'env>(
+pub(super) fn beside<'scope, 'env>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
     g: &'env Gathered,
     id: &str,
