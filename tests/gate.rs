@@ -2970,7 +2970,7 @@ fn the_plan_is_a_list_of_work_items() {
 fn the_typed_facts_read_back_as_written() {
     use patchgate::core::decision::Decision;
     use patchgate::core::gate::{
-        BuildFacts, CanaryFacts, CanaryPartFacts, Configured, Facts, GateDecision, Judged, Phase,
+        BuildFacts, CanaryFacts, CanaryPart, Configured, Facts, GateDecision, Judged, Phase,
         PropertyRuns, SealFacts, SuiteFacts,
     };
     let mut facts = Facts {
@@ -3006,7 +3006,7 @@ fn the_typed_facts_read_back_as_written() {
             exit_code: Some(1),
             catch_exit_codes: None,
             receipt: None,
-            in_runs: vec![CanaryPartFacts {
+            in_runs: vec![CanaryPart {
                 exit_code: Some(1),
                 receipt: None,
             }],

@@ -10,8 +10,8 @@ use super::super::runner::{batched, receipted};
 use super::gather::Gathered;
 use super::{GateArgs, Planner, jobs};
 use crate::core::gate::{
-    BuildFacts, CanaryFacts, Facts, GateRuleName, NextStep, PropertyRuns, Reproof, RerunFacts,
-    Step, SuiteFacts, WorkItem, WorkKind, step_name,
+    BuildFacts, CanaryFacts, Facts, GateRuleName, NextStep, PropertyRuns, Reproof, Rerun, Step,
+    SuiteFacts, WorkItem, WorkKind, step_name,
 };
 use crate::core::ladder::{T1, T2};
 use crate::core::runs::Receipt;
@@ -289,7 +289,7 @@ fn hope(g: &Gathered, facts: &mut Facts, item: &WorkItem) -> bool {
         }
         WorkKind::AddedTests => {
             if let Some(s) = facts.fixture_suite.as_mut() {
-                s.added = Some(RerunFacts {
+                s.added = Some(Rerun {
                     exit_code: Some(0),
                     failed_tests: Some(Vec::new()),
                     report_disagrees: None,

@@ -15,8 +15,8 @@ use super::gather::{Gathered, integrity_after};
 use super::outputs::add_failures;
 use super::twin::CanaryTwin;
 use crate::core::gate::{
-    CanaryFacts, CanaryPart, CanaryPartFacts, Facts, IntegrityFinding, MAX_PROPERTY_CASES, Phase,
-    PropertyRuns, Replay, WorkItem, WorkKind,
+    CanaryFacts, CanaryPart, Facts, IntegrityFinding, MAX_PROPERTY_CASES, Phase, PropertyRuns,
+    Replay, WorkItem, WorkKind,
 };
 use crate::core::ladder::T1;
 use crate::core::runs::Receipt;
@@ -345,13 +345,7 @@ pub(super) fn record(
     }
     if !rode.is_empty() {
         rode.sort_by_key(|(n, _)| *n);
-        let parts: Vec<CanaryPartFacts> = rode
-            .into_iter()
-            .map(|(_, part)| CanaryPartFacts {
-                exit_code: part.exit_code,
-                receipt: part.receipt,
-            })
-            .collect();
+        let parts: Vec<CanaryPart> = rode.into_iter().map(|(_, part)| part).collect();
         let (exit_code, receipt) = parts
             .first()
             .map(|p| (p.exit_code, p.receipt.clone()))

@@ -14,7 +14,7 @@ use super::super::runner::{
 use super::super::sandbox::Room;
 use super::census;
 use super::gather::{Gathered, integrity_after};
-use crate::core::gate::{IntegrityFinding, RerunFacts, SuiteFacts, fit_test_id};
+use crate::core::gate::{IntegrityFinding, Rerun, SuiteFacts, fit_test_id};
 use crate::core::ladder::T2;
 use crate::core::path::RepoPath;
 
@@ -30,8 +30,8 @@ pub(super) struct SuiteDone {
 
 impl SuiteDone {
     /// As the suite's re-run.
-    pub fn rerun(&self) -> RerunFacts {
-        RerunFacts {
+    pub fn rerun(&self) -> Rerun {
+        Rerun {
             exit_code: self.run.exit_code,
             failed_tests: self.run.failed_tests.clone(),
             report_disagrees: self.run.report_disagrees.clone(),

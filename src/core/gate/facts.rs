@@ -276,13 +276,13 @@ pub struct SuiteFacts {
     /// 12.4): failures only frozen tests explain are discarded only when it passed.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
-    pub rerun: Option<RerunFacts>,
+    pub rerun: Option<Rerun>,
     /// The run of the test files the patch adds (`added_tests`), in a process of its own:
     /// a failure its receipt vouches for fails the suite; nothing else it shows passes
     /// anything.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
-    pub added: Option<RerunFacts>,
+    pub added: Option<Rerun>,
     /// Its receipt (section 11.1): null when no report was read; absent when the suite
     /// command has no `{junit}` (receipts off). Without one that vouches for its exit code,
     /// `fixture_check` is unknown (its skips are allowed: the census judges them).
@@ -300,11 +300,12 @@ pub struct SuiteFacts {
     pub vanished_count: Option<u64>,
 }
 
+// One type from the runner through `--facts-out` to the rules (the request reads it too).
 /// The suite's re-run without the frozen tests that failed.
-#[derive(Debug, Clone, Default, Serialize, ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(as = RerunDoc)]
-pub struct RerunFacts {
+pub struct Rerun {
     /// 0-255, or null when the re-run was killed by its timeout or a signal.
     #[schema(value_type = Option<ExitCodeDoc>, required = true)]
     pub exit_code: Option<u8>,
@@ -360,7 +361,7 @@ pub struct CanaryFacts {
     /// Absent when it ran in a process of its own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schema(max_items = 10)]
-    pub in_runs: Vec<CanaryPartFacts>,
+    pub in_runs: Vec<CanaryPart>,
     /// It was the turned twin of this property (its own test file, its assertions turned,
     /// under a name drawn per gate: CONTRACT.md section 15.3), riding in the property runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -368,11 +369,12 @@ pub struct CanaryFacts {
     pub twin_of: Option<String>,
 }
 
+// One type from the runner through `--facts-out` to the rules (the request reads it too).
 /// The canary's part of one batched property run.
-#[derive(Debug, Clone, Default, Serialize, ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(as = CanaryPartDoc)]
-pub struct CanaryPartFacts {
+pub struct CanaryPart {
     /// The run's exit code (its batch's), or null when it was killed.
     #[schema(value_type = Option<ExitCodeDoc>, required = true)]
     pub exit_code: Option<u8>,

@@ -7,9 +7,10 @@ use serde_json::Value;
 
 use std::collections::HashMap;
 
+use super::facts::{CanaryPart, Rerun};
 use super::request::{
-    BuildRun, CanaryPart, CanaryRun, FailingCase, FixtureSuite, IntegrityFinding, Judged,
-    MergeGroup, MergeQueue, OverLimit, Replay, Reproof, Rerun, RoomFacts,
+    BuildRun, CanaryRun, FailingCase, FixtureSuite, IntegrityFinding, Judged, MergeGroup,
+    MergeQueue, OverLimit, Replay, Reproof, RoomFacts,
 };
 use super::shape::*;
 use crate::core::fields::{self, Errors, object};

@@ -1,5 +1,6 @@
 //! The facts one patch's gate gathered, validated: [`GateRequest`] and its parts.
 
+use super::facts::{CanaryPart, Rerun};
 use crate::core::catalog::Property;
 use crate::core::freeze_ledger::FreezeRow;
 use crate::core::path::RepoPath;
@@ -43,20 +44,6 @@ pub struct FixtureSuite {
     pub vanished: Vec<String>,
     /// How many vanished, all of them.
     pub vanished_count: u64,
-}
-
-/// The suite's re-run without the frozen tests that failed (CONTRACT.md section 12.4): the
-/// frozen failures are discarded only when it passes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rerun {
-    /// `None`: killed by its timeout or a signal.
-    pub exit_code: Option<u8>,
-    /// Failed test ids its report lists; `None` when no report was read.
-    pub failed_tests: Option<Vec<String>>,
-    /// How its report disagrees with itself, when it does.
-    pub report_disagrees: Option<String>,
-    /// Its receipt, as the suite's.
-    pub receipt: Option<Option<Receipt>>,
 }
 
 impl Rerun {
@@ -347,14 +334,6 @@ pub struct CanaryRun {
     pub in_runs: Vec<CanaryPart>,
     /// It was the turned twin of this property (section 15.3), under a name drawn per gate.
     pub twin_of: Option<String>,
-}
-
-/// The canary's part of one batched property run: the run's exit code, and the receipt of
-/// the canary's own cases in it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CanaryPart {
-    pub exit_code: Option<u8>,
-    pub receipt: Option<Receipt>,
 }
 
 impl CanaryRun {
