@@ -1470,6 +1470,133 @@ fn rows() -> Vec<Row> {
             "concrete-behavior",
             Some(["pass", "fail", "pass"]),
         ),
+        // Issue 52: whether the checks ran the change (docs/design/observe.md).
+        (
+            "observe: a check runs the changed lines",
+            with(&[(
+                "observe",
+                json!({"changes": "required", "branches": "required", "read": true, "line_count": 2, "run_count": 1,
+                       "lines": [{"file": "store/counters/mod.rs", "line": 3, "checks": ["tests.test_counter::test_up"]},
+                                 {"file": "store/counters/mod.rs", "line": 4, "checks": []}]}),
+            )]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+        (
+            "observe: no check runs any changed line",
+            with(&[(
+                "observe",
+                json!({"changes": "required", "branches": "listed", "read": true, "line_count": 2, "run_count": 0,
+                       "lines": [{"file": "store/counters/mod.rs", "line": 3, "checks": []},
+                                 {"file": "store/counters/mod.rs", "line": 4, "checks": []}]}),
+            )]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["unknown", "pass", "pass"]),
+        ),
+        (
+            "observe: the coverage report was not read",
+            with(&[(
+                "observe",
+                json!({"changes": "required", "branches": "off", "read": false, "line_count": 0, "run_count": 0}),
+            )]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["unknown", "pass", "pass"]),
+        ),
+        (
+            "observe: an added branch no check takes, required",
+            with(&[(
+                "observe",
+                json!({"changes": "required", "branches": "required", "read": true, "line_count": 1, "run_count": 1,
+                       "untaken": [{"file": "store/counters/mod.rs", "line": 3, "to": 5}]}),
+            )]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["unknown", "pass", "pass"]),
+        ),
+        (
+            "observe: an added branch no check takes, listed only",
+            with(&[(
+                "observe",
+                json!({"changes": "required", "branches": "listed", "read": true, "line_count": 1, "run_count": 1,
+                       "untaken": [{"file": "store/counters/mod.rs", "line": 3}]}),
+            )]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+        (
+            "observe: listed only, nothing run",
+            with(&[(
+                "observe",
+                json!({"changes": "listed", "branches": "listed", "read": true, "line_count": 1, "run_count": 0}),
+            )]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+        (
+            "observe: unobserved, and the suite fails: BLOCK",
+            with(&[
+                (
+                    "observe",
+                    json!({"changes": "required", "branches": "off", "read": true, "line_count": 1, "run_count": 0}),
+                ),
+                (
+                    "fixture_suite",
+                    json!({"exit_code": 1, "failed_tests": ["cases::a"]}),
+                ),
+            ]),
+            409,
+            "BLOCK",
+            "route",
+            "concrete-behavior",
+            Some(["unknown", "fail", "pass"]),
+        ),
+        (
+            "observe: a failing property stays a failure",
+            with(&[
+                (
+                    "observe",
+                    json!({"changes": "required", "branches": "off", "read": true, "line_count": 1, "run_count": 0}),
+                ),
+                (
+                    "property_runs",
+                    json!({"counter.monotonic": {"runs": [1, 1]}}),
+                ),
+            ]),
+            409,
+            "BLOCK",
+            "route",
+            "invariant-or-over-specified-property",
+            Some(["fail", "pass", "pass"]),
+        ),
+        (
+            "observe: off says so and decides nothing",
+            with(&[(
+                "observe",
+                json!({"changes": "off", "branches": "off", "read": false, "line_count": 0, "run_count": 0}),
+            )]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
     ]
 }
 
@@ -1528,7 +1655,14 @@ fn check(name: &str, status: u16, answer: &Value, row: &Row) {
     if doc["reproof"].as_array().is_some_and(|r| !r.is_empty()) {
         pipeline.push("reproof");
     }
-    pipeline.extend(["scope", "properties", "fixtures", "freeze", "router"]);
+    pipeline.extend([
+        "scope",
+        "properties",
+        "observe",
+        "fixtures",
+        "freeze",
+        "router",
+    ]);
     let last = match (*rule, *reason) {
         ("merge", _) => "merge",
         ("fixture-fault", _) => "seal",
@@ -2169,6 +2303,28 @@ async fn invalid_facts_are_refused_field_by_field() {
                 json!({"exit_code": 0, "vanished": ["a", "b"], "vanished_count": 1}),
             )]),
             "/fixture_suite/vanished_count",
+        ),
+        (
+            with(&[(
+                "observe",
+                json!({"changes": "required", "branches": "off", "read": true, "line_count": 1, "run_count": 2}),
+            )]),
+            "/observe",
+        ),
+        (
+            with(&[(
+                "observe",
+                json!({"changes": "sometimes", "branches": "off", "read": true, "line_count": 0, "run_count": 0}),
+            )]),
+            "/observe/changes",
+        ),
+        (
+            with(&[(
+                "observe",
+                json!({"changes": "off", "branches": "off", "read": true, "line_count": 1, "run_count": 0,
+                       "lines": [{"file": "a.py", "line": 0, "checks": []}]}),
+            )]),
+            "/observe/lines/0/line",
         ),
     ];
     for (doc, pointer) in cases {
@@ -3291,6 +3447,12 @@ fn every_escalation_names_its_cause() {
         (
             "a re-proof's exit 0 without a receipt is no pass: none ran (11.10)",
             "checker-unproven",
+        ),
+        ("observe: no check runs any changed line", "unobserved-change"),
+        ("observe: the coverage report was not read", "unobserved-change"),
+        (
+            "observe: an added branch no check takes, required",
+            "unobserved-branch",
         ),
     ]
     .into_iter()

@@ -52,7 +52,7 @@ fn every_request_document_lists_the_fields_its_parser_takes() {
     use patchgate::core::catalog::CatalogKind;
     let doc: serde_json::Value =
         serde_json::from_str(&patchgate::http::openapi::document_json()).unwrap();
-    let table: [(&str, &[&str]); 27] = [
+    let table: [(&str, &[&str]); 30] = [
         ("RouteRequestDoc", &patchgate::core::evidence::ROUTE_FIELDS),
         ("QuorumRequestDoc", &patchgate::core::quorum::REQUEST_FIELDS),
         ("PropertyDoc", CatalogKind::Quorum.fields()),
@@ -66,6 +66,9 @@ fn every_request_document_lists_the_fields_its_parser_takes() {
         ("FixtureSuiteDoc", &patchgate::core::gate::SUITE_FIELDS),
         ("Judged", &patchgate::core::gate::JUDGED_FIELDS),
         ("RerunDoc", &patchgate::core::gate::RERUN_FIELDS),
+        ("ObserveDoc", &patchgate::core::gate::OBSERVE_FIELDS),
+        ("ObservedLine", &patchgate::core::gate::OBSERVED_LINE_FIELDS),
+        ("UntakenBranch", &patchgate::core::gate::UNTAKEN_FIELDS),
         ("SuspiciousLine", &patchgate::core::gate::SUSPICIOUS_FIELDS),
         ("AdmitRequestDoc", &patchgate::core::admit::REQUEST_FIELDS),
         ("AdmissionRecordDoc", &patchgate::core::admit::RECORD_FIELDS),

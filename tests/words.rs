@@ -224,6 +224,8 @@ fn the_enums_speak_the_contracts_words() {
             "empty-quorum",
             "new-property",
             "flaky-property",
+            "unobserved-change",
+            "unobserved-branch",
             "broken-harness",
             "missing-results",
             "report-disagrees",
@@ -276,6 +278,15 @@ fn the_enums_speak_the_contracts_words() {
             "suite_room",
             "with_added_tests"
         ]
+    );
+    // Issue 52: what an observe rule does, and what it found unobserved.
+    assert_eq!(
+        words::<patchgate::core::gate::ObserveRule>(),
+        ["off", "listed", "required"]
+    );
+    assert_eq!(
+        words::<patchgate::core::gate::Unobserved>(),
+        ["change", "branch"]
     );
     // How the runs were isolated (section 12.2).
     assert_eq!(words::<SandboxBackend>(), ["bubblewrap", "off"]);

@@ -157,6 +157,11 @@ crate::core::words! {
         NewProperty,
         /// A property passed and failed on the same tree (split exits).
         FlakyProperty,
+        /// No check ran any of the patch's changed code lines, or nothing could tell which did
+        /// (issue 52).
+        UnobservedChange,
+        /// A branch the patch adds runs under no check (`[observe] branches = "required"`).
+        UnobservedBranch,
         /// A run's exit is not a catch, or it timed out or was killed.
         BrokenHarness,
         /// A property's runs are not all there.
@@ -270,6 +275,16 @@ fn routed_cause(steps: &[Step]) -> Cause {
                     Some(Reason::MissingResults) => Cause::MissingResults,
                     None if *verdict == Verdict::Missing => Cause::GateMissing,
                     _ => Cause::BrokenHarness,
+                };
+            }
+            Step::Observe {
+                verdict,
+                unobserved: Some(u),
+                ..
+            } if open(verdict) => {
+                return match u {
+                    super::observe::Unobserved::Change => Cause::UnobservedChange,
+                    super::observe::Unobserved::Branch => Cause::UnobservedBranch,
                 };
             }
             Step::Fixtures {

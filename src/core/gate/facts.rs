@@ -226,6 +226,11 @@ pub struct Facts {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub room: Option<RoomFacts>,
+    /// Which checks ran the patch's changed code lines, and the branches it adds no check
+    /// took (issue 52; docs/design/observe.md): absent when `[observe]` is off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub observe: Option<super::observe::ObserveFacts>,
 }
 
 fn is_false(b: &bool) -> bool {

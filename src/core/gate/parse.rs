@@ -227,6 +227,9 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
         },
     };
     let room = doc.get("room").and_then(|v| parse_room(v, &mut e));
+    let observe = doc
+        .get("observe")
+        .and_then(|v| super::observe::parse_observe(v, &mut e));
     let configured = doc.get("configured").and_then(|v| {
         let c = object(v, "/configured", "`configured`", &CONFIGURED_FIELDS, &mut e)?;
         let build = c.opt_bool("build", &mut e);
@@ -313,6 +316,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             timings_ms,
             configured,
             room,
+            observe,
         }),
         _ => Err(e),
     }

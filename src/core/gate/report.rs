@@ -23,7 +23,7 @@ pub fn text_line(answer: &GateAnswer) -> String {
 
 /// A Markdown code span that shows `s` as it is: control characters escaped, `|` escaped for
 /// table cells, and a fence longer than any run of backticks inside.
-fn code(s: &str) -> String {
+pub(super) fn code(s: &str) -> String {
     let mut shown = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -80,7 +80,7 @@ fn summary_prose(s: &str) -> String {
     out
 }
 
-fn list(out: &mut String, items: impl ExactSizeIterator<Item = String>) {
+pub(super) fn list(out: &mut String, items: impl ExactSizeIterator<Item = String>) {
     let n = items.len();
     for item in items.take(MAX_LISTED) {
         let _ = writeln!(out, "- {item}");
@@ -299,6 +299,7 @@ pub fn step_name(step: &Step) -> (&'static str, &str) {
         Step::Reproof { summary, .. } => ("re-proof", summary),
         Step::Scope { summary, .. } => ("t0 scope", summary),
         Step::Properties { summary, .. } => ("t1 properties", summary),
+        Step::Observe { summary, .. } => ("observe", summary),
         Step::Fixtures { summary, .. } => ("t2 fixture suite", summary),
         Step::Freeze { summary, .. } => ("freeze", summary),
         Step::Router { summary, .. } => ("router", summary),
@@ -515,6 +516,9 @@ fn step_detail(out: &mut String, step: &Step, failures: &[FailingCase]) {
                 out.push('\n');
             }
         }
+        Step::Observe {
+            facts: Some(facts), ..
+        } => super::observe::detail(out, facts),
         Step::Freeze { matched, .. } if !matched.is_empty() => {
             out.push_str("### Frozen tests covering this patch\n\n");
             list(out, matched.iter().map(|t| code(t)));
@@ -648,6 +652,12 @@ fn what_to_check(cause: Cause) -> &'static str {
         }
         Cause::FlakyProperty => {
             "the property whose runs split (one pass, one failure) on the same tree, and whose failing examples, replayed, passed: either the code under test is nondeterministic or the property is flaky. The failing case above may still be a real bug: run the property on the base (the same seal) as many times; only if the same split shows there, freeze it in the ledger, with an owner, until fixed."
+        }
+        Cause::UnobservedChange => {
+            "the observe step above: the checks passed, and none of them ran the lines the patch changes (or the run's coverage report could not be read), so their pass says nothing of this change. Add a test or a property that runs the changed lines (and fails if they are wrong), or review the change by hand."
+        }
+        Cause::UnobservedBranch => {
+            "the branches listed above: the patch adds them and no check takes them, so nothing shows they are right. A branch for inputs the checks never generate (another type, another length, one pinned value) is how a patch is right only for the tests: add a case or a property that takes it."
         }
         Cause::BrokenHarness => {
             "the run whose exit is not a catch (or that timed out or was killed), in the steps above: a broken harness is neither a pass nor a failure. Run the command by hand on the judged tree; raise its `timeout_s` if it was too short."

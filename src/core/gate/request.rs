@@ -192,6 +192,8 @@ pub struct GateRequest {
     pub configured: Option<Configured>,
     /// The sealed room the runs had (CONTRACT.md section 13), when the runner says.
     pub room: Option<RoomFacts>,
+    /// Which checks ran the patch's changed code lines (issue 52); `None`: observing is off.
+    pub observe: Option<super::observe::ObserveFacts>,
     /// Where the runner's time went, by phase ([`TIMING_STEPS`]), in milliseconds: echoed in
     /// the answer and the report, never a decision.
     pub timings_ms: std::collections::BTreeMap<String, u64>,

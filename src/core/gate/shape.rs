@@ -3,7 +3,7 @@
 //! for them is fitted.
 
 /// The fields of a `/gate` body.
-pub const GATE_FIELDS: [&str; 39] = [
+pub const GATE_FIELDS: [&str; 40] = [
     "patch_id",
     "changed_files",
     "guarded",
@@ -43,6 +43,7 @@ pub const GATE_FIELDS: [&str; 39] = [
     "timings_ms",
     "configured",
     "room",
+    "observe",
 ];
 /// The fields of `room`.
 pub const ROOM_FIELDS: [&str; 8] = [

@@ -181,6 +181,22 @@ pub enum Step {
         unobserved: Vec<String>,
         summary: String,
     },
+    /// Whether the checks ran the patch's changed code lines and took the branches it adds
+    /// (issue 52), after the quorum: a pass it finds unobserved becomes unknown.
+    Observe {
+        /// False: no observe rule is on (`[observe]` in the base config).
+        on: bool,
+        /// `property_check` after this step.
+        verdict: Verdict,
+        /// What made it unknown, when something did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unobserved: Option<super::observe::Unobserved>,
+        /// The facts it read: each changed code line with the checks that ran it, and the
+        /// branches no check took.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        facts: Option<super::observe::ObserveFacts>,
+        summary: String,
+    },
     /// t2: the fixture suite.
     Fixtures {
         ran: bool,

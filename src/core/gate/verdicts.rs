@@ -324,6 +324,14 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
         verdict
     };
 
+    // Whether the checks ran this change (issue 52): a pass it finds unobserved is unknown.
+    let (observe, property_check) = super::observe::observe_step(
+        request.observe.as_ref(),
+        request.fixture_suite.is_some(),
+        property_check,
+    );
+    steps.push(observe);
+
     // t2 fixture suite.
     let frozen_tests = frozen_tests(request);
     let fixtures = super::apart::with_added(

@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Replays real projects' honest history through the observe rules (issue 52).
+
+For each repository given (a clone or a bare mirror), the most recent non-merge commits that
+change Python code (a `.py` file that is not test-adjacent, the same selection as
+`scripts/reading_history.py`) are checked out and the project's own suite is run on them under
+coverage.py (`--branch`, restricted to the changed code files), as the gate's observer runs it.
+Then, with the gate's definitions (docs/design/observe.md):
+
+- a *changed code line* is a line the commit adds or changes that coverage.py counts as a
+  statement of a changed code file;
+- `unobserved-change`: the commit changes at least one code line and the suite runs none;
+- `unobserved-branch`: some branch leaving a line the commit adds (an `if`/`elif`/`else`, a
+  `match` arm, a loop's exit, an early `return`'s alternative: coverage.py's arcs) is taken by
+  no test.
+
+Prints, per project and overall, how many honest commits each rule would stop, and every hit.
+
+    python3 -m pip install coverage pytest hypothesis
+    python3 scripts/observe_history.py --per-repo 30 \\
+        path/to/boltons path/to/more-itertools path/to/toolz
+
+Each repository is cloned (`git clone --no-checkout`, local) into a scratch directory, so a bare
+mirror works and nothing is written into it. A commit whose suite cannot be collected (exit 2-5
+with no test run) is counted apart ("suite did not run"), never as a hit.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+TEST_DIRS = {"tests", "test", "fixtures", "docs"}
+TEST_FILES = {"conftest.py", "setup.py", "noxfile.py"}
+
+
+def code_file(path):
+    parts = path.split("/")
+    return (
+        path.endswith(".py")
+        and not any(p in TEST_DIRS for p in parts[:-1])
+        and parts[-1] not in TEST_FILES
+        and not parts[-1].startswith("test_")
+        and not parts[-1].endswith("_test.py")
+    )
+
+
+def git(repo, *args):
+    return subprocess.run(["git", "-C", repo, *args], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def changed_code_files(repo, commit):
+    out = git(repo, "diff-tree", "--no-commit-id", "--name-only", "-r", "--no-renames",
+              "--diff-filter=AM", commit + "^", commit)
+    return [n for n in out.split("\n") if n and code_file(n)]
+
+
+def added_lines(repo, commit, path):
+    """The line numbers, in the commit's tree, of the lines it adds or changes in `path`."""
+    out = git(repo, "diff", "-U0", "--no-color", commit + "^", commit, "--", path)
+    lines = set()
+    for m in re.finditer(r"^@@ -\S+ \+(\d+)(?:,(\d+))? @@", out, re.M):
+        start, count = int(m.group(1)), int(m.group(2) or "1")
+        lines.update(range(start, start + count))
+    return lines
+
+
+def commits(repo, n):
+    out = git(repo, "log", "--first-parent", "--no-merges", "--format=%H", "-n", str(n * 8))
+    picked = []
+    for c in out.split():
+        try:
+            files = changed_code_files(repo, c)
+        except subprocess.CalledProcessError:
+            continue
+        if files:
+            picked.append((c, files))
+        if len(picked) == n:
+            break
+    return picked
+
+
+def observe(work, commit, files, timeout):
+    git(work, "checkout", "-q", "--force", commit)
+    git(work, "clean", "-qfdx")
+    data = os.path.join(work, "..", "observe.coverage")
+    report = os.path.join(work, "..", "observe.json")
+    for f in (data, report):
+        if os.path.exists(f):
+            os.remove(f)
+    include = ",".join(os.path.join(work, f) for f in files)
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", HYPOTHESIS_PROFILE="default")
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "coverage", "run", "--branch", "--data-file=" + data,
+             "--include=" + include, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+             ],
+            cwd=work, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return None, "timeout"
+    tail = run.stdout.strip().split("\n")[-1:] if run.stdout else [""]
+    if run.returncode not in (0, 1):
+        return None, "suite did not run (exit %d): %s" % (run.returncode, tail[0][:120])
+    if not os.path.exists(data):
+        return {}, tail[0]
+    subprocess.run([sys.executable, "-m", "coverage", "json", "--data-file=" + data, "-o",
+                    report, "-q"], cwd=work, capture_output=True)
+    if not os.path.exists(report):
+        return {}, tail[0]
+    with open(report) as fh:
+        return json.load(fh).get("files", {}), tail[0]
+
+
+def judge(work, commit, files, covered):
+    """(changed statement lines, executed ones, untaken branches from added lines)."""
+    statements, executed, untaken = 0, 0, []
+    for f in files:
+        added = added_lines(work, commit, f)
+        entry = covered.get(f) or covered.get(os.path.join(work, f))
+        if entry is None:
+            # coverage.py measured nothing in it: every statement is unrun. Count its added
+            # statement lines by compiling it (the same statements coverage.py counts).
+            stmts = statement_lines(os.path.join(work, f))
+            statements += len(added & stmts)
+            continue
+        ran = set(entry.get("executed_lines", []))
+        stmts = ran | set(entry.get("missing_lines", [])) | set(entry.get("excluded_lines", []))
+        statements += len(added & stmts)
+        executed += len(added & ran)
+        for src, dst in entry.get("missing_branches", []):
+            if src in added and src in ran:
+                untaken.append("%s:%d->%d" % (f, src, dst))
+            elif src in added:
+                pass  # the line itself never ran: counted by unobserved lines, not as a branch
+    return statements, executed, untaken
+
+
+def statement_lines(path):
+    try:
+        from coverage.python import PythonParser
+        p = PythonParser(filename=path)
+        p.parse_source()
+        return set(p.statements)
+    except Exception:
+        return set()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("repos", nargs="+")
+    ap.add_argument("--per-repo", type=int, default=30)
+    ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--json", help="write every commit's figures here")
+    args = ap.parse_args()
+    scratch = tempfile.mkdtemp(prefix="observe-history-")
+    rows = []
+    totals = {"commits": 0, "ran": 0, "no_code_line": 0, "change": 0, "branch": 0}
+    for repo in args.repos:
+        name = os.path.basename(os.path.normpath(repo.rstrip("/").removesuffix("/repo")))
+        work = os.path.join(scratch, name, "w")
+        os.makedirs(os.path.dirname(work))
+        subprocess.run(["git", "clone", "-q", "--no-checkout", repo, work], check=True)
+        t = {"commits": 0, "ran": 0, "no_code_line": 0, "change": 0, "branch": 0}
+        for commit, files in commits(work, args.per_repo):
+            t["commits"] += 1
+            covered, said = observe(work, commit, files, args.timeout)
+            row = {"repo": name, "commit": commit[:12], "files": files, "suite": said}
+            if covered is None:
+                print("%s %s suite did not run: %s" % (name, commit[:12], said))
+                rows.append(row)
+                continue
+            t["ran"] += 1
+            statements, executed, untaken = judge(work, commit, files, covered)
+            row.update(statements=statements, executed=executed, untaken=untaken)
+            rows.append(row)
+            if statements == 0:
+                t["no_code_line"] += 1
+            elif executed == 0:
+                t["change"] += 1
+                print("%s %s unobserved-change: %d changed code lines, none run (%s)"
+                      % (name, commit[:12], statements, ", ".join(files)))
+            if untaken:
+                t["branch"] += 1
+                print("%s %s unobserved-branch: %s" % (name, commit[:12], ", ".join(untaken[:5])))
+        print("%s: %d commits, %d with a suite that ran, %d changing no code line; "
+              "unobserved-change %d, unobserved-branch %d"
+              % (name, t["commits"], t["ran"], t["no_code_line"], t["change"], t["branch"]))
+        for k in totals:
+            totals[k] += t[k]
+    print("all: %d commits, %d with a suite that ran, %d changing no code line; "
+          "unobserved-change %d (%.1f%%), unobserved-branch %d (%.1f%%)"
+          % (totals["commits"], totals["ran"], totals["no_code_line"], totals["change"],
+             100.0 * totals["change"] / max(totals["ran"], 1), totals["branch"],
+             100.0 * totals["branch"] / max(totals["ran"], 1)))
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"totals": totals, "commits": rows}, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()

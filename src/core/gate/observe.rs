@@ -1,0 +1,385 @@
+//! Whether the checks saw *this* change (issue 52): which checks ran the patch's changed code
+//! lines, and which branches it adds no check took. The runner gathers the facts (coverage of
+//! one run of the suite, read like a receipt); the rule here decides from them alone.
+
+use super::steps::plural;
+use crate::core::route::Verdict;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+crate::core::words! {
+    "kebab-case";
+    /// What an observe rule does with what it finds (`[observe] changes`, `branches`).
+    pub enum ObserveRule {
+        /// Not looked at.
+        Off,
+        /// Listed in the answer and the report; never a verdict.
+        Listed,
+        /// What it finds makes `property_check` unknown: ESCALATE (a failure still BLOCKs).
+        Required,
+    }
+}
+
+crate::core::words! {
+    "kebab-case";
+    /// What the observe step found to escalate, when it did.
+    pub enum Unobserved {
+        /// No check ran any changed code line (or nothing could tell which did).
+        Change,
+        /// A branch leaving a line the patch adds was taken by no check.
+        Branch,
+    }
+}
+
+/// Most changed code lines the facts list (the counts are of all of them).
+pub const MAX_OBSERVED_LINES: usize = 1000;
+/// Most checks listed for one line.
+pub const MAX_LINE_CHECKS: usize = 10;
+/// Longest check id listed.
+pub const MAX_CHECK_ID_CHARS: usize = 512;
+/// Most untaken branches listed.
+pub const MAX_UNTAKEN: usize = 100;
+/// The fields of `observe`.
+pub const OBSERVE_FIELDS: [&str; 7] = [
+    "changes",
+    "branches",
+    "read",
+    "line_count",
+    "run_count",
+    "lines",
+    "untaken",
+];
+/// The fields of an observed line.
+pub const OBSERVED_LINE_FIELDS: [&str; 3] = ["file", "line", "checks"];
+/// The fields of an untaken branch.
+pub const UNTAKEN_FIELDS: [&str; 3] = ["file", "line", "to"];
+
+/// What the observed run saw of the patch's changed code lines (CONTRACT-style rule text:
+/// docs/design/observe.md). Absent: observing is off.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = ObserveDoc)]
+pub struct ObserveFacts {
+    /// The base config's `[observe] changes`: `required` makes a change no check runs
+    /// `unobserved-change`.
+    pub changes: ObserveRule,
+    /// The base config's `[observe] branches`: `required` makes an added branch no check
+    /// takes `unobserved-branch`.
+    pub branches: ObserveRule,
+    /// Whether the observed run's coverage report was read (written at the runner's path,
+    /// outside the tree). False: nothing is known to be observed.
+    pub read: bool,
+    /// How many changed code lines the judged tree has (lines the patch adds or changes that
+    /// are statements of a changed code file; test code and inert paths are not code).
+    #[schema(minimum = 0, maximum = 4294967295_u64)]
+    pub line_count: u64,
+    /// How many of them some check ran.
+    #[schema(minimum = 0, maximum = 4294967295_u64)]
+    pub run_count: u64,
+    /// The changed code lines, by file and line, each with the checks that ran it (at most
+    /// 1,000 lines, 10 checks each; `(import)` is code run when its module was imported).
+    #[serde(default)]
+    #[schema(max_items = 1000)]
+    pub lines: Vec<ObservedLine>,
+    /// Branches leaving a line the patch adds that no check took (at most 100).
+    #[serde(default)]
+    #[schema(max_items = 100)]
+    pub untaken: Vec<UntakenBranch>,
+}
+
+/// A changed code line and the checks that ran it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ObservedLine {
+    #[schema(min_length = 1, max_length = 4096)]
+    pub file: String,
+    #[schema(minimum = 1, maximum = 4294967295_u64)]
+    pub line: u32,
+    /// The suite's tests (and properties) that ran it; empty: none did.
+    #[schema(max_items = 10)]
+    pub checks: Vec<String>,
+}
+
+/// A branch no check took: from `line` (a line the patch adds) to `to`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UntakenBranch {
+    #[schema(min_length = 1, max_length = 4096)]
+    pub file: String,
+    #[schema(minimum = 1, maximum = 4294967295_u64)]
+    pub line: u32,
+    /// The line the branch goes to; absent: it leaves the function.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, minimum = 1, maximum = 4294967295_u64)]
+    pub to: Option<u32>,
+}
+
+impl ObserveFacts {
+    /// Whether any rule looks at the change.
+    pub fn on(&self) -> bool {
+        self.changes != ObserveRule::Off || self.branches != ObserveRule::Off
+    }
+
+    /// What it finds to escalate, by the rules `required`; `None` when nothing.
+    pub fn unobserved(&self) -> Option<Unobserved> {
+        let required = |r| r == ObserveRule::Required;
+        if !self.read && (required(self.changes) || required(self.branches)) {
+            return Some(Unobserved::Change);
+        }
+        if required(self.changes) && self.line_count > 0 && self.run_count == 0 {
+            return Some(Unobserved::Change);
+        }
+        (required(self.branches) && !self.untaken.is_empty()).then_some(Unobserved::Branch)
+    }
+}
+
+/// The observe step: the facts as the answer shows them, and `property_check` after it. Only
+/// a pass is made unknown (a failure stays a failure; an open verdict keeps its own cause);
+/// a suite that did not run leaves its report unread, and says so itself.
+pub(super) fn observe_step(
+    observe: Option<&ObserveFacts>,
+    suite_ran: bool,
+    property_check: Verdict,
+) -> (super::steps::Step, Verdict) {
+    let Some(o) = observe.filter(|o| o.on()) else {
+        return (
+            super::steps::Step::Observe {
+                on: false,
+                verdict: property_check,
+                unobserved: None,
+                facts: None,
+                summary: "off: no check is asked to show it runs the patch's lines ([observe] in the config)".to_owned(),
+            },
+            property_check,
+        );
+    };
+    let found = o.unobserved().filter(|_| o.read || suite_ran);
+    let verdict = match found {
+        Some(_) if property_check == Verdict::Pass => Verdict::Unknown,
+        _ => property_check,
+    };
+    let untaken = match o.untaken.first() {
+        None => String::new(),
+        Some(first) => format!(
+            "; {} the patch adds no check takes, the first from {}:{}",
+            plural(o.untaken.len(), "branch", "branches"),
+            first.file,
+            first.line
+        ),
+    };
+    let seen = if !o.read {
+        "the observed run's coverage report was not read: nothing is known to run the change"
+            .to_owned()
+    } else if o.line_count == 0 {
+        "the patch changes no code line a check could run".to_owned()
+    } else {
+        format!(
+            "{} of {} run by a check{untaken}",
+            o.run_count,
+            plural(
+                usize::try_from(o.line_count).unwrap_or(usize::MAX),
+                "changed code line",
+                "changed code lines"
+            )
+        )
+    };
+    let summary = match (verdict == property_check, found) {
+        (false, Some(Unobserved::Change)) => {
+            format!("{seen}: the change was not observed, property_check is unknown")
+        }
+        (false, Some(Unobserved::Branch)) => {
+            format!(
+                "{seen}: a branch the patch adds runs under no check, property_check is unknown"
+            )
+        }
+        _ => seen,
+    };
+    (
+        super::steps::Step::Observe {
+            on: true,
+            verdict,
+            unobserved: found.filter(|_| verdict != property_check),
+            facts: Some(o.clone()),
+            summary,
+        },
+        verdict,
+    )
+}
+
+/// A line number: 1 to 4,294,967,295.
+fn line_number(
+    v: &serde_json::Value,
+    at: &str,
+    e: &mut crate::core::fields::Errors,
+) -> Option<u32> {
+    match crate::core::fields::whole_u64(v).and_then(|n| u32::try_from(n).ok()) {
+        Some(n) if n > 0 => Some(n),
+        _ => {
+            e.push(at, "a line number is an integer from 1 to 4294967295");
+            None
+        }
+    }
+}
+
+/// Reads `observe` strictly (every field named, every bound held, the counts consistent).
+pub(super) fn parse_observe(
+    v: &serde_json::Value,
+    e: &mut crate::core::fields::Errors,
+) -> Option<ObserveFacts> {
+    use crate::core::fields::{self, object};
+    const AT: &str = "/observe";
+    let o = object(v, AT, "`observe`", &OBSERVE_FIELDS, e)?;
+    let changes = o.req_enum::<ObserveRule>("changes", e);
+    let branches = o.req_enum::<ObserveRule>("branches", e);
+    let read = match o.required("read", e) {
+        Some(serde_json::Value::Bool(b)) => Some(*b),
+        Some(_) => {
+            e.push(o.pointer("read"), "`read` must be true or false");
+            None
+        }
+        None => None,
+    };
+    let count = |key: &str, e: &mut fields::Errors| {
+        o.required(key, e)
+            .and_then(|v| fields::uint(v, &o.pointer(key), key, u64::from(u32::MAX), e))
+    };
+    let line_count = count("line_count", e);
+    let run_count = count("run_count", e);
+    let listed = |key: &str, max: usize, e: &mut fields::Errors| match o.get(key) {
+        Some(v) if v.as_array().is_some_and(|a| a.len() > max) => {
+            e.push(
+                o.pointer(key),
+                format!("`{key}` lists at most {max} entries"),
+            );
+            None
+        }
+        other => Some(other),
+    };
+    let line_of = |x: &fields::Obj<'_>, e: &mut fields::Errors| {
+        let file = x
+            .required("file", e)
+            .and_then(|v| fields::path(v, &x.pointer("file"), e));
+        let line = x
+            .required("line", e)
+            .and_then(|v| line_number(v, &x.pointer("line"), e));
+        Some((file?.as_str().to_owned(), line?))
+    };
+    let lines = match listed("lines", MAX_OBSERVED_LINES, e)? {
+        None => Vec::new(),
+        Some(list) => fields::array(list, &o.pointer("lines"), "`lines`", e, |x, p, e| {
+            let l = object(x, &p, "an observed line", &OBSERVED_LINE_FIELDS, e)?;
+            let at = l.pointer("checks");
+            let checks = l.required("checks", e).and_then(|v| match v.as_array() {
+                Some(a) if a.len() > MAX_LINE_CHECKS => {
+                    e.push(
+                        &at,
+                        format!("at most {MAX_LINE_CHECKS} checks are listed a line"),
+                    );
+                    None
+                }
+                _ => fields::array(v, &at, "`checks`", e, |c, p, e| {
+                    fields::string(c, &p, "a check id", MAX_CHECK_ID_CHARS, e)
+                }),
+            });
+            let (file, line) = line_of(&l, e)?;
+            Some(ObservedLine {
+                file,
+                line,
+                checks: checks?,
+            })
+        })?,
+    };
+    let untaken = match listed("untaken", MAX_UNTAKEN, e)? {
+        None => Vec::new(),
+        Some(list) => fields::array(list, &o.pointer("untaken"), "`untaken`", e, |x, p, e| {
+            let b = object(x, &p, "an untaken branch", &UNTAKEN_FIELDS, e)?;
+            let to = match b.get("to") {
+                None => Some(None),
+                Some(v) => line_number(v, &b.pointer("to"), e).map(Some),
+            };
+            let (file, line) = line_of(&b, e)?;
+            Some(UntakenBranch {
+                file,
+                line,
+                to: to?,
+            })
+        })?,
+    };
+    let (line_count, run_count) = (line_count?, run_count?);
+    let listed_run = lines.iter().filter(|l| !l.checks.is_empty()).count() as u64;
+    if lines.len() as u64 > line_count || run_count > line_count || listed_run > run_count {
+        e.push(
+            AT,
+            "`lines` lists more lines than `line_count`, or more run lines than `run_count`, or `run_count` is over `line_count`",
+        );
+        return None;
+    }
+    if lines.len() as u64 == line_count && listed_run != run_count {
+        e.push(
+            AT,
+            "`lines` lists every changed line: `run_count` must be the lines with a check",
+        );
+        return None;
+    }
+    Some(ObserveFacts {
+        changes: changes?,
+        branches: branches?,
+        read: read?,
+        line_count,
+        run_count,
+        lines,
+        untaken,
+    })
+}
+
+/// The report's part: the branches no check takes first, then the changed lines no check
+/// runs, then which checks ran the others.
+pub(super) fn detail(out: &mut String, o: &ObserveFacts) {
+    use super::report::{code, list};
+    use std::fmt::Write as _;
+    if !o.untaken.is_empty() {
+        out.push_str("### Branches the patch adds that no check takes\n\n");
+        list(
+            out,
+            o.untaken.iter().map(|b| {
+                format!(
+                    "this branch of {} runs under no check (to {})",
+                    code(&format!("{}:{}", b.file, b.line)),
+                    b.to.map_or_else(|| "the function's exit".to_owned(), |t| format!("line {t}"))
+                )
+            }),
+        );
+        out.push('\n');
+    }
+    let (unrun, run): (Vec<&ObservedLine>, Vec<&ObservedLine>) =
+        o.lines.iter().partition(|l| l.checks.is_empty());
+    if !unrun.is_empty() {
+        out.push_str("### Changed code lines no check runs\n\n");
+        list(
+            out,
+            unrun
+                .iter()
+                .map(|l| code(&format!("{}:{}", l.file, l.line))),
+        );
+        out.push('\n');
+    }
+    if !run.is_empty() {
+        let _ = writeln!(
+            out,
+            "### Which checks ran the change\n\n{} of {} changed code lines ran under a check:\n",
+            o.run_count, o.line_count
+        );
+        list(
+            out,
+            run.iter().map(|l| {
+                let checks: Vec<String> = l.checks.iter().map(|c| code(c)).collect();
+                format!(
+                    "{}: {}",
+                    code(&format!("{}:{}", l.file, l.line)),
+                    checks.join(", ")
+                )
+            }),
+        );
+        out.push('\n');
+    }
+}
