@@ -57,6 +57,34 @@ pub struct GateConfig {
     /// Code that behaves differently under test (CONTRACT.md section 11.6).
     #[serde(default)]
     pub suspicious: SuspiciousConfig,
+    /// Whether the checks ran the patch's changed code lines (issue 52): off when absent.
+    pub observe: Option<ObserveConfig>,
+}
+
+/// `[observe]` (issue 52; docs/design/observe.md): the suite's first run is observed under
+/// coverage.py, and each rule is `off`, `listed` (in the report only) or `required` (what it
+/// finds escalates).
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ObserveConfig {
+    /// No check runs any changed code line → `unobserved-change`.
+    #[serde(default = "observe_off")]
+    pub changes: crate::core::gate::ObserveRule,
+    /// A branch the patch adds that no check takes → `unobserved-branch`.
+    #[serde(default = "observe_off")]
+    pub branches: crate::core::gate::ObserveRule,
+}
+
+fn observe_off() -> crate::core::gate::ObserveRule {
+    crate::core::gate::ObserveRule::Off
+}
+
+impl ObserveConfig {
+    /// Whether any rule looks.
+    pub fn on(&self) -> bool {
+        self.changes != crate::core::gate::ObserveRule::Off
+            || self.branches != crate::core::gate::ObserveRule::Off
+    }
 }
 
 /// `[suspicious]` (CONTRACT.md section 14.2): what the reading of the patch's code accepts
@@ -485,6 +513,15 @@ impl GateConfig {
             return Err(invalid(
                 "suite.added",
                 "must name a program and contain `{files}` (the test files the patch adds) and `{junit}` (its receipt: the run can only block when its receipt lists the failure)",
+            ));
+        }
+        if self.observe.is_some_and(|o| o.on())
+            && (crate::cli::runner::pytest_module_at(&self.suite.command).is_none()
+                || !crate::cli::runner::receipted(&self.suite.command))
+        {
+            return Err(invalid(
+                "observe",
+                "needs a suite command that runs pytest as `python ... -m pytest` with `{junit}`: the runner observes it under coverage.py (Rust: not yet, turn it off)",
             ));
         }
         self.suspicious.compiled()?;

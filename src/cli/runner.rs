@@ -4,6 +4,7 @@
 //! what it saw as the core's one run model ([`RunOutcome`]).
 
 use std::path::Path;
+use std::path::PathBuf;
 use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant};
 
@@ -357,6 +358,14 @@ pub fn receipted(template: &[String]) -> bool {
 }
 
 /// What a run's receipt was: its report, or why none could be read.
+/// Where a command runs pytest as a module (`python [flags] -m pytest ...`): the index of its
+/// `-m`. `None` when it does not.
+pub fn pytest_module_at(argv: &[String]) -> Option<usize> {
+    argv.windows(2).position(|w| {
+        w.first().is_some_and(|a| a == "-m") && w.get(1).is_some_and(|b| b == "pytest")
+    })
+}
+
 pub type ReceiptRead = Result<super::junit::Report, String>;
 
 /// How one run ended: its run outcome (`None` when killed by its timeout or a signal, or
@@ -370,6 +379,9 @@ pub struct Ran {
     pub tail: String,
     /// The cap it went over, if the room ended it (its `run` is then `None`).
     pub over: Option<Over>,
+    /// Where its receipt was to be written (outside the copy), with receipts on: what else
+    /// the run writes beside it (`{junit}.observe.json`) is read from there.
+    pub receipt_at: Option<PathBuf>,
 }
 
 /// Every run a room ended over a cap so far, by label: the gate's facts carry them.
@@ -585,6 +597,7 @@ impl<'a> Run<'a> {
                 seconds,
             });
         }
+        let receipt_path = receipt;
         let receipt = receipt.map(|path| {
             let read = open_report(path).and_then(|f| {
                 super::junit::read_report(std::io::BufReader::new(f)).map_err(|e| e.to_string())
@@ -609,6 +622,7 @@ impl<'a> Run<'a> {
             receipt,
             tail,
             over,
+            receipt_at: receipt_path.map(Path::to_path_buf),
         }))
     }
 }

@@ -420,9 +420,12 @@ fn fails_on_the_base(
 }
 
 /// The suite's first run into the facts (`fixture_suite`); the seconds it took.
-fn the_suite(g: &Gathered, facts: &mut Facts, done: SuiteDone) -> Result<f64, CliError> {
+fn the_suite(g: &Gathered, facts: &mut Facts, mut done: SuiteDone) -> Result<f64, CliError> {
     facts.timings_ms.add(Phase::Suite, done.seconds);
     let seconds = done.seconds;
+    if let Some(observed) = done.observe.take() {
+        facts.observe = Some(observed);
+    }
     let mut run = record_suite(facts, done);
     run.catch_exit_codes = Some(g.config.suite.catch.clone());
     facts.fixture_suite = Some(run);

@@ -44,6 +44,9 @@ pub(super) struct Gathered {
     pub added_tree: Option<String>,
     /// The base's census (section 11.2): test id → outcome.
     pub census: Option<std::collections::BTreeMap<String, String>>,
+    /// The patch's changed code lines the observed run measures (issue 52; empty when
+    /// `[observe]` is off).
+    pub watched: super::observe::Watched,
     /// The integrity checks after runs so far, and the seconds they took (said at the end).
     pub checked: std::sync::Mutex<(u32, f64)>,
 }
@@ -204,7 +207,18 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
             admitted_sources.insert(id.to_owned(), digest);
         }
     }
+    let watched = {
+        let markers = crate::core::ladder::ScopeMarkers::default();
+        let fixtures = format!("{}/", config.fixtures.trim_end_matches('/'));
+        super::observe::watched(config.observe, &base, &run_tree, &config.inert, |f| {
+            f.starts_with(&fixtures)
+                || crate::core::path::RepoPath::parse(f).is_ok_and(|p| {
+                    crate::core::gate::is_test_file(&p, &markers) || markers.is_scope_hit(&p)
+                })
+        })?
+    };
     let facts = Facts {
+        observe: watched.unread(),
         patch_id: Some(args.patch_id.clone().unwrap_or_else(|| head.clone())),
         changed_files: changed.clone(),
         guarded: config.guarded(&args.config),
@@ -265,6 +279,7 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         added_tree,
         census,
         checked: std::sync::Mutex::new((0, 0.0)),
+        watched,
     })
 }
 

@@ -32,6 +32,7 @@ mod gather;
 mod jobs;
 mod manifests;
 mod mutants;
+mod observe;
 mod outputs;
 mod reproof;
 mod shadows;

@@ -26,6 +26,11 @@ pub(super) struct SuiteDone {
     pub seconds: f64,
     pub read: Option<ReceiptRead>,
     pub finding: Option<IntegrityFinding>,
+    /// What the observed run saw of the patch's lines (the suite's first run, `[observe]`
+    /// on).
+    pub observe: Option<crate::core::gate::ObserveFacts>,
+    /// Where its receipt was written (what the observed run writes beside it is read there).
+    pub receipt_at: Option<std::path::PathBuf>,
 }
 
 impl SuiteDone {
@@ -59,7 +64,24 @@ pub(super) fn run_suite(
         .chain(extra)
         .cloned()
         .collect();
-    run_as_suite(g, room, label, &argv, first, cancel)
+    // The first run is the observed one (issue 52): pytest under coverage.py.
+    let observed = g
+        .watched
+        .unread()
+        .filter(|_| first)
+        .and_then(|_| super::observe::observed_argv(&argv, &g.watched.file_list()));
+    let mut done = run_as_suite(
+        g,
+        room,
+        label,
+        observed.as_deref().unwrap_or(&argv),
+        first,
+        cancel,
+    )?;
+    if let Some(d) = done.as_mut().filter(|_| observed.is_some()) {
+        d.observe = g.watched.read(d.receipt_at.as_deref());
+    }
+    Ok(done)
 }
 
 /// The placeholder of `[suite] added`: the argument holding it is repeated once per file.
@@ -192,6 +214,8 @@ fn run_as_suite(
         seconds: ran.seconds,
         read,
         finding,
+        observe: None,
+        receipt_at: ran.receipt_at,
     }))
 }
 

@@ -1,0 +1,336 @@
+//! The observe step's runner side (issue 52; docs/design/observe.md): the suite's first run is
+//! the observed run. pytest runs under coverage.py (branches, one context per test function,
+//! the project's own coverage config ignored), measuring only the patch's changed code files;
+//! the report is written beside the run's receipt, outside the copy, and read like one. The
+//! core decides from what it says ([`crate::core::gate::ObserveFacts`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::super::config::ObserveConfig;
+use super::super::error::CliError;
+use crate::core::gate::{
+    MAX_CHECK_ID_CHARS, MAX_LINE_CHECKS, MAX_OBSERVED_LINES, MAX_UNTAKEN, ObserveFacts,
+    ObservedLine, UntakenBranch,
+};
+
+/// The program the observed run is (`python -c DRIVER OUT FILE... -- PYTEST-ARGS`): pytest
+/// in-process under coverage.py, the JSON report written to `OUT` when pytest returns. A run
+/// that never returns (an exit under test) writes none: then nothing is known to be observed.
+const DRIVER: &str = r#"import sys
+out = sys.argv[1]
+split = sys.argv.index("--")
+files, args = sys.argv[2:split], sys.argv[split + 1:]
+import coverage
+cov = coverage.Coverage(data_file=None, branch=True, config_file=False,
+                        source=sorted({f.rpartition("/")[0] or "." for f in files}))
+cov.set_option("run:dynamic_context", "test_function")
+cov.start()
+import pytest
+try:
+    code = pytest.main(args)
+finally:
+    cov.stop()
+    try:
+        cov.json_report(outfile=out, include=files, show_contexts=True, ignore_errors=True)
+    except Exception as e:
+        print("patchgate observe: no coverage report:", e, file=sys.stderr)
+sys.exit(int(code))
+"#;
+
+/// Where the observed run writes its report: beside its receipt (`{junit}` + this).
+pub(super) const REPORT_SUFFIX: &str = ".observe.json";
+
+/// The largest coverage report read.
+const MAX_REPORT_BYTES: u64 = 64 << 20;
+
+/// The suite command `argv` (`python [flags] -m pytest ARGS`) as the observed run of `files`:
+/// the same interpreter and flags, pytest's same arguments. `None` when it does not run pytest
+/// that way.
+pub fn observed_argv(argv: &[String], files: &[String]) -> Option<Vec<String>> {
+    let at = crate::cli::runner::pytest_module_at(argv)?;
+    let (python, rest) = argv.split_at(at);
+    let pytest_args = rest.get(2..)?;
+    let mut out: Vec<String> = python.to_vec();
+    out.extend(["-c".to_owned(), DRIVER.to_owned()]);
+    out.push(format!("{}{REPORT_SUFFIX}", crate::cli::runner::JUNIT));
+    out.extend(files.iter().cloned());
+    out.push("--".to_owned());
+    out.extend(pytest_args.iter().cloned());
+    Some(out)
+}
+
+/// The patch's changed code lines, by file: what the observed run measures.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Watched {
+    pub config: Option<ObserveConfig>,
+    pub files: BTreeMap<String, BTreeSet<u32>>,
+}
+
+impl Watched {
+    /// The facts before the observed run has ended: nothing read.
+    pub fn unread(&self) -> Option<ObserveFacts> {
+        let c = self.config.filter(ObserveConfig::on)?;
+        Some(ObserveFacts {
+            changes: c.changes,
+            branches: c.branches,
+            read: false,
+            line_count: 0,
+            run_count: 0,
+            lines: Vec::new(),
+            untaken: Vec::new(),
+        })
+    }
+
+    /// The files to measure.
+    pub fn file_list(&self) -> Vec<String> {
+        self.files.keys().cloned().collect()
+    }
+
+    /// The facts from the report the observed run wrote next to its receipt at `receipt`
+    /// (`None`: receipts off, or the run was not observed).
+    pub fn read(&self, receipt: Option<&Path>) -> Option<ObserveFacts> {
+        let mut facts = self.unread()?;
+        let Some(report) = receipt.and_then(|r| read_report(r).ok()) else {
+            return Some(facts);
+        };
+        facts.read = true;
+        let mut line_count = 0u64;
+        for (file, added) in &self.files {
+            // A file the run never imported is not in the report: its lines are not known to
+            // be statements, and none ran (counted once the report says they are code).
+            let Some(cov) = report.files.get(file) else {
+                continue;
+            };
+            let statements: BTreeSet<u32> = cov
+                .executed_lines
+                .iter()
+                .chain(&cov.missing_lines)
+                .copied()
+                .collect();
+            for line in added.intersection(&statements) {
+                line_count += 1;
+                let checks: Vec<String> = cov
+                    .contexts
+                    .get(&line.to_string())
+                    .map(|c| c.iter().map(|c| check_id(c)).collect::<BTreeSet<_>>())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .take(MAX_LINE_CHECKS)
+                    .collect();
+                let ran = cov.executed_lines.contains(line);
+                if ran {
+                    facts.run_count += 1;
+                }
+                if facts.lines.len() < MAX_OBSERVED_LINES {
+                    facts.lines.push(ObservedLine {
+                        file: file.clone(),
+                        line: *line,
+                        checks: if ran && checks.is_empty() {
+                            vec!["(import)".to_owned()]
+                        } else {
+                            checks
+                        },
+                    });
+                }
+            }
+            for (from, to) in &cov.missing_branches {
+                let from = u32::try_from(*from).ok();
+                if let Some(from) =
+                    from.filter(|f| added.contains(f) && cov.executed_lines.contains(f))
+                    && facts.untaken.len() < MAX_UNTAKEN
+                {
+                    facts.untaken.push(UntakenBranch {
+                        file: file.clone(),
+                        line: from,
+                        to: u32::try_from(*to).ok().filter(|t| *t > 0),
+                    });
+                }
+            }
+        }
+        facts.line_count = line_count;
+        Some(facts)
+    }
+}
+
+/// A coverage.py context as a check id: `tests.test_x.test_y` is pytest's JUnit
+/// `tests.test_x::test_y` (the census's ids); the empty context is code run on import.
+fn check_id(context: &str) -> String {
+    let id = match context.rsplit_once('.') {
+        _ if context.is_empty() => "(import)".to_owned(),
+        Some((module, name)) => format!("{module}::{name}"),
+        None => context.to_owned(),
+    };
+    id.chars().take(MAX_CHECK_ID_CHARS).collect()
+}
+
+/// coverage.py's JSON report (format 3), the parts read.
+#[derive(Debug, Deserialize)]
+struct Report {
+    files: BTreeMap<String, FileCoverage>,
+}
+
+#[derive(Debug, Deserialize)]
+struct FileCoverage {
+    #[serde(default)]
+    executed_lines: BTreeSet<u32>,
+    #[serde(default)]
+    missing_lines: BTreeSet<u32>,
+    #[serde(default)]
+    contexts: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    missing_branches: Vec<(i64, i64)>,
+}
+
+/// The report beside the receipt at `receipt`, read with the strict reader (duplicate keys
+/// refused) and a size cap: it was written by the code under test's process.
+fn read_report(receipt: &Path) -> Result<Report, CliError> {
+    use std::io::Read;
+    let mut path = receipt.as_os_str().to_owned();
+    path.push(REPORT_SUFFIX);
+    let file = crate::cli::runner::open_report(Path::new(&path))
+        .map_err(|e| CliError::data(format!("no coverage report: {e}")))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_REPORT_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(|e| CliError::data(format!("cannot read the coverage report: {e}")))?;
+    let value = crate::core::json::strict_value(&bytes)
+        .map_err(|e| CliError::data(format!("the coverage report is not JSON: {e}")))?;
+    serde_json::from_value(value)
+        .map_err(|e| CliError::data(format!("the coverage report is not coverage.py's: {e}")))
+}
+
+/// The changed code files and lines to watch: the lines the patch adds to each `.py` file of
+/// the run tree that is not test code, not inert and not a fixture.
+pub(super) fn watched(
+    config: Option<ObserveConfig>,
+    base: &str,
+    tree: &str,
+    inert: &[String],
+    is_test: impl Fn(&str) -> bool,
+) -> Result<Watched, CliError> {
+    let Some(c) = config.filter(ObserveConfig::on) else {
+        return Ok(Watched::default());
+    };
+    let mut files = BTreeMap::new();
+    for f in super::super::git::added_lines(base, tree)? {
+        let inert_path = inert.iter().any(|p| {
+            crate::core::path::RepoPath::parse(p).is_ok_and(|p| {
+                crate::core::path::RepoPath::parse(&f.path).is_ok_and(|f| p.covers(&f))
+            })
+        });
+        if f.path.ends_with(".py") && !is_test(&f.path) && !inert_path {
+            files.insert(f.path.clone(), f.lines.iter().map(|(n, _)| *n).collect());
+        }
+    }
+    Ok(Watched {
+        config: Some(c),
+        files,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The observed run keeps the interpreter, its flags and pytest's arguments.
+    #[test]
+    fn the_observed_run_is_the_suite_under_coverage() {
+        let argv: Vec<String> = [
+            "python3",
+            "-P",
+            "-s",
+            "-m",
+            "pytest",
+            "-q",
+            "--junitxml={junit}",
+            "tests",
+        ]
+        .map(String::from)
+        .to_vec();
+        let out = observed_argv(&argv, &["shop/a.py".to_owned()]).unwrap();
+        assert_eq!(out[..4], ["python3", "-P", "-s", "-c"]);
+        assert_eq!(
+            out[5..],
+            [
+                "{junit}.observe.json",
+                "shop/a.py",
+                "--",
+                "-q",
+                "--junitxml={junit}",
+                "tests"
+            ]
+        );
+        let cargo: Vec<String> = ["cargo", "test"].map(String::from).to_vec();
+        assert!(observed_argv(&cargo, &[]).is_none());
+        // `-m pytest` must be the module pytest, not an argument that says so.
+        let odd: Vec<String> = ["python3", "-m", "pytest_x"].map(String::from).to_vec();
+        assert!(observed_argv(&odd, &[]).is_none());
+    }
+
+    #[test]
+    fn contexts_are_junit_ids() {
+        assert_eq!(
+            check_id("tests.test_cases.test_case"),
+            "tests.test_cases::test_case"
+        );
+        assert_eq!(
+            check_id("tests.test_api.TestRetry.test_once"),
+            "tests.test_api.TestRetry::test_once"
+        );
+        assert_eq!(check_id(""), "(import)");
+    }
+
+    /// A report as coverage.py writes it, read into the facts by hand-written expectations:
+    /// line 9 (added, never run) is counted and unrun, 10 ran under one test, the branch from
+    /// 10 to 11 was never taken, and line 4 (added, not a statement) is not code.
+    #[test]
+    fn a_report_becomes_the_facts() {
+        let dir = tempfile::tempdir().unwrap();
+        let receipt = dir.path().join("report.xml");
+        std::fs::write(
+            dir.path().join("report.xml.observe.json"),
+            r#"{"meta": {"format": 3}, "files": {"shop/p.py": {
+                "executed_lines": [3, 10, 12], "missing_lines": [9, 11],
+                "contexts": {"3": [""], "10": ["tests.test_cases.test_case"]},
+                "missing_branches": [[10, 11], [8, 9]]}}}"#,
+        )
+        .unwrap();
+        let w = Watched {
+            config: Some(ObserveConfig {
+                changes: crate::core::gate::ObserveRule::Required,
+                branches: crate::core::gate::ObserveRule::Listed,
+            }),
+            files: BTreeMap::from([("shop/p.py".to_owned(), BTreeSet::from([3, 4, 9, 10]))]),
+        };
+        let f = w.read(Some(&receipt)).unwrap();
+        assert!(f.read);
+        assert_eq!((f.line_count, f.run_count), (3, 2));
+        let lines: Vec<(u32, Vec<&str>)> = f
+            .lines
+            .iter()
+            .map(|l| (l.line, l.checks.iter().map(String::as_str).collect()))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                (3, vec!["(import)"]),
+                (9, vec![]),
+                (10, vec!["tests.test_cases::test_case"])
+            ]
+        );
+        assert_eq!(
+            f.untaken,
+            [UntakenBranch {
+                file: "shop/p.py".into(),
+                line: 10,
+                to: Some(11)
+            }]
+        );
+        // No report: nothing is known to be observed.
+        let none = w.read(Some(&dir.path().join("other.xml"))).unwrap();
+        assert!(!none.read);
+    }
+}
