@@ -93,7 +93,10 @@ def observe(work, commit, files, timeout):
         if os.path.exists(f):
             os.remove(f)
     include = ",".join(os.path.join(work, f) for f in files)
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", HYPOTHESIS_PROFILE="default")
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    if os.path.isdir(os.path.join(work, "src")):
+        # A src layout: its tests import the package from `src/`, not an installed copy.
+        env["PYTHONPATH"] = os.path.join(work, "src")
     try:
         run = subprocess.run(
             [sys.executable, "-m", "coverage", "run", "--branch", "--data-file=" + data,

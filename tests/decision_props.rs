@@ -177,6 +177,13 @@ proptest! {
                 prop_assert!(!plan.deselect.is_empty());
                 prop_assert!(request.fixture_suite.as_ref().is_some_and(|s| s.rerun.is_none()));
             }
+            // Issue 52: only pending patch mutants, each named once, and only once the rest
+            // passed.
+            NextStep::PatchMutants => {
+                let o = request.observe.as_ref();
+                prop_assert!(o.is_some_and(|o| o.pending().count() > 0));
+                prop_assert!(request.fixture_suite.is_some());
+            }
             NextStep::Decide => prop_assert!(plan.property_ids.is_empty()),
         }
         // Issue 51: the work items are the step: something to run unless it is `decide`,

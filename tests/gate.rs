@@ -1586,6 +1586,62 @@ fn rows() -> Vec<Row> {
             Some(["fail", "pass", "pass"]),
         ),
         (
+            "observe: a check kills a patch mutant",
+            with(&[(
+                "observe",
+                json!({"changes": "required", "branches": "listed", "read": true, "line_count": 2, "run_count": 2,
+                       "mutants": [
+                           {"file": "store/counters/mod.rs", "line": 3, "operator": "condition-true", "code": "if True:", "checks": ["t::a"], "state": "survived"},
+                           {"file": "store/counters/mod.rs", "line": 4, "operator": "swap-comparison", "code": "x <= 1", "checks": ["t::a"], "state": "killed", "killed_by": ["t::a"]}]}),
+            )]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+        (
+            "observe: every patch mutant survives",
+            with(&[(
+                "observe",
+                json!({"changes": "required", "branches": "listed", "read": true, "line_count": 2, "run_count": 2,
+                       "mutants": [
+                           {"file": "store/counters/mod.rs", "line": 3, "operator": "condition-true", "code": "if True:", "checks": ["t::a"], "state": "survived"},
+                           {"file": "store/counters/mod.rs", "line": 4, "operator": "swap-comparison", "code": "x <= 1", "checks": ["t::a"], "state": "void"}]}),
+            )]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["unknown", "pass", "pass"]),
+        ),
+        (
+            "observe: a patch mutant never run is no kill",
+            with(&[(
+                "observe",
+                json!({"changes": "required", "branches": "listed", "read": true, "line_count": 1, "run_count": 1,
+                       "mutants": [{"file": "store/counters/mod.rs", "line": 3, "operator": "delete-statement", "code": "pass", "checks": ["t::a"], "state": "pending"}]}),
+            )]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["unknown", "pass", "pass"]),
+        ),
+        (
+            "observe: survivors listed only",
+            with(&[(
+                "observe",
+                json!({"changes": "listed", "branches": "listed", "read": true, "line_count": 1, "run_count": 1,
+                       "mutants": [{"file": "store/counters/mod.rs", "line": 3, "operator": "condition-true", "code": "if True:", "checks": ["t::a"], "state": "survived"}]}),
+            )]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+        (
             "observe: off says so and decides nothing",
             with(&[(
                 "observe",
@@ -2326,6 +2382,14 @@ async fn invalid_facts_are_refused_field_by_field() {
             )]),
             "/observe/lines/0/line",
         ),
+        (
+            with(&[(
+                "observe",
+                json!({"changes": "off", "branches": "off", "read": true, "line_count": 1, "run_count": 1,
+                       "mutants": [{"file": "a.py", "line": 1, "operator": "flip-everything", "code": "x", "checks": [], "state": "killed"}]}),
+            )]),
+            "/observe/mutants/0/operator",
+        ),
     ];
     for (doc, pointer) in cases {
         let (status, problem) = post_json(&server, "/gate", &doc).await;
@@ -3058,6 +3122,39 @@ fn the_plan_is_a_list_of_work_items() {
             ]),
             vec!["added_tests on with_added_tests <- suite"],
         ),
+        // Issue 52: the pending patch mutants, each on its own mutated copy, after the suite,
+        // once t1 and the suite passed; never when the suite failed (nothing they say could
+        // change a BLOCK).
+        (
+            "the suite passed and patch mutants are pending: each runs, after it",
+            with(&[(
+                "observe",
+                json!({"changes": "required", "branches": "listed", "read": true, "line_count": 2, "run_count": 2,
+                       "mutants": [
+                           {"file": "store/counters/mod.rs", "line": 3, "operator": "condition-true", "code": "if True:", "checks": ["t::a"], "state": "killed", "killed_by": ["t::a"]},
+                           {"file": "store/counters/mod.rs", "line": 4, "operator": "swap-comparison", "code": "x <= 1", "checks": ["t::a"], "state": "pending"},
+                           {"file": "store/counters/mod.rs", "line": 5, "operator": "return-constant", "code": "return 0", "checks": ["t::b"], "state": "pending"}]}),
+            )]),
+            vec![
+                "patch_mutant:1 on patch_mutant <- suite",
+                "patch_mutant:2 on patch_mutant <- suite",
+            ],
+        ),
+        (
+            "the suite failed: no patch mutant runs",
+            with(&[
+                (
+                    "observe",
+                    json!({"changes": "required", "branches": "listed", "read": true, "line_count": 1, "run_count": 1,
+                           "mutants": [{"file": "store/counters/mod.rs", "line": 4, "operator": "swap-comparison", "code": "x <= 1", "checks": ["t::a"], "state": "pending"}]}),
+                ),
+                (
+                    "fixture_suite",
+                    json!({"exit_code": 1, "failed_tests": ["t::a"]}),
+                ),
+            ]),
+            vec![],
+        ),
         (
             "a build that does not compile decides: nothing to run",
             with(&[
@@ -3449,6 +3546,11 @@ fn every_escalation_names_its_cause() {
             "checker-unproven",
         ),
         ("observe: no check runs any changed line", "unobserved-change"),
+        ("observe: every patch mutant survives", "unobserved-change"),
+        (
+            "observe: a patch mutant never run is no kill",
+            "unobserved-change",
+        ),
         ("observe: the coverage report was not read", "unobserved-change"),
         (
             "observe: an added branch no check takes, required",

@@ -227,7 +227,18 @@ fn report_in_tree(dir: &Path) {
         "command = [{PYTEST}, \"--junitxml=.patchgate/junit.xml\", \"tests\"]\njunit = \".patchgate/junit.xml\""
     );
     let text = text.replace("census = \"suite.census\"\n", "");
+    // The observed run writes its report beside the receipt: without one, nothing observes.
+    let text = observe_off(&text);
     std::fs::write(&config, text.replace(&suite_command(), &legacy)).expect("write");
+}
+
+/// The starter's `[observe]` turned off (both rules).
+fn observe_off(config: &str) -> String {
+    let off = config
+        .replace("changes = \"required\"", "changes = \"off\"")
+        .replace("branches = \"listed\"", "branches = \"off\"");
+    assert_ne!(off, config, "the starter's [observe]");
+    off
 }
 
 fn sandbox_mode(mode: &'static str) -> impl FnOnce(&Path) {
@@ -1455,6 +1466,8 @@ fn the_ledger_rows_say_what_the_answer_says() {
             "the example's suite command"
         );
         let swallowed = r#"command = ["sh", "-c", "python3 -P -m pytest -q -p no:cacheprovider --junitxml={junit} tests; exit 0"]"#;
+        // (Not `python -m pytest`: a suite the runner cannot observe, observing off.)
+        let text = observe_off(&text);
         std::fs::write(&config, text.replace(&suite_command(), swallowed)).expect("write");
     };
     let repo = repository_with("gate-python", "broken-case", exits_zero, |_| {});
@@ -2610,7 +2623,8 @@ fn receipts_off(dir: &Path) {
         .replace("properties/test_{ids}.py", "properties/test_{id}.py")
         .replace("case = \"properties.test_{id}\"\n", "");
     assert_ne!(off, text, "the starter's receipts");
-    std::fs::write(&config, off).expect("write");
+    // Without a receipt the observed run has nowhere to write its report: nothing observes.
+    std::fs::write(&config, observe_off(&off)).expect("write");
 }
 
 /// The base's config without the canary.

@@ -52,7 +52,7 @@ fn every_request_document_lists_the_fields_its_parser_takes() {
     use patchgate::core::catalog::CatalogKind;
     let doc: serde_json::Value =
         serde_json::from_str(&patchgate::http::openapi::document_json()).unwrap();
-    let table: [(&str, &[&str]); 30] = [
+    let table: [(&str, &[&str]); 31] = [
         ("RouteRequestDoc", &patchgate::core::evidence::ROUTE_FIELDS),
         ("QuorumRequestDoc", &patchgate::core::quorum::REQUEST_FIELDS),
         ("PropertyDoc", CatalogKind::Quorum.fields()),
@@ -69,6 +69,10 @@ fn every_request_document_lists_the_fields_its_parser_takes() {
         ("ObserveDoc", &patchgate::core::gate::OBSERVE_FIELDS),
         ("ObservedLine", &patchgate::core::gate::OBSERVED_LINE_FIELDS),
         ("UntakenBranch", &patchgate::core::gate::UNTAKEN_FIELDS),
+        (
+            "PatchMutantFacts",
+            &patchgate::core::gate::PATCH_MUTANT_FIELDS,
+        ),
         ("SuspiciousLine", &patchgate::core::gate::SUSPICIOUS_FIELDS),
         ("AdmitRequestDoc", &patchgate::core::admit::REQUEST_FIELDS),
         ("AdmissionRecordDoc", &patchgate::core::admit::RECORD_FIELDS),

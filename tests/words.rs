@@ -252,6 +252,7 @@ fn the_enums_speak_the_contracts_words() {
             "suite",
             "added_tests",
             "rerun",
+            "patch_mutants",
             "decide"
         ]
     );
@@ -266,7 +267,8 @@ fn the_enums_speak_the_contracts_words() {
             "reproof",
             "suite",
             "added_tests",
-            "rerun"
+            "rerun",
+            "patch_mutant"
         ]
     );
     assert_eq!(
@@ -276,7 +278,8 @@ fn the_enums_speak_the_contracts_words() {
             "mutant",
             "where_it_failed",
             "suite_room",
-            "with_added_tests"
+            "with_added_tests",
+            "patch_mutant"
         ]
     );
     // Issue 52: what an observe rule does, and what it found unobserved.
@@ -287,6 +290,21 @@ fn the_enums_speak_the_contracts_words() {
     assert_eq!(
         words::<patchgate::core::gate::Unobserved>(),
         ["change", "branch"]
+    );
+    assert_eq!(
+        words::<patchgate::core::gate::MutantOperator>(),
+        [
+            "condition-true",
+            "swap-comparison",
+            "swap-arithmetic",
+            "return-constant",
+            "shift-integer",
+            "delete-statement"
+        ]
+    );
+    assert_eq!(
+        words::<patchgate::core::gate::MutantState>(),
+        ["pending", "killed", "survived", "void"]
     );
     // How the runs were isolated (section 12.2).
     assert_eq!(words::<SandboxBackend>(), ["bubblewrap", "off"]);

@@ -73,6 +73,10 @@ pub struct ObserveConfig {
     /// A branch the patch adds that no check takes → `unobserved-branch`.
     #[serde(default = "observe_off")]
     pub branches: crate::core::gate::ObserveRule,
+    /// How many patch mutants to make and run (0-100): one per changed code line a test
+    /// ran; with `changes = "required"`, none killed → `unobserved-change`.
+    #[serde(default)]
+    pub mutants: u8,
 }
 
 fn observe_off() -> crate::core::gate::ObserveRule {
@@ -514,6 +518,12 @@ impl GateConfig {
                 "suite.added",
                 "must name a program and contain `{files}` (the test files the patch adds) and `{junit}` (its receipt: the run can only block when its receipt lists the failure)",
             ));
+        }
+        if self
+            .observe
+            .is_some_and(|o| usize::from(o.mutants) > crate::core::gate::MAX_PATCH_MUTANTS)
+        {
+            return Err(invalid("observe.mutants", "is at most 100"));
         }
         if self.observe.is_some_and(|o| o.on())
             && (crate::cli::runner::pytest_module_at(&self.suite.command).is_none()

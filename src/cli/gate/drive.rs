@@ -180,6 +180,21 @@ pub(super) fn drive(
                 ended.extend(runs.iter().chain(holds.iter()).map(|w| w.id.clone()));
                 write_facts(args, facts)?;
             }
+            // The patch mutants together, up to `--jobs`, each reported as it ends.
+            let mutants: Vec<&WorkItem> = now
+                .iter()
+                .copied()
+                .filter(|w| w.kind == WorkKind::PatchMutant)
+                .collect();
+            if !mutants.is_empty() {
+                let phase = Instant::now();
+                patch_mutants(args, g, facts, &mutants, jobs)?;
+                facts
+                    .timings_ms
+                    .add(Phase::Mutants, phase.elapsed().as_secs_f64());
+                ended.extend(mutants.iter().map(|w| w.id.clone()));
+                write_facts(args, facts)?;
+            }
             // The other items one by one, each reported as it ends; the core is asked between
             // them whether what ended decides already.
             let rest: Vec<&WorkItem> = now
@@ -191,7 +206,7 @@ pub(super) fn drive(
                 let phase = Instant::now();
                 match item.kind {
                     // Run together, above.
-                    WorkKind::Canary | WorkKind::PropertyRuns => {}
+                    WorkKind::Canary | WorkKind::PropertyRuns | WorkKind::PatchMutant => {}
                     WorkKind::Build => {
                         build(g, facts)?;
                         facts
@@ -277,6 +292,83 @@ pub(super) fn drive(
     Ok(Drove {
         suite_room: suite_room.into_inner(),
         seconds,
+    })
+}
+
+/// Runs the patch mutants `items` names (issue 52), up to `jobs` at once, each in its own copy,
+/// each written into `observe.mutants` (and `--facts-out`) the moment it ends. A mutant's run
+/// has three times the observed run's time, at least 10 s, at most the suite's timeout.
+fn patch_mutants(
+    args: &GateArgs,
+    g: &Gathered,
+    facts: &mut Facts,
+    items: &[&WorkItem],
+    jobs: usize,
+) -> Result<(), CliError> {
+    let observed = facts.observe.clone().ok_or_else(|| {
+        CliError::software("the core asked for patch mutants the facts do not list")
+    })?;
+    let mut todo: Vec<(u32, crate::core::gate::PatchMutantFacts)> = Vec::new();
+    for item in items {
+        let n = item.mutant.ok_or_else(|| {
+            CliError::software(format!("the core asked for {} of no mutant", item.id))
+        })?;
+        let m = observed.mutants.get(n as usize).ok_or_else(|| {
+            CliError::software(format!(
+                "the core asked for {}, which the facts do not list",
+                item.id
+            ))
+        })?;
+        todo.push((n, m.clone()));
+    }
+    let suite_ms = facts.timings_ms.0.get("suite").copied().unwrap_or(0);
+    let timeout = std::time::Duration::from_millis(suite_ms.saturating_mul(3))
+        .max(std::time::Duration::from_secs(10))
+        .min(g.config.suite.timeout());
+    let queue = std::sync::Mutex::new(todo.into_iter());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|s| -> Result<(), CliError> {
+        for _ in 0..jobs.clamp(1, items.len()) {
+            let tx = tx.clone();
+            let queue = &queue;
+            s.spawn(move || {
+                loop {
+                    let next = queue
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .next();
+                    let Some((n, m)) = next else { break };
+                    let done = super::patch_mutants::run_one(g, n, &m, timeout);
+                    let failed = done.is_err();
+                    if tx.send((n, done)).is_err() || failed {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        for (n, done) in rx {
+            let done = match done {
+                Ok(done) => done,
+                Err(e) => {
+                    // Nothing more starts; the runs under way end on their own.
+                    *queue
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                        Vec::new().into_iter();
+                    return Err(e);
+                }
+            };
+            if let Some(slot) = facts
+                .observe
+                .as_mut()
+                .and_then(|o| o.mutants.get_mut(n as usize))
+            {
+                *slot = done;
+            }
+            write_facts(args, facts)?;
+        }
+        Ok(())
     })
 }
 

@@ -50,7 +50,26 @@ pub(super) fn dry_run(args: &GateArgs, g: &Gathered, planner: &Planner<'_>) -> C
         }
     }
     let p = &g.config.properties;
-    let suite = g.config.suite.command.join(" ");
+    let mut suite = g.config.suite.command.join(" ");
+    if let Some(o) = g.watched.unread() {
+        // Issue 52: the suite's run is the observed one; the patch mutants follow it.
+        let files = g.watched.files.len();
+        suite.push_str(&format!(
+            "\n    (observed: pytest under coverage.py, {} measured{}; changes {}, branches {})",
+            match files {
+                1 => "1 changed code file".to_owned(),
+                n => format!("{n} changed code files"),
+            },
+            match g.watched.config.map_or(0, |c| c.mutants) {
+                0 => String::new(),
+                n => format!(
+                    "; then up to {n} patch mutants of the changed lines a test runs, each against those tests, once {T1} and {T2} pass"
+                ),
+            },
+            <&str>::from(o.changes),
+            <&str>::from(o.branches)
+        ));
+    }
     let first = plan.clone();
     // The plan as it unfolds: each answer's items said (each once; one that may start ahead
     // where it is first named), then taken to end as hoped, and the core asked again, until
@@ -193,6 +212,8 @@ pub(super) fn dry_run(args: &GateArgs, g: &Gathered, planner: &Planner<'_>) -> C
                 }
                 // They follow a failure: never hoped for.
                 WorkKind::Replay | WorkKind::Rerun => {}
+                // Made from the observed run's coverage: never in a plan before it ran.
+                WorkKind::PatchMutant => {}
             }
         }
         if !now.iter().all(|w| hope(g, &mut facts, w)) {
@@ -310,7 +331,7 @@ fn hope(g: &Gathered, facts: &mut Facts, item: &WorkItem) -> bool {
                 note: None,
             });
         }
-        WorkKind::Replay | WorkKind::Rerun => return false,
+        WorkKind::Replay | WorkKind::Rerun | WorkKind::PatchMutant => return false,
     }
     true
 }

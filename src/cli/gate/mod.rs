@@ -34,6 +34,7 @@ mod manifests;
 mod mutants;
 mod observe;
 mod outputs;
+mod patch_mutants;
 mod reproof;
 mod shadows;
 mod suite;

@@ -19,24 +19,51 @@ use crate::core::gate::{
 /// The program the observed run is (`python -c DRIVER OUT FILE... -- PYTEST-ARGS`): pytest
 /// in-process under coverage.py, the JSON report written to `OUT` when pytest returns. A run
 /// that never returns (an exit under test) writes none: then nothing is known to be observed.
+/// A patch mutant's run is `python -c DRIVER --select ID... -- PYTEST-ARGS`: pytest with only
+/// the tests named (JUnit's `module::function`, `module.Class::function`) kept.
 const DRIVER: &str = r#"import sys
-out = sys.argv[1]
 split = sys.argv.index("--")
-files, args = sys.argv[2:split], sys.argv[split + 1:]
-import coverage
-cov = coverage.Coverage(data_file=None, branch=True, config_file=False,
-                        source=sorted({f.rpartition("/")[0] or "." for f in files}))
-cov.set_option("run:dynamic_context", "test_function")
-cov.start()
+head, args = sys.argv[1:split], sys.argv[split + 1:]
+cov, plugins = None, []
+if head[:1] == ["--select"]:
+    keep = set(head[1:])
+    def ident(item):
+        mod = getattr(getattr(item, "module", None), "__name__", "")
+        cls = getattr(item, "cls", None)
+        owner = mod + ("." + cls.__qualname__ if cls is not None else "")
+        return owner + "::" + getattr(item, "originalname", item.name)
+    class Select:
+        def pytest_collection_modifyitems(self, config, items):
+            dropped = [i for i in items if ident(i) not in keep]
+            items[:] = [i for i in items if ident(i) in keep]
+            config.hook.pytest_deselected(items=dropped)
+    plugins.append(Select())
+    files = []
+else:
+    out, files = head[0], head[1:]
+try:
+    if not files:
+        raise LookupError("nothing to observe")
+    import coverage
+    cov = coverage.Coverage(data_file=None, branch=True, config_file=False,
+                            source=sorted({f.rpartition("/")[0] or "." for f in files}))
+    cov.set_option("run:dynamic_context", "test_function")
+    cov.start()
+except LookupError:
+    cov = None
+except Exception as e:
+    cov = None
+    print("patchgate observe: coverage.py cannot observe this run (%s): the change is not known to be observed" % e, file=sys.stderr)
 import pytest
 try:
-    code = pytest.main(args)
+    code = pytest.main(args, plugins=plugins)
 finally:
-    cov.stop()
-    try:
-        cov.json_report(outfile=out, include=files, show_contexts=True, ignore_errors=True)
-    except Exception as e:
-        print("patchgate observe: no coverage report:", e, file=sys.stderr)
+    if cov is not None:
+        cov.stop()
+        try:
+            cov.json_report(outfile=out, include=files, show_contexts=True, ignore_errors=True)
+        except Exception as e:
+            print("patchgate observe: no coverage report: %s" % e, file=sys.stderr)
 sys.exit(int(code))
 "#;
 
@@ -55,8 +82,31 @@ pub fn observed_argv(argv: &[String], files: &[String]) -> Option<Vec<String>> {
     let pytest_args = rest.get(2..)?;
     let mut out: Vec<String> = python.to_vec();
     out.extend(["-c".to_owned(), DRIVER.to_owned()]);
+    // (The report's path is the first argument: it is never `--select`.)
     out.push(format!("{}{REPORT_SUFFIX}", crate::cli::runner::JUNIT));
     out.extend(files.iter().cloned());
+    out.push("--".to_owned());
+    out.extend(pytest_args.iter().cloned());
+    Some(out)
+}
+
+/// The suite command `argv` as a patch mutant's run: the same interpreter, flags and pytest
+/// arguments, only the tests `checks` kept. `None` when it does not run pytest that way, or
+/// there is no test to keep.
+pub(super) fn selecting_argv(argv: &[String], checks: &[String]) -> Option<Vec<String>> {
+    let at = crate::cli::runner::pytest_module_at(argv)?;
+    let (python, rest) = argv.split_at(at);
+    let pytest_args = rest.get(2..)?;
+    let tests: Vec<&String> = checks
+        .iter()
+        .filter(|c| c.as_str() != super::patch_mutants::IMPORT && !c.starts_with('-'))
+        .collect();
+    if tests.is_empty() {
+        return None;
+    }
+    let mut out: Vec<String> = python.to_vec();
+    out.extend(["-c".to_owned(), DRIVER.to_owned(), "--select".to_owned()]);
+    out.extend(tests.into_iter().cloned());
     out.push("--".to_owned());
     out.extend(pytest_args.iter().cloned());
     Some(out)
@@ -81,6 +131,7 @@ impl Watched {
             run_count: 0,
             lines: Vec::new(),
             untaken: Vec::new(),
+            mutants: Vec::new(),
         })
     }
 
@@ -302,6 +353,7 @@ mod tests {
             config: Some(ObserveConfig {
                 changes: crate::core::gate::ObserveRule::Required,
                 branches: crate::core::gate::ObserveRule::Listed,
+                mutants: 0,
             }),
             files: BTreeMap::from([("shop/p.py".to_owned(), BTreeSet::from([3, 4, 9, 10]))]),
         };

@@ -80,6 +80,10 @@ pub(super) fn run_suite(
     )?;
     if let Some(d) = done.as_mut().filter(|_| observed.is_some()) {
         d.observe = g.watched.read(d.receipt_at.as_deref());
+        let wanted = g.watched.config.map_or(0, |c| usize::from(c.mutants));
+        if let Some(o) = d.observe.as_mut().filter(|o| o.read && wanted > 0) {
+            o.mutants = super::patch_mutants::make(g, o, wanted)?;
+        }
     }
     Ok(done)
 }

@@ -9,6 +9,7 @@
 pub mod command;
 mod doctest;
 pub mod in_file;
+pub mod patch_mutants;
 mod pinned;
 mod python;
 mod resolve;

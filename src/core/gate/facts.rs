@@ -406,6 +406,8 @@ pub enum Phase {
     Reproof,
     Suite,
     Rerun,
+    /// The patch mutants (issue 52).
+    Mutants,
     /// The whole gate, start to answer: less than the steps' sum when runs overlapped
     /// (`--jobs`).
     Total,

@@ -31,6 +31,78 @@ crate::core::words! {
     }
 }
 
+crate::core::words! {
+    "kebab-case";
+    /// How a patch mutant changes its line (issue 52): at most one per line, in this order of
+    /// preference.
+    pub enum MutantOperator {
+        /// A condition the patch added (`if`, `elif`, `while`) made `True`: survived, the
+        /// condition can be removed and no check notices.
+        ConditionTrue,
+        /// A comparison's operator swapped (`<` for `<=`, `==` for `!=`, `in` for `not in`...).
+        SwapComparison,
+        /// An arithmetic operator swapped (`+` for `-`, `*` for `//`...).
+        SwapArithmetic,
+        /// A returned value replaced by a constant of its kind (`0`, `""`, `None`...).
+        ReturnConstant,
+        /// An integer literal shifted by one.
+        ShiftInteger,
+        /// A statement deleted (`pass` in its place).
+        DeleteStatement,
+    }
+}
+
+crate::core::words! {
+    "kebab-case";
+    /// What became of a patch mutant.
+    pub enum MutantState {
+        /// Made, not run yet (the plan runs it next).
+        Pending,
+        /// A check it ran against failed, its receipt listing the failure.
+        Killed,
+        /// Every check it ran against passed: no check notices the change.
+        Survived,
+        /// It could not be shown either way (no receipt, nothing ran, killed by its timeout):
+        /// never a kill.
+        Void,
+    }
+}
+
+/// One mutant of the patch's own lines and what became of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PatchMutantFacts {
+    #[schema(min_length = 1, max_length = 4096)]
+    pub file: String,
+    #[schema(minimum = 1, maximum = 4294967295_u64)]
+    pub line: u32,
+    pub operator: MutantOperator,
+    /// The line as mutated (at most 200 characters).
+    #[schema(max_length = 200)]
+    pub code: String,
+    /// The checks that ran its line: what it runs against (at most 10).
+    #[schema(max_items = 10)]
+    pub checks: Vec<String>,
+    pub state: MutantState,
+    /// With `killed`: the checks that failed (at most 10).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(max_items = 10)]
+    pub killed_by: Vec<String>,
+}
+
+/// Most patch mutants a gate makes (`[observe] mutants` is at most this).
+pub const MAX_PATCH_MUTANTS: usize = 100;
+/// The fields of a patch mutant.
+pub const PATCH_MUTANT_FIELDS: [&str; 7] = [
+    "file",
+    "line",
+    "operator",
+    "code",
+    "checks",
+    "state",
+    "killed_by",
+];
+
 /// Most changed code lines the facts list (the counts are of all of them).
 pub const MAX_OBSERVED_LINES: usize = 1000;
 /// Most checks listed for one line.
@@ -40,7 +112,7 @@ pub const MAX_CHECK_ID_CHARS: usize = 512;
 /// Most untaken branches listed.
 pub const MAX_UNTAKEN: usize = 100;
 /// The fields of `observe`.
-pub const OBSERVE_FIELDS: [&str; 7] = [
+pub const OBSERVE_FIELDS: [&str; 8] = [
     "changes",
     "branches",
     "read",
@@ -48,6 +120,7 @@ pub const OBSERVE_FIELDS: [&str; 7] = [
     "run_count",
     "lines",
     "untaken",
+    "mutants",
 ];
 /// The fields of an observed line.
 pub const OBSERVED_LINE_FIELDS: [&str; 3] = ["file", "line", "checks"];
@@ -85,6 +158,12 @@ pub struct ObserveFacts {
     #[serde(default)]
     #[schema(max_items = 100)]
     pub untaken: Vec<UntakenBranch>,
+    /// Mutants of the changed code lines some check ran (at most `[observe] mutants`, 100),
+    /// one per line, each run against the checks that ran its line: with `changes =
+    /// "required"`, none killed is `unobserved-change`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(max_items = 100)]
+    pub mutants: Vec<PatchMutantFacts>,
 }
 
 /// A changed code line and the checks that ran it.
@@ -115,6 +194,22 @@ pub struct UntakenBranch {
 }
 
 impl ObserveFacts {
+    /// How many patch mutants a check killed.
+    pub fn killed(&self) -> usize {
+        self.mutants
+            .iter()
+            .filter(|m| m.state == MutantState::Killed)
+            .count()
+    }
+
+    /// The patch mutants not run yet.
+    pub fn pending(&self) -> impl Iterator<Item = (usize, &PatchMutantFacts)> {
+        self.mutants
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.state == MutantState::Pending)
+    }
+
     /// Whether any rule looks at the change.
     pub fn on(&self) -> bool {
         self.changes != ObserveRule::Off || self.branches != ObserveRule::Off
@@ -127,6 +222,9 @@ impl ObserveFacts {
             return Some(Unobserved::Change);
         }
         if required(self.changes) && self.line_count > 0 && self.run_count == 0 {
+            return Some(Unobserved::Change);
+        }
+        if required(self.changes) && !self.mutants.is_empty() && self.killed() == 0 {
             return Some(Unobserved::Change);
         }
         (required(self.branches) && !self.untaken.is_empty()).then_some(Unobserved::Branch)
@@ -167,6 +265,14 @@ pub(super) fn observe_step(
             first.line
         ),
     };
+    let mutants = match o.mutants.len() {
+        0 => String::new(),
+        n => format!(
+            "; {} of {} killed",
+            o.killed(),
+            plural(n, "patch mutant", "patch mutants")
+        ),
+    };
     let seen = if !o.read {
         "the observed run's coverage report was not read: nothing is known to run the change"
             .to_owned()
@@ -174,7 +280,7 @@ pub(super) fn observe_step(
         "the patch changes no code line a check could run".to_owned()
     } else {
         format!(
-            "{} of {} run by a check{untaken}",
+            "{} of {} run by a check{untaken}{mutants}",
             o.run_count,
             plural(
                 usize::try_from(o.line_count).unwrap_or(usize::MAX),
@@ -305,6 +411,44 @@ pub(super) fn parse_observe(
             })
         })?,
     };
+    let mutants = match listed("mutants", MAX_PATCH_MUTANTS, e)? {
+        None => Vec::new(),
+        Some(list) => fields::array(list, &o.pointer("mutants"), "`mutants`", e, |x, p, e| {
+            let m = object(x, &p, "a patch mutant", &PATCH_MUTANT_FIELDS, e)?;
+            let operator = m.req_enum::<MutantOperator>("operator", e);
+            let state = m.req_enum::<MutantState>("state", e);
+            let code = m.req_string("code", 200, e);
+            let ids = |key: &str, e: &mut fields::Errors| match m.get(key) {
+                None if key == "killed_by" => Some(Vec::new()),
+                None => {
+                    e.push(m.pointer(key), format!("`{key}` is required"));
+                    None
+                }
+                Some(v) if v.as_array().is_some_and(|a| a.len() > MAX_LINE_CHECKS) => {
+                    e.push(
+                        m.pointer(key),
+                        format!("at most {MAX_LINE_CHECKS} checks are listed"),
+                    );
+                    None
+                }
+                Some(v) => fields::array(v, &m.pointer(key), &format!("`{key}`"), e, |c, p, e| {
+                    fields::string(c, &p, "a check id", MAX_CHECK_ID_CHARS, e)
+                }),
+            };
+            let checks = ids("checks", e);
+            let killed_by = ids("killed_by", e);
+            let (file, line) = line_of(&m, e)?;
+            Some(PatchMutantFacts {
+                file,
+                line,
+                operator: operator?,
+                code: code?,
+                checks: checks?,
+                state: state?,
+                killed_by: killed_by?,
+            })
+        })?,
+    };
     let (line_count, run_count) = (line_count?, run_count?);
     let listed_run = lines.iter().filter(|l| !l.checks.is_empty()).count() as u64;
     if lines.len() as u64 > line_count || run_count > line_count || listed_run > run_count {
@@ -329,6 +473,7 @@ pub(super) fn parse_observe(
         run_count,
         lines,
         untaken,
+        mutants,
     })
 }
 
@@ -346,6 +491,44 @@ pub(super) fn detail(out: &mut String, o: &ObserveFacts) {
                     "this branch of {} runs under no check (to {})",
                     code(&format!("{}:{}", b.file, b.line)),
                     b.to.map_or_else(|| "the function's exit".to_owned(), |t| format!("line {t}"))
+                )
+            }),
+        );
+        out.push('\n');
+    }
+    let mut survived: Vec<&PatchMutantFacts> = o
+        .mutants
+        .iter()
+        .filter(|m| m.state == MutantState::Survived)
+        .collect();
+    // A condition that can be removed first: the patch's own guard no check needs.
+    survived.sort_by_key(|m| m.operator != MutantOperator::ConditionTrue);
+    if !survived.is_empty() {
+        let _ = writeln!(
+            out,
+            "### Patch mutants no check kills
+
+{} of {} patch mutants killed; these survived, each run against the checks that ran its line:
+",
+            o.killed(),
+            o.mutants.len()
+        );
+        list(
+            out,
+            survived.iter().map(|m| {
+                let says = match m.operator {
+                    MutantOperator::ConditionTrue => {
+                        "this condition can be removed and no check notices"
+                    }
+                    _ => "no check notices",
+                };
+                let checks: Vec<String> = m.checks.iter().map(|c| code(c)).collect();
+                format!(
+                    "{} ({}): {} — {says}; ran {}",
+                    code(&format!("{}:{}", m.file, m.line)),
+                    <&str>::from(m.operator),
+                    code(&m.code),
+                    checks.join(", ")
                 )
             }),
         );

@@ -93,6 +93,9 @@ pub struct Planning<'a> {
     reprove: Option<String>,
     /// The properties whose runs split and were not replayed (section 15.5).
     replay: Vec<String>,
+    /// The pending patch mutants (issue 52), when the rest of the gate passed: they are the
+    /// only thing left that could stop a merge.
+    mutants: Vec<u32>,
 }
 
 impl Planning<'_> {
@@ -110,7 +113,7 @@ pub struct PlanRow {
 }
 
 /// The gate's steps in order; the first due row is the next step.
-pub const PLAN: [PlanRow; 9] = [
+pub const PLAN: [PlanRow; 10] = [
     PlanRow {
         step: NextStep::Decide,
         says: "a gate rule decided on the facts so far: nothing more runs",
@@ -163,6 +166,11 @@ pub const PLAN: [PlanRow; 9] = [
         due: |p| p.rerun.is_some() && p.configured.deselect,
     },
     PlanRow {
+        step: NextStep::PatchMutants,
+        says: "the observed run listed patch mutants that have not run, and t1 and the suite passed: whether a check kills them is all that is left",
+        due: |p| !p.mutants.is_empty(),
+    },
+    PlanRow {
         step: NextStep::Decide,
         says: "every fact the decision needs is in",
         due: |_| true,
@@ -209,9 +217,26 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
         .filter(|(ran, ..)| *ran)
         .map(|(_, _, properties, _)| super::verdicts::replay_due(request, properties))
         .unwrap_or_default();
+    // The patch mutants run last, and only when the rest passed (they can only turn a pass
+    // into unknown).
+    let passed = |name: &str| {
+        planned.steps.iter().any(|s| match s {
+            Step::Properties { verdict, .. } if name == "t1" => *verdict == Verdict::Pass,
+            Step::Fixtures { verdict, .. } if name == "t2" => *verdict == Verdict::Pass,
+            _ => false,
+        })
+    };
+    let mutants: Vec<u32> = match &request.observe {
+        Some(o) if passed("t1") && passed("t2") && rerun_due(request).is_none() => o
+            .pending()
+            .filter_map(|(n, _)| u32::try_from(n).ok())
+            .collect(),
+        _ => Vec::new(),
+    };
     let planning = Planning {
         request,
         replay,
+        mutants,
         decided: planned.rule != GateRuleName::Route && !await_build,
         await_build,
         reprove: (t1_passed && unrun.is_empty())
@@ -285,6 +310,10 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
             .rerun
             .as_deref()
             .filter(|_| next == NextStep::Rerun),
+        mutants: match next {
+            NextStep::PatchMutants => &planning.mutants,
+            _ => &[],
+        },
     });
     GateNext {
         next,

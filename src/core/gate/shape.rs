@@ -71,7 +71,7 @@ pub const CONFIGURED_FIELDS: [&str; 7] = [
     "mutant_files",
 ];
 /// The runner's phases a request may time (`timings_ms`), in pipeline order.
-pub const TIMING_STEPS: [&str; 8] = [
+pub const TIMING_STEPS: [&str; 9] = [
     "gather",
     "build",
     "canary",
@@ -79,6 +79,7 @@ pub const TIMING_STEPS: [&str; 8] = [
     "reproof",
     "suite",
     "rerun",
+    "mutants",
     "total",
 ];
 /// The fields of a re-proof.

@@ -33,6 +33,10 @@ crate::core::words! {
         /// Run the suite again with the tests in `deselect` left out (the frozen tests it
         /// failed), and report it as `fixture_suite.rerun` (section 12.4).
         Rerun,
+        /// Run each pending patch mutant (`observe.mutants`, issue 52) on a copy of the judged
+        /// tree with it applied, against the checks that ran its line, and report what became
+        /// of it (`killed`, `survived` or `void`) in its place.
+        PatchMutants,
         /// Every fact the decision needs is in: decide (`POST /gate`).
         Decide,
     }
@@ -62,6 +66,9 @@ crate::core::words! {
         AddedTests,
         /// The suite again without `deselect`, reported as `fixture_suite.rerun`.
         Rerun,
+        /// Patch mutant `mutant` (its index in `observe.mutants`) run against the checks that
+        /// ran its line, reported in its place.
+        PatchMutant,
     }
 }
 
@@ -82,6 +89,8 @@ crate::core::words! {
         /// The judged tree with the test files the patch adds in, in a room of their own (so
         /// their imports reach nothing of the suite's run).
         WithAddedTests,
+        /// A fresh copy of the judged tree with patch mutant `mutant` applied.
+        PatchMutant,
     }
 }
 
@@ -110,6 +119,9 @@ pub struct WorkItem {
     /// With a re-run: the frozen tests to leave out (section 12.4).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deselect: Vec<String>,
+    /// With a patch mutant: its index in `observe.mutants` (0-based).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mutant: Option<u32>,
 }
 
 impl WorkItem {
@@ -124,6 +136,7 @@ impl WorkItem {
             speculative: false,
             holds: Vec::new(),
             deselect: Vec::new(),
+            mutant: None,
         }
     }
 
@@ -138,7 +151,7 @@ impl WorkItem {
     }
 }
 
-/// The ids of the items, by kind and property.
+/// The ids of the items, by kind and property (a patch mutant's "property" is its index).
 pub fn work_id(kind: WorkKind, property: Option<&str>) -> String {
     let name: &str = kind.into();
     match (kind, property) {
@@ -163,6 +176,8 @@ pub(super) struct StepWork<'a> {
     pub replay: &'a [String],
     pub reprove: Option<&'a str>,
     pub deselect: Option<&'a [String]>,
+    /// The pending patch mutants, by index.
+    pub mutants: &'a [u32],
 }
 
 /// The work items of the step `s` describes, in the order the runner starts them.
@@ -247,6 +262,16 @@ pub(super) fn work_for(s: &StepWork<'_>) -> Vec<WorkItem> {
             item.deselect = s.deselect.map(<[String]>::to_vec).unwrap_or_default();
             work.push(item);
         }
+        NextStep::PatchMutants => work.extend(s.mutants.iter().map(|n| {
+            let mut item = WorkItem::new(
+                K::PatchMutant,
+                work_id(K::PatchMutant, Some(&n.to_string())),
+                WorkTree::PatchMutant,
+                vec![work_id(K::Suite, None)],
+            );
+            item.mutant = Some(*n);
+            item
+        })),
         NextStep::Decide => {}
     }
     // What may start ahead: the suite (needed once t1 passes, unless a run decides first),

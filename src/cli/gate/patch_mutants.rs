@@ -1,0 +1,161 @@
+//! The patch mutants (issue 52; docs/design/observe.md): made from the observed run's facts
+//! (one per changed code line a check ran, the syntax tree's operators), then each run on a
+//! copy of the judged tree with it applied, against only the checks that ran its line, its
+//! receipt read: a failure listed is a kill, a pass a survivor, anything else void.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::super::error::CliError;
+use super::super::reading::patch_mutants::{self, PatchMutant};
+use super::super::runner::{Outcome, Place, Run};
+use super::gather::Gathered;
+use crate::core::gate::{
+    MAX_PATCH_MUTANTS, MutantOperator, MutantState, ObserveFacts, PatchMutantFacts,
+};
+
+/// The largest file mutated.
+const MAX_FILE_BYTES: usize = 4 << 20;
+
+/// The judged tree's text of each of `files`.
+fn texts(g: &Gathered, files: &[&str]) -> Result<BTreeMap<String, Vec<u8>>, CliError> {
+    let blobs = super::super::git::blobs(&g.tree, files, MAX_FILE_BYTES)?;
+    Ok(files
+        .iter()
+        .zip(blobs)
+        .filter_map(|(f, b)| Some(((*f).to_owned(), b?)))
+        .collect())
+}
+
+/// The mutants of the lines some test ran, at most `max`: the added conditions first (the
+/// survivor that says "this condition can be removed"), then by file and line, one per line.
+pub(super) fn make(
+    g: &Gathered,
+    observed: &ObserveFacts,
+    max: usize,
+) -> Result<Vec<PatchMutantFacts>, CliError> {
+    let mut by_file: BTreeMap<&str, BTreeMap<u32, Vec<String>>> = BTreeMap::new();
+    for l in &observed.lines {
+        let checks: Vec<String> = l.checks.iter().filter(|c| *c != IMPORT).cloned().collect();
+        if !checks.is_empty() {
+            by_file
+                .entry(l.file.as_str())
+                .or_default()
+                .insert(l.line, checks);
+        }
+    }
+    let files: Vec<&str> = by_file.keys().copied().collect();
+    let texts = texts(g, &files)?;
+    let mut made: Vec<PatchMutantFacts> = Vec::new();
+    for (file, lines) in &by_file {
+        let Some(text) = texts.get(*file) else {
+            continue;
+        };
+        let wanted: BTreeSet<u32> = lines.keys().copied().collect();
+        for m in patch_mutants::python(text, &wanted) {
+            made.push(PatchMutantFacts {
+                file: (*file).to_owned(),
+                line: m.line,
+                operator: m.operator,
+                code: shown_line(text, &m),
+                checks: lines.get(&m.line).cloned().unwrap_or_default(),
+                state: MutantState::Pending,
+                killed_by: Vec::new(),
+            });
+        }
+    }
+    made.sort_by_key(|m| m.operator != MutantOperator::ConditionTrue);
+    made.truncate(max.min(MAX_PATCH_MUTANTS));
+    Ok(made)
+}
+
+/// The check id of code run when its module was imported (no test ran it).
+pub(super) const IMPORT: &str = "(import)";
+
+/// The mutated line as it reads, at most 200 characters.
+fn shown_line(text: &[u8], m: &PatchMutant) -> String {
+    let after = m.apply(text);
+    let line = String::from_utf8_lossy(&after)
+        .lines()
+        .nth(m.line as usize - 1)
+        .unwrap_or_default()
+        .trim()
+        .to_owned();
+    crate::core::text::visible(&line)
+        .chars()
+        .take(200)
+        .collect()
+}
+
+/// The mutant `facts` describe, made again from the judged tree (the same operators on the
+/// same line give the same mutant).
+fn remade(
+    g: &Gathered,
+    facts: &PatchMutantFacts,
+) -> Result<Option<(Vec<u8>, PatchMutant)>, CliError> {
+    let texts = texts(g, &[facts.file.as_str()])?;
+    let Some(text) = texts.get(&facts.file) else {
+        return Ok(None);
+    };
+    let m = patch_mutants::python(text, &BTreeSet::from([facts.line]))
+        .into_iter()
+        .find(|m| m.operator == facts.operator);
+    Ok(m.map(|m| (text.clone(), m)))
+}
+
+/// Runs patch mutant `facts` (number `n`): a copy of the judged tree with it applied, the
+/// observed run's command selecting only its checks, under `timeout`. What became of it.
+pub(super) fn run_one(
+    g: &Gathered,
+    n: u32,
+    facts: &PatchMutantFacts,
+    timeout: std::time::Duration,
+) -> Result<PatchMutantFacts, CliError> {
+    let mut out = facts.clone();
+    out.state = MutantState::Void;
+    let Some((text, m)) = remade(g, facts)? else {
+        return Ok(out);
+    };
+    let Some(argv) = super::observe::selecting_argv(&g.config.suite.command, &facts.checks) else {
+        return Ok(out);
+    };
+    let label = format!(
+        "patch mutant {} ({}:{} {})",
+        n + 1,
+        facts.file,
+        facts.line,
+        <&str>::from(facts.operator)
+    );
+    let room = g.room.fork(&label)?;
+    let path = room.tree.join(&facts.file);
+    std::fs::write(&path, m.apply(&text))
+        .map_err(|e| CliError::software(format!("cannot write {}: {e}", path.display())))?;
+    room.settle()?;
+    let ran = match Run::new(&label, &argv, timeout, Place::Room(&room)).start()? {
+        Outcome::Ran(ran) => ran,
+        Outcome::Cancelled => return Ok(out),
+    };
+    let catch = ran
+        .run
+        .is_some_and(|c| c != 0 && g.config.suite.catch.contains(c));
+    match ran.receipt {
+        Some(Ok(report)) if report.disagrees.is_none() => {
+            if catch && !report.failed.is_empty() {
+                out.state = MutantState::Killed;
+                out.killed_by = report
+                    .failed
+                    .iter()
+                    .take(10)
+                    .map(|f| {
+                        f.chars()
+                            .take(crate::core::gate::MAX_CHECK_ID_CHARS)
+                            .collect()
+                    })
+                    .collect();
+            } else if ran.run == Some(0) && report.failed.is_empty() && report.executed() > 0 {
+                out.state = MutantState::Survived;
+            }
+        }
+        _ => {}
+    }
+    Ok(out)
+}
