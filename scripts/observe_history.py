@@ -14,11 +14,18 @@ Then, with the gate's definitions (docs/design/observe.md):
   `match` arm, a loop's exit, an early `return`'s alternative: coverage.py's arcs) is taken by
   no test.
 
+- with `--binary`, the *patch mutants*: `patchgate observe --coverage` picks them as the gate
+  does (`--mutants`, one per changed code line a test ran, the syntax tree's operators); each is
+  applied and the tests that ran its line run (pytest, those node ids): a failure kills it,
+  a pass lets it survive, anything else (an error, a timeout) is void. `unobserved-change`
+  also counts a commit whose mutants no test kills (the gate's second clause).
+
 Prints, per project and overall, how many honest commits each rule would stop, and every hit.
 
+    cargo build --release
     python3 -m pip install coverage pytest hypothesis
-    python3 scripts/observe_history.py --per-repo 30 \\
-        path/to/boltons path/to/more-itertools path/to/toolz
+    python3 scripts/observe_history.py --per-repo 30 --binary target/release/patchgate \\
+        path/to/boltons path/to/more-itertools path/to/tomli
 
 Each repository is cloned (`git clone --no-checkout`, local) into a scratch directory, so a bare
 mirror works and nothing is written into it. A commit whose suite cannot be collected (exit 2-5
@@ -32,6 +39,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 TEST_DIRS = {"tests", "test", "fixtures", "docs"}
 TEST_FILES = {"conftest.py", "setup.py", "noxfile.py"}
@@ -84,6 +92,14 @@ def commits(repo, n):
     return picked
 
 
+def suite_env(work):
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    if os.path.isdir(os.path.join(work, "src")):
+        # A src layout: its tests import the package from `src/`, not an installed copy.
+        env["PYTHONPATH"] = os.path.join(work, "src")
+    return env
+
+
 def observe(work, commit, files, timeout):
     git(work, "checkout", "-q", "--force", commit)
     git(work, "clean", "-qfdx")
@@ -93,13 +109,13 @@ def observe(work, commit, files, timeout):
         if os.path.exists(f):
             os.remove(f)
     include = ",".join(os.path.join(work, f) for f in files)
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    if os.path.isdir(os.path.join(work, "src")):
-        # A src layout: its tests import the package from `src/`, not an installed copy.
-        env["PYTHONPATH"] = os.path.join(work, "src")
+    rc = os.path.join(work, "..", "observe.rc")
+    with open(rc, "w") as fh:
+        fh.write("[run]\nbranch = True\ndynamic_context = test_function\n")
+    env = suite_env(work)
     try:
         run = subprocess.run(
-            [sys.executable, "-m", "coverage", "run", "--branch", "--data-file=" + data,
+            [sys.executable, "-m", "coverage", "run", "--rcfile=" + rc, "--data-file=" + data,
              "--include=" + include, "-m", "pytest", "-q", "-p", "no:cacheprovider",
              ],
             cwd=work, capture_output=True, text=True, timeout=timeout, env=env)
@@ -110,12 +126,64 @@ def observe(work, commit, files, timeout):
         return None, "suite did not run (exit %d): %s" % (run.returncode, tail[0][:120])
     if not os.path.exists(data):
         return {}, tail[0]
-    subprocess.run([sys.executable, "-m", "coverage", "json", "--data-file=" + data, "-o",
-                    report, "-q"], cwd=work, capture_output=True)
+    subprocess.run([sys.executable, "-m", "coverage", "json", "--rcfile=" + rc, "--show-contexts",
+                    "--data-file=" + data, "-o", report, "-q"], cwd=work, capture_output=True)
     if not os.path.exists(report):
         return {}, tail[0]
     with open(report) as fh:
         return json.load(fh).get("files", {}), tail[0]
+
+
+def node_id(work, check):
+    """pytest's node id of a JUnit-style check id (`tests.test_x::f`, `tests.test_x.Cls::f`)."""
+    owner, _, name = check.partition("::")
+    parts = owner.split(".")
+    for k in range(len(parts), 0, -1):
+        path = "/".join(parts[:k]) + ".py"
+        if os.path.isfile(os.path.join(work, path)):
+            return "::".join([path] + parts[k:] + [name])
+    return None
+
+
+def mutants(work, commit, binary, n, env, timeout):
+    """(made, killed, survived, void) for the commit's patch mutants, as the gate picks them."""
+    report = os.path.join(work, "..", "observe.json")
+    out = subprocess.run([binary, "observe", "--base", commit + "^", "--head", commit, "--coverage",
+                          report, "--mutants", str(n), "--json", "-C", work],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        return None
+    doc = json.loads(out.stdout)
+    facts = {(m["file"], m["line"]): m for m in doc["observe"].get("mutants", [])}
+    made = killed = survived = void = 0
+    for a in doc["apply"]:
+        m = facts.get((a["file"], a["line"]))
+        ids = [node_id(work, c) for c in (m or {}).get("checks", [])]
+        ids = [i for i in ids if i]
+        made += 1
+        if not ids:
+            void += 1
+            continue
+        path = os.path.join(work, a["file"])
+        original = open(path, "rb").read()
+        mutated = original[:a["start"]] + a["replacement"].encode() + original[a["end"]:]
+        open(path, "wb").write(mutated)
+        try:
+            run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                                  "-x", *ids], cwd=work, capture_output=True, text=True,
+                                 timeout=timeout, env=env)
+            code = run.returncode
+        except subprocess.TimeoutExpired:
+            code = None
+        finally:
+            open(path, "wb").write(original)
+        if code == 1:
+            killed += 1
+        elif code == 0:
+            survived += 1
+        else:
+            void += 1
+    return made, killed, survived, void
 
 
 def judge(work, commit, files, covered):
@@ -158,20 +226,26 @@ def main():
     ap.add_argument("--per-repo", type=int, default=30)
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--json", help="write every commit's figures here")
+    ap.add_argument("--binary", help="patchgate, to make and run the patch mutants")
+    ap.add_argument("--mutants", type=int, default=5, help="patch mutants per commit (the starter's)")
     args = ap.parse_args()
     scratch = tempfile.mkdtemp(prefix="observe-history-")
     rows = []
-    totals = {"commits": 0, "ran": 0, "no_code_line": 0, "change": 0, "branch": 0}
+    keys = ["commits", "ran", "no_code_line", "change", "branch", "lines_unrun", "none_killed",
+            "mutants", "killed", "survived", "void"]
+    totals = dict.fromkeys(keys, 0)
     for repo in args.repos:
         name = os.path.basename(os.path.normpath(repo.rstrip("/").removesuffix("/repo")))
         work = os.path.join(scratch, name, "w")
         os.makedirs(os.path.dirname(work))
         subprocess.run(["git", "clone", "-q", "--no-checkout", repo, work], check=True)
-        t = {"commits": 0, "ran": 0, "no_code_line": 0, "change": 0, "branch": 0}
+        t = dict.fromkeys(keys, 0)
         for commit, files in commits(work, args.per_repo):
             t["commits"] += 1
+            started = time.time()
             covered, said = observe(work, commit, files, args.timeout)
-            row = {"repo": name, "commit": commit[:12], "files": files, "suite": said}
+            row = {"repo": name, "commit": commit[:12], "files": files, "suite": said,
+                   "seconds": round(time.time() - started, 1)}
             if covered is None:
                 print("%s %s suite did not run: %s" % (name, commit[:12], said))
                 rows.append(row)
@@ -180,25 +254,49 @@ def main():
             statements, executed, untaken = judge(work, commit, files, covered)
             row.update(statements=statements, executed=executed, untaken=untaken)
             rows.append(row)
+            got = None
+            if args.binary and executed > 0:
+                started = time.time()
+                got = mutants(work, commit, args.binary, args.mutants, suite_env(work),
+                              max(10, 3 * row.get("seconds", 10)))
+                row["mutant_seconds"] = round(time.time() - started, 1)
+            if got:
+                made, killed, survived, void = got
+                row.update(mutants=made, killed=killed, survived=survived, void=void)
+                t["mutants"] += made
+                t["killed"] += killed
+                t["survived"] += survived
+                t["void"] += void
             if statements == 0:
                 t["no_code_line"] += 1
             elif executed == 0:
                 t["change"] += 1
+                t["lines_unrun"] += 1
                 print("%s %s unobserved-change: %d changed code lines, none run (%s)"
                       % (name, commit[:12], statements, ", ".join(files)))
+            elif got and got[0] > 0 and got[1] == 0:
+                t["change"] += 1
+                t["none_killed"] += 1
+                print("%s %s unobserved-change: %d patch mutants, none killed (%d survived, %d void)"
+                      % (name, commit[:12], got[0], got[2], got[3]))
             if untaken:
                 t["branch"] += 1
                 print("%s %s unobserved-branch: %s" % (name, commit[:12], ", ".join(untaken[:5])))
         print("%s: %d commits, %d with a suite that ran, %d changing no code line; "
-              "unobserved-change %d, unobserved-branch %d"
-              % (name, t["commits"], t["ran"], t["no_code_line"], t["change"], t["branch"]))
+              "unobserved-change %d (%d no line run, %d no mutant killed), unobserved-branch %d; "
+              "mutants %d: %d killed, %d survived, %d void"
+              % (name, t["commits"], t["ran"], t["no_code_line"], t["change"], t["lines_unrun"],
+                 t["none_killed"], t["branch"], t["mutants"], t["killed"], t["survived"], t["void"]))
         for k in totals:
             totals[k] += t[k]
     print("all: %d commits, %d with a suite that ran, %d changing no code line; "
-          "unobserved-change %d (%.1f%%), unobserved-branch %d (%.1f%%)"
+          "unobserved-change %d (%.1f%%: %d no line run, %d no mutant killed), "
+          "unobserved-branch %d (%.1f%%); mutants %d: %d killed, %d survived, %d void"
           % (totals["commits"], totals["ran"], totals["no_code_line"], totals["change"],
-             100.0 * totals["change"] / max(totals["ran"], 1), totals["branch"],
-             100.0 * totals["branch"] / max(totals["ran"], 1)))
+             100.0 * totals["change"] / max(totals["ran"], 1), totals["lines_unrun"],
+             totals["none_killed"], totals["branch"],
+             100.0 * totals["branch"] / max(totals["ran"], 1), totals["mutants"],
+             totals["killed"], totals["survived"], totals["void"]))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"totals": totals, "commits": rows}, fh, indent=1)

@@ -95,6 +95,11 @@ enum Command {
     /// to files that are not tests, parsed, against the reading rules; nothing runs.
     #[command(after_help = exits!("0 nothing flagged; 2 a hit (a human must look)"))]
     Read(Box<reading::command::ReadArgs>),
+    /// What the gate's observe step would look at (issue 52): the patch's changed code lines,
+    /// with `--coverage` the tests that ran each and the branches none took, and the patch
+    /// mutants it would make; nothing runs, nothing is decided.
+    #[command(after_help = exits!("0 listed; 65 the coverage report is not coverage.py's JSON"))]
+    Observe(Box<gate::ObserveArgs>),
     /// Route one evidence document through the precedence ladder (exit 0/1/2).
     #[command(after_help = exits!("0 MERGE_OK, 1 BLOCK, 2 ESCALATE; with --checks/--statuses also 75 PENDING (a check still runs)"))]
     Route(route::RouteArgs),
@@ -290,6 +295,7 @@ pub fn main() -> Exit {
         Command::Admit(args) => admit::run(*args),
         Command::Census(args) => census::run(*args),
         Command::Read(args) => reading::command::run(*args),
+        Command::Observe(args) => gate::observe_command::run(*args),
         Command::Route(args) => route::run(args),
         Command::Quorum(args) => quorum::run(*args),
         Command::Seal(args) => seal::run(*args),

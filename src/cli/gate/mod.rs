@@ -33,6 +33,8 @@ mod jobs;
 mod manifests;
 mod mutants;
 mod observe;
+pub(crate) mod observe_command;
+pub(crate) use observe_command::ObserveArgs;
 mod outputs;
 mod patch_mutants;
 mod reproof;

@@ -143,8 +143,19 @@ impl Watched {
     /// The facts from the report the observed run wrote next to its receipt at `receipt`
     /// (`None`: receipts off, or the run was not observed).
     pub fn read(&self, receipt: Option<&Path>) -> Option<ObserveFacts> {
+        let report = receipt.map(|r| {
+            let mut path = r.as_os_str().to_owned();
+            path.push(REPORT_SUFFIX);
+            std::path::PathBuf::from(path)
+        });
+        self.read_report_at(report.as_deref())
+    }
+
+    /// The facts from coverage.py's JSON report at `report` (`None`, or unreadable: nothing
+    /// read).
+    pub fn read_report_at(&self, report: Option<&Path>) -> Option<ObserveFacts> {
         let mut facts = self.unread()?;
-        let Some(report) = receipt.and_then(|r| read_report(r).ok()) else {
+        let Some(report) = report.and_then(|r| read_report(r).ok()) else {
             return Some(facts);
         };
         facts.read = true;
@@ -235,13 +246,11 @@ struct FileCoverage {
     missing_branches: Vec<(i64, i64)>,
 }
 
-/// The report beside the receipt at `receipt`, read with the strict reader (duplicate keys
-/// refused) and a size cap: it was written by the code under test's process.
-fn read_report(receipt: &Path) -> Result<Report, CliError> {
+/// coverage.py's JSON report at `path`, read with the strict reader (duplicate keys refused)
+/// and a size cap: it was written by the code under test's process.
+fn read_report(path: &Path) -> Result<Report, CliError> {
     use std::io::Read;
-    let mut path = receipt.as_os_str().to_owned();
-    path.push(REPORT_SUFFIX);
-    let file = crate::cli::runner::open_report(Path::new(&path))
+    let file = crate::cli::runner::open_report(path)
         .map_err(|e| CliError::data(format!("no coverage report: {e}")))?;
     let mut bytes = Vec::new();
     file.take(MAX_REPORT_BYTES)

@@ -16,9 +16,9 @@ use crate::core::gate::{
 /// The largest file mutated.
 const MAX_FILE_BYTES: usize = 4 << 20;
 
-/// The judged tree's text of each of `files`.
-fn texts(g: &Gathered, files: &[&str]) -> Result<BTreeMap<String, Vec<u8>>, CliError> {
-    let blobs = super::super::git::blobs(&g.tree, files, MAX_FILE_BYTES)?;
+/// The text of each of `files` in `tree`.
+fn texts(tree: &str, files: &[&str]) -> Result<BTreeMap<String, Vec<u8>>, CliError> {
+    let blobs = super::super::git::blobs(tree, files, MAX_FILE_BYTES)?;
     Ok(files
         .iter()
         .zip(blobs)
@@ -29,10 +29,22 @@ fn texts(g: &Gathered, files: &[&str]) -> Result<BTreeMap<String, Vec<u8>>, CliE
 /// The mutants of the lines some test ran, at most `max`: the added conditions first (the
 /// survivor that says "this condition can be removed"), then by file and line, one per line.
 pub(super) fn make(
-    g: &Gathered,
+    tree: &str,
     observed: &ObserveFacts,
     max: usize,
 ) -> Result<Vec<PatchMutantFacts>, CliError> {
+    Ok(made(tree, observed, max)?
+        .into_iter()
+        .map(|(f, _)| f)
+        .collect())
+}
+
+/// [`make`], each with the mutant itself (what `patchgate observe` shows).
+pub(super) fn made(
+    tree: &str,
+    observed: &ObserveFacts,
+    max: usize,
+) -> Result<Vec<(PatchMutantFacts, PatchMutant)>, CliError> {
     let mut by_file: BTreeMap<&str, BTreeMap<u32, Vec<String>>> = BTreeMap::new();
     for l in &observed.lines {
         let checks: Vec<String> = l.checks.iter().filter(|c| *c != IMPORT).cloned().collect();
@@ -44,26 +56,29 @@ pub(super) fn make(
         }
     }
     let files: Vec<&str> = by_file.keys().copied().collect();
-    let texts = texts(g, &files)?;
-    let mut made: Vec<PatchMutantFacts> = Vec::new();
+    let texts = texts(tree, &files)?;
+    let mut made: Vec<(PatchMutantFacts, PatchMutant)> = Vec::new();
     for (file, lines) in &by_file {
         let Some(text) = texts.get(*file) else {
             continue;
         };
         let wanted: BTreeSet<u32> = lines.keys().copied().collect();
         for m in patch_mutants::python(text, &wanted) {
-            made.push(PatchMutantFacts {
-                file: (*file).to_owned(),
-                line: m.line,
-                operator: m.operator,
-                code: shown_line(text, &m),
-                checks: lines.get(&m.line).cloned().unwrap_or_default(),
-                state: MutantState::Pending,
-                killed_by: Vec::new(),
-            });
+            made.push((
+                PatchMutantFacts {
+                    file: (*file).to_owned(),
+                    line: m.line,
+                    operator: m.operator,
+                    code: shown_line(text, &m),
+                    checks: lines.get(&m.line).cloned().unwrap_or_default(),
+                    state: MutantState::Pending,
+                    killed_by: Vec::new(),
+                },
+                m,
+            ));
         }
     }
-    made.sort_by_key(|m| m.operator != MutantOperator::ConditionTrue);
+    made.sort_by_key(|(m, _)| m.operator != MutantOperator::ConditionTrue);
     made.truncate(max.min(MAX_PATCH_MUTANTS));
     Ok(made)
 }
@@ -92,7 +107,7 @@ fn remade(
     g: &Gathered,
     facts: &PatchMutantFacts,
 ) -> Result<Option<(Vec<u8>, PatchMutant)>, CliError> {
-    let texts = texts(g, &[facts.file.as_str()])?;
+    let texts = texts(&g.tree, &[facts.file.as_str()])?;
     let Some(text) = texts.get(&facts.file) else {
         return Ok(None);
     };

@@ -82,7 +82,7 @@ pub(super) fn run_suite(
         d.observe = g.watched.read(d.receipt_at.as_deref());
         let wanted = g.watched.config.map_or(0, |c| usize::from(c.mutants));
         if let Some(o) = d.observe.as_mut().filter(|o| o.read && wanted > 0) {
-            o.mutants = super::patch_mutants::make(g, o, wanted)?;
+            o.mutants = super::patch_mutants::make(&g.tree, o, wanted)?;
         }
     }
     Ok(done)

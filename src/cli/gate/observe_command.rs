@@ -1,0 +1,165 @@
+//! `patchgate observe`: what the gate's observe step would look at for one patch, without
+//! running or deciding anything (issue 52): the changed code lines, and the patch mutants it
+//! would make. Given the observed run's coverage.py JSON report (`--coverage`), each line with
+//! the tests that ran it, the branches none took, and the mutants of the lines a test ran (as
+//! the gate picks them); without one, a mutant of every changed code line.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::super::config::{CONFIG_FILE, GateConfig, ObserveConfig};
+use super::super::error::{CliError, CliResult};
+use super::super::git::{base_file, commit_of, enter_repository, judged_tree};
+use super::super::output;
+use crate::core::gate::{ObserveRule, ObservedLine};
+use crate::exit::Exit;
+
+#[derive(Debug, Args)]
+pub struct ObserveArgs {
+    /// The base commit: its config (`inert`, `fixtures`, `[observe] mutants`) is read.
+    #[arg(long)]
+    pub base: String,
+    /// The patch's head (the tree that would land is read).
+    #[arg(long, default_value = "HEAD")]
+    pub head: String,
+    /// The config file's path in the base; absent there, the defaults.
+    #[arg(long, default_value = CONFIG_FILE)]
+    pub config: String,
+    /// coverage.py's JSON report of the observed run (`coverage json --show-contexts`, with
+    /// `dynamic_context = test_function` and `branch = True`), paths relative to the
+    /// repository's root.
+    #[arg(long)]
+    pub coverage: Option<PathBuf>,
+    /// How many patch mutants (default: the base's `[observe] mutants`, else 5; at most 100).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub mutants: Option<u8>,
+    /// Print JSON: `{"observe": {...the facts' form...}, "apply": [{file, line, operator,
+    /// start, end, replacement}]}`, each mutant as byte offsets into the head's file.
+    #[arg(long)]
+    pub json: bool,
+    /// Run as if started in this directory (inside the repository).
+    #[arg(short = 'C', long = "directory")]
+    pub directory: Option<PathBuf>,
+}
+
+pub fn run(args: ObserveArgs) -> CliResult {
+    enter_repository(args.directory.as_deref())?;
+    let base = commit_of(&args.base)?;
+    let head = commit_of(&args.head)?;
+    let (inert, fixtures, config) = match base_file(&base, &args.config)? {
+        Some(_) => {
+            let c = GateConfig::from_base(&base, &args.base, &args.config)?;
+            (c.inert, c.fixtures, c.observe)
+        }
+        None => (Vec::new(), "fixtures".to_owned(), None),
+    };
+    // Listed, whatever the base says: this command decides nothing.
+    let observe = ObserveConfig {
+        changes: ObserveRule::Listed,
+        branches: ObserveRule::Listed,
+        mutants: args.mutants.or(config.map(|c| c.mutants)).unwrap_or(5),
+    };
+    let judged = judged_tree(&base, &head)?;
+    let markers = crate::core::ladder::ScopeMarkers::default();
+    let fixtures = format!("{}/", fixtures.trim_end_matches('/'));
+    let watched = super::observe::watched(Some(observe), &base, &judged.tree, &inert, |f| {
+        f.starts_with(&fixtures)
+            || crate::core::path::RepoPath::parse(f).is_ok_and(|p| {
+                crate::core::gate::is_test_file(&p, &markers) || markers.is_scope_hit(&p)
+            })
+    })?;
+    let mut facts = match &args.coverage {
+        Some(path) => {
+            let facts = watched.read_report_at(Some(path));
+            if !facts.as_ref().is_some_and(|f| f.read) {
+                return Err(CliError::data(format!(
+                    "{} is not a coverage.py JSON report",
+                    path.display()
+                )));
+            }
+            facts
+        }
+        // No run: every changed line listed, as if a test ran it (none named).
+        None => watched.unread().map(|mut f| {
+            for (file, lines) in &watched.files {
+                for line in lines {
+                    f.lines.push(ObservedLine {
+                        file: file.clone(),
+                        line: *line,
+                        checks: vec!["(any)".to_owned()],
+                    });
+                }
+            }
+            f
+        }),
+    }
+    .ok_or_else(|| CliError::software("observing is off"))?;
+    let made = super::patch_mutants::made(&judged.tree, &facts, usize::from(observe.mutants))?;
+    facts.mutants = made.iter().map(|(f, _)| f.clone()).collect();
+    let text = if args.json {
+        let apply: Vec<serde_json::Value> = made
+            .iter()
+            .map(|(f, m)| {
+                serde_json::json!({
+                    "file": f.file, "line": f.line, "operator": f.operator,
+                    "start": m.start, "end": m.end, "replacement": m.replacement,
+                })
+            })
+            .collect();
+        serde_json::to_string_pretty(&serde_json::json!({"observe": facts, "apply": apply}))
+            .unwrap_or_default()
+            + "\n"
+    } else {
+        let mut out = format!(
+            "{} changed code lines in {} files",
+            watched
+                .files
+                .values()
+                .map(std::collections::BTreeSet::len)
+                .sum::<usize>(),
+            watched.files.len()
+        );
+        if args.coverage.is_some() {
+            out.push_str(&format!(
+                "; {} counted as code, {} run by a test; {} branches untaken",
+                facts.line_count,
+                facts.run_count,
+                facts.untaken.len()
+            ));
+        }
+        out.push('\n');
+        for l in facts.lines.iter().filter(|_| args.coverage.is_some()) {
+            out.push_str(&format!(
+                "  {}:{}: {}\n",
+                l.file,
+                l.line,
+                match l.checks.is_empty() {
+                    true => "no test".to_owned(),
+                    false => l.checks.join(", "),
+                }
+            ));
+        }
+        for b in &facts.untaken {
+            out.push_str(&format!(
+                "  branch {}:{} -> {}: no test takes it\n",
+                b.file,
+                b.line,
+                b.to.map_or_else(|| "exit".to_owned(), |t| t.to_string())
+            ));
+        }
+        out.push_str(&format!("{} patch mutants:\n", facts.mutants.len()));
+        for m in &facts.mutants {
+            out.push_str(&format!(
+                "  {}:{} {}: {}\n",
+                m.file,
+                m.line,
+                <&str>::from(m.operator),
+                m.code
+            ));
+        }
+        out
+    };
+    output::stdout(&text)?;
+    Ok(Exit::Go)
+}
