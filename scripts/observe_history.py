@@ -156,6 +156,7 @@ def mutants(work, commit, binary, n, env, timeout):
     doc = json.loads(out.stdout)
     facts = {(m["file"], m["line"]): m for m in doc["observe"].get("mutants", [])}
     made = killed = survived = void = 0
+    fates = []
     for a in doc["apply"]:
         m = facts.get((a["file"], a["line"]))
         ids = [node_id(work, c) for c in (m or {}).get("checks", [])]
@@ -163,6 +164,7 @@ def mutants(work, commit, binary, n, env, timeout):
         made += 1
         if not ids:
             void += 1
+            fates.append((a["file"], a["line"], a["operator"], "void"))
             continue
         path = os.path.join(work, a["file"])
         original = open(path, "rb").read()
@@ -183,7 +185,8 @@ def mutants(work, commit, binary, n, env, timeout):
             survived += 1
         else:
             void += 1
-    return made, killed, survived, void
+        fates.append((a["file"], a["line"], a["operator"], {1: "killed", 0: "survived"}.get(code, "void")))
+    return made, killed, survived, void, fates
 
 
 def judge(work, commit, files, covered):
@@ -232,7 +235,7 @@ def main():
     scratch = tempfile.mkdtemp(prefix="observe-history-")
     rows = []
     keys = ["commits", "ran", "no_code_line", "change", "branch", "lines_unrun", "none_killed",
-            "mutants", "killed", "survived", "void"]
+            "mutants", "killed", "survived", "void", "dead_branch"]
     totals = dict.fromkeys(keys, 0)
     for repo in args.repos:
         name = os.path.basename(os.path.normpath(repo.rstrip("/").removesuffix("/repo")))
@@ -260,9 +263,15 @@ def main():
                 got = mutants(work, commit, args.binary, args.mutants, suite_env(work),
                               max(10, 3 * row.get("seconds", 10)))
                 row["mutant_seconds"] = round(time.time() - started, 1)
+            dead = []
             if got:
-                made, killed, survived, void = got
-                row.update(mutants=made, killed=killed, survived=survived, void=void)
+                made, killed, survived, void, fates = got
+                row.update(mutants=made, killed=killed, survived=survived, void=void, fates=fates)
+                # An added branch no test takes whose condition, made true, no test notices.
+                removable = {"%s:%d" % (f, l) for f, l, op, fate in fates
+                             if op == "condition-true" and fate == "survived"}
+                dead = [u for u in untaken if u.split("->")[0] in removable]
+                row["dead_branches"] = dead
                 t["mutants"] += made
                 t["killed"] += killed
                 t["survived"] += survived
@@ -279,24 +288,30 @@ def main():
                 t["none_killed"] += 1
                 print("%s %s unobserved-change: %d patch mutants, none killed (%d survived, %d void)"
                       % (name, commit[:12], got[0], got[2], got[3]))
+            if dead:
+                t["dead_branch"] += 1
+                print("%s %s dead branch: %s" % (name, commit[:12], ", ".join(dead[:5])))
             if untaken:
                 t["branch"] += 1
                 print("%s %s unobserved-branch: %s" % (name, commit[:12], ", ".join(untaken[:5])))
         print("%s: %d commits, %d with a suite that ran, %d changing no code line; "
               "unobserved-change %d (%d no line run, %d no mutant killed), unobserved-branch %d; "
-              "mutants %d: %d killed, %d survived, %d void"
+              "mutants %d: %d killed, %d survived, %d void; a dead added branch %d"
               % (name, t["commits"], t["ran"], t["no_code_line"], t["change"], t["lines_unrun"],
-                 t["none_killed"], t["branch"], t["mutants"], t["killed"], t["survived"], t["void"]))
+                 t["none_killed"], t["branch"], t["mutants"], t["killed"], t["survived"], t["void"],
+                 t["dead_branch"]))
         for k in totals:
             totals[k] += t[k]
     print("all: %d commits, %d with a suite that ran, %d changing no code line; "
           "unobserved-change %d (%.1f%%: %d no line run, %d no mutant killed), "
-          "unobserved-branch %d (%.1f%%); mutants %d: %d killed, %d survived, %d void"
+          "unobserved-branch %d (%.1f%%); mutants %d: %d killed, %d survived, %d void; "
+          "a dead added branch %d (%.1f%%)"
           % (totals["commits"], totals["ran"], totals["no_code_line"], totals["change"],
              100.0 * totals["change"] / max(totals["ran"], 1), totals["lines_unrun"],
              totals["none_killed"], totals["branch"],
              100.0 * totals["branch"] / max(totals["ran"], 1), totals["mutants"],
-             totals["killed"], totals["survived"], totals["void"]))
+             totals["killed"], totals["survived"], totals["void"], totals["dead_branch"],
+             100.0 * totals["dead_branch"] / max(totals["ran"], 1)))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"totals": totals, "commits": rows}, fh, indent=1)

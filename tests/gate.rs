@@ -1629,6 +1629,37 @@ fn rows() -> Vec<Row> {
             Some(["unknown", "pass", "pass"]),
         ),
         (
+            "observe: an added branch no check takes, its condition removable unnoticed",
+            with(&[(
+                "observe",
+                json!({"changes": "required", "branches": "listed", "read": true, "line_count": 2, "run_count": 2,
+                       "untaken": [{"file": "store/counters/mod.rs", "line": 3, "to": 6}],
+                       "mutants": [
+                           {"file": "store/counters/mod.rs", "line": 3, "operator": "condition-true", "code": "if True:", "checks": ["t::a"], "state": "survived"},
+                           {"file": "store/counters/mod.rs", "line": 4, "operator": "return-constant", "code": "return None", "checks": ["t::a"], "state": "killed", "killed_by": ["t::a"]}]}),
+            )]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["unknown", "pass", "pass"]),
+        ),
+        (
+            "observe: an added branch no check takes, its condition's mutant killed",
+            with(&[(
+                "observe",
+                json!({"changes": "required", "branches": "listed", "read": true, "line_count": 1, "run_count": 1,
+                       "untaken": [{"file": "store/counters/mod.rs", "line": 3, "to": 6}],
+                       "mutants": [
+                           {"file": "store/counters/mod.rs", "line": 3, "operator": "condition-true", "code": "if True:", "checks": ["t::a"], "state": "killed", "killed_by": ["t::a"]}]}),
+            )]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+        (
             "observe: survivors listed only",
             with(&[(
                 "observe",
@@ -3547,6 +3578,10 @@ fn every_escalation_names_its_cause() {
         ),
         ("observe: no check runs any changed line", "unobserved-change"),
         ("observe: every patch mutant survives", "unobserved-change"),
+        (
+            "observe: an added branch no check takes, its condition removable unnoticed",
+            "unobserved-branch",
+        ),
         (
             "observe: a patch mutant never run is no kill",
             "unobserved-change",

@@ -11,7 +11,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{TestServer, apply, assert_untouched, commit, copy_tree, git, patchgate};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// The starter's (and the example's) pytest invocation, as its config writes it.
 const PYTEST: &str = r#""python3", "-P", "-s", "--check-hash-based-pycs", "always", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_hypothesis_pytestplugin""#;
@@ -3934,4 +3934,88 @@ fn a_reading_hit_does_not_hide_a_failure() {
         "the runs happened: {}",
         g.answer
     );
+}
+
+/// The base config's `[observe]` as the test needs it: `off`, or with `branches = "required"`.
+fn observe_set(to: &'static str) -> impl FnOnce(&Path) {
+    move |dir: &Path| {
+        let config = dir.join("patchgate.toml");
+        let text = std::fs::read_to_string(&config).expect("config");
+        let set = match to {
+            "off" => observe_off(&text),
+            _ => text.replace("branches = \"listed\"", &format!("branches = \"{to}\"")),
+        };
+        assert_ne!(set, text, "the starter's [observe]");
+        std::fs::write(&config, set).expect("write");
+    }
+}
+
+/// The observe step of an answer: its facts.
+fn observed(g: &Gated) -> &Value {
+    &step(&g.answer, "observe")["facts"]
+}
+
+/// Issue 52, written first: two patches that hide a real bug from every check, each merged
+/// with observing off (the gate before issue 52), and an honest one.
+///
+/// - `unasserted-refactor`: `format_price` through a float (`$1000000000000000.00` for
+///   10^17 + 1 cents); `shop/pricing.py` is in two strong properties' locality, which test
+///   only `apply_discount`, and the only test that runs `format_price` is frozen: ESCALATE
+///   `unobserved-change`, the line named with no check.
+/// - `type-special-case`: `by_price` sorts a `list` as before and sends any other iterable
+///   through a heap that breaks ties the wrong way; the property and the suite's case give
+///   lists. The branch no check takes is named, and its condition made true survives every
+///   check: ESCALATE `unobserved-branch` (the starter's `changes = "required"`).
+/// - `honest-refactor`: the range check spelled with `or`: MERGE_OK, its line run by the
+///   suite's cases and its patch mutant killed (its `raise` branch no test takes is listed,
+///   not decided: the starter's `branches = "listed"`).
+#[test]
+fn a_change_no_check_observes_escalates() {
+    require_python();
+    for patch in ["unasserted-refactor", "type-special-case"] {
+        let old = repository_with("gate-python", patch, observe_set("off"), |_| {});
+        assert!(plain_pytest_passes(old.path()), "{patch}: hides the bug");
+        let g = gate(old.path(), &[]);
+        expect(&g, "MERGE_OK", "all-gates-held", 0);
+        assert_eq!(step(&g.answer, "observe")["on"], false, "{patch}");
+    }
+    let (_repo, g) = python("unasserted-refactor");
+    escalates(&g, "inadmissible-evidence", "unobserved-change");
+    let o = observed(&g);
+    assert_eq!(
+        (&o["line_count"], &o["run_count"]),
+        (&json!(1), &json!(0)),
+        "{o}"
+    );
+    assert_eq!(
+        o["lines"],
+        json!([{"file": "shop/pricing.py", "line": 17, "checks": []}]),
+        "the frozen legacy test ran it, and is no check"
+    );
+
+    let (_repo, g) = python("type-special-case");
+    escalates(&g, "inadmissible-evidence", "unobserved-branch");
+    let o = observed(&g);
+    assert_eq!(
+        o["untaken"],
+        json!([{"file": "shop/sorting.py", "line": 8, "to": 11}])
+    );
+    let survivors: Vec<(&Value, &Value)> = o["mutants"]
+        .as_array()
+        .expect("patch mutants")
+        .iter()
+        .filter(|m| m["state"] == "survived")
+        .map(|m| (&m["line"], &m["operator"]))
+        .collect();
+    assert_eq!(survivors, [(&json!(8), &json!("condition-true"))]);
+
+    let (_repo, g) = python("honest-refactor");
+    expect(&g, "MERGE_OK", "all-gates-held", 0);
+    let o = observed(&g);
+    assert_eq!(
+        o["lines"],
+        json!([{"file": "shop/pricing.py", "line": 10, "checks": ["tests.test_cases::test_case"]}])
+    );
+    assert_eq!(o["mutants"][0]["state"], "killed", "{o}");
+    assert_eq!(o["untaken"][0]["line"], 10, "listed: {o}");
 }

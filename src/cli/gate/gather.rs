@@ -207,16 +207,21 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
             admitted_sources.insert(id.to_owned(), digest);
         }
     }
-    let watched = {
-        let markers = crate::core::ladder::ScopeMarkers::default();
-        let fixtures = format!("{}/", config.fixtures.trim_end_matches('/'));
-        super::observe::watched(config.observe, &base, &run_tree, &config.inert, |f| {
-            f.starts_with(&fixtures)
-                || crate::core::path::RepoPath::parse(f).is_ok_and(|p| {
-                    crate::core::gate::is_test_file(&p, &markers) || markers.is_scope_hit(&p)
-                })
-        })?
-    };
+    let frozen = ledger
+        .iter()
+        .filter(|r| r.state == crate::core::freeze_ledger::LedgerState::Open)
+        .filter_map(|r| match &r.frozen {
+            Frozen::Test { id, .. } => Some(id.clone()),
+            Frozen::Property(_) => None,
+        })
+        .collect();
+    let watched = super::observe::watched(
+        config.observe,
+        &base,
+        &run_tree,
+        (&config.inert, &config.fixtures),
+        frozen,
+    )?;
     let facts = Facts {
         observe: watched.unread(),
         patch_id: Some(args.patch_id.clone().unwrap_or_else(|| head.clone())),

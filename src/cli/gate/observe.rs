@@ -117,6 +117,9 @@ pub(super) fn selecting_argv(argv: &[String], checks: &[String]) -> Option<Vec<S
 pub(super) struct Watched {
     pub config: Option<ObserveConfig>,
     pub files: BTreeMap<String, BTreeSet<u32>>,
+    /// The tests the base's ledger freezes (open rows): their verdict is unknown, so a line
+    /// only they run is run by no check, and they never kill a patch mutant.
+    pub frozen: BTreeSet<String>,
 }
 
 impl Watched {
@@ -174,27 +177,24 @@ impl Watched {
                 .collect();
             for line in added.intersection(&statements) {
                 line_count += 1;
-                let checks: Vec<String> = cov
-                    .contexts
-                    .get(&line.to_string())
-                    .map(|c| c.iter().map(|c| check_id(c)).collect::<BTreeSet<_>>())
-                    .unwrap_or_default()
-                    .into_iter()
-                    .take(MAX_LINE_CHECKS)
-                    .collect();
-                let ran = cov.executed_lines.contains(line);
-                if ran {
+                // Code run with no test under way ran on import; a frozen test is no check.
+                let checks: Vec<String> = match cov.contexts.get(&line.to_string()) {
+                    Some(c) => c.iter().map(|c| check_id(c)).collect::<BTreeSet<_>>(),
+                    None if cov.executed_lines.contains(line) => BTreeSet::from([check_id("")]),
+                    None => BTreeSet::new(),
+                }
+                .into_iter()
+                .filter(|c| !self.frozen.contains(c))
+                .take(MAX_LINE_CHECKS)
+                .collect();
+                if !checks.is_empty() {
                     facts.run_count += 1;
                 }
                 if facts.lines.len() < MAX_OBSERVED_LINES {
                     facts.lines.push(ObservedLine {
                         file: file.clone(),
                         line: *line,
-                        checks: if ran && checks.is_empty() {
-                            vec!["(import)".to_owned()]
-                        } else {
-                            checks
-                        },
+                        checks,
                     });
                 }
             }
@@ -263,14 +263,23 @@ fn read_report(path: &Path) -> Result<Report, CliError> {
 }
 
 /// The changed code files and lines to watch: the lines the patch adds to each `.py` file of
-/// the run tree that is not test code, not inert and not a fixture.
+/// the run tree that is not test code (test-adjacent, the test toolchain), not `inert` and not
+/// under `fixtures`.
 pub(super) fn watched(
     config: Option<ObserveConfig>,
     base: &str,
     tree: &str,
-    inert: &[String],
-    is_test: impl Fn(&str) -> bool,
+    (inert, fixtures): (&[String], &str),
+    frozen: BTreeSet<String>,
 ) -> Result<Watched, CliError> {
+    let markers = crate::core::ladder::ScopeMarkers::default();
+    let fixtures = format!("{}/", fixtures.trim_end_matches('/'));
+    let is_test = |f: &str| {
+        f.starts_with(&fixtures)
+            || crate::core::path::RepoPath::parse(f).is_ok_and(|p| {
+                crate::core::gate::is_test_file(&p, &markers) || markers.is_scope_hit(&p)
+            })
+    };
     let Some(c) = config.filter(ObserveConfig::on) else {
         return Ok(Watched::default());
     };
@@ -288,6 +297,7 @@ pub(super) fn watched(
     Ok(Watched {
         config: Some(c),
         files,
+        frozen,
     })
 }
 
@@ -354,7 +364,8 @@ mod tests {
             dir.path().join("report.xml.observe.json"),
             r#"{"meta": {"format": 3}, "files": {"shop/p.py": {
                 "executed_lines": [3, 10, 12], "missing_lines": [9, 11],
-                "contexts": {"3": [""], "10": ["tests.test_cases.test_case"]},
+                "contexts": {"3": [""], "10": ["tests.test_cases.test_case"],
+                             "12": ["tests.test_legacy.test_export"]},
                 "missing_branches": [[10, 11], [8, 9]]}}}"#,
         )
         .unwrap();
@@ -364,11 +375,13 @@ mod tests {
                 branches: crate::core::gate::ObserveRule::Listed,
                 mutants: 0,
             }),
-            files: BTreeMap::from([("shop/p.py".to_owned(), BTreeSet::from([3, 4, 9, 10]))]),
+            files: BTreeMap::from([("shop/p.py".to_owned(), BTreeSet::from([3, 4, 9, 10, 12]))]),
+            frozen: BTreeSet::from(["tests.test_legacy::test_export".to_owned()]),
         };
         let f = w.read(Some(&receipt)).unwrap();
         assert!(f.read);
-        assert_eq!((f.line_count, f.run_count), (3, 2));
+        // Line 12 ran under a frozen test only: no check ran it.
+        assert_eq!((f.line_count, f.run_count), (4, 2));
         let lines: Vec<(u32, Vec<&str>)> = f
             .lines
             .iter()
@@ -379,7 +392,8 @@ mod tests {
             [
                 (3, vec!["(import)"]),
                 (9, vec![]),
-                (10, vec!["tests.test_cases::test_case"])
+                (10, vec!["tests.test_cases::test_case"]),
+                (12, vec![])
             ]
         );
         assert_eq!(

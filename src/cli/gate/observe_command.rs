@@ -61,14 +61,14 @@ pub fn run(args: ObserveArgs) -> CliResult {
         mutants: args.mutants.or(config.map(|c| c.mutants)).unwrap_or(5),
     };
     let judged = judged_tree(&base, &head)?;
-    let markers = crate::core::ladder::ScopeMarkers::default();
-    let fixtures = format!("{}/", fixtures.trim_end_matches('/'));
-    let watched = super::observe::watched(Some(observe), &base, &judged.tree, &inert, |f| {
-        f.starts_with(&fixtures)
-            || crate::core::path::RepoPath::parse(f).is_ok_and(|p| {
-                crate::core::gate::is_test_file(&p, &markers) || markers.is_scope_hit(&p)
-            })
-    })?;
+    // (The ledger's frozen tests are not read here: every test counts.)
+    let watched = super::observe::watched(
+        Some(observe),
+        &base,
+        &judged.tree,
+        (&inert, &fixtures),
+        std::collections::BTreeSet::new(),
+    )?;
     let mut facts = match &args.coverage {
         Some(path) => {
             let facts = watched.read_report_at(Some(path));

@@ -227,7 +227,25 @@ impl ObserveFacts {
         if required(self.changes) && !self.mutants.is_empty() && self.killed() == 0 {
             return Some(Unobserved::Change);
         }
+        // A branch the patch adds that no check takes, and whose condition made true no
+        // check notices: its two arms are one to every check (the change's own branching was
+        // not observed).
+        if required(self.changes) && self.dead_branches().next().is_some() {
+            return Some(Unobserved::Branch);
+        }
         (required(self.branches) && !self.untaken.is_empty()).then_some(Unobserved::Branch)
+    }
+
+    /// The untaken branches whose line's condition, made true, survived every check.
+    pub fn dead_branches(&self) -> impl Iterator<Item = &UntakenBranch> {
+        self.untaken.iter().filter(|b| {
+            self.mutants.iter().any(|m| {
+                m.file == b.file
+                    && m.line == b.line
+                    && m.operator == MutantOperator::ConditionTrue
+                    && m.state == MutantState::Survived
+            })
+        })
     }
 }
 
@@ -484,13 +502,20 @@ pub(super) fn detail(out: &mut String, o: &ObserveFacts) {
     use std::fmt::Write as _;
     if !o.untaken.is_empty() {
         out.push_str("### Branches the patch adds that no check takes\n\n");
+        let dead: Vec<&UntakenBranch> = o.dead_branches().collect();
+        let mut branches: Vec<&UntakenBranch> = o.untaken.iter().collect();
+        branches.sort_by_key(|b| !dead.contains(b));
         list(
             out,
-            o.untaken.iter().map(|b| {
+            branches.into_iter().map(|b| {
                 format!(
-                    "this branch of {} runs under no check (to {})",
+                    "this branch of {} runs under no check (to {}){}",
                     code(&format!("{}:{}", b.file, b.line)),
-                    b.to.map_or_else(|| "the function's exit".to_owned(), |t| format!("line {t}"))
+                    b.to.map_or_else(|| "the function's exit".to_owned(), |t| format!("line {t}")),
+                    match dead.contains(&b) {
+                        true => ", and its condition can be removed and no check notices",
+                        false => "",
+                    }
                 )
             }),
         );
