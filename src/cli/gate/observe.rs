@@ -25,20 +25,19 @@ const DRIVER: &str = r#"import sys
 split = sys.argv.index("--")
 head, args = sys.argv[1:split], sys.argv[split + 1:]
 cov, plugins = None, []
+def ident(item):
+    mod = getattr(getattr(item, "module", None), "__name__", "")
+    cls = getattr(item, "cls", None)
+    owner = mod + ("." + cls.__qualname__ if cls is not None else "")
+    return owner + "::" + (getattr(item, "originalname", None) or item.name)
 if head[:1] == ["--select"]:
-    keep = set(head[1:])
-    def ident(item):
-        mod = getattr(getattr(item, "module", None), "__name__", "")
-        cls = getattr(item, "cls", None)
-        owner = mod + ("." + cls.__qualname__ if cls is not None else "")
-        return owner + "::" + getattr(item, "originalname", item.name)
+    keep, files = set(head[1:]), []
     class Select:
         def pytest_collection_modifyitems(self, config, items):
             dropped = [i for i in items if ident(i) not in keep]
             items[:] = [i for i in items if ident(i) in keep]
             config.hook.pytest_deselected(items=dropped)
     plugins.append(Select())
-    files = []
 else:
     out, files = head[0], head[1:]
 try:
@@ -47,7 +46,6 @@ try:
     import coverage
     cov = coverage.Coverage(data_file=None, branch=True, config_file=False,
                             source=sorted({f.rpartition("/")[0] or "." for f in files}))
-    cov.set_option("run:dynamic_context", "test_function")
     cov.start()
 except LookupError:
     cov = None
@@ -55,6 +53,16 @@ except Exception as e:
     cov = None
     print("patchgate observe: coverage.py cannot observe this run (%s): the change is not known to be observed" % e, file=sys.stderr)
 import pytest
+if cov is not None:
+    class Contexts:
+        # One context per test, switched by pytest's own protocol (setup, call, teardown):
+        # once a test, not on every call as coverage.py's `test_function` contexts are.
+        @pytest.hookimpl(hookwrapper=True)
+        def pytest_runtest_protocol(self, item, nextitem):
+            cov.switch_context(ident(item))
+            yield
+            cov.switch_context("")
+    plugins.append(Contexts())
 try:
     code = pytest.main(args, plugins=plugins)
 finally:
@@ -217,11 +225,14 @@ impl Watched {
     }
 }
 
-/// A coverage.py context as a check id: `tests.test_x.test_y` is pytest's JUnit
-/// `tests.test_x::test_y` (the census's ids); the empty context is code run on import.
+/// A coverage.py context as a check id: the driver names each test's context by its id
+/// already (`tests.test_x::test_y`, JUnit's, the census's); coverage.py's own `test_function`
+/// context `tests.test_x.test_y` is turned into it; the empty context is code run on import.
 fn check_id(context: &str) -> String {
     let id = match context.rsplit_once('.') {
         _ if context.is_empty() => "(import)".to_owned(),
+        // The driver's own contexts are ids already.
+        _ if context.contains("::") => context.to_owned(),
         Some((module, name)) => format!("{module}::{name}"),
         None => context.to_owned(),
     };
