@@ -30,7 +30,7 @@ pub(super) fn dry_run(args: &GateArgs, g: &Gathered, planner: &Planner<'_>) -> C
         "patchgate gate --dry-run: base {}, head {}, config {} (from the base)\n",
         args.base.as_deref().unwrap_or_default(),
         g.head,
-        args.config
+        args.at.config
     );
     // The steps known before anything runs (the reading of the patch's code is one: it has
     // been read); the later ones are the plan below.

@@ -52,11 +52,11 @@ pub(super) struct Gathered {
 }
 
 pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
-    enter_repository(args.directory.as_deref())?;
+    enter_repository(args.at.directory.as_deref())?;
 
     let base_ref = args.base.as_deref().unwrap_or("HEAD");
     let base = commit_of(base_ref)?;
-    let head = commit_of(&args.head)?;
+    let head = commit_of(&args.at.head)?;
     // What is judged is the tree that would land (section 12.1), from git's objects: neither
     // the worktree nor its uncommitted changes are read, and nothing runs in it.
     // A merge queue lands the group's own commit, built on the queue's base: a group whose
@@ -76,7 +76,7 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     let judged = judged_tree(&base, &head)?;
 
     // The config, from the base commit.
-    let config = GateConfig::from_base(&base, base_ref, &args.config)?;
+    let config = GateConfig::from_base(&base, base_ref, &args.at.config)?;
 
     let changed = git_changed(&base, &judged.tree)?;
     let mut binaries = git_made_executable(&base, &judged.tree)?;
@@ -111,7 +111,7 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     let catalog_bytes = base_file(&base, &config.catalog)?.ok_or_else(|| {
         CliError::data(format!(
             "the base commit {} has no catalog {} (the `catalog` key of {})",
-            base_ref, config.catalog, args.config
+            base_ref, config.catalog, args.at.config
         ))
     })?;
     let catalog = parse_document(
@@ -226,7 +226,7 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         observe: watched.unread(),
         patch_id: Some(args.patch_id.clone().unwrap_or_else(|| head.clone())),
         changed_files: changed.clone(),
-        guarded: config.guarded(&args.config),
+        guarded: config.guarded(&args.at.config),
         inert: config.inert.clone(),
         seal: SealFacts {
             actual: actual.clone(),

@@ -49,7 +49,6 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::Value;
 
-use super::config::CONFIG_FILE;
 use super::error::{CliError, CliResult};
 use super::{RemoteArgs, remote};
 use crate::core::freeze_ledger::DEFAULT_DEBT_CAP;
@@ -65,16 +64,8 @@ pub struct GateArgs {
     /// expected seal are read from it, never from the patch.
     #[arg(long, required_unless_present = "facts")]
     pub base: Option<String>,
-    /// The patch's head commit. The gate judges it merged into the base, from git's objects,
-    /// in a clean room: the worktree and its uncommitted changes are never read.
-    #[arg(long, default_value = "HEAD")]
-    pub head: String,
-    /// The config file's path in the base commit.
-    #[arg(long, default_value = CONFIG_FILE)]
-    pub config: String,
-    /// Run as if started in this directory (inside the repository).
-    #[arg(short = 'C', long = "directory")]
-    pub directory: Option<PathBuf>,
+    #[command(flatten)]
+    pub at: super::reading::command::HeadArgs,
     /// Append one ladder-ledger row (JSONL, the tier ledger of `patchgate ladder`; not the
     /// freeze ledger) per tier reached to this file. `--ledger` is its older name.
     #[arg(long = "tier-ledger", visible_alias = "ledger")]

@@ -75,6 +75,9 @@ finally:
 sys.exit(int(code))
 "#;
 
+/// The check id of code run when its module was imported (no test ran it).
+pub(super) const IMPORT: &str = "(import)";
+
 /// Where the observed run writes its report: beside its receipt (`{junit}` + this).
 pub(super) const REPORT_SUFFIX: &str = ".observe.json";
 
@@ -107,7 +110,7 @@ pub(super) fn selecting_argv(argv: &[String], checks: &[String]) -> Option<Vec<S
     let pytest_args = rest.get(2..)?;
     let tests: Vec<&String> = checks
         .iter()
-        .filter(|c| c.as_str() != super::patch_mutants::IMPORT && !c.starts_with('-'))
+        .filter(|c| c.as_str() != IMPORT && !c.starts_with('-'))
         .collect();
     if tests.is_empty() {
         return None;
@@ -230,7 +233,7 @@ impl Watched {
 /// context `tests.test_x.test_y` is turned into it; the empty context is code run on import.
 fn check_id(context: &str) -> String {
     let id = match context.rsplit_once('.') {
-        _ if context.is_empty() => "(import)".to_owned(),
+        _ if context.is_empty() => IMPORT.to_owned(),
         // The driver's own contexts are ids already.
         _ if context.contains("::") => context.to_owned(),
         Some((module, name)) => format!("{module}::{name}"),

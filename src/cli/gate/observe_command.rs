@@ -8,24 +8,17 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::super::config::{CONFIG_FILE, GateConfig, ObserveConfig};
+use super::super::config::ObserveConfig;
 use super::super::error::{CliError, CliResult};
-use super::super::git::{base_file, commit_of, enter_repository, judged_tree};
 use super::super::output;
 use crate::core::gate::{ObserveRule, ObservedLine};
 use crate::exit::Exit;
 
 #[derive(Debug, Args)]
 pub struct ObserveArgs {
-    /// The base commit: its config (`inert`, `fixtures`, `[observe] mutants`) is read.
-    #[arg(long)]
-    pub base: String,
-    /// The patch's head (the tree that would land is read).
-    #[arg(long, default_value = "HEAD")]
-    pub head: String,
-    /// The config file's path in the base; absent there, the defaults.
-    #[arg(long, default_value = CONFIG_FILE)]
-    pub config: String,
+    /// (The base's `inert`, `fixtures` and `[observe] mutants` are read.)
+    #[command(flatten)]
+    pub patch: super::super::reading::command::PatchArgs,
     /// coverage.py's JSON report of the observed run (`coverage json --show-contexts`, with
     /// `dynamic_context = test_function` and `branch = True`), paths relative to the
     /// repository's root.
@@ -38,20 +31,12 @@ pub struct ObserveArgs {
     /// start, end, replacement}]}`, each mutant as byte offsets into the head's file.
     #[arg(long)]
     pub json: bool,
-    /// Run as if started in this directory (inside the repository).
-    #[arg(short = 'C', long = "directory")]
-    pub directory: Option<PathBuf>,
 }
 
 pub fn run(args: ObserveArgs) -> CliResult {
-    enter_repository(args.directory.as_deref())?;
-    let base = commit_of(&args.base)?;
-    let head = commit_of(&args.head)?;
-    let (inert, fixtures, config) = match base_file(&base, &args.config)? {
-        Some(_) => {
-            let c = GateConfig::from_base(&base, &args.base, &args.config)?;
-            (c.inert, c.fixtures, c.observe)
-        }
+    let (base, tree, config) = args.patch.open()?;
+    let (inert, fixtures, config) = match config {
+        Some(c) => (c.inert, c.fixtures, c.observe),
         None => (Vec::new(), "fixtures".to_owned(), None),
     };
     // Listed, whatever the base says: this command decides nothing.
@@ -60,12 +45,11 @@ pub fn run(args: ObserveArgs) -> CliResult {
         branches: ObserveRule::Listed,
         mutants: args.mutants.or(config.map(|c| c.mutants)).unwrap_or(5),
     };
-    let judged = judged_tree(&base, &head)?;
     // (The ledger's frozen tests are not read here: every test counts.)
     let watched = super::observe::watched(
         Some(observe),
         &base,
-        &judged.tree,
+        &tree,
         (&inert, &fixtures),
         std::collections::BTreeSet::new(),
     )?;
@@ -95,7 +79,7 @@ pub fn run(args: ObserveArgs) -> CliResult {
         }),
     }
     .ok_or_else(|| CliError::software("observing is off"))?;
-    let made = super::patch_mutants::made(&judged.tree, &facts, usize::from(observe.mutants))?;
+    let made = super::patch_mutants::made(&tree, &facts, usize::from(observe.mutants))?;
     facts.mutants = made.iter().map(|(f, _)| f.clone()).collect();
     let text = if args.json {
         let apply: Vec<serde_json::Value> = made

@@ -47,7 +47,12 @@ pub(super) fn made(
 ) -> Result<Vec<(PatchMutantFacts, PatchMutant)>, CliError> {
     let mut by_file: BTreeMap<&str, BTreeMap<u32, Vec<String>>> = BTreeMap::new();
     for l in &observed.lines {
-        let checks: Vec<String> = l.checks.iter().filter(|c| *c != IMPORT).cloned().collect();
+        let checks: Vec<String> = l
+            .checks
+            .iter()
+            .filter(|c| *c != super::observe::IMPORT)
+            .cloned()
+            .collect();
         if !checks.is_empty() {
             by_file
                 .entry(l.file.as_str())
@@ -82,9 +87,6 @@ pub(super) fn made(
     made.truncate(max.min(MAX_PATCH_MUTANTS));
     Ok(made)
 }
-
-/// The check id of code run when its module was imported (no test ran it).
-pub(super) const IMPORT: &str = "(import)";
 
 /// The mutated line as it reads, at most 200 characters.
 fn shown_line(text: &[u8], m: &PatchMutant) -> String {

@@ -12,46 +12,73 @@ use super::super::output;
 use super::read_patch;
 use crate::exit::Exit;
 
+/// The head of a patch, the config's path and the repository (`gate`, `read`, `observe`).
 #[derive(Debug, Args)]
-pub struct ReadArgs {
-    /// The base commit: its `[suspicious]` config and its tests are the ones read.
-    #[arg(long)]
-    pub base: String,
-    /// The patch's head (the tree that would land is read).
+pub struct HeadArgs {
+    /// The patch's head commit. What is judged is it merged into the base, from git's
+    /// objects: the worktree and its uncommitted changes are never read.
     #[arg(long, default_value = "HEAD")]
     pub head: String,
-    /// The config file's path in the base; absent there, the defaults (no allow, no
-    /// patterns, fixtures in `fixtures/`).
+    /// The config file's path in the base commit (`read` and `observe`: absent there, the
+    /// defaults).
     #[arg(long, default_value = CONFIG_FILE)]
     pub config: String,
+    /// Run as if started in this directory (inside the repository).
+    #[arg(short = 'C', long = "directory")]
+    pub directory: Option<PathBuf>,
+}
+
+/// The patch a command looks at without running anything (`read`, `observe`).
+#[derive(Debug, Args)]
+pub struct PatchArgs {
+    /// The base commit: its config (and its tests) are the ones read.
+    #[arg(long)]
+    pub base: String,
+    #[command(flatten)]
+    pub at: HeadArgs,
+}
+
+impl PatchArgs {
+    /// In the repository: the base and head commits, the tree that would land, and the
+    /// base's config (`None` when the base has none).
+    pub fn open(
+        &self,
+    ) -> Result<(String, String, Option<GateConfig>), super::super::error::CliError> {
+        enter_repository(self.at.directory.as_deref())?;
+        let base = commit_of(&self.base)?;
+        let head = commit_of(&self.at.head)?;
+        let config = match base_file(&base, &self.at.config)? {
+            Some(_) => Some(GateConfig::from_base(&base, &self.base, &self.at.config)?),
+            None => None,
+        };
+        let judged = judged_tree(&base, &head)?;
+        Ok((base, judged.tree, config))
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ReadArgs {
+    #[command(flatten)]
+    pub patch: PatchArgs,
     /// Print the hits as JSON (`{"hits": [...], "unread": [...], "read": [...], "added_lines":
     /// N, "test_lines": {"from_base": [...], "mixed": [...]}}`: the facts' form, the files
     /// read, and the source files whose test lines the gate runs as the base has them or
     /// cannot split from code).
     #[arg(long)]
     pub json: bool,
-    /// Run as if started in this directory (inside the repository).
-    #[arg(short = 'C', long = "directory")]
-    pub directory: Option<PathBuf>,
 }
 
 pub fn run(args: ReadArgs) -> CliResult {
-    enter_repository(args.directory.as_deref())?;
-    let base = commit_of(&args.base)?;
-    let head = commit_of(&args.head)?;
-    let (suspicious, fixtures) = match base_file(&base, &args.config)? {
-        Some(_) => {
-            let c = GateConfig::from_base(&base, &args.base, &args.config)?;
-            (c.suspicious, c.fixtures)
-        }
+    let (base, tree, config) = args.patch.open()?;
+    let (suspicious, fixtures) = match config {
+        Some(c) => (c.suspicious, c.fixtures),
         None => (SuspiciousConfig::default(), "fixtures".to_owned()),
     };
-    let judged = judged_tree(&base, &head)?;
-    let reading = read_patch(&base, &judged.tree, &suspicious, &fixtures)?;
+    let reading = read_patch(&base, &tree, &suspicious, &fixtures)?;
     // The tests inside source files (issue 50): whose test lines the gate would run as the
     // base has them, and where it could not split them from code (a scope hit).
-    let changed = super::super::git::git_changed(&base, &judged.tree)?;
-    let in_file = super::in_file::in_file_tests(&base, &judged.tree, &changed)?;
+    let changed = super::super::git::git_changed(&base, &tree)?;
+    let in_file = super::in_file::in_file_tests(&base, &tree, &changed)?;
     let from_base: Vec<&str> = in_file.from_base.iter().map(|(f, _)| f.as_str()).collect();
     let text = if args.json {
         serde_json::json!({"hits": reading.hits, "unread": reading.unread, "read": reading.read, "added_lines": reading.added_lines, "test_lines": {"from_base": from_base, "mixed": in_file.mixed}}).to_string() + "\n"

@@ -65,37 +65,44 @@ pub fn python(source: &[u8], lines: &BTreeSet<u32>) -> Vec<PatchMutant> {
         .collect()
 }
 
+/// Statements a mutant may change.
+const MUTABLE: [&str; 11] = [
+    "if_statement",
+    "elif_clause",
+    "while_statement",
+    "return_statement",
+    "expression_statement",
+    "raise_statement",
+    "assert_statement",
+    "for_statement",
+    "with_statement",
+    "except_clause",
+    "delete_statement",
+];
+
+/// Statements that are arid whatever they hold: nothing to mutate, or nothing a mutant of
+/// would say about the change (declarations, imports, `pass`, the heads of clauses).
+const ARID: [&str; 16] = [
+    "pass_statement",
+    "import_statement",
+    "import_from_statement",
+    "future_import_statement",
+    "global_statement",
+    "nonlocal_statement",
+    "function_definition",
+    "class_definition",
+    "decorated_definition",
+    "else_clause",
+    "finally_clause",
+    "try_statement",
+    "break_statement",
+    "continue_statement",
+    "match_statement",
+    "case_clause",
+];
+
 fn is_statement(kind: &str) -> bool {
-    matches!(
-        kind,
-        "if_statement"
-            | "elif_clause"
-            | "while_statement"
-            | "return_statement"
-            | "expression_statement"
-            | "raise_statement"
-            | "assert_statement"
-            | "pass_statement"
-            | "import_statement"
-            | "import_from_statement"
-            | "future_import_statement"
-            | "global_statement"
-            | "nonlocal_statement"
-            | "function_definition"
-            | "class_definition"
-            | "decorated_definition"
-            | "for_statement"
-            | "with_statement"
-            | "try_statement"
-            | "else_clause"
-            | "except_clause"
-            | "finally_clause"
-            | "delete_statement"
-            | "break_statement"
-            | "continue_statement"
-            | "match_statement"
-            | "case_clause"
-    )
+    MUTABLE.contains(&kind) || ARID.contains(&kind)
 }
 
 /// The one mutant of the statement starting on `line`, by the operators' order; `None` on an
@@ -231,20 +238,7 @@ fn one(source: &[u8], line: u32, statement: Node<'_>) -> Option<PatchMutant> {
 /// annotation with no value), and the heads of clauses with nothing to mutate.
 fn arid(source: &[u8], statement: Node<'_>) -> bool {
     match statement.kind() {
-        "pass_statement"
-        | "import_statement"
-        | "import_from_statement"
-        | "future_import_statement"
-        | "global_statement"
-        | "nonlocal_statement"
-        | "function_definition"
-        | "class_definition"
-        | "decorated_definition"
-        | "else_clause"
-        | "finally_clause"
-        | "try_statement"
-        | "break_statement"
-        | "continue_statement" => true,
+        kind if ARID.contains(&kind) => true,
         "expression_statement" => {
             let Some(inner) = statement.named_child(0) else {
                 return true;

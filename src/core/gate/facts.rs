@@ -14,8 +14,8 @@ use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema};
 use utoipa::openapi::{Ref, RefOr};
 
 use super::request::{
-    Configured, FailingCase, IntegrityFinding, Judged, MergeGroup, Replay, Reproof, RoomFacts,
-    SandboxBackend, SuspiciousLine, UnreadFile,
+    CanaryPart, Configured, FailingCase, IntegrityFinding, Judged, MergeGroup, Replay, Reproof,
+    Rerun, RoomFacts, SandboxBackend, SuspiciousLine, UnreadFile,
 };
 use crate::core::path::RepoPathDoc;
 use crate::core::runs::{CatchCodeDoc, CatchCodes, ExitCodeDoc, Receipt, TestIdDoc};
@@ -305,29 +305,6 @@ pub struct SuiteFacts {
     pub vanished_count: Option<u64>,
 }
 
-// One type from the runner through `--facts-out` to the rules (the request reads it too).
-/// The suite's re-run without the frozen tests that failed.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-#[schema(as = RerunDoc)]
-pub struct Rerun {
-    /// 0-255, or null when the re-run was killed by its timeout or a signal.
-    #[schema(value_type = Option<ExitCodeDoc>, required = true)]
-    pub exit_code: Option<u8>,
-    /// Ids of the failed or errored test cases its report lists.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Vec<TestIdDoc>>, nullable = false)]
-    pub failed_tests: Option<Vec<String>>,
-    /// How its report disagrees with itself, when it does: the re-run did not pass.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false, max_length = 4096)]
-    pub report_disagrees: Option<String>,
-    /// Its receipt, as the suite's.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Receipt>, nullable = true)]
-    pub receipt: Option<Option<Receipt>>,
-}
-
 /// The build step.
 #[derive(Debug, Clone, Default, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -372,20 +349,6 @@ pub struct CanaryFacts {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false, min_length = 1, max_length = 256)]
     pub twin_of: Option<String>,
-}
-
-// One type from the runner through `--facts-out` to the rules (the request reads it too).
-/// The canary's part of one batched property run.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-#[schema(as = CanaryPartDoc)]
-pub struct CanaryPart {
-    /// The run's exit code (its batch's), or null when it was killed.
-    #[schema(value_type = Option<ExitCodeDoc>, required = true)]
-    pub exit_code: Option<u8>,
-    /// The receipt of the canary's own cases in that run; null when no report was read.
-    #[schema(required = true, nullable = true)]
-    pub receipt: Option<Receipt>,
 }
 
 /// Where the runner's time went: milliseconds by phase ([`Phase`], the names of

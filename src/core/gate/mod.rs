@@ -14,6 +14,7 @@ mod apart;
 mod candidates;
 mod facts;
 mod observe;
+mod observed;
 mod parse;
 mod parse_steps;
 mod plan;

@@ -7,10 +7,9 @@ use serde_json::Value;
 
 use std::collections::HashMap;
 
-use super::facts::{CanaryPart, Rerun};
 use super::request::{
-    BuildRun, CanaryRun, FailingCase, FixtureSuite, IntegrityFinding, Judged, MergeGroup,
-    MergeQueue, OverLimit, Replay, Reproof, RoomFacts,
+    BuildRun, CanaryPart, CanaryRun, FailingCase, FixtureSuite, IntegrityFinding, Judged,
+    MergeGroup, MergeQueue, OverLimit, Replay, Reproof, Rerun, RoomFacts,
 };
 use super::shape::*;
 use crate::core::fields::{self, Errors, object};

@@ -23,7 +23,7 @@ pub fn text_line(answer: &GateAnswer) -> String {
 
 /// A Markdown code span that shows `s` as it is: control characters escaped, `|` escaped for
 /// table cells, and a fence longer than any run of backticks inside.
-pub(super) fn code(s: &str) -> String {
+fn code(s: &str) -> String {
     let mut shown = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -80,7 +80,7 @@ fn summary_prose(s: &str) -> String {
     out
 }
 
-pub(super) fn list(out: &mut String, items: impl ExactSizeIterator<Item = String>) {
+fn list(out: &mut String, items: impl ExactSizeIterator<Item = String>) {
     let n = items.len();
     for item in items.take(MAX_LISTED) {
         let _ = writeln!(out, "- {item}");
@@ -518,7 +518,7 @@ fn step_detail(out: &mut String, step: &Step, failures: &[FailingCase]) {
         }
         Step::Observe {
             facts: Some(facts), ..
-        } => super::observe::detail(out, facts),
+        } => observe_detail(out, facts),
         Step::Freeze { matched, .. } if !matched.is_empty() => {
             out.push_str("### Frozen tests covering this patch\n\n");
             list(out, matched.iter().map(|t| code(t)));
@@ -767,4 +767,103 @@ fn next(answer: &GateAnswer) -> String {
         }
     }
     out
+}
+
+/// The report's part: the branches no check takes first, then the changed lines no check
+/// runs, then which checks ran the others.
+fn observe_detail(out: &mut String, o: &super::observe::ObserveFacts) {
+    use super::observe::{
+        MutantOperator, MutantState, ObservedLine, PatchMutantFacts, UntakenBranch,
+    };
+    use std::fmt::Write as _;
+    if !o.untaken.is_empty() {
+        out.push_str("### Branches the patch adds that no check takes\n\n");
+        let dead: Vec<&UntakenBranch> = o.dead_branches().collect();
+        let mut branches: Vec<&UntakenBranch> = o.untaken.iter().collect();
+        branches.sort_by_key(|b| !dead.contains(b));
+        list(
+            out,
+            branches.into_iter().map(|b| {
+                format!(
+                    "this branch of {} runs under no check (to {}){}",
+                    code(&format!("{}:{}", b.file, b.line)),
+                    b.to.map_or_else(|| "the function's exit".to_owned(), |t| format!("line {t}")),
+                    match dead.contains(&b) {
+                        true => ", and its condition can be removed and no check notices",
+                        false => "",
+                    }
+                )
+            }),
+        );
+        out.push('\n');
+    }
+    let mut survived: Vec<&PatchMutantFacts> = o
+        .mutants
+        .iter()
+        .filter(|m| m.state == MutantState::Survived)
+        .collect();
+    // A condition that can be removed first: the patch's own guard no check needs.
+    survived.sort_by_key(|m| m.operator != MutantOperator::ConditionTrue);
+    if !survived.is_empty() {
+        let _ = writeln!(
+            out,
+            "### Patch mutants no check kills
+
+{} of {} patch mutants killed; these survived, each run against the checks that ran its line:
+",
+            o.killed(),
+            o.mutants.len()
+        );
+        list(
+            out,
+            survived.iter().map(|m| {
+                let says = match m.operator {
+                    MutantOperator::ConditionTrue => {
+                        "this condition can be removed and no check notices"
+                    }
+                    _ => "no check notices",
+                };
+                let checks: Vec<String> = m.checks.iter().map(|c| code(c)).collect();
+                format!(
+                    "{} ({}): {} — {says}; ran {}",
+                    code(&format!("{}:{}", m.file, m.line)),
+                    <&str>::from(m.operator),
+                    code(&m.code),
+                    checks.join(", ")
+                )
+            }),
+        );
+        out.push('\n');
+    }
+    let (unrun, run): (Vec<&ObservedLine>, Vec<&ObservedLine>) =
+        o.lines.iter().partition(|l| l.checks.is_empty());
+    if !unrun.is_empty() {
+        out.push_str("### Changed code lines no check runs\n\n");
+        list(
+            out,
+            unrun
+                .iter()
+                .map(|l| code(&format!("{}:{}", l.file, l.line))),
+        );
+        out.push('\n');
+    }
+    if !run.is_empty() {
+        let _ = writeln!(
+            out,
+            "### Which checks ran the change\n\n{} of {} changed code lines ran under a check:\n",
+            o.run_count, o.line_count
+        );
+        list(
+            out,
+            run.iter().map(|l| {
+                let checks: Vec<String> = l.checks.iter().map(|c| code(c)).collect();
+                format!(
+                    "{}: {}",
+                    code(&format!("{}:{}", l.file, l.line)),
+                    checks.join(", ")
+                )
+            }),
+        );
+        out.push('\n');
+    }
 }

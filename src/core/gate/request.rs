@@ -1,6 +1,5 @@
 //! The facts one patch's gate gathered, validated: [`GateRequest`] and its parts.
 
-use super::facts::{CanaryPart, Rerun};
 use crate::core::catalog::Property;
 use crate::core::freeze_ledger::FreezeRow;
 use crate::core::path::RepoPath;
@@ -9,6 +8,7 @@ use crate::core::runs::Receipt;
 use crate::core::runs::ReceiptGap;
 use crate::core::runs::RunOutcome;
 use crate::core::runs::counted;
+use crate::core::runs::{ExitCodeDoc, TestIdDoc};
 use crate::core::seal::SealCheck;
 use serde::Deserialize;
 use serde::Serialize;
@@ -719,4 +719,41 @@ impl Default for Configured {
             seed: 0,
         }
     }
+}
+
+// One type from the runner through `--facts-out` to the rules (`Facts` writes it).
+/// The suite's re-run without the frozen tests that failed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = RerunDoc)]
+pub struct Rerun {
+    /// 0-255, or null when the re-run was killed by its timeout or a signal.
+    #[schema(value_type = Option<ExitCodeDoc>, required = true)]
+    pub exit_code: Option<u8>,
+    /// Ids of the failed or errored test cases its report lists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<TestIdDoc>>, nullable = false)]
+    pub failed_tests: Option<Vec<String>>,
+    /// How its report disagrees with itself, when it does: the re-run did not pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, max_length = 4096)]
+    pub report_disagrees: Option<String>,
+    /// Its receipt, as the suite's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Receipt>, nullable = true)]
+    pub receipt: Option<Option<Receipt>>,
+}
+
+// One type from the runner through `--facts-out` to the rules (`Facts` writes it).
+/// The canary's part of one batched property run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = CanaryPartDoc)]
+pub struct CanaryPart {
+    /// The run's exit code (its batch's), or null when it was killed.
+    #[schema(value_type = Option<ExitCodeDoc>, required = true)]
+    pub exit_code: Option<u8>,
+    /// The receipt of the canary's own cases in that run; null when no report was read.
+    #[schema(required = true, nullable = true)]
+    pub receipt: Option<Receipt>,
 }

@@ -325,7 +325,7 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
     };
 
     // Whether the checks ran this change (issue 52): a pass it finds unobserved is unknown.
-    let (observe, property_check) = super::observe::observe_step(
+    let (observe, property_check) = super::observed::observe_step(
         request.observe.as_ref(),
         request.fixture_suite.is_some(),
         property_check,
