@@ -1745,8 +1745,8 @@ fn check(name: &str, status: u16, answer: &Value, row: &Row) {
     pipeline.extend([
         "scope",
         "properties",
-        "observe",
         "fixtures",
+        "observe",
         "freeze",
         "router",
     ]);

@@ -232,6 +232,13 @@ fn report_in_tree(dir: &Path) {
     std::fs::write(&config, text.replace(&suite_command(), &legacy)).expect("write");
 }
 
+/// The config without `[observe]`'s rules, when it has them (the gate before issue 52).
+fn without_observe(config: &str) -> String {
+    config
+        .replace("changes = \"required\"", "changes = \"off\"")
+        .replace("branches = \"listed\"", "branches = \"off\"")
+}
+
 /// The starter's `[observe]` turned off (both rules).
 fn observe_off(config: &str) -> String {
     let off = config
@@ -1861,6 +1868,8 @@ fn before_the_reading(allowed: Allowed) -> impl FnOnce(&Path) {
         // Rust starter has none.)
         let config = dir.join("patchgate.toml");
         let text = std::fs::read_to_string(&config).expect("config");
+        // (Nor observing: issue 52 came later still.)
+        let text = without_observe(&text);
         std::fs::write(&config, text.replace("\ntwin = true\n", "\n")).expect("write");
         allow_reading(dir, allowed);
         let config = dir.join("patchgate.toml");
@@ -2756,9 +2765,20 @@ fn a_suite_that_runs_nothing_is_no_pass() {
 #[test]
 fn a_test_the_base_ran_must_still_run() {
     require_python();
-    let old = repository_with("gate-python", "skips-failures", census_off, |_| {});
+    let before = |dir: &Path| {
+        census_off(dir);
+        observe_set("off")(dir);
+    };
+    let old = repository_with("gate-python", "skips-failures", before, |_| {});
     assert!(plain_run_passes(old.path()), "hides the bug");
     expect(&gate(old.path(), &[]), "MERGE_OK", "all-gates-held", 0);
+    // Issue 52 sees it without the census: a failure made a skip kills no patch mutant.
+    let observed = repository_with("gate-python", "skips-failures", census_off, |_| {});
+    escalates(
+        &gate(observed.path(), &[]),
+        "inadmissible-evidence",
+        "unobserved-change",
+    );
 
     let repo = repository_with("gate-python", "skips-failures", canary_off, |_| {});
     let g = gate(repo.path(), &[]);
@@ -2911,8 +2931,13 @@ fn a_patch_rewriting_a_mutant_s_lines_leaves_its_property_unproven() {
 #[test]
 fn a_property_that_can_no_longer_fail_is_caught_by_the_re_proof() {
     require_python();
-    // The canary as the file it names (the starter before issue 49): the re-proof alone.
-    let repo = repository_with("gate-python", "eq-overload", twin_off, |_| {});
+    // The canary as the file it names (the starter before issue 49), and no observing (issue
+    // 52, which escalates `unobserved-branch` here too): the re-proof alone.
+    let only_reproof = |dir: &Path| {
+        twin_off(dir);
+        observe_set("off")(dir);
+    };
+    let repo = repository_with("gate-python", "eq-overload", only_reproof, |_| {});
     let dir = repo.path();
     assert!(plain_run_passes(dir), "hides the bug");
     let g = gate(dir, &[]);

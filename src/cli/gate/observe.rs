@@ -169,6 +169,11 @@ impl Watched {
     /// read).
     pub fn read_report_at(&self, report: Option<&Path>) -> Option<ObserveFacts> {
         let mut facts = self.unread()?;
+        if self.files.is_empty() {
+            // No changed code file: nothing to observe, and nothing unread.
+            facts.read = true;
+            return Some(facts);
+        }
         let Some(report) = report.and_then(|r| read_report(r).ok()) else {
             return Some(facts);
         };

@@ -64,12 +64,12 @@ pub(super) fn run_suite(
         .chain(extra)
         .cloned()
         .collect();
-    // The first run is the observed one (issue 52): pytest under coverage.py.
-    let observed = g
-        .watched
-        .unread()
-        .filter(|_| first)
-        .and_then(|_| super::observe::observed_argv(&argv, &g.watched.file_list()));
+    // The first run is the observed one (issue 52): pytest under coverage.py, when the patch
+    // changes a code file (else there is nothing to observe, and it runs as it is).
+    let watching = g.watched.unread().is_some() && first;
+    let observed = (watching && !g.watched.files.is_empty())
+        .then(|| super::observe::observed_argv(&argv, &g.watched.file_list()))
+        .flatten();
     let mut done = run_as_suite(
         g,
         room,
@@ -78,7 +78,7 @@ pub(super) fn run_suite(
         first,
         cancel,
     )?;
-    if let Some(d) = done.as_mut().filter(|_| observed.is_some()) {
+    if let Some(d) = done.as_mut().filter(|_| watching) {
         d.observe = g.watched.read(d.receipt_at.as_deref());
         let wanted = g.watched.config.map_or(0, |c| usize::from(c.mutants));
         if let Some(o) = d.observe.as_mut().filter(|o| o.read && wanted > 0) {

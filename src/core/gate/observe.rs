@@ -213,8 +213,10 @@ impl ObserveFacts {
         self.changes != ObserveRule::Off || self.branches != ObserveRule::Off
     }
 
-    /// What it finds to escalate, by the rules `required`; `None` when nothing.
-    pub fn unobserved(&self) -> Option<Unobserved> {
+    /// What it finds to escalate, by the rules `required`; `None` when nothing. A pending
+    /// patch mutant is no kill once the suite passed (the plan runs them then: one still
+    /// pending was not run); before that, it is no evidence either way.
+    pub fn unobserved(&self, suite_passed: bool) -> Option<Unobserved> {
         let required = |r| r == ObserveRule::Required;
         if !self.read && (required(self.changes) || required(self.branches)) {
             return Some(Unobserved::Change);
@@ -222,7 +224,12 @@ impl ObserveFacts {
         if required(self.changes) && self.line_count > 0 && self.run_count == 0 {
             return Some(Unobserved::Change);
         }
-        if required(self.changes) && !self.mutants.is_empty() && self.killed() == 0 {
+        let counted = self
+            .mutants
+            .iter()
+            .filter(|m| suite_passed || m.state != MutantState::Pending)
+            .count();
+        if required(self.changes) && counted > 0 && self.killed() == 0 {
             return Some(Unobserved::Change);
         }
         // A branch the patch adds that no check takes, and whose condition made true no

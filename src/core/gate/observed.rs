@@ -7,10 +7,11 @@ use crate::core::route::Verdict;
 
 /// The observe step: the facts as the answer shows them, and `property_check` after it. Only
 /// a pass is made unknown (a failure stays a failure; an open verdict keeps its own cause);
-/// a suite that did not run leaves its report unread, and says so itself.
+/// a suite that did not pass says its own cause, and the patch mutants it kept from running
+/// count for nothing.
 pub(super) fn observe_step(
     observe: Option<&ObserveFacts>,
-    suite_ran: bool,
+    suite_passed: bool,
     property_check: Verdict,
 ) -> (super::steps::Step, Verdict) {
     let Some(o) = observe.filter(|o| o.on()) else {
@@ -25,7 +26,9 @@ pub(super) fn observe_step(
             property_check,
         );
     };
-    let found = o.unobserved().filter(|_| o.read || suite_ran);
+    let found = o
+        .unobserved(suite_passed)
+        .filter(|_| o.read || suite_passed);
     let verdict = match found {
         Some(_) if property_check == Verdict::Pass => Verdict::Unknown,
         _ => property_check,

@@ -324,14 +324,6 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
         verdict
     };
 
-    // Whether the checks ran this change (issue 52): a pass it finds unobserved is unknown.
-    let (observe, property_check) = super::observed::observe_step(
-        request.observe.as_ref(),
-        request.fixture_suite.is_some(),
-        property_check,
-    );
-    steps.push(observe);
-
     // t2 fixture suite.
     let frozen_tests = frozen_tests(request);
     let fixtures = super::apart::with_added(
@@ -352,6 +344,16 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
         _ => Verdict::Missing,
     };
     steps.push(fixtures);
+
+    // Whether the checks ran this change (issue 52), after the suite whose run observed it: a
+    // pass it finds unobserved is unknown. (Said after the suite: a suite that did not pass
+    // says its own cause first.)
+    let (observe, property_check) = super::observed::observe_step(
+        request.observe.as_ref(),
+        fixture_check == Verdict::Pass,
+        property_check,
+    );
+    steps.push(observe);
 
     // The scoped freeze.
     let freeze = derive_freeze(&request.changed_files, &frozen_tests);
