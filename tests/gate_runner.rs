@@ -319,7 +319,7 @@ fn ctrl_c_stops_every_runner_and_leaves_nothing_behind() {
 ///
 /// A new subcommand must say which it is: the table must name every subcommand of the clap
 /// tree.
-const CTRL_C: [(&str, &str); 19] = [
+const CTRL_C: [(&str, &str); 20] = [
     ("serve", "drains"),
     ("gate", "kills-the-check"),
     ("init", "dies"),
@@ -337,6 +337,7 @@ const CTRL_C: [(&str, &str); 19] = [
     ("review", "dies"),
     ("calibrate", "dies"),
     ("read", "dies"),
+    ("observe", "dies"),
     ("healthcheck", "dies"),
     ("openapi", "dies"),
 ];
