@@ -1500,7 +1500,7 @@ fn rows() -> Vec<Row> {
             Some(["unknown", "pass", "pass"]),
         ),
         (
-            "observe: the coverage report was not read",
+            "observe: the observed run's report was not read",
             with(&[(
                 "observe",
                 json!({"changes": "required", "branches": "off", "read": false, "line_count": 0, "run_count": 0}),
@@ -3586,7 +3586,7 @@ fn every_escalation_names_its_cause() {
             "observe: a patch mutant never run is no kill",
             "unobserved-change",
         ),
-        ("observe: the coverage report was not read", "unobserved-change"),
+        ("observe: the observed run's report was not read", "unobserved-change"),
         (
             "observe: an added branch no check takes, required",
             "unobserved-branch",

@@ -61,8 +61,8 @@ pub struct GateConfig {
     pub observe: Option<ObserveConfig>,
 }
 
-/// `[observe]` (issue 52; docs/design/observe.md): the suite's first run is observed under
-/// coverage.py, and each rule is `off`, `listed` (in the report only) or `required` (what it
+/// `[observe]` (issue 52; docs/design/observe.md): the suite's first run is observed (probes
+/// on the changed lines), and each rule is `off`, `listed` (in the report only) or `required` (what it
 /// finds escalates).
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -531,7 +531,7 @@ impl GateConfig {
         {
             return Err(invalid(
                 "observe",
-                "needs a suite command that runs pytest as `python ... -m pytest` with `{junit}`: the runner observes it under coverage.py (Rust: not yet, turn it off)",
+                "needs a suite command that runs pytest as `python ... -m pytest` with `{junit}`: the runner observes it with probes on the changed lines (Rust: not yet, turn it off)",
             ));
         }
         self.suspicious.compiled()?;

@@ -55,7 +55,7 @@ pub(super) fn dry_run(args: &GateArgs, g: &Gathered, planner: &Planner<'_>) -> C
         // Issue 52: the suite's run is the observed one; the patch mutants follow it.
         let files = g.watched.files.len();
         suite.push_str(&format!(
-            "\n    (observed: pytest under coverage.py, {} measured{}; changes {}, branches {})",
+            "\n    (observed: pytest with probes on the changed lines, {} watched{}; changes {}, branches {})",
             match files {
                 1 => "1 changed code file".to_owned(),
                 n => format!("{n} changed code files"),

@@ -1,8 +1,15 @@
 //! The observe step's runner side (issue 52; docs/design/observe.md): the suite's first run is
-//! the observed run. pytest runs under coverage.py (branches, one context per test function,
-//! the project's own coverage config ignored), measuring only the patch's changed code files;
-//! the report is written beside the run's receipt, outside the copy, and read like one. The
-//! core decides from what it says ([`crate::core::gate::ObserveFacts`]).
+//! the observed run. pytest runs in-process with a probe compiled into each changed code file as
+//! it is imported: before each statement a changed line is part of, and at the head of each way
+//! out of a changed `if`, `while`, `for` or `match`. One context per test function; the report
+//! (coverage.py's JSON shape, the parts read) is written beside the run's receipt, outside the
+//! copy, and read like one. The core decides from what it says
+//! ([`crate::core::gate::ObserveFacts`]).
+//!
+//! Why probes and not coverage.py's tracer: on CPython 3.11 a `sys.settrace` tracer costs every
+//! call in every file, measured or not (the plain suite 1.6x on boltons, 2.4x on toolz, whose
+//! properties call the changed file thousands of times); probes on the changed lines only cost
+//! those lines (within noise of the plain run on both). docs/design/observe.md has the figures.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -16,62 +23,198 @@ use crate::core::gate::{
     ObservedLine, UntakenBranch,
 };
 
-/// The program the observed run is (`python -c DRIVER OUT FILE... -- PYTEST-ARGS`): pytest
-/// in-process under coverage.py, the JSON report written to `OUT` when pytest returns. A run
-/// that never returns (an exit under test) writes none: then nothing is known to be observed.
-/// A patch mutant's run is `python -c DRIVER --select ID... -- PYTEST-ARGS`: pytest with only
-/// the tests named (JUnit's `module::function`, `module.Class::function`) kept.
+/// The program the observed run is (`python -c DRIVER OUT FILE:LINES... -- PYTEST-ARGS`,
+/// `LINES` as `3,9-12`): pytest in-process with the changed lines' probes, the JSON report
+/// written to `OUT` when pytest returns. A run that never returns (an exit under test) writes
+/// none: then nothing is known to be observed. A file imported other than through the import
+/// system (read and `exec`'d) has no probes: its lines are unrun, never run by a check. A
+/// patch mutant's run is `python -c DRIVER --select ID... -- PYTEST-ARGS`: pytest with only the
+/// tests named (JUnit's `module::function`, `module.Class::function`) kept, and only the files
+/// that may hold them collected.
 const DRIVER: &str = r#"import sys
 split = sys.argv.index("--")
 head, args = sys.argv[1:split], sys.argv[split + 1:]
-cov, plugins = None, []
+plugins, watch = [], {}
 def ident(item):
     mod = getattr(getattr(item, "module", None), "__name__", "")
     cls = getattr(item, "cls", None)
     owner = mod + ("." + cls.__qualname__ if cls is not None else "")
     return owner + "::" + (getattr(item, "originalname", None) or item.name)
 if head[:1] == ["--select"]:
-    keep, files = set(head[1:]), []
+    keep = set(head[1:])
+    # Only the files that may hold a test kept are collected (a name of the test's module or
+    # class); every file when a test has no module (a doctest).
+    owners = [k.partition("::")[0] for k in keep]
+    stems = None if "" in owners else {p for o in owners for p in o.split(".")}
+    import pytest
     class Select:
+        # First: a project's own hook may answer "collect" (False) and end the asking.
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_ignore_collect(self, collection_path, config):
+            if stems is not None and collection_path.suffix == ".py" and collection_path.stem not in stems \
+                    and collection_path.name not in ("conftest.py", "__init__.py") and collection_path.is_file():
+                return True
         def pytest_collection_modifyitems(self, config, items):
             dropped = [i for i in items if ident(i) not in keep]
             items[:] = [i for i in items if ident(i) in keep]
             config.hook.pytest_deselected(items=dropped)
     plugins.append(Select())
 else:
-    out, files = head[0], head[1:]
-try:
-    if not files:
-        raise LookupError("nothing to observe")
-    import coverage
-    cov = coverage.Coverage(data_file=None, branch=True, config_file=False,
-                            source=sorted({f.rpartition("/")[0] or "." for f in files}))
-    cov.start()
-except LookupError:
-    cov = None
-except Exception as e:
-    cov = None
-    print("patchgate observe: coverage.py cannot observe this run (%s): the change is not known to be observed" % e, file=sys.stderr)
+    out = head[0]
+    for spec in head[1:]:
+        path, _, ranges = spec.rpartition(":")
+        lines = set()
+        for r in filter(None, ranges.split(",")):
+            a, _, b = r.partition("-")
+            lines.update(range(int(a), int(b or a) + 1))
+        watch[path] = lines
+import ast, json, os, importlib.abc, importlib.machinery
+# A probe is `NAME.add(id)`, compiled into a changed module as it is imported, before each
+# statement a changed line is part of (id: its first line) and at the head of each way out of
+# a changed `if`, `while`, `for`, `match` (id: the pair of lines, -1 for leaving the function).
+NAME = "__patchgate_%s__" % os.urandom(8).hex()
+HITS, SEEN, PLANS = set(), {}, {}
+def probe(node, value):
+    call = ast.Expr(ast.Call(ast.Attribute(ast.Name(NAME, ast.Load()), "add", ast.Load()), [ast.Constant(value)], []))
+    return ast.fix_missing_locations(ast.copy_location(call, node))
+def visit(tree, lines, edit):
+    """The probes of `lines` in `tree` ({statement line: its changed lines}, {(from, to)}),
+    put into the tree when `edit`."""
+    stmts, branches = {}, set()
+    def own(start, end):
+        return [n for n in range(start, end + 1) if n in lines]
+    def first(items):
+        return items[0].lineno if items else None
+    def head(s):
+        # The last line of a statement's own part: a compound statement's head (its test, its
+        # target, its arguments), not the comments between it and its body.
+        end = s.lineno
+        for field, value in ast.iter_fields(s):
+            if field not in ("body", "orelse", "finalbody", "handlers", "cases"):
+                for v in value if isinstance(value, list) else [value]:
+                    if isinstance(v, ast.AST):
+                        end = max([end] + [getattr(n, "end_lineno", None) or end for n in ast.walk(v)])
+        return end
+    def block(items, after, entry=()):
+        out = [probe(items[0], v) for v in entry] if edit and items else []
+        for i, s in enumerate(items):
+            nxt = items[i + 1].lineno if i + 1 < len(items) else after
+            if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str):
+                out.append(s)
+                continue
+            subs = [b for b in (getattr(s, "body", None), getattr(s, "orelse", None), getattr(s, "finalbody", None))
+                    if isinstance(b, list) and b]
+            subs += [h.body for h in getattr(s, "handlers", [])] + [c.body for c in getattr(s, "cases", [])]
+            start = min([s.lineno] + [d.lineno for d in getattr(s, "decorator_list", [])])
+            mine = own(start, head(s) if subs else (s.end_lineno or s.lineno))
+            if mine:
+                stmts[s.lineno] = mine
+                if edit:
+                    out.append(probe(s, s.lineno))
+            if isinstance(s, (ast.If, ast.While, ast.For, ast.AsyncFor)):
+                loop = not isinstance(s, ast.If)
+                taken, other = (s.lineno, s.body[0].lineno), (s.lineno, first(s.orelse) or nxt)
+                # `while True:` has no way out but `break`.
+                endless = isinstance(s, ast.While) and isinstance(s.test, ast.Constant) and bool(s.test.value)
+                if mine:
+                    branches.update((taken,) if endless else (taken, other))
+                s.body = block(s.body, s.lineno if loop else nxt, [taken] if mine else [])
+                if s.orelse:
+                    s.orelse = block(s.orelse, nxt, [other] if mine else [])
+                elif mine and edit and not endless:
+                    s.orelse = [probe(s, other)]
+            elif isinstance(s, ast.Match):
+                for c in s.cases:
+                    way, case = (s.lineno, c.body[0].lineno), c.pattern.lineno
+                    cmine = own(case, head(c))
+                    if cmine:
+                        stmts[case] = cmine
+                    if mine:
+                        branches.add(way)
+                    c.body = block(c.body, nxt, ([way] if mine else []) + ([case] if cmine else []))
+            else:
+                for h in getattr(s, "handlers", []):
+                    hmine = own(h.lineno, head(h))
+                    if hmine:
+                        stmts[h.lineno] = hmine
+                    h.body = block(h.body, nxt, [h.lineno] if hmine else [])
+                leaves = isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+                for field in ("body", "orelse", "finalbody"):
+                    sub = getattr(s, field, None)
+                    if isinstance(sub, list) and sub:
+                        setattr(s, field, block(sub, -1 if leaves else nxt))
+            out.append(s)
+        return out
+    # `from __future__` imports stay first: probes of what precedes them go after them.
+    at = max((i + 1 for i, s in enumerate(tree.body) if isinstance(s, ast.ImportFrom) and s.module == "__future__"), default=0)
+    early = block(tree.body[:at], first(tree.body[at:]) or -1)
+    rest = block(tree.body[at:], -1)
+    moved = [s for s in early if s.__class__ is ast.Expr and getattr(getattr(s.value, "func", None), "value", None) is not None
+             and getattr(s.value.func.value, "id", None) == NAME]
+    tree.body = [s for s in early if not any(s is m for m in moved)] + moved + rest
+    return stmts, branches
+class Loader(importlib.machinery.SourceFileLoader):
+    def get_code(self, fullname):
+        # Compiled from the source every time: no bytecode cache read or written.
+        tree = ast.parse(self.get_data(self.path), self.path)
+        PLANS[self.path] = visit(tree, WATCHED[self.path], True)
+        return compile(tree, self.path, "exec", dont_inherit=True)
+    def exec_module(self, module):
+        module.__dict__[NAME] = HITS
+        super().exec_module(module)
+class Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is not None and spec.origin and os.path.realpath(spec.origin) in WATCHED:
+            spec.loader = Loader(name, os.path.realpath(spec.origin))
+        return spec
+WATCHED = {os.path.realpath(p): lines for p, lines in watch.items()}
+NAMES = {os.path.realpath(p): p for p in watch}
+if watch:
+    sys.meta_path.insert(0, Finder())
 import pytest
-if cov is not None:
+CONTEXT = ""
+def switch(ctx):
+    global CONTEXT
+    for h in HITS:
+        SEEN.setdefault(h, set()).add(CONTEXT)
+    HITS.clear()
+    CONTEXT = ctx
+if watch:
     class Contexts:
-        # One context per test, switched by pytest's own protocol (setup, call, teardown):
-        # once a test, not on every call as coverage.py's `test_function` contexts are.
+        # One context per test, switched by pytest's own protocol (setup, call, teardown).
         @pytest.hookimpl(hookwrapper=True)
         def pytest_runtest_protocol(self, item, nextitem):
-            cov.switch_context(ident(item))
+            switch(ident(item))
             yield
-            cov.switch_context("")
+            switch("")
     plugins.append(Contexts())
 try:
     code = pytest.main(args, plugins=plugins)
 finally:
-    if cov is not None:
-        cov.stop()
-        try:
-            cov.json_report(outfile=out, include=files, show_contexts=True, ignore_errors=True)
-        except Exception as e:
-            print("patchgate observe: no coverage report: %s" % e, file=sys.stderr)
+    if watch:
+        switch("")
+        files = {}
+        for real, lines in WATCHED.items():
+            if real not in PLANS:
+                # Never imported: its probes as its text has them, none of them hit.
+                try:
+                    PLANS[real] = visit(ast.parse(open(real, "rb").read(), real), lines, False)
+                except (OSError, SyntaxError, ValueError):
+                    continue
+            stmts, branches = PLANS[real]
+            executed, missing, contexts = [], [], {}
+            for at, mine in stmts.items():
+                ran = SEEN.get(at)
+                for n in mine:
+                    (executed if ran else missing).append(n)
+                    if ran:
+                        contexts[str(n)] = sorted(ran)
+            files[NAMES[real]] = {
+                "executed_lines": sorted(executed), "missing_lines": sorted(missing), "contexts": contexts,
+                "missing_branches": sorted([f, t] for (f, t) in branches if (f, t) not in SEEN)}
+        with open(out, "w") as f:
+            json.dump({"files": files}, f)
 sys.exit(int(code))
 "#;
 
@@ -81,13 +224,16 @@ pub(super) const IMPORT: &str = "(import)";
 /// Where the observed run writes its report: beside its receipt (`{junit}` + this).
 pub(super) const REPORT_SUFFIX: &str = ".observe.json";
 
-/// The largest coverage report read.
+/// The largest observed-run report read.
 const MAX_REPORT_BYTES: u64 = 64 << 20;
 
-/// The suite command `argv` (`python [flags] -m pytest ARGS`) as the observed run of `files`:
-/// the same interpreter and flags, pytest's same arguments. `None` when it does not run pytest
-/// that way.
-pub fn observed_argv(argv: &[String], files: &[String]) -> Option<Vec<String>> {
+/// The suite command `argv` (`python [flags] -m pytest ARGS`) as the observed run of the
+/// changed lines `files` (by file): the same interpreter and flags, pytest's same arguments.
+/// `None` when it does not run pytest that way.
+pub fn observed_argv(
+    argv: &[String],
+    files: &BTreeMap<String, BTreeSet<u32>>,
+) -> Option<Vec<String>> {
     let at = crate::cli::runner::pytest_module_at(argv)?;
     let (python, rest) = argv.split_at(at);
     let pytest_args = rest.get(2..)?;
@@ -95,10 +241,36 @@ pub fn observed_argv(argv: &[String], files: &[String]) -> Option<Vec<String>> {
     out.extend(["-c".to_owned(), DRIVER.to_owned()]);
     // (The report's path is the first argument: it is never `--select`.)
     out.push(format!("{}{REPORT_SUFFIX}", crate::cli::runner::JUNIT));
-    out.extend(files.iter().cloned());
+    out.extend(
+        files
+            .iter()
+            .map(|(file, lines)| format!("{file}:{}", ranges(lines))),
+    );
     out.push("--".to_owned());
     out.extend(pytest_args.iter().cloned());
     Some(out)
+}
+
+/// `lines` as the driver reads them: runs of consecutive lines as `a-b`, comma-separated (a
+/// file's every line stays a short argument).
+fn ranges(lines: &BTreeSet<u32>) -> String {
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for &n in lines {
+        match runs.last_mut() {
+            Some((_, end)) if end.checked_add(1) == Some(n) => *end = n,
+            _ => runs.push((n, n)),
+        }
+    }
+    runs.iter()
+        .map(|(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// The suite command `argv` as a patch mutant's run: the same interpreter, flags and pytest
@@ -149,11 +321,6 @@ impl Watched {
         })
     }
 
-    /// The files to measure.
-    pub fn file_list(&self) -> Vec<String> {
-        self.files.keys().cloned().collect()
-    }
-
     /// The facts from the report the observed run wrote next to its receipt at `receipt`
     /// (`None`: receipts off, or the run was not observed).
     pub fn read(&self, receipt: Option<&Path>) -> Option<ObserveFacts> {
@@ -165,7 +332,7 @@ impl Watched {
         self.read_report_at(report.as_deref())
     }
 
-    /// The facts from coverage.py's JSON report at `report` (`None`, or unreadable: nothing
+    /// The facts from the report (coverage.py's JSON shape) at `report` (`None`, or unreadable: nothing
     /// read).
     pub fn read_report_at(&self, report: Option<&Path>) -> Option<ObserveFacts> {
         let mut facts = self.unread()?;
@@ -180,8 +347,8 @@ impl Watched {
         facts.read = true;
         let mut line_count = 0u64;
         for (file, added) in &self.files {
-            // A file the run never imported is not in the report: its lines are not known to
-            // be statements, and none ran (counted once the report says they are code).
+            // A file not in the report (the driver could not parse it; coverage.py leaves out
+            // a file never imported): its lines are not known to be statements, and none ran.
             let Some(cov) = report.files.get(file) else {
                 continue;
             };
@@ -233,9 +400,10 @@ impl Watched {
     }
 }
 
-/// A coverage.py context as a check id: the driver names each test's context by its id
-/// already (`tests.test_x::test_y`, JUnit's, the census's); coverage.py's own `test_function`
-/// context `tests.test_x.test_y` is turned into it; the empty context is code run on import.
+/// A context as a check id: the driver names each test's context by its id already
+/// (`tests.test_x::test_y`, JUnit's, the census's); coverage.py's own `test_function` context
+/// `tests.test_x.test_y` (a report given to `patchgate observe --coverage`) is turned into it;
+/// the empty context is code run on import.
 fn check_id(context: &str) -> String {
     let id = match context.rsplit_once('.') {
         _ if context.is_empty() => IMPORT.to_owned(),
@@ -247,7 +415,8 @@ fn check_id(context: &str) -> String {
     id.chars().take(MAX_CHECK_ID_CHARS).collect()
 }
 
-/// coverage.py's JSON report (format 3), the parts read.
+/// The observed run's report: coverage.py's JSON report (format 3), the parts read; the
+/// driver writes only these.
 #[derive(Debug, Deserialize)]
 struct Report {
     files: BTreeMap<String, FileCoverage>,
@@ -265,20 +434,23 @@ struct FileCoverage {
     missing_branches: Vec<(i64, i64)>,
 }
 
-/// coverage.py's JSON report at `path`, read with the strict reader (duplicate keys refused)
+/// The report at `path`, read with the strict reader (duplicate keys refused)
 /// and a size cap: it was written by the code under test's process.
 fn read_report(path: &Path) -> Result<Report, CliError> {
     use std::io::Read;
     let file = crate::cli::runner::open_report(path)
-        .map_err(|e| CliError::data(format!("no coverage report: {e}")))?;
+        .map_err(|e| CliError::data(format!("no observed-run report: {e}")))?;
     let mut bytes = Vec::new();
     file.take(MAX_REPORT_BYTES)
         .read_to_end(&mut bytes)
-        .map_err(|e| CliError::data(format!("cannot read the coverage report: {e}")))?;
+        .map_err(|e| CliError::data(format!("cannot read the observed-run report: {e}")))?;
     let value = crate::core::json::strict_value(&bytes)
-        .map_err(|e| CliError::data(format!("the coverage report is not JSON: {e}")))?;
-    serde_json::from_value(value)
-        .map_err(|e| CliError::data(format!("the coverage report is not coverage.py's: {e}")))
+        .map_err(|e| CliError::data(format!("the observed-run report is not JSON: {e}")))?;
+    serde_json::from_value(value).map_err(|e| {
+        CliError::data(format!(
+            "the observed-run report is not in coverage.py's JSON shape: {e}"
+        ))
+    })
 }
 
 /// The changed code files and lines to watch: the lines the patch adds to each `.py` file of
@@ -324,9 +496,10 @@ pub(super) fn watched(
 mod tests {
     use super::*;
 
-    /// The observed run keeps the interpreter, its flags and pytest's arguments.
+    /// The observed run keeps the interpreter, its flags and pytest's arguments; the changed
+    /// lines go as runs.
     #[test]
-    fn the_observed_run_is_the_suite_under_coverage() {
+    fn the_observed_run_is_the_suite_with_probes() {
         let argv: Vec<String> = [
             "python3",
             "-P",
@@ -339,13 +512,18 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        let out = observed_argv(&argv, &["shop/a.py".to_owned()]).unwrap();
+        let files = BTreeMap::from([
+            ("shop/a.py".to_owned(), BTreeSet::from([3, 5, 6, 7, 9])),
+            ("shop/b:c.py".to_owned(), BTreeSet::from([1])),
+        ]);
+        let out = observed_argv(&argv, &files).unwrap();
         assert_eq!(out[..4], ["python3", "-P", "-s", "-c"]);
         assert_eq!(
             out[5..],
             [
                 "{junit}.observe.json",
-                "shop/a.py",
+                "shop/a.py:3,5-7,9",
+                "shop/b:c.py:1",
                 "--",
                 "-q",
                 "--junitxml={junit}",
@@ -353,10 +531,139 @@ mod tests {
             ]
         );
         let cargo: Vec<String> = ["cargo", "test"].map(String::from).to_vec();
-        assert!(observed_argv(&cargo, &[]).is_none());
+        assert!(observed_argv(&cargo, &files).is_none());
         // `-m pytest` must be the module pytest, not an argument that says so.
         let odd: Vec<String> = ["python3", "-m", "pytest_x"].map(String::from).to_vec();
-        assert!(observed_argv(&odd, &[]).is_none());
+        assert!(observed_argv(&odd, &files).is_none());
+    }
+
+    /// The driver on a small module, every line changed: which statements ran under which
+    /// test, and which ways out of the changed conditions and loops none took, written by hand.
+    #[test]
+    fn the_probes_see_what_ran() {
+        let dir = tempfile::tempdir().unwrap();
+        let module = r#""""Prices."""
+from __future__ import annotations
+import math
+
+
+def price(items, percent=0):
+    if isinstance(items, list):
+        total = sum(items)
+    elif isinstance(items, tuple):
+        total = sum(items) * 2
+    else:
+        total = 0
+    while True:
+        break
+    for _ in ():
+        pass
+    try:
+        math.sqrt(-1)
+    except ValueError:
+        total += 0
+    return (total
+            * (100 - percent) // 100)
+
+
+def unused(x):
+    # a comment is no statement
+    if x: return 1
+    return 2
+"#;
+        let tests = "from shop.p import price\n\ndef test_list():\n    assert price([1, 2]) == 3\n\ndef test_other():\n    assert price('ab') == 0\n";
+        for (path, text) in [
+            ("shop/__init__.py", ""),
+            ("shop/p.py", module),
+            ("tests/__init__.py", ""),
+            ("tests/test_p.py", tests),
+        ] {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let receipt = dir.path().join("report.xml");
+        let argv: Vec<String> = [
+            "python3",
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests",
+        ]
+        .map(String::from)
+        .to_vec();
+        let w = Watched {
+            config: None,
+            files: BTreeMap::from([("shop/p.py".to_owned(), (1..=28).collect())]),
+            frozen: BTreeSet::new(),
+        };
+        let argv: Vec<String> = observed_argv(&argv, &w.files)
+            .unwrap()
+            .into_iter()
+            .map(|a| a.replace(crate::cli::runner::JUNIT, receipt.to_str().unwrap()))
+            .collect();
+        let out = std::process::Command::new(&argv[0])
+            .args(&argv[1..])
+            .current_dir(dir.path())
+            .env("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let w = Watched {
+            config: Some(ObserveConfig {
+                changes: crate::core::gate::ObserveRule::Required,
+                branches: crate::core::gate::ObserveRule::Listed,
+                mutants: 0,
+            }),
+            ..w
+        };
+        let f = w.read(Some(&receipt)).unwrap();
+        let (list, other) = ("tests.test_p::test_list", "tests.test_p::test_other");
+        let both = vec![list, other];
+        let expected: Vec<(u32, Vec<&str>)> = vec![
+            // Run on import: the `__future__` import's probe goes after it.
+            (2, vec!["(import)"]),
+            (3, vec!["(import)"]),
+            (6, vec!["(import)"]),
+            (7, both.clone()),
+            (8, vec![list]),
+            (9, vec![other]),
+            (10, vec![]),
+            // (11, `else:`, is not a statement.)
+            (12, vec![other]),
+            (13, both.clone()),
+            (14, both.clone()),
+            (15, both.clone()),
+            (16, vec![]),
+            (17, both.clone()),
+            (18, both.clone()),
+            (19, both.clone()),
+            (20, both.clone()),
+            (21, both.clone()),
+            // A statement's second line is the statement's.
+            (22, both.clone()),
+            (25, vec!["(import)"]),
+            // (26, a comment, is not a statement.)
+            (27, vec![]),
+            (28, vec![]),
+        ];
+        let lines: Vec<(u32, Vec<&str>)> = f
+            .lines
+            .iter()
+            .map(|l| (l.line, l.checks.iter().map(String::as_str).collect()))
+            .collect();
+        assert_eq!(lines, expected);
+        assert_eq!((f.line_count, f.run_count), (21, 17));
+        // No tuple, and an empty loop; `while True:` has no way out but `break`, and line 27
+        // never ran.
+        let untaken: Vec<(u32, Option<u32>)> = f.untaken.iter().map(|u| (u.line, u.to)).collect();
+        assert_eq!(untaken, [(9, Some(10)), (15, Some(16))]);
     }
 
     #[test]

@@ -64,11 +64,12 @@ pub(super) fn run_suite(
         .chain(extra)
         .cloned()
         .collect();
-    // The first run is the observed one (issue 52): pytest under coverage.py, when the patch
-    // changes a code file (else there is nothing to observe, and it runs as it is).
+    // The first run is the observed one (issue 52): pytest with the changed lines' probes,
+    // when the patch changes a code file (else there is nothing to observe, and it runs as it
+    // is).
     let watching = g.watched.unread().is_some() && first;
     let observed = (watching && !g.watched.files.is_empty())
-        .then(|| super::observe::observed_argv(&argv, &g.watched.file_list()))
+        .then(|| super::observe::observed_argv(&argv, &g.watched.files))
         .flatten();
     let mut done = run_as_suite(
         g,

@@ -1,6 +1,6 @@
 //! Whether the checks saw *this* change (issue 52): which checks ran the patch's changed code
-//! lines, and which branches it adds no check took. The runner gathers the facts (coverage of
-//! one run of the suite, read like a receipt); the rule here decides from them alone.
+//! lines, and which branches it adds no check took. The runner gathers the facts (the changed
+//! lines' probes in one run of the suite, read like a receipt); the rule here decides from them alone.
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -137,7 +137,7 @@ pub struct ObserveFacts {
     /// The base config's `[observe] branches`: `required` makes an added branch no check
     /// takes `unobserved-branch`.
     pub branches: ObserveRule,
-    /// Whether the observed run's coverage report was read (written at the runner's path,
+    /// Whether the observed run's report was read (written at the runner's path,
     /// outside the tree). False: nothing is known to be observed.
     pub read: bool,
     /// How many changed code lines the judged tree has (lines the patch adds or changes that

@@ -51,8 +51,7 @@ pub(super) fn observe_step(
         ),
     };
     let seen = if !o.read {
-        "the observed run's coverage report was not read: nothing is known to run the change"
-            .to_owned()
+        "the observed run's report was not read: nothing is known to run the change".to_owned()
     } else if o.line_count == 0 {
         "the patch changes no code line a check could run".to_owned()
     } else {

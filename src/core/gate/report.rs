@@ -654,7 +654,7 @@ fn what_to_check(cause: Cause) -> &'static str {
             "the property whose runs split (one pass, one failure) on the same tree, and whose failing examples, replayed, passed: either the code under test is nondeterministic or the property is flaky. The failing case above may still be a real bug: run the property on the base (the same seal) as many times; only if the same split shows there, freeze it in the ledger, with an owner, until fixed."
         }
         Cause::UnobservedChange => {
-            "the observe step above: the checks passed, and none of them ran the lines the patch changes (or the observed run's coverage report could not be read: is coverage.py installed where the suite runs?), so their pass says nothing of this change. Add a test or a property that runs the changed lines (and fails if they are wrong), or review the change by hand."
+            "the observe step above: the checks passed, and none of them ran the lines the patch changes (or the observed run's report could not be read: did the suite exit before pytest returned?), so their pass says nothing of this change. Add a test or a property that runs the changed lines (and fails if they are wrong), or review the change by hand."
         }
         Cause::UnobservedBranch => {
             "the branches listed above: the patch adds them and no check takes them, so nothing shows they are right. A branch for inputs the checks never generate (another type, another length, one pinned value) is how a patch is right only for the tests: add a case or a property that takes it."
