@@ -156,8 +156,9 @@ def visit(tree, lines, edit):
 class Loader(importlib.machinery.SourceFileLoader):
     def get_code(self, fullname):
         # Compiled from the source every time: no bytecode cache read or written.
+        real = os.path.realpath(self.path)
         tree = ast.parse(self.get_data(self.path), self.path)
-        PLANS[self.path] = visit(tree, WATCHED[self.path], True)
+        PLANS[real] = visit(tree, WATCHED[real], True)
         return compile(tree, self.path, "exec", dont_inherit=True)
     def exec_module(self, module):
         module.__dict__[NAME] = HITS
@@ -166,12 +167,13 @@ class Finder(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
         spec = importlib.machinery.PathFinder.find_spec(name, path, target)
         if spec is not None and spec.origin and os.path.realpath(spec.origin) in WATCHED:
-            spec.loader = Loader(name, os.path.realpath(spec.origin))
+            spec.loader = Loader(name, spec.origin)
         return spec
 WATCHED = {os.path.realpath(p): lines for p, lines in watch.items()}
 NAMES = {os.path.realpath(p): p for p in watch}
+FINDER = Finder()
 if watch:
-    sys.meta_path.insert(0, Finder())
+    sys.meta_path.insert(0, FINDER)
 import pytest
 CONTEXT = ""
 def switch(ctx):
@@ -182,6 +184,13 @@ def switch(ctx):
     CONTEXT = ctx
 if watch:
     class Contexts:
+        # First again once pytest's assertion rewriter is in: it takes the files named on the
+        # command line (`--doctest-modules pkg/mod.py`), and would load them without probes.
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_sessionstart(self, session):
+            if FINDER in sys.meta_path:
+                sys.meta_path.remove(FINDER)
+            sys.meta_path.insert(0, FINDER)
         # One context per test, switched by pytest's own protocol (setup, call, teardown).
         @pytest.hookimpl(hookwrapper=True)
         def pytest_runtest_protocol(self, item, nextitem):
@@ -189,6 +198,9 @@ if watch:
             yield
             switch("")
     plugins.append(Contexts())
+# The code under test sees the argv a plain `python -m pytest ARGS` gives it: neither this
+# driver's arguments nor whether it keeps only a mutant's tests.
+sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py")] + args
 try:
     code = pytest.main(args, plugins=plugins)
 finally:
@@ -571,7 +583,7 @@ def unused(x):
     if x: return 1
     return 2
 "#;
-        let tests = "from shop.p import price\n\ndef test_list():\n    assert price([1, 2]) == 3\n\ndef test_other():\n    assert price('ab') == 0\n";
+        let tests = "import sys\nfrom shop.p import price\n\ndef test_list():\n    assert price([1, 2]) == 3\n\ndef test_other():\n    assert price('ab') == 0\n    open('argv', 'w').write(repr(sys.argv))\n";
         for (path, text) in [
             ("shop/__init__.py", ""),
             ("shop/p.py", module),
@@ -583,6 +595,8 @@ def unused(x):
             std::fs::write(path, text).unwrap();
         }
         let receipt = dir.path().join("report.xml");
+        // The module named on the command line too (its doctests): pytest's assertion rewriter
+        // would take it, and load it without probes.
         let argv: Vec<String> = [
             "python3",
             "-m",
@@ -590,6 +604,8 @@ def unused(x):
             "-q",
             "-p",
             "no:cacheprovider",
+            "--doctest-modules",
+            "shop/p.py",
             "tests",
         ]
         .map(String::from)
@@ -623,6 +639,14 @@ def unused(x):
             }),
             ..w
         };
+        // The tests saw a plain `python -m pytest`'s argv.
+        let argv = std::fs::read_to_string(dir.path().join("argv")).unwrap();
+        assert!(
+            argv.contains(
+                "pytest/__main__.py', '-q', '-p', 'no:cacheprovider', '--doctest-modules', 'shop/p.py', 'tests']"
+            ),
+            "{argv}"
+        );
         let f = w.read(Some(&receipt)).unwrap();
         let (list, other) = ("tests.test_p::test_list", "tests.test_p::test_other");
         let both = vec![list, other];

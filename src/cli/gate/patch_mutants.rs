@@ -68,7 +68,7 @@ pub(super) fn made(
             continue;
         };
         let wanted: BTreeSet<u32> = lines.keys().copied().collect();
-        for m in patch_mutants::python(text, &wanted) {
+        for m in patch_mutants::of_file(file, text, &wanted) {
             made.push((
                 PatchMutantFacts {
                     file: (*file).to_owned(),
@@ -113,7 +113,7 @@ fn remade(
     let Some(text) = texts.get(&facts.file) else {
         return Ok(None);
     };
-    let m = patch_mutants::python(text, &BTreeSet::from([facts.line]))
+    let m = patch_mutants::of_file(&facts.file, text, &BTreeSet::from([facts.line]))
         .into_iter()
         .find(|m| m.operator == facts.operator);
     Ok(m.map(|m| (text.clone(), m)))

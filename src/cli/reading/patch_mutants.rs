@@ -35,26 +35,13 @@ impl PatchMutant {
 /// The mutants of Python `source` on `lines` (1-based), at most one per line, in line order.
 /// A file that is not UTF-8, or that the parser cannot parse whole, has none.
 pub fn python(source: &[u8], lines: &BTreeSet<u32>) -> Vec<PatchMutant> {
-    if std::str::from_utf8(source).is_err() {
-        return Vec::new();
-    }
-    let mut parser = tree_sitter::Parser::new();
-    if parser
-        .set_language(&tree_sitter_python::LANGUAGE.into())
-        .is_err()
-    {
-        return Vec::new();
-    }
-    let Some(tree) = parser.parse(source, None) else {
+    let Some(tree) = parse(source, &tree_sitter_python::LANGUAGE.into()) else {
         return Vec::new();
     };
-    if tree.root_node().has_error() {
-        return Vec::new();
-    }
     // The outermost statement that starts on each line.
     let mut first: std::collections::BTreeMap<u32, Node<'_>> = std::collections::BTreeMap::new();
     for node in descendants(tree.root_node()) {
-        let line = u32::try_from(node.start_position().row + 1).unwrap_or(u32::MAX);
+        let line = row_of(node);
         if lines.contains(&line) && is_statement(node.kind()) {
             first.entry(line).or_insert(node);
         }
@@ -63,6 +50,32 @@ pub fn python(source: &[u8], lines: &BTreeSet<u32>) -> Vec<PatchMutant> {
         .into_iter()
         .filter_map(|(line, statement)| one(source, line, statement))
         .collect()
+}
+
+/// The mutants of `file` by its language (`.py`, `.rs`); none for another.
+pub fn of_file(file: &str, source: &[u8], lines: &BTreeSet<u32>) -> Vec<PatchMutant> {
+    if file.ends_with(".py") {
+        python(source, lines)
+    } else if file.ends_with(".rs") {
+        rust(source, lines)
+    } else {
+        Vec::new()
+    }
+}
+
+/// `source` parsed whole, or `None` (not UTF-8, not parsed, or with a syntax error).
+fn parse(source: &[u8], language: &tree_sitter::Language) -> Option<tree_sitter::Tree> {
+    std::str::from_utf8(source).ok()?;
+    let mut parser = tree_sitter::Parser::new();
+    parser.set_language(language).ok()?;
+    parser
+        .parse(source, None)
+        .filter(|t| !t.root_node().has_error())
+}
+
+/// A node's first line, 1-based.
+fn row_of(node: Node<'_>) -> u32 {
+    u32::try_from(node.start_position().row + 1).unwrap_or(u32::MAX)
 }
 
 /// Statements a mutant may change.
@@ -271,13 +284,180 @@ fn arid(source: &[u8], statement: Node<'_>) -> bool {
     }
 }
 
+/// The mutants of Rust `source` on `lines` (1-based), at most one per line, in line order, the
+/// same operators as Python's where Rust has them: a condition of an `if` made `true` (not a
+/// `while`'s: that loop would never end, and a timeout proves nothing), a comparison or an
+/// arithmetic operator swapped, a returned literal changed, an integer shifted by one, a call
+/// or assignment statement deleted. Test code (`#[cfg(test)]`, `#[test]`), declarations,
+/// `use`, attributes and logging macros are arid.
+pub fn rust(source: &[u8], lines: &BTreeSet<u32>) -> Vec<PatchMutant> {
+    let Some(tree) = parse(source, &tree_sitter_rust::LANGUAGE.into()) else {
+        return Vec::new();
+    };
+    let tests = super::rust::test_rows(source, tree.root_node());
+    let in_test = |line: u32| {
+        tests
+            .iter()
+            .any(|(a, b)| (*a..=*b).contains(&(line as usize)))
+    };
+    let mut first: std::collections::BTreeMap<u32, Node<'_>> = std::collections::BTreeMap::new();
+    for node in descendants(tree.root_node()) {
+        let line = row_of(node);
+        if lines.contains(&line) && !in_test(line) && rust_statement(node) {
+            first.entry(line).or_insert(node);
+        }
+    }
+    first
+        .into_iter()
+        .filter_map(|(line, statement)| rust_one(source, line, statement))
+        .collect()
+}
+
+/// A statement of a block (an item, a `let`, an expression statement, the tail expression),
+/// or an `else if`.
+fn rust_statement(node: Node<'_>) -> bool {
+    if !node.is_named() || node.is_extra() {
+        return false;
+    }
+    match node.parent().map(|p| p.kind()) {
+        Some("block" | "source_file" | "declaration_list") => true,
+        Some("else_clause") => node.kind() == "if_expression",
+        _ => false,
+    }
+}
+
+/// Logging and printing macros: their lines are arid.
+const RUST_LOGGING: [&str; 11] = [
+    "print", "println", "eprint", "eprintln", "dbg", "trace", "debug", "info", "warn", "error",
+    "log",
+];
+
+/// The one mutant of the Rust statement starting on `line`, by the operators' order.
+fn rust_one(source: &[u8], line: u32, statement: Node<'_>) -> Option<PatchMutant> {
+    let make = |operator, node: Node<'_>, replacement: &str| PatchMutant {
+        line,
+        operator,
+        start: node.start_byte(),
+        end: node.end_byte(),
+        replacement: replacement.to_owned(),
+    };
+    // An expression statement is read as the expression it holds.
+    let inner = match statement.kind() {
+        "expression_statement" => statement.named_child(0)?,
+        "let_declaration" if statement.child_by_field_name("value").is_none() => return None,
+        "let_declaration" => statement,
+        kind if kind.ends_with("_item") || kind.ends_with("_declaration") => return None,
+        "empty_statement" | "macro_definition" => return None,
+        _ => statement,
+    };
+    if inner.kind() == "macro_invocation" {
+        let name = inner
+            .child_by_field_name("macro")
+            .map(|m| text(source, m))
+            .unwrap_or_default();
+        if RUST_LOGGING.contains(&name.rsplit("::").next().unwrap_or_default()) {
+            return None;
+        }
+    }
+    if inner.kind() == "if_expression" {
+        let condition = inner.child_by_field_name("condition")?;
+        if !matches!(condition.kind(), "let_condition" | "let_chain") {
+            return Some(make(MutantOperator::ConditionTrue, condition, "true"));
+        }
+    }
+    let row = statement.start_position().row;
+    let on_line: Vec<Node<'_>> = descendants(statement)
+        .filter(|n| n.start_position().row == row)
+        .collect();
+    let binary = |table: &dyn Fn(&str) -> Option<&'static str>, operator| {
+        on_line.iter().find_map(|node| {
+            let op = node
+                .child_by_field_name("operator")
+                .filter(|_| node.kind() == "binary_expression")?;
+            Some(make(operator, op, table(text(source, op))?))
+        })
+    };
+    let comparison = |op: &str| {
+        Some(match op {
+            "<" => "<=",
+            "<=" => "<",
+            ">" => ">=",
+            ">=" => ">",
+            "==" => "!=",
+            "!=" => "==",
+            _ => return None,
+        })
+    };
+    let arithmetic = |op: &str| {
+        Some(match op {
+            "+" => "-",
+            "-" => "+",
+            "*" | "%" => "/",
+            "/" => "*",
+            _ => return None,
+        })
+    };
+    if let Some(m) = binary(&comparison, MutantOperator::SwapComparison)
+        .or_else(|| binary(&arithmetic, MutantOperator::SwapArithmetic))
+    {
+        return Some(m);
+    }
+    if inner.kind() == "return_expression"
+        && let Some(value) = inner.named_child(0)
+    {
+        let constant = match (value.kind(), text(source, value)) {
+            ("integer_literal", "0") => "1",
+            ("integer_literal", _) => "0",
+            ("float_literal", _) => "0.0",
+            ("boolean_literal", "true") => "false",
+            ("boolean_literal", _) => "true",
+            ("string_literal", "\"\"") => "\"x\"",
+            ("string_literal", _) => "\"\"",
+            _ => "Default::default()",
+        };
+        return Some(make(MutantOperator::ReturnConstant, value, constant));
+    }
+    for node in &on_line {
+        if node.kind() == "integer_literal" {
+            let literal = text(source, *node);
+            let digits = literal
+                .find(|c: char| !c.is_ascii_digit() && c != '_')
+                .unwrap_or(literal.len());
+            let (number, suffix) = literal.split_at(digits);
+            if let Ok(n) = number.replace('_', "").parse::<u128>()
+                && !suffix.starts_with(['x', 'o', 'b', 'e', 'E', '.'])
+                && let Some(next) = n.checked_add(1)
+            {
+                return Some(make(
+                    MutantOperator::ShiftInteger,
+                    *node,
+                    &format!("{next}{suffix}"),
+                ));
+            }
+        }
+    }
+    if statement.kind() == "expression_statement"
+        && matches!(
+            inner.kind(),
+            "call_expression" | "assignment_expression" | "compound_assignment_expr"
+        )
+    {
+        return Some(make(MutantOperator::DeleteStatement, statement, ";"));
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// Each line's mutant, as `(line, operator, the line as mutated)`.
     fn mutated(source: &str, lines: &[u32]) -> Vec<(u32, &'static str, String)> {
-        python(source.as_bytes(), &lines.iter().copied().collect())
+        mutated_as("x.py", source, lines)
+    }
+
+    fn mutated_as(file: &str, source: &str, lines: &[u32]) -> Vec<(u32, &'static str, String)> {
+        of_file(file, source.as_bytes(), &lines.iter().copied().collect())
             .into_iter()
             .map(|m| {
                 let after = String::from_utf8(m.apply(source.as_bytes())).unwrap();
@@ -374,5 +554,92 @@ def name(x):
             [(9, "return-constant", "return 0".to_owned())]
         );
         assert!(python(b"def f(:\n    return 1\n", &BTreeSet::from([2])).is_empty());
+    }
+
+    /// The Rust operators, one per line, written by hand for each line of a small file; the
+    /// test module gets none.
+    #[test]
+    fn the_rust_operators_one_per_line() {
+        let source = r#"//! Prices.
+use std::collections::HashMap;
+
+#[derive(Debug)]
+pub struct Price(u64);
+
+pub fn price(items: &[u64], percent: u64) -> u64 {
+    let count: usize;
+    let mut total: u64 = items.iter().sum();
+    if items.len() > 3 {
+        total = total * (100 - percent) / 100;
+    } else if let Some(first) = items.first() {
+        total += first;
+    } else if percent == 0 {
+        println!("no discount");
+    }
+    while total > 10 {
+        total -= 1;
+    }
+    log::debug!("total {total}");
+    seen.insert(total);
+    if total == 0 {
+        return 7;
+    }
+    total
+}
+
+fn name(flag: bool) -> bool {
+    return true;
+}
+
+fn label() -> String {
+    return format!("x");
+}
+
+#[cfg(test)]
+mod tests {
+    fn helper() -> u64 {
+        return 1;
+    }
+}
+"#;
+        let all: Vec<u32> = (1..=42).collect();
+        assert_eq!(
+            mutated_as("src/lib.rs", source, &all),
+            [
+                // (8, a `let` with no value, and 9, a `let` with nothing to mutate: none.)
+                (10, "condition-true", "if true {".to_owned()),
+                // The outermost operator: `(total * (100 - percent)) / 100`.
+                (
+                    11,
+                    "swap-arithmetic",
+                    "total = total * (100 - percent) * 100;".to_owned()
+                ),
+                // (12, `if let`, has no condition to make true.)
+                (13, "delete-statement", ";".to_owned()),
+                (14, "condition-true", "} else if true {".to_owned()),
+                // (15, 20: printing and logging.) A `while` is never made endless.
+                (17, "swap-comparison", "while total >= 10 {".to_owned()),
+                (18, "shift-integer", "total -= 2;".to_owned()),
+                (21, "delete-statement", ";".to_owned()),
+                (22, "condition-true", "if true {".to_owned()),
+                (23, "return-constant", "return 0;".to_owned()),
+                (29, "return-constant", "return false;".to_owned()),
+                (
+                    33,
+                    "return-constant",
+                    "return Default::default();".to_owned()
+                ),
+                // (39: the test module's.)
+            ]
+        );
+    }
+
+    /// Arid Rust lines and a file that does not parse get none; another language gets none.
+    #[test]
+    fn arid_rust_lines_and_broken_files_get_none() {
+        let source = "use std::fmt;\n#[inline]\nconst N: u8 = 3;\nfn f() {\n    let x: u8;\n    tracing::info!(\"x\");\n    println!(\"{}\", 1);\n}\n";
+        assert_eq!(mutated_as("a.rs", source, &[1, 2, 3, 4, 5, 6, 7]), []);
+        assert!(rust(b"fn f( {\n    return 1;\n}\n", &BTreeSet::from([2])).is_empty());
+        assert_eq!(mutated_as("a.go", "x := 1\n", &[1]), []);
     }
 }
