@@ -164,18 +164,8 @@ fn one(source: &[u8], line: u32, statement: Node<'_>) -> Option<PatchMutant> {
                 .get(first.start_byte() - node.start_byte()..last.end_byte() - node.start_byte())
                 .unwrap_or_default();
             let op = op.split_whitespace().collect::<Vec<_>>().join(" ");
-            let swapped = match op.as_str() {
-                "<" => "<=",
-                "<=" => "<",
-                ">" => ">=",
-                ">=" => ">",
-                "==" => "!=",
-                "!=" => "==",
-                "in" => "not in",
-                "not in" => "in",
-                "is" => "is not",
-                "is not" => "is",
-                _ => continue,
+            let Some(swapped) = swap_comparison(&op) else {
+                continue;
             };
             return Some(PatchMutant {
                 line,
@@ -326,6 +316,23 @@ fn rust_statement(node: Node<'_>) -> bool {
     }
 }
 
+/// A comparison operator swapped for its neighbour or its negation (Python's and Rust's).
+fn swap_comparison(op: &str) -> Option<&'static str> {
+    Some(match op {
+        "<" => "<=",
+        "<=" => "<",
+        ">" => ">=",
+        ">=" => ">",
+        "==" => "!=",
+        "!=" => "==",
+        "in" => "not in",
+        "not in" => "in",
+        "is" => "is not",
+        "is not" => "is",
+        _ => return None,
+    })
+}
+
 /// Logging and printing macros: their lines are arid.
 const RUST_LOGGING: [&str; 11] = [
     "print", "println", "eprint", "eprintln", "dbg", "trace", "debug", "info", "warn", "error",
@@ -377,17 +384,6 @@ fn rust_one(source: &[u8], line: u32, statement: Node<'_>) -> Option<PatchMutant
             Some(make(operator, op, table(text(source, op))?))
         })
     };
-    let comparison = |op: &str| {
-        Some(match op {
-            "<" => "<=",
-            "<=" => "<",
-            ">" => ">=",
-            ">=" => ">",
-            "==" => "!=",
-            "!=" => "==",
-            _ => return None,
-        })
-    };
     let arithmetic = |op: &str| {
         Some(match op {
             "+" => "-",
@@ -397,7 +393,7 @@ fn rust_one(source: &[u8], line: u32, statement: Node<'_>) -> Option<PatchMutant
             _ => return None,
         })
     };
-    if let Some(m) = binary(&comparison, MutantOperator::SwapComparison)
+    if let Some(m) = binary(&swap_comparison, MutantOperator::SwapComparison)
         .or_else(|| binary(&arithmetic, MutantOperator::SwapArithmetic))
     {
         return Some(m);
@@ -603,35 +599,32 @@ mod tests {
 }
 "#;
         let all: Vec<u32> = (1..=42).collect();
-        assert_eq!(
-            mutated_as("src/lib.rs", source, &all),
-            [
-                // (8, a `let` with no value, and 9, a `let` with nothing to mutate: none.)
-                (10, "condition-true", "if true {".to_owned()),
-                // The outermost operator: `(total * (100 - percent)) / 100`.
-                (
-                    11,
-                    "swap-arithmetic",
-                    "total = total * (100 - percent) * 100;".to_owned()
-                ),
-                // (12, `if let`, has no condition to make true.)
-                (13, "delete-statement", ";".to_owned()),
-                (14, "condition-true", "} else if true {".to_owned()),
-                // (15, 20: printing and logging.) A `while` is never made endless.
-                (17, "swap-comparison", "while total >= 10 {".to_owned()),
-                (18, "shift-integer", "total -= 2;".to_owned()),
-                (21, "delete-statement", ";".to_owned()),
-                (22, "condition-true", "if true {".to_owned()),
-                (23, "return-constant", "return 0;".to_owned()),
-                (29, "return-constant", "return false;".to_owned()),
-                (
-                    33,
-                    "return-constant",
-                    "return Default::default();".to_owned()
-                ),
-                // (39: the test module's.)
-            ]
-        );
+        let got = mutated_as("src/lib.rs", source, &all);
+        let got: Vec<(u32, &str, &str)> =
+            got.iter().map(|(l, o, t)| (*l, *o, t.as_str())).collect();
+        let expected: [(u32, &str, &str); 11] = [
+            // (8, a `let` with no value, and 9, a `let` with nothing to mutate: none.)
+            (10, "condition-true", "if true {"),
+            // The outermost operator: `(total * (100 - percent)) / 100`.
+            (
+                11,
+                "swap-arithmetic",
+                "total = total * (100 - percent) * 100;",
+            ),
+            // (12, `if let`, has no condition to make true.)
+            (13, "delete-statement", ";"),
+            (14, "condition-true", "} else if true {"),
+            // (15, 20: printing and logging.) A `while` is never made endless.
+            (17, "swap-comparison", "while total >= 10 {"),
+            (18, "shift-integer", "total -= 2;"),
+            (21, "delete-statement", ";"),
+            (22, "condition-true", "if true {"),
+            (23, "return-constant", "return 0;"),
+            (29, "return-constant", "return false;"),
+            (33, "return-constant", "return Default::default();"),
+            // (39: the test module's.)
+        ];
+        assert_eq!(got, expected);
     }
 
     /// Arid Rust lines and a file that does not parse get none; another language gets none.
