@@ -73,7 +73,7 @@ import ast, json, os, importlib.abc, importlib.machinery
 # statement a changed line is part of (id: its first line) and at the head of each way out of
 # a changed `if`, `while`, `for`, `match` (id: the pair of lines, -1 for leaving the function).
 NAME = "__patchgate_%s__" % os.urandom(8).hex()
-HITS, SEEN, PLANS = set(), {}, {}
+PLANS = {}
 def probe(node, value):
     call = ast.Expr(ast.Call(ast.Attribute(ast.Name(NAME, ast.Load()), "add", ast.Load()), [ast.Constant(value)], []))
     return ast.fix_missing_locations(ast.copy_location(call, node))
@@ -161,7 +161,7 @@ class Loader(importlib.machinery.SourceFileLoader):
         PLANS[real] = visit(tree, WATCHED[real], True)
         return compile(tree, self.path, "exec", dont_inherit=True)
     def exec_module(self, module):
-        module.__dict__[NAME] = HITS
+        module.__dict__[NAME] = HITS[os.path.realpath(self.path)]
         super().exec_module(module)
 class Finder(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
@@ -171,6 +171,9 @@ class Finder(importlib.abc.MetaPathFinder):
         return spec
 WATCHED = {os.path.realpath(p): lines for p, lines in watch.items()}
 NAMES = {os.path.realpath(p): p for p in watch}
+# Each file's own hits, and by test: two files' line 3 are two statements.
+HITS = {real: set() for real in WATCHED}
+SEEN = {real: {} for real in WATCHED}
 FINDER = Finder()
 if watch:
     sys.meta_path.insert(0, FINDER)
@@ -178,9 +181,10 @@ import pytest
 CONTEXT = ""
 def switch(ctx):
     global CONTEXT
-    for h in HITS:
-        SEEN.setdefault(h, set()).add(CONTEXT)
-    HITS.clear()
+    for real, hits in HITS.items():
+        for h in hits:
+            SEEN[real].setdefault(h, set()).add(CONTEXT)
+        hits.clear()
     CONTEXT = ctx
 if watch:
     class Contexts:
@@ -212,19 +216,20 @@ finally:
                 # Never imported: its probes as its text has them, none of them hit.
                 try:
                     PLANS[real] = visit(ast.parse(open(real, "rb").read(), real), lines, False)
-                except (OSError, SyntaxError, ValueError):
-                    continue
+                except (OSError, SyntaxError, ValueError, RecursionError):
+                    # Not read as Python reads it: every changed line is code no check ran.
+                    PLANS[real] = ({n: [n] for n in lines}, set())
             stmts, branches = PLANS[real]
             executed, missing, contexts = [], [], {}
             for at, mine in stmts.items():
-                ran = SEEN.get(at)
+                ran = SEEN[real].get(at)
                 for n in mine:
                     (executed if ran else missing).append(n)
                     if ran:
                         contexts[str(n)] = sorted(ran)
             files[NAMES[real]] = {
                 "executed_lines": sorted(executed), "missing_lines": sorted(missing), "contexts": contexts,
-                "missing_branches": sorted([f, t] for (f, t) in branches if (f, t) not in SEEN)}
+                "missing_branches": sorted([f, t] for (f, t) in branches if (f, t) not in SEEN[real])}
         with open(out, "w") as f:
             json.dump({"files": files}, f)
 sys.exit(int(code))
@@ -589,6 +594,7 @@ def unused(x):
             ("shop/p.py", module),
             ("tests/__init__.py", ""),
             ("tests/test_p.py", tests),
+            ("shop/broken.py", "def f(:\n    return 1\n"),
         ] {
             let path = dir.path().join(path);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -612,7 +618,10 @@ def unused(x):
         .to_vec();
         let w = Watched {
             config: None,
-            files: BTreeMap::from([("shop/p.py".to_owned(), (1..=28).collect())]),
+            files: BTreeMap::from([
+                ("shop/p.py".to_owned(), (1..=28).collect()),
+                ("shop/broken.py".to_owned(), BTreeSet::from([2])),
+            ]),
             frozen: BTreeSet::new(),
         };
         let argv: Vec<String> = observed_argv(&argv, &w.files)
@@ -651,6 +660,8 @@ def unused(x):
         let (list, other) = ("tests.test_p::test_list", "tests.test_p::test_other");
         let both = vec![list, other];
         let expected: Vec<(u32, Vec<&str>)> = vec![
+            // A file the driver cannot parse: its changed lines are code no check ran.
+            (2, vec![]),
             // Run on import: the `__future__` import's probe goes after it.
             (2, vec!["(import)"]),
             (3, vec!["(import)"]),
@@ -683,7 +694,7 @@ def unused(x):
             .map(|l| (l.line, l.checks.iter().map(String::as_str).collect()))
             .collect();
         assert_eq!(lines, expected);
-        assert_eq!((f.line_count, f.run_count), (21, 17));
+        assert_eq!((f.line_count, f.run_count), (22, 17));
         // No tuple, and an empty loop; `while True:` has no way out but `break`, and line 27
         // never ran.
         let untaken: Vec<(u32, Option<u32>)> = f.untaken.iter().map(|u| (u.line, u.to)).collect();
