@@ -3,16 +3,16 @@
 
 For each repository given (a clone or a bare mirror), the most recent non-merge commits that
 change Python code (a `.py` file that is not test-adjacent, the same selection as
-`scripts/reading_history.py`) are checked out and the project's own suite is run on them under
-coverage.py (`--branch`, restricted to the changed code files), as the gate's observer runs it.
+`scripts/reading_history.py`) are checked out and the project's own suite is run on them by
+the gate's own observed-run driver (`DRIVER` in src/cli/gate/observe.rs: probes compiled into
+the changed lines), as the gate runs it.
 Then, with the gate's definitions (docs/design/observe.md):
 
-- a *changed code line* is a line the commit adds or changes that coverage.py counts as a
-  statement of a changed code file;
+- a *changed code line* is a line the commit adds or changes that is part of a statement of a
+  changed code file (docs/design/observe.md, O.2);
 - `unobserved-change`: the commit changes at least one code line and the suite runs none;
 - `unobserved-branch`: some branch leaving a line the commit adds (an `if`/`elif`/`else`, a
-  `match` arm, a loop's exit, an early `return`'s alternative: coverage.py's arcs) is taken by
-  no test.
+  `match` arm, a loop's exit: the driver's branch probes) is taken by no test.
 
 - with `--binary`, the *patch mutants*: `patchgate observe --coverage` picks them as the gate
   does (`--mutants`, one per changed code line a test ran, the syntax tree's operators); each is
@@ -23,7 +23,7 @@ Then, with the gate's definitions (docs/design/observe.md):
 Prints, per project and overall, how many honest commits each rule would stop, and every hit.
 
     cargo build --release
-    python3 -m pip install coverage pytest hypothesis
+    python3 -m pip install pytest hypothesis
     python3 scripts/observe_history.py --per-repo 30 --binary target/release/patchgate \\
         path/to/boltons path/to/more-itertools path/to/tomli
 
@@ -100,34 +100,34 @@ def suite_env(work):
     return env
 
 
+def driver():
+    """The gate's observed-run program (`DRIVER` in src/cli/gate/observe.rs), read from the source."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    source = open(os.path.join(root, "src", "cli", "gate", "observe.rs")).read()
+    return re.search(r'const DRIVER: &str = r#"(.*?)"#;', source, re.S).group(1)
+
+
 def observe(work, commit, files, timeout):
     git(work, "checkout", "-q", "--force", commit)
     git(work, "clean", "-qfdx")
-    data = os.path.join(work, "..", "observe.coverage")
     report = os.path.join(work, "..", "observe.json")
-    for f in (data, report):
-        if os.path.exists(f):
-            os.remove(f)
-    include = ",".join(os.path.join(work, f) for f in files)
-    rc = os.path.join(work, "..", "observe.rc")
-    with open(rc, "w") as fh:
-        fh.write("[run]\nbranch = True\ndynamic_context = test_function\n")
+    if os.path.exists(report):
+        os.remove(report)
+    watched = []
+    for f in files:
+        lines = sorted(added_lines(work, commit, f))
+        if lines:
+            watched.append("%s:%s" % (f, ",".join(map(str, lines))))
     env = suite_env(work)
     try:
         run = subprocess.run(
-            [sys.executable, "-m", "coverage", "run", "--rcfile=" + rc, "--data-file=" + data,
-             "--include=" + include, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-             ],
+            [sys.executable, "-c", driver(), report] + watched + ["--", "-q", "-p", "no:cacheprovider"],
             cwd=work, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return None, "timeout"
     tail = run.stdout.strip().split("\n")[-1:] if run.stdout else [""]
     if run.returncode not in (0, 1):
         return None, "suite did not run (exit %d): %s" % (run.returncode, tail[0][:120])
-    if not os.path.exists(data):
-        return {}, tail[0]
-    subprocess.run([sys.executable, "-m", "coverage", "json", "--rcfile=" + rc, "--show-contexts",
-                    "--data-file=" + data, "-o", report, "-q"], cwd=work, capture_output=True)
     if not os.path.exists(report):
         return {}, tail[0]
     with open(report) as fh:
@@ -196,10 +196,9 @@ def judge(work, commit, files, covered):
         added = added_lines(work, commit, f)
         entry = covered.get(f) or covered.get(os.path.join(work, f))
         if entry is None:
-            # coverage.py measured nothing in it: every statement is unrun. Count its added
-            # statement lines by compiling it (the same statements coverage.py counts).
-            stmts = statement_lines(os.path.join(work, f))
-            statements += len(added & stmts)
+            # No report (the run never returned to the driver): every changed line is unrun
+            # code, as the gate counts it.
+            statements += len(added)
             continue
         ran = set(entry.get("executed_lines", []))
         stmts = ran | set(entry.get("missing_lines", [])) | set(entry.get("excluded_lines", []))
@@ -211,16 +210,6 @@ def judge(work, commit, files, covered):
             elif src in added:
                 pass  # the line itself never ran: counted by unobserved lines, not as a branch
     return statements, executed, untaken
-
-
-def statement_lines(path):
-    try:
-        from coverage.python import PythonParser
-        p = PythonParser(filename=path)
-        p.parse_source()
-        return set(p.statements)
-    except Exception:
-        return set()
 
 
 def main():

@@ -88,7 +88,7 @@ def visit(tree, lines, edit):
     def head(s):
         # The last line of a statement's own part: a compound statement's head (its test, its
         # target, its arguments), not the comments between it and its body.
-        end = s.lineno
+        end = getattr(s, "lineno", 0)  # (a `case` has none of its own: its pattern's)
         for field, value in ast.iter_fields(s):
             if field not in ("body", "orelse", "finalbody", "handlers", "cases"):
                 for v in value if isinstance(value, list) else [value]:
@@ -157,9 +157,15 @@ class Loader(importlib.machinery.SourceFileLoader):
     def get_code(self, fullname):
         # Compiled from the source every time: no bytecode cache read or written.
         real = os.path.realpath(self.path)
-        tree = ast.parse(self.get_data(self.path), self.path)
-        PLANS[real] = visit(tree, WATCHED[real], True)
-        return compile(tree, self.path, "exec", dont_inherit=True)
+        try:
+            tree = ast.parse(self.get_data(self.path), self.path)
+            PLANS[real] = visit(tree, WATCHED[real], True)
+            return compile(tree, self.path, "exec", dont_inherit=True)
+        except Exception:
+            # Whatever the probes cannot be put into loads as it is, and none of its changed
+            # lines counts as run: never a failure the plain run would not have.
+            PLANS[real] = ({n: [n] for n in WATCHED[real]}, set())
+            return super().get_code(fullname)
     def exec_module(self, module):
         module.__dict__[NAME] = HITS[os.path.realpath(self.path)]
         super().exec_module(module)
@@ -588,13 +594,17 @@ def unused(x):
     if x: return 1
     return 2
 "#;
-        let tests = "import sys\nfrom shop.p import price\n\ndef test_list():\n    assert price([1, 2]) == 3\n\ndef test_other():\n    assert price('ab') == 0\n    open('argv', 'w').write(repr(sys.argv))\n";
+        let tests = "import sys\nfrom shop.p import price\n\ndef test_list():\n    assert price([1, 2]) == 3\n\ndef test_other():\n    assert price('ab') == 0\n    open('argv', 'w').write(repr(sys.argv))\n\ndef test_kind():\n    from shop.m import kind\n    assert kind(0) == 'zero'\n";
         for (path, text) in [
             ("shop/__init__.py", ""),
             ("shop/p.py", module),
             ("tests/__init__.py", ""),
             ("tests/test_p.py", tests),
             ("shop/broken.py", "def f(:\n    return 1\n"),
+            (
+                "shop/m.py",
+                "def kind(x):\n    match x:\n        case 0:\n            return 'zero'\n        case [a, *_] if a:\n            return 'list'\n        case _:\n            return 'other'\n",
+            ),
         ] {
             let path = dir.path().join(path);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -621,6 +631,7 @@ def unused(x):
             files: BTreeMap::from([
                 ("shop/p.py".to_owned(), (1..=28).collect()),
                 ("shop/broken.py".to_owned(), BTreeSet::from([2])),
+                ("shop/m.py".to_owned(), (1..=8).collect()),
             ]),
             frozen: BTreeSet::new(),
         };
@@ -658,10 +669,21 @@ def unused(x):
         );
         let f = w.read(Some(&receipt)).unwrap();
         let (list, other) = ("tests.test_p::test_list", "tests.test_p::test_other");
+        let kind = "tests.test_p::test_kind";
         let both = vec![list, other];
         let expected: Vec<(u32, Vec<&str>)> = vec![
             // A file the driver cannot parse: its changed lines are code no check ran.
             (2, vec![]),
+            // `match`: the case entered, and those not (the module is imported inside the
+            // test, so its `def` ran under it).
+            (1, vec![kind]),
+            (2, vec![kind]),
+            (3, vec![kind]),
+            (4, vec![kind]),
+            (5, vec![]),
+            (6, vec![]),
+            (7, vec![]),
+            (8, vec![]),
             // Run on import: the `__future__` import's probe goes after it.
             (2, vec!["(import)"]),
             (3, vec!["(import)"]),
@@ -694,11 +716,14 @@ def unused(x):
             .map(|l| (l.line, l.checks.iter().map(String::as_str).collect()))
             .collect();
         assert_eq!(lines, expected);
-        assert_eq!((f.line_count, f.run_count), (22, 17));
+        assert_eq!((f.line_count, f.run_count), (30, 21));
         // No tuple, and an empty loop; `while True:` has no way out but `break`, and line 27
         // never ran.
         let untaken: Vec<(u32, Option<u32>)> = f.untaken.iter().map(|u| (u.line, u.to)).collect();
-        assert_eq!(untaken, [(9, Some(10)), (15, Some(16))]);
+        assert_eq!(
+            untaken,
+            [(2, Some(6)), (2, Some(8)), (9, Some(10)), (15, Some(16))]
+        );
     }
 
     #[test]
