@@ -38,6 +38,8 @@ import os
 import re
 import subprocess
 import sys
+
+from observe_probes import driver  # the gate's DRIVER, read from src/cli/gate/observe.rs
 import tempfile
 import time
 
@@ -98,13 +100,6 @@ def suite_env(work):
         # A src layout: its tests import the package from `src/`, not an installed copy.
         env["PYTHONPATH"] = os.path.join(work, "src")
     return env
-
-
-def driver():
-    """The gate's observed-run program (`DRIVER` in src/cli/gate/observe.rs), read from the source."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    source = open(os.path.join(root, "src", "cli", "gate", "observe.rs")).read()
-    return re.search(r'const DRIVER: &str = r#"(.*?)"#;', source, re.S).group(1)
 
 
 def observe(work, commit, files, timeout):
