@@ -94,6 +94,26 @@ def commits(repo, n):
     return picked
 
 
+def packages(work):
+    """The project's import packages at its newest commit: the directories, at the top or under
+    `src/`, that hold an `__init__.py` (test directories aside). A gate's properties of such a
+    project name these as their locality; a change outside them no strong property observes,
+    and the gate escalates it as `unobserved-files` (issue 27) whatever the observe step says."""
+    names = git(work, "ls-tree", "-r", "--name-only", "HEAD").split("\n")
+    found = set()
+    for n in names:
+        parts = n.split("/")
+        if parts[-1] != "__init__.py" or any(p in TEST_DIRS for p in parts[:-1]):
+            continue
+        if len(parts) == 2 or (len(parts) == 3 and parts[0] == "src"):
+            found.add("/".join(parts[:-1]))
+    return sorted(found)
+
+
+def in_package(files, pkgs):
+    return any(f == p or f.startswith(p + "/") for f in files for p in pkgs)
+
+
 def suite_env(work):
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     if os.path.isdir(os.path.join(work, "src")):
@@ -209,13 +229,19 @@ def judge(work, commit, files, covered):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("repos", nargs="+")
+    ap.add_argument("repos", nargs="*")
     ap.add_argument("--per-repo", type=int, default=30)
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--json", help="write every commit's figures here")
     ap.add_argument("--binary", help="patchgate, to make and run the patch mutants")
     ap.add_argument("--mutants", type=int, default=5, help="patch mutants per commit (the starter's)")
+    ap.add_argument("--summarize", metavar="JSON",
+                    help="print the stops of a replay written by --json, running nothing")
     args = ap.parse_args()
+    if args.summarize:
+        with open(args.summarize) as fh:
+            stops(json.load(fh)["commits"])
+        return
     scratch = tempfile.mkdtemp(prefix="observe-history-")
     rows = []
     keys = ["commits", "ran", "no_code_line", "change", "branch", "lines_unrun", "none_killed",
@@ -227,12 +253,14 @@ def main():
         os.makedirs(os.path.dirname(work))
         subprocess.run(["git", "clone", "-q", "--no-checkout", repo, work], check=True)
         t = dict.fromkeys(keys, 0)
+        pkgs = packages(work)
         for commit, files in commits(work, args.per_repo):
             t["commits"] += 1
             started = time.time()
             covered, said = observe(work, commit, files, args.timeout)
             row = {"repo": name, "commit": commit[:12], "files": files, "suite": said,
-                   "seconds": round(time.time() - started, 1)}
+                   "seconds": round(time.time() - started, 1),
+                   "in_package": in_package(files, pkgs)}
             if covered is None:
                 print("%s %s suite did not run: %s" % (name, commit[:12], said))
                 rows.append(row)
@@ -296,9 +324,32 @@ def main():
              100.0 * totals["branch"] / max(totals["ran"], 1), totals["mutants"],
              totals["killed"], totals["survived"], totals["void"], totals["dead_branch"],
              100.0 * totals["dead_branch"] / max(totals["ran"], 1)))
+    stops(rows)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"totals": totals, "commits": rows}, fh, indent=1)
+
+
+def stops(rows):
+    """How many commits `changes = "required"` stops (any of its three clauses), and how many
+    of those it adds to the gate's own stops: a commit changing no file of the project's
+    packages escalates `unobserved-files` already (no property's locality covers it), or,
+    when its files are listed `inert`, is not observed at all."""
+    ran = [r for r in rows if "statements" in r]
+    hit = []
+    for r in ran:
+        unrun = r["statements"] > 0 and r["executed"] == 0
+        none_killed = r.get("mutants", 0) > 0 and r.get("killed", 0) == 0
+        if unrun or none_killed or r.get("dead_branches"):
+            hit.append(r)
+    added = [r for r in hit if r["in_package"]]
+    outside = [r for r in hit if not r["in_package"]]
+    print("changes = \"required\" stops %d of %d (%.1f%%); %d of them change no package file "
+          "(already unobserved-files); it adds %d (%.1f%%)"
+          % (len(hit), len(ran), 100.0 * len(hit) / max(len(ran), 1), len(outside), len(added),
+             100.0 * len(added) / max(len(ran), 1)))
+    for r in outside:
+        print("  outside the packages: %s %s %s" % (r["repo"], r["commit"], ", ".join(r["files"])))
 
 
 if __name__ == "__main__":
