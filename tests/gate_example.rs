@@ -3961,6 +3961,105 @@ fn a_reading_hit_does_not_hide_a_failure() {
     );
 }
 
+/// Issue 52 on Rust, written first: `long-list-special-case` sends lists of more than 64
+/// shares through a byte-wide index (`(i as u8) < rest as u8`): right for every length the
+/// properties and the fixture cases give (1 to 11 parts), wrong from 256 on (300 parts: 44
+/// cents too many). A plain `cargo test` passes, and with observing off it merges. Observed:
+/// its branch no check takes is named, its condition made true survives every check, and its
+/// `return` no check runs: ESCALATE `unobserved-change` (its one mutant, not killed).
+/// `honest-refactor` spells the remainder out (`if i < rest { share + 1 } else { share }`):
+/// MERGE_OK, every line run by the fixture cases, its mutants killed by them.
+#[test]
+fn a_rust_change_no_check_observes_escalates() {
+    let target = tempfile::tempdir().expect("tempdir");
+    let rust_gate = |dir: &Path| {
+        let out_dir = tempfile::tempdir().expect("tempdir");
+        let json_out = out_dir.path().join("answer.json");
+        let out = patchgate()
+            .current_dir(dir)
+            .args(["gate", "--base", "main", "--json-out"])
+            .arg(&json_out)
+            .env("CARGO_TARGET_DIR", target.path())
+            .env_remove("GITHUB_ACTIONS")
+            .output()
+            .expect("run patchgate");
+        let answer: Value = std::fs::read(&json_out)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or(Value::Null);
+        Gated {
+            exit: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            answer,
+            ledger: Vec::new(),
+        }
+    };
+    let off = |dir: &Path| {
+        let config = dir.join("patchgate.toml");
+        let text = std::fs::read_to_string(&config).expect("config");
+        std::fs::write(&config, observe_off(&text)).expect("write");
+    };
+    let old = repository_with("gate-rust", "long-list-special-case", off, |_| {});
+    let plain = std::process::Command::new("cargo")
+        .current_dir(old.path())
+        .args(["test", "--quiet", "--offline"])
+        .env("CARGO_TARGET_DIR", target.path())
+        .output()
+        .expect("cargo");
+    assert!(plain.status.success(), "hides the bug");
+    let g = rust_gate(old.path());
+    expect(&g, "MERGE_OK", "all-gates-held", 0);
+    assert_eq!(step(&g.answer, "observe")["on"], false);
+
+    let repo = repository("gate-rust", "long-list-special-case", |_| {});
+    let g = rust_gate(repo.path());
+    escalates(&g, "inadmissible-evidence", "unobserved-change");
+    let o = observed(&g);
+    let fixtures = json!(["integration::fixture_cases"]);
+    assert_eq!(
+        o["lines"],
+        json!([
+            {"file": "src/lib.rs", "line": 10, "checks": fixtures},
+            {"file": "src/lib.rs", "line": 12, "checks": []}
+        ]),
+        "the comment and the brace are no code; the `return` ran under no check"
+    );
+    assert_eq!(
+        o["untaken"],
+        json!([{"file": "src/lib.rs", "line": 10, "to": 12}])
+    );
+    let fates: Vec<(&Value, &Value, &Value)> = o["mutants"]
+        .as_array()
+        .expect("patch mutants")
+        .iter()
+        .map(|m| (&m["line"], &m["operator"], &m["state"]))
+        .collect();
+    assert_eq!(
+        fates,
+        [(&json!(10), &json!("condition-true"), &json!("survived"))]
+    );
+
+    let repo = repository("gate-rust", "honest-refactor", |_| {});
+    let g = rust_gate(repo.path());
+    expect(&g, "MERGE_OK", "all-gates-held", 0);
+    let o = observed(&g);
+    assert_eq!(
+        o["lines"],
+        json!([
+            {"file": "src/lib.rs", "line": 10, "checks": fixtures},
+            {"file": "src/lib.rs", "line": 11, "checks": fixtures},
+            {"file": "src/lib.rs", "line": 12, "checks": fixtures}
+        ])
+    );
+    let mutants = o["mutants"].as_array().expect("patch mutants");
+    assert!(!mutants.is_empty(), "{o}");
+    for m in mutants {
+        assert_eq!(m["state"], "killed", "{o}");
+        assert_eq!(m["killed_by"], fixtures, "{o}");
+    }
+}
+
 /// The base config's `[observe]` as the test needs it: `off`, or with `branches = "required"`.
 fn observe_set(to: &'static str) -> impl FnOnce(&Path) {
     move |dir: &Path| {

@@ -24,7 +24,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{apply, commit, copy_tree, git, patchgate};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -704,6 +704,22 @@ fn zeroize_under_cargo_test() {
                 "{patch}: {case} with {text:?} in {failures:?}"
             );
         }
+        if patch == "honest" {
+            // Issue 52: the starter observes the change. Its one code line (the comment is
+            // none) ran under zeroize's own tests, and its patch mutant (the statement deleted)
+            // was killed by them.
+            let o = &step(&answer, "observe")["facts"];
+            assert_eq!(
+                (&o["line_count"], &o["run_count"]),
+                (&json!(1), &json!(1)),
+                "{o}"
+            );
+            let checks = o["lines"][0]["checks"].as_array().expect("checks");
+            assert!(!checks.is_empty(), "{o}");
+            let mutants = o["mutants"].as_array().expect("patch mutants");
+            assert_eq!(mutants.len(), 1, "{o}");
+            assert_eq!(mutants[0]["state"], "killed", "{o}");
+        }
         if patch == "does-not-compile" {
             assert!(
                 step(&answer, "build")["tail"]
@@ -713,4 +729,179 @@ fn zeroize_under_cargo_test() {
             );
         }
     }
+}
+
+/// Issue 52's Rust figures (docs/design/observe.md), run by hand, never in CI:
+/// `cargo test --release --test real_projects -- --ignored rust_probes_against_llvm_cov --nocapture`
+/// (`rustup component add llvm-tools`). zeroize 1.9.2's `src/lib.rs` with every line watched:
+/// the probes' lines run against `-C instrument-coverage`'s (llvm-cov's lines with a count),
+/// and the time of `cargo test --features std` after a change to `src/lib.rs` (the crate
+/// rebuilt): as it is, with the probes, and with `RUSTFLAGS=-C instrument-coverage` (every
+/// dependency rebuilt too, as cargo-llvm-cov's first run on a checkout is), medians of 3.
+#[test]
+#[ignore]
+fn rust_probes_against_llvm_cov() {
+    use patchgate::cli::reading::rust_probes::{Site, probe};
+    use std::collections::{BTreeMap, BTreeSet};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    unpack(dir, &example("gate-zeroize"), "zeroize-1.9.2.crate");
+    let lib = dir.join("src/lib.rs");
+    let judged = std::fs::read(&lib).unwrap();
+    let count = judged.split(|b| *b == b'\n').count() as u32;
+    let every: BTreeSet<u32> = (1..=count).collect();
+    let probed = probe(&judged, &every, "__patchgate_probe__", 0).expect("parses");
+    let target = dir.join("target");
+    let cargo = |env: &[(&str, &str)], target: &Path| {
+        let started = std::time::Instant::now();
+        let out = std::process::Command::new("cargo")
+            .current_dir(dir)
+            .args(["test", "--quiet", "--offline", "--features", "std"])
+            .env("CARGO_TARGET_DIR", target)
+            .envs(env.iter().copied())
+            .output()
+            .expect("cargo");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        started.elapsed().as_secs_f64()
+    };
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    cargo(&[], &target);
+    let hits = dir.join("hits.tsv");
+    let hits_env = hits.to_str().unwrap().to_owned();
+    let (mut plain, mut probes) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        std::fs::write(&lib, &judged).unwrap();
+        plain.push(cargo(&[], &target));
+        std::fs::write(&lib, &probed.text).unwrap();
+        let _ = std::fs::remove_file(&hits);
+        probes.push(cargo(
+            &[("__patchgate_probe__", hits_env.as_str())],
+            &target,
+        ));
+    }
+    std::fs::write(&lib, &judged).unwrap();
+    let reached: BTreeSet<usize> = std::fs::read_to_string(&hits)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split('\t').next()?.parse().ok())
+        .collect();
+    let (mut probe_code, mut probe_ran) = (BTreeSet::new(), BTreeSet::new());
+    let (mut branches, mut untaken) = (0, 0);
+    for (n, site) in probed.sites.iter().enumerate() {
+        match site {
+            Site::Lines(lines) => {
+                probe_code.extend(lines.iter().copied());
+                if reached.contains(&n) {
+                    probe_ran.extend(lines.iter().copied());
+                }
+            }
+            Site::Branch { .. } => {
+                branches += 1;
+                untaken += usize::from(!reached.contains(&n));
+            }
+        }
+    }
+    // llvm-cov: instrumented, its own target directory (the flags rebuild every dependency).
+    let profiles = dir.join("profiles");
+    let covered = dir.join("target-cov");
+    let pattern = format!("{}/%p-%m.profraw", profiles.display());
+    let flags = [
+        ("RUSTFLAGS", "-C instrument-coverage"),
+        ("LLVM_PROFILE_FILE", pattern.as_str()),
+    ];
+    let mut cov = Vec::new();
+    for _ in 0..3 {
+        let _ = std::fs::remove_dir_all(&covered);
+        let _ = std::fs::remove_dir_all(&profiles);
+        cov.push(cargo(&flags, &covered));
+    }
+    let sysroot = std::process::Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .unwrap();
+    let sysroot = String::from_utf8(sysroot.stdout).unwrap();
+    let bin = Path::new(sysroot.trim()).join("lib/rustlib/x86_64-unknown-linux-gnu/bin");
+    let merged = dir.join("merged.profdata");
+    let raws: Vec<PathBuf> = std::fs::read_dir(&profiles)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let st = std::process::Command::new(bin.join("llvm-profdata"))
+        .args(["merge", "-sparse", "-o"])
+        .arg(&merged)
+        .args(&raws)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let objects: Vec<PathBuf> = std::fs::read_dir(covered.join("debug/deps"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.extension().is_none()
+                && std::fs::metadata(p).is_ok_and(|m| {
+                    use std::os::unix::fs::PermissionsExt;
+                    m.is_file() && m.permissions().mode() & 0o111 != 0
+                })
+        })
+        .collect();
+    let mut export = std::process::Command::new(bin.join("llvm-cov"));
+    export
+        .args(["export", "--format=lcov", "--instr-profile"])
+        .arg(&merged);
+    for (i, o) in objects.iter().enumerate() {
+        if i > 0 {
+            export.arg("--object");
+        }
+        export.arg(o);
+    }
+    let lcov = String::from_utf8(export.output().unwrap().stdout).unwrap();
+    let mut llvm: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut in_lib = false;
+    for line in lcov.lines() {
+        if let Some(f) = line.strip_prefix("SF:") {
+            in_lib = f.ends_with("src/lib.rs");
+        } else if let Some(da) = line.strip_prefix("DA:").filter(|_| in_lib) {
+            let (l, c) = da.split_once(',').unwrap();
+            *llvm.entry(l.parse().unwrap()).or_default() += c.parse::<u64>().unwrap();
+        }
+    }
+    let llvm_code: BTreeSet<u32> = llvm.keys().copied().collect();
+    let llvm_ran: BTreeSet<u32> = llvm
+        .iter()
+        .filter(|(_, c)| **c > 0)
+        .map(|(l, _)| *l)
+        .collect();
+    let both: BTreeSet<u32> = probe_code.intersection(&llvm_code).copied().collect();
+    let disagree: Vec<u32> = both
+        .iter()
+        .copied()
+        .filter(|l| probe_ran.contains(l) != llvm_ran.contains(l))
+        .collect();
+    println!(
+        "zeroize src/lib.rs, {count} lines: probes count {} statement lines ({} run), \
+         {branches} ways out ({untaken} untaken); llvm-cov counts {} lines ({} run); both count \
+         {}, and disagree on whether {} ran: {disagree:?}",
+        probe_code.len(),
+        probe_ran.len(),
+        llvm_code.len(),
+        llvm_ran.len(),
+        both.len(),
+        disagree.len()
+    );
+    println!(
+        "cargo test after a change to src/lib.rs: plain {:.2} s, probes {:.2} s ({:.2}x), \
+         -C instrument-coverage (dependencies rebuilt) {:.2} s ({:.2}x)",
+        median(plain.clone()),
+        median(probes.clone()),
+        median(probes) / median(plain.clone()),
+        median(cov.clone()),
+        median(cov) / median(plain)
+    );
 }

@@ -525,13 +525,18 @@ impl GateConfig {
         {
             return Err(invalid("observe.mutants", "is at most 100"));
         }
+        // Rust: cargo's test binaries, whose extra arguments reach libtest (as `deselect`'s).
+        let cargo = self.suite.command.iter().any(|a| {
+            a.split_whitespace()
+                .any(|w| w == "cargo" || w.ends_with("/cargo"))
+        });
         if self.observe.is_some_and(|o| o.on())
-            && (crate::cli::runner::pytest_module_at(&self.suite.command).is_none()
+            && ((crate::cli::runner::pytest_module_at(&self.suite.command).is_none() && !cargo)
                 || !crate::cli::runner::receipted(&self.suite.command))
         {
             return Err(invalid(
                 "observe",
-                "needs a suite command that runs pytest as `python ... -m pytest` with `{junit}`: the runner observes it with probes on the changed lines (Rust: not yet, turn it off)",
+                "needs a suite command with `{junit}` that runs pytest as `python ... -m pytest`, or cargo's tests (its extra arguments reaching libtest, as `deselect`'s do): the runner observes it with probes on the changed lines",
             ));
         }
         self.suspicious.compiled()?;

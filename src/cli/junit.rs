@@ -35,7 +35,11 @@ pub enum JunitError {
 /// is named by its binary (`pinned::matches`), not libtest's `integration`. The hash cargo
 /// gives the file (`pinned-0123456789abcdef`) is left off.
 fn binary_of(comment: &str) -> Option<String> {
-    let name = comment.trim().strip_prefix("test binary:")?.trim();
+    binary_name(comment.trim().strip_prefix("test binary:")?.trim())
+}
+
+/// A test binary's name from its file's (`pinned-0123456789abcdef`: `pinned`), when it is one.
+pub fn binary_name(name: &str) -> Option<String> {
     let name = match name.rsplit_once('-') {
         Some((stem, hash))
             if hash.len() == 16

@@ -34,6 +34,7 @@ mod manifests;
 mod mutants;
 mod observe;
 pub(crate) mod observe_command;
+mod observe_rust;
 pub(crate) use observe_command::ObserveArgs;
 mod outputs;
 mod patch_mutants;

@@ -358,13 +358,18 @@ impl Watched {
     /// The facts from the report (coverage.py's JSON shape) at `report` (`None`, or unreadable: nothing
     /// read).
     pub fn read_report_at(&self, report: Option<&Path>) -> Option<ObserveFacts> {
+        self.of_report(report.and_then(|r| read_report(r).ok()))
+    }
+
+    /// The facts from an observed run's report (`None`: none could be read).
+    pub fn of_report(&self, report: Option<Report>) -> Option<ObserveFacts> {
         let mut facts = self.unread()?;
         if self.files.is_empty() {
             // No changed code file: nothing to observe, and nothing unread.
             facts.read = true;
             return Some(facts);
         }
-        let Some(report) = report.and_then(|r| read_report(r).ok()) else {
+        let Some(report) = report else {
             return Some(facts);
         };
         facts.read = true;
@@ -440,21 +445,22 @@ fn check_id(context: &str) -> String {
 
 /// The observed run's report: coverage.py's JSON report (format 3), the parts read; the
 /// driver writes only these.
-#[derive(Debug, Deserialize)]
-struct Report {
-    files: BTreeMap<String, FileCoverage>,
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct Report {
+    pub files: BTreeMap<String, FileCoverage>,
 }
 
-#[derive(Debug, Deserialize)]
-struct FileCoverage {
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct FileCoverage {
     #[serde(default)]
-    executed_lines: BTreeSet<u32>,
+    pub executed_lines: BTreeSet<u32>,
     #[serde(default)]
-    missing_lines: BTreeSet<u32>,
+    pub missing_lines: BTreeSet<u32>,
+    /// The tests (contexts) that ran each line, by its number as text; `""` is no test.
     #[serde(default)]
-    contexts: BTreeMap<String, Vec<String>>,
+    pub contexts: BTreeMap<String, Vec<String>>,
     #[serde(default)]
-    missing_branches: Vec<(i64, i64)>,
+    pub missing_branches: Vec<(i64, i64)>,
 }
 
 /// The report at `path`, read with the strict reader (duplicate keys refused)
@@ -504,7 +510,8 @@ pub(super) fn watched(
                 crate::core::path::RepoPath::parse(&f.path).is_ok_and(|f| p.covers(&f))
             })
         });
-        if f.path.ends_with(".py") && !is_test(&f.path) && !inert_path {
+        if (f.path.ends_with(".py") || f.path.ends_with(".rs")) && !is_test(&f.path) && !inert_path
+        {
             files.insert(f.path.clone(), f.lines.iter().map(|(n, _)| *n).collect());
         }
     }

@@ -132,7 +132,11 @@ pub(super) fn run_one(
     let Some((text, m)) = remade(g, facts)? else {
         return Ok(out);
     };
-    let Some(argv) = super::observe::selecting_argv(&g.config.suite.command, &facts.checks) else {
+    let selecting = match facts.file.ends_with(".rs") {
+        true => super::observe_rust::selecting_argv,
+        false => super::observe::selecting_argv,
+    };
+    let Some(argv) = selecting(&g.config.suite.command, &facts.checks) else {
         return Ok(out);
     };
     let label = format!(

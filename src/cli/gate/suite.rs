@@ -67,20 +67,38 @@ pub(super) fn run_suite(
     // The first run is the observed one (issue 52): pytest with the changed lines' probes,
     // when the patch changes a code file (else there is nothing to observe, and it runs as it
     // is).
+    // A Rust suite: the probes are compiled into the run's copy of the changed `.rs` files.
     let watching = g.watched.unread().is_some() && first;
-    let observed = (watching && !g.watched.files.is_empty())
+    let mut observed = (watching && !g.watched.files.is_empty())
         .then(|| super::observe::observed_argv(&argv, &g.watched.files))
         .flatten();
+    let rust = match watching && observed.is_none() {
+        true => super::observe_rust::instrument(g, room)?,
+        false => None,
+    };
+    if let Some(r) = &rust {
+        observed = Some(r.argv(&argv));
+    }
     let mut done = run_as_suite(
         g,
         room,
         label,
         observed.as_deref().unwrap_or(&argv),
         first,
-        cancel,
+        (cancel, rust.as_ref()),
     )?;
     if let Some(d) = done.as_mut().filter(|_| watching) {
-        d.observe = g.watched.read(d.receipt_at.as_deref());
+        d.observe = match &rust {
+            Some(r) => {
+                let cases: Vec<String> = match &d.read {
+                    Some(Ok(report)) => report.cases.iter().map(|(id, _)| id.clone()).collect(),
+                    _ => Vec::new(),
+                };
+                g.watched
+                    .of_report(r.report(d.receipt_at.as_deref(), &cases))
+            }
+            None => g.watched.read(d.receipt_at.as_deref()),
+        };
         let wanted = g.watched.config.map_or(0, |c| usize::from(c.mutants));
         if let Some(o) = d.observe.as_mut().filter(|o| o.read && wanted > 0) {
             o.mutants = super::patch_mutants::make(&g.tree, o, wanted)?;
@@ -125,17 +143,21 @@ pub(super) fn run_added(g: &Gathered) -> Result<Option<SuiteDone>, CliError> {
         return Ok(None);
     };
     let room = super::super::runner::open_room(&g.config.sandbox, tree, g.cache.as_ref())?;
-    run_as_suite(g, &room, &label, &argv, false, None)
+    run_as_suite(g, &room, &label, &argv, false, (None, None))
 }
 
-/// One run of a suite command `argv` in `room`, read as the suite's (see [`run_suite`]).
+/// One run of a suite command `argv` in `room`, read as the suite's (see [`run_suite`]);
+/// the Rust probes in the copy, when there are, are taken out as soon as it ends.
 fn run_as_suite(
     g: &Gathered,
     room: &Room,
     label: &str,
     argv: &[String],
     first: bool,
-    cancel: Option<&std::sync::atomic::AtomicBool>,
+    (cancel, probes): (
+        Option<&std::sync::atomic::AtomicBool>,
+        Option<&super::observe_rust::RustProbes>,
+    ),
 ) -> Result<Option<SuiteDone>, CliError> {
     let s = &g.config.suite;
     let receipts = receipted(argv);
@@ -174,7 +196,11 @@ fn run_as_suite(
     if let Some(flag) = cancel {
         command = command.cancel(flag);
     }
-    let ran = match command.start()? {
+    let started = command.start();
+    if let Some(p) = probes {
+        p.restore(room)?;
+    }
+    let ran = match started? {
         Outcome::Ran(ran) => ran,
         Outcome::Cancelled => return Ok(None),
     };

@@ -14,6 +14,7 @@ mod pinned;
 mod python;
 mod resolve;
 mod rust;
+pub mod rust_probes;
 mod source;
 mod syntax;
 pub mod table;

@@ -64,7 +64,7 @@ pub fn of_file(file: &str, source: &[u8], lines: &BTreeSet<u32>) -> Vec<PatchMut
 }
 
 /// `source` parsed whole, or `None` (not UTF-8, not parsed, or with a syntax error).
-fn parse(source: &[u8], language: &tree_sitter::Language) -> Option<tree_sitter::Tree> {
+pub(super) fn parse(source: &[u8], language: &tree_sitter::Language) -> Option<tree_sitter::Tree> {
     std::str::from_utf8(source).ok()?;
     let mut parser = tree_sitter::Parser::new();
     parser.set_language(language).ok()?;
