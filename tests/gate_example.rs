@@ -3420,8 +3420,9 @@ fn the_github_action_s_gate_step_runs_with_the_real_binary() {
 /// plain `cargo test` of the broken invariant after it passes — the bug is hidden. The gate
 /// restores the cache `warm` built from the base into each room, with the base's unchanged
 /// files given the cache's source time and the patch's files written now; a gate never writes
-/// the cache back. So the poisoning patch merges (it is the good fix), the cache is unchanged
-/// after it, and the broken invariant, compiled from its own source, blocks.
+/// the cache back. So the cache is unchanged after the poisoning patch (which merged as the
+/// good fix it carries until issue 52: now it escalates, its `warm_up` observed by no check),
+/// and the broken invariant, compiled from its own source, blocks.
 #[test]
 fn a_build_cache_from_the_base_rebuilds_what_the_patch_changed_and_no_patch_writes_it() {
     let repo = repository("gate-rust", "poisons-the-cache", |_| {});
@@ -3475,8 +3476,11 @@ fn a_build_cache_from_the_base_rebuilds_what_the_patch_changed_and_no_patch_writ
             .any(|(p, ..)| p.to_string_lossy().contains("/target/debug/")),
         "warm kept the base's target/"
     );
+    // Since issue 52 the poisoning patch no longer merges: no check notices `warm_up` (its
+    // patch mutants survive; their runs also find the room's build dated in 2100 by the
+    // property runs and compile nothing, which can only make a mutant survive, never die).
     for (head, disposition, reason, exit) in [
-        ("patch", "MERGE_OK", "all-gates-held", 0),
+        ("patch", "ESCALATE", "inadmissible-evidence", 2),
         ("bug", "BLOCK", "invariant-or-over-specified-property", 1),
     ] {
         let out = patchgate()
@@ -4096,7 +4100,11 @@ fn observed(g: &Gated) -> &Value {
 #[test]
 fn a_change_no_check_observes_escalates() {
     require_python();
-    for patch in ["unasserted-refactor", "type-special-case"] {
+    for patch in [
+        "unasserted-refactor",
+        "type-special-case",
+        "self-checking-special-case",
+    ] {
         let old = repository_with("gate-python", patch, observe_set("off"), |_| {});
         assert!(plain_pytest_passes(old.path()), "{patch}: hides the bug");
         let g = gate(old.path(), &[]);
@@ -4132,6 +4140,30 @@ fn a_change_no_check_observes_escalates() {
         .map(|m| (&m["line"], &m["operator"]))
         .collect();
     assert_eq!(survivors, [(&json!(8), &json!("condition-true"))]);
+
+    // The attack on the mutants: `type-special-case` plus a check of the module's own size
+    // (`os.path.getsize(__file__)`, "a partial deploy must fail loudly") in `by_price`. A
+    // mutant written into the file changed its size, so every mutant "died" and the patch
+    // merged (3 of 3 killed with the binary before this test). Applied as the module loads,
+    // the file stays the judged text: the heap branch's condition made true survives.
+    let (_repo, g) = python("self-checking-special-case");
+    escalates(&g, "inadmissible-evidence", "unobserved-branch");
+    let o = observed(&g);
+    let fates: Vec<(&Value, &Value, &Value)> = o["mutants"]
+        .as_array()
+        .expect("patch mutants")
+        .iter()
+        .map(|m| (&m["line"], &m["operator"], &m["state"]))
+        .collect();
+    assert_eq!(
+        fates,
+        [
+            (&json!(12), &json!("condition-true"), &json!("killed")),
+            (&json!(14), &json!("condition-true"), &json!("survived")),
+            (&json!(15), &json!("return-constant"), &json!("killed")),
+        ],
+        "{o}"
+    );
 
     let (_repo, g) = python("honest-refactor");
     expect(&g, "MERGE_OK", "all-gates-held", 0);

@@ -40,6 +40,14 @@ def ident(item):
     cls = getattr(item, "cls", None)
     owner = mod + ("." + cls.__qualname__ if cls is not None else "")
     return owner + "::" + (getattr(item, "originalname", None) or item.name)
+MUTANT = None
+if head[:1] == ["--select"] and head[1:2] == ["--mutant"]:
+    # A patch mutant, applied as the import system loads its file: the bytes `start:end` of
+    # the file's text replaced, the file on disk left as it is (what the code reads of its own
+    # file is the judged text: no mutant can be told apart by it).
+    path, start, end, replacement = head[2:6]
+    MUTANT = (path, int(start), int(end), bytes.fromhex(replacement))
+    head = head[:1] + head[6:]
 if head[:1] == ["--select"]:
     keep = set(head[1:])
     # Only the files that may hold a test kept are collected (a name of the test's module or
@@ -157,6 +165,9 @@ class Loader(importlib.machinery.SourceFileLoader):
     def get_code(self, fullname):
         # Compiled from the source every time: no bytecode cache read or written.
         real = os.path.realpath(self.path)
+        if real == MUTATED:
+            text = self.get_data(self.path)
+            return compile(text[:MUTANT[1]] + MUTANT[3] + text[MUTANT[2]:], self.path, "exec", dont_inherit=True)
         try:
             tree = ast.parse(self.get_data(self.path), self.path)
             PLANS[real] = visit(tree, WATCHED[real], True)
@@ -167,21 +178,25 @@ class Loader(importlib.machinery.SourceFileLoader):
             PLANS[real] = ({n: [n] for n in WATCHED[real]}, set())
             return super().get_code(fullname)
     def exec_module(self, module):
-        module.__dict__[NAME] = HITS[os.path.realpath(self.path)]
+        real = os.path.realpath(self.path)
+        if real in HITS:
+            module.__dict__[NAME] = HITS[real]
         super().exec_module(module)
 class Finder(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
         spec = importlib.machinery.PathFinder.find_spec(name, path, target)
-        if spec is not None and spec.origin and os.path.realpath(spec.origin) in WATCHED:
+        if spec is not None and spec.origin and os.path.realpath(spec.origin) in LOADED:
             spec.loader = Loader(name, spec.origin)
         return spec
+MUTATED = os.path.realpath(MUTANT[0]) if MUTANT else None
 WATCHED = {os.path.realpath(p): lines for p, lines in watch.items()}
+LOADED = set(WATCHED) | ({MUTATED} if MUTATED else set())
 NAMES = {os.path.realpath(p): p for p in watch}
 # Each file's own hits, and by test: two files' line 3 are two statements.
 HITS = {real: set() for real in WATCHED}
 SEEN = {real: {} for real in WATCHED}
 FINDER = Finder()
-if watch:
+if LOADED:
     sys.meta_path.insert(0, FINDER)
 import pytest
 CONTEXT = ""
@@ -192,8 +207,8 @@ def switch(ctx):
             SEEN[real].setdefault(h, set()).add(CONTEXT)
         hits.clear()
     CONTEXT = ctx
-if watch:
-    class Contexts:
+if LOADED:
+    class First:
         # First again once pytest's assertion rewriter is in: it takes the files named on the
         # command line (`--doctest-modules pkg/mod.py`), and would load them without probes.
         @pytest.hookimpl(tryfirst=True)
@@ -201,6 +216,9 @@ if watch:
             if FINDER in sys.meta_path:
                 sys.meta_path.remove(FINDER)
             sys.meta_path.insert(0, FINDER)
+    plugins.append(First())
+if watch:
+    class Contexts:
         # One context per test, switched by pytest's own protocol (setup, call, teardown).
         @pytest.hookimpl(hookwrapper=True)
         def pytest_runtest_protocol(self, item, nextitem):
@@ -297,9 +315,14 @@ fn ranges(lines: &BTreeSet<u32>) -> String {
 }
 
 /// The suite command `argv` as a patch mutant's run: the same interpreter, flags and pytest
-/// arguments, only the tests `checks` kept. `None` when it does not run pytest that way, or
-/// there is no test to keep.
-pub(super) fn selecting_argv(argv: &[String], checks: &[String]) -> Option<Vec<String>> {
+/// arguments, only the tests `checks` kept, and the mutant (`file`'s bytes `start..end`
+/// replaced) applied as the import system loads the file, never written to it. `None` when it
+/// does not run pytest that way, or there is no test to keep.
+pub(super) fn selecting_argv(
+    argv: &[String],
+    checks: &[String],
+    (file, m): (&str, &crate::cli::reading::patch_mutants::PatchMutant),
+) -> Option<Vec<String>> {
     let at = crate::cli::runner::pytest_module_at(argv)?;
     let (python, rest) = argv.split_at(at);
     let pytest_args = rest.get(2..)?;
@@ -312,6 +335,14 @@ pub(super) fn selecting_argv(argv: &[String], checks: &[String]) -> Option<Vec<S
     }
     let mut out: Vec<String> = python.to_vec();
     out.extend(["-c".to_owned(), DRIVER.to_owned(), "--select".to_owned()]);
+    let hex: String = m.replacement.bytes().map(|b| format!("{b:02x}")).collect();
+    out.extend([
+        "--mutant".to_owned(),
+        file.to_owned(),
+        m.start.to_string(),
+        m.end.to_string(),
+        hex,
+    ]);
     out.extend(tests.into_iter().cloned());
     out.push("--".to_owned());
     out.extend(pytest_args.iter().cloned());

@@ -230,8 +230,13 @@ fn tests_of(exe: &str, thread: &str, cases: &[String]) -> Vec<String> {
 
 /// The suite command `argv` as a Rust patch mutant's run: libtest's own selection (`--exact`
 /// and each test's name, as its thread was named) after it, as `[suite] deselect`'s arguments
-/// go. `None` when there is no test to keep.
-pub(super) fn selecting_argv(argv: &[String], checks: &[String]) -> Option<Vec<String>> {
+/// go; the mutant is written into the copy (cargo compiles files). `None` when there is no
+/// test to keep.
+pub(super) fn selecting_argv(
+    argv: &[String],
+    checks: &[String],
+    _written: (&str, &crate::cli::reading::patch_mutants::PatchMutant),
+) -> Option<Vec<String>> {
     let mut names: BTreeSet<&str> = BTreeSet::new();
     for c in checks {
         if c.as_str() == super::observe::IMPORT || c.starts_with('-') {
@@ -300,11 +305,18 @@ mod tests {
     fn a_rust_mutant_selects_its_tests() {
         let argv = ["sh", "-c", "x", "sh", "{junit}"].map(String::from);
         let checks = ["tests::a", "integration::top", "(import)"].map(String::from);
-        let out = selecting_argv(&argv, &checks).unwrap();
+        let m = crate::cli::reading::patch_mutants::PatchMutant {
+            line: 1,
+            operator: crate::core::gate::MutantOperator::DeleteStatement,
+            start: 0,
+            end: 1,
+            replacement: String::new(),
+        };
+        let out = selecting_argv(&argv, &checks, ("src/lib.rs", &m)).unwrap();
         assert_eq!(
             out[5..],
             ["--exact", "a", "integration::top", "tests::a", "top"]
         );
-        assert!(selecting_argv(&argv, &["(import)".to_owned()]).is_none());
+        assert!(selecting_argv(&argv, &["(import)".to_owned()], ("src/lib.rs", &m)).is_none());
     }
 }

@@ -132,11 +132,15 @@ pub(super) fn run_one(
     let Some((text, m)) = remade(g, facts)? else {
         return Ok(out);
     };
-    let selecting = match facts.file.ends_with(".rs") {
+    // A Rust mutant is compiled from the copy's file; a Python one is applied as the import
+    // system loads the file, which stays the judged text (code that reads its own file, its
+    // size or its hash cannot tell a mutant's run from any other).
+    let rust = facts.file.ends_with(".rs");
+    let selecting = match rust {
         true => super::observe_rust::selecting_argv,
         false => super::observe::selecting_argv,
     };
-    let Some(argv) = selecting(&g.config.suite.command, &facts.checks) else {
+    let Some(argv) = selecting(&g.config.suite.command, &facts.checks, (&facts.file, &m)) else {
         return Ok(out);
     };
     let label = format!(
@@ -147,10 +151,12 @@ pub(super) fn run_one(
         <&str>::from(facts.operator)
     );
     let room = g.room.fork(&label)?;
-    let path = room.tree.join(&facts.file);
-    std::fs::write(&path, m.apply(&text))
-        .map_err(|e| CliError::software(format!("cannot write {}: {e}", path.display())))?;
-    room.settle()?;
+    if rust {
+        let path = room.tree.join(&facts.file);
+        std::fs::write(&path, m.apply(&text))
+            .map_err(|e| CliError::software(format!("cannot write {}: {e}", path.display())))?;
+        room.settle()?;
+    }
     let ran = match Run::new(&label, &argv, timeout, Place::Room(&room)).start()? {
         Outcome::Ran(ran) => ran,
         Outcome::Cancelled => return Ok(out),
@@ -179,4 +185,82 @@ pub(super) fn run_one(
         _ => {}
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Python patch mutant is applied as the import system loads its file, never written:
+    /// code that reads its own file (its size, here) sees the judged text, and the mutant's
+    /// behaviour is what the tests see. Only the tests kept run.
+    #[test]
+    fn a_python_mutant_is_applied_as_its_module_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let module = "import os\nSIZE = os.path.getsize(__file__)\n\n\ndef sign(x):\n    if x > 0:\n        return 1\n    return 0\n";
+        let tests = "import os\nfrom shop.s import SIZE, sign\n\n\ndef test_positive():\n    assert sign(5) == 1\n    open('seen', 'w').write(f\"{SIZE} {os.path.getsize('shop/s.py')}\")\n\n\ndef test_negative():\n    assert sign(-1) == 0\n\n\ndef test_left_out():\n    open('left-out', 'w').write('ran')\n";
+        for (path, text) in [
+            ("shop/__init__.py", ""),
+            ("shop/s.py", module),
+            ("tests/__init__.py", ""),
+            ("tests/test_s.py", tests),
+        ] {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        // `if x > 0:` made `if True:`, as the gate makes it.
+        let m = patch_mutants::python(module.as_bytes(), &BTreeSet::from([6]))
+            .pop()
+            .expect("a mutant of line 6");
+        assert_eq!(m.operator, MutantOperator::ConditionTrue);
+        let receipt = dir.path().join("report.xml");
+        let suite: Vec<String> = [
+            "python3",
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--junitxml={junit}",
+            "tests",
+        ]
+        .map(String::from)
+        .to_vec();
+        let checks = [
+            "tests.test_s::test_positive".to_owned(),
+            "tests.test_s::test_negative".to_owned(),
+        ];
+        let argv: Vec<String> =
+            super::super::observe::selecting_argv(&suite, &checks, ("shop/s.py", &m))
+                .unwrap()
+                .into_iter()
+                .map(|a| a.replace(crate::cli::runner::JUNIT, receipt.to_str().unwrap()))
+                .collect();
+        let out = std::process::Command::new(&argv[0])
+            .args(&argv[1..])
+            .current_dir(dir.path())
+            .env("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{stdout}");
+        let report = std::fs::read_to_string(&receipt).unwrap();
+        assert!(
+            report.contains(r#"name="test_negative""#) && report.contains("<failure"),
+            "{report}"
+        );
+        assert!(!report.contains("test_left_out"), "{report}");
+        assert!(!dir.path().join("left-out").exists());
+        let size = module.len();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("seen")).unwrap(),
+            format!("{size} {size}"),
+            "the module read its own file as the judged text"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("shop/s.py")).unwrap(),
+            module
+        );
+    }
 }
