@@ -3506,44 +3506,63 @@ fn a_build_cache_from_the_base_rebuilds_what_the_patch_changed_and_no_patch_writ
 /// suite started beside them in its own copy, stopped and not counted when t1 does not pass).
 /// The decisions (exit code, disposition, reason, rule, routed evidence) are equal, the flaky
 /// property's included.
+/// (Three tests, so the two cores share the gates: about 500 s of them.)
 #[test]
-fn runs_at_once_decide_as_runs_in_turn_on_every_example() {
+fn at_once_as_in_turn_python_even() {
+    runs_at_once_decide_as_runs_in_turn("gate-python", 0);
+}
+
+#[test]
+fn at_once_as_in_turn_python_odd() {
+    runs_at_once_decide_as_runs_in_turn("gate-python", 1);
+}
+
+#[test]
+fn at_once_as_in_turn_rust() {
+    runs_at_once_decide_as_runs_in_turn("gate-rust", 2);
+}
+
+/// Every patch of `example_name` (`part` 0 or 1: every other one, in name order; 2: all).
+fn runs_at_once_decide_as_runs_in_turn(example_name: &str, part: usize) {
     require_python();
-    for example_name in ["gate-python", "gate-rust"] {
-        let mut patches: Vec<String> = std::fs::read_dir(example(example_name).join("patches"))
-            .expect("patches")
-            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-            .filter_map(|n| n.strip_suffix(".patch").map(str::to_owned))
-            .filter(|n| !n.ends_with(".base") && !n.ends_with(".later"))
-            .collect();
-        patches.sort();
-        assert!(patches.len() >= 4, "{example_name}: {patches:?}");
-        for patch in patches {
-            let repo = repository(example_name, &patch, |_| {});
-            let decided = |jobs: &str| {
-                let g = gate(repo.path(), &["--jobs", jobs]);
-                let a = &g.answer;
-                (
-                    g.exit,
-                    [&a["disposition"], &a["reason"], &a["rule"], &a["evidence"]]
-                        .map(|v| v.to_string()),
-                    g.stderr,
-                )
-            };
-            let (in_turn, at_once) = (decided("1"), decided("3"));
-            assert_eq!(
-                (in_turn.0, &in_turn.1),
-                (at_once.0, &at_once.1),
-                "{example_name}/{patch}:\n--jobs 1:\n{}\n--jobs 3:\n{}",
-                in_turn.2,
-                at_once.2
-            );
-            assert_ne!(
-                in_turn.1[0], "null",
-                "{example_name}/{patch}: {}",
-                in_turn.2
-            );
-        }
+    let mut patches: Vec<String> = std::fs::read_dir(example(example_name).join("patches"))
+        .expect("patches")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter_map(|n| n.strip_suffix(".patch").map(str::to_owned))
+        .filter(|n| !n.ends_with(".base") && !n.ends_with(".later"))
+        .collect();
+    patches.sort();
+    assert!(patches.len() >= 4, "{example_name}: {patches:?}");
+    let mine = patches
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| part == 2 || i % 2 == part)
+        .map(|(_, p)| p);
+    for patch in mine {
+        let repo = repository(example_name, &patch, |_| {});
+        let decided = |jobs: &str| {
+            let g = gate(repo.path(), &["--jobs", jobs]);
+            let a = &g.answer;
+            (
+                g.exit,
+                [&a["disposition"], &a["reason"], &a["rule"], &a["evidence"]]
+                    .map(|v| v.to_string()),
+                g.stderr,
+            )
+        };
+        let (in_turn, at_once) = (decided("1"), decided("3"));
+        assert_eq!(
+            (in_turn.0, &in_turn.1),
+            (at_once.0, &at_once.1),
+            "{example_name}/{patch}:\n--jobs 1:\n{}\n--jobs 3:\n{}",
+            in_turn.2,
+            at_once.2
+        );
+        assert_ne!(
+            in_turn.1[0], "null",
+            "{example_name}/{patch}: {}",
+            in_turn.2
+        );
     }
 }
 
