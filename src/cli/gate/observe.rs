@@ -553,8 +553,44 @@ pub(super) fn watched(
     })
 }
 
+/// What the driver's tests share: a file written under a directory, and a run there.
+#[cfg(test)]
+pub(super) mod test_support {
+    use std::path::Path;
+
+    pub fn write_in(dir: &Path, path: &str, text: &str) {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// `python3 -m pytest -q -p no:cacheprovider` and `args`.
+    pub fn pytest(args: &[&str]) -> Vec<String> {
+        ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+            .iter()
+            .chain(args)
+            .map(|a| (*a).to_owned())
+            .collect()
+    }
+
+    /// `argv` run in `dir`, its `{junit}` at `receipt`, pytest's plugin autoload off.
+    pub fn run_in(dir: &Path, argv: Vec<String>, receipt: &Path) -> std::process::Output {
+        let argv: Vec<String> = argv
+            .into_iter()
+            .map(|a| a.replace(crate::cli::runner::JUNIT, receipt.to_str().unwrap()))
+            .collect();
+        std::process::Command::new(&argv[0])
+            .args(&argv[1..])
+            .current_dir(dir)
+            .env("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+            .output()
+            .unwrap()
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_support::{pytest, run_in, write_in};
     use super::*;
 
     /// The observed run keeps the interpreter, its flags and pytest's arguments; the changed
@@ -644,26 +680,12 @@ def unused(x):
                 "def kind(x):\n    match x:\n        case 0:\n            return 'zero'\n        case [a, *_] if a:\n            return 'list'\n        case _:\n            return 'other'\n",
             ),
         ] {
-            let path = dir.path().join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
+            write_in(dir.path(), path, text);
         }
         let receipt = dir.path().join("report.xml");
         // The module named on the command line too (its doctests): pytest's assertion rewriter
         // would take it, and load it without probes.
-        let argv: Vec<String> = [
-            "python3",
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--doctest-modules",
-            "shop/p.py",
-            "tests",
-        ]
-        .map(String::from)
-        .to_vec();
+        let argv = pytest(&["--doctest-modules", "shop/p.py", "tests"]);
         let w = Watched {
             config: None,
             files: BTreeMap::from([
@@ -673,17 +695,11 @@ def unused(x):
             ]),
             frozen: BTreeSet::new(),
         };
-        let argv: Vec<String> = observed_argv(&argv, &w.files)
-            .unwrap()
-            .into_iter()
-            .map(|a| a.replace(crate::cli::runner::JUNIT, receipt.to_str().unwrap()))
-            .collect();
-        let out = std::process::Command::new(&argv[0])
-            .args(&argv[1..])
-            .current_dir(dir.path())
-            .env("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-            .output()
-            .unwrap();
+        let out = run_in(
+            dir.path(),
+            observed_argv(&argv, &w.files).unwrap(),
+            &receipt,
+        );
         assert!(
             out.status.success(),
             "{}",

@@ -189,6 +189,7 @@ pub(super) fn run_one(
 
 #[cfg(test)]
 mod tests {
+    use super::super::observe::test_support::{pytest, run_in, write_in};
     use super::*;
 
     /// A Python patch mutant is applied as the import system loads its file, never written:
@@ -205,9 +206,7 @@ mod tests {
             ("tests/__init__.py", ""),
             ("tests/test_s.py", tests),
         ] {
-            let path = dir.path().join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
+            write_in(dir.path(), path, text);
         }
         // `if x > 0:` made `if True:`, as the gate makes it.
         let m = patch_mutants::python(module.as_bytes(), &BTreeSet::from([6]))
@@ -215,34 +214,13 @@ mod tests {
             .expect("a mutant of line 6");
         assert_eq!(m.operator, MutantOperator::ConditionTrue);
         let receipt = dir.path().join("report.xml");
-        let suite: Vec<String> = [
-            "python3",
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--junitxml={junit}",
-            "tests",
-        ]
-        .map(String::from)
-        .to_vec();
+        let suite = pytest(&["--junitxml={junit}", "tests"]);
         let checks = [
             "tests.test_s::test_positive".to_owned(),
             "tests.test_s::test_negative".to_owned(),
         ];
-        let argv: Vec<String> =
-            super::super::observe::selecting_argv(&suite, &checks, ("shop/s.py", &m))
-                .unwrap()
-                .into_iter()
-                .map(|a| a.replace(crate::cli::runner::JUNIT, receipt.to_str().unwrap()))
-                .collect();
-        let out = std::process::Command::new(&argv[0])
-            .args(&argv[1..])
-            .current_dir(dir.path())
-            .env("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-            .output()
-            .unwrap();
+        let argv = super::super::observe::selecting_argv(&suite, &checks, ("shop/s.py", &m));
+        let out = run_in(dir.path(), argv.unwrap(), &receipt);
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(1), "{stdout}");
         let report = std::fs::read_to_string(&receipt).unwrap();
