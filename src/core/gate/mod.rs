@@ -24,6 +24,7 @@ mod report;
 mod request;
 mod rules;
 mod shape;
+mod shard;
 mod steps;
 mod verdicts;
 mod work;
@@ -47,6 +48,7 @@ pub use shape::{
     REPROOF_FIELDS, RERUN_FIELDS, ROOM_CAPS, ROOM_FIELDS, SUITE_FIELDS, SUSPICIOUS_FIELDS,
     TIMING_STEPS, UNREAD_FIELDS, clip_failure, fit_test_id,
 };
+pub use shard::{MAX_SHARDS, Shard, hashed_shard, partition};
 pub use steps::*;
 pub use work::{NextStep, WorkItem, WorkKind, WorkTree, work_id};
 
