@@ -4052,12 +4052,7 @@ fn a_rust_change_no_check_observes_escalates() {
         o["untaken"],
         json!([{"file": "src/lib.rs", "line": 10, "to": 12}])
     );
-    let fates: Vec<(&Value, &Value, &Value)> = o["mutants"]
-        .as_array()
-        .expect("patch mutants")
-        .iter()
-        .map(|m| (&m["line"], &m["operator"], &m["state"]))
-        .collect();
+    let fates = fates(o);
     assert_eq!(
         fates,
         [(&json!(10), &json!("condition-true"), &json!("survived"))]
@@ -4095,6 +4090,16 @@ fn observe_set(to: &'static str) -> impl FnOnce(&Path) {
         assert_ne!(set, text, "the starter's [observe]");
         std::fs::write(&config, set).expect("write");
     }
+}
+
+/// Each patch mutant of the observe facts `o`: its line, operator and state.
+fn fates(o: &Value) -> Vec<(&Value, &Value, &Value)> {
+    o["mutants"]
+        .as_array()
+        .expect("patch mutants")
+        .iter()
+        .map(|m| (&m["line"], &m["operator"], &m["state"]))
+        .collect()
 }
 
 /// The observe step of an answer: its facts.
@@ -4168,12 +4173,7 @@ fn a_change_no_check_observes_escalates() {
     let (_repo, g) = python("self-checking-special-case");
     escalates(&g, "inadmissible-evidence", "unobserved-branch");
     let o = observed(&g);
-    let fates: Vec<(&Value, &Value, &Value)> = o["mutants"]
-        .as_array()
-        .expect("patch mutants")
-        .iter()
-        .map(|m| (&m["line"], &m["operator"], &m["state"]))
-        .collect();
+    let fates = fates(o);
     assert_eq!(
         fates,
         [
