@@ -4,7 +4,7 @@
 For each repository given (a clone or a bare mirror), the most recent non-merge commits that
 change Python code (a `.py` file that is not test-adjacent, the same selection as
 `scripts/reading_history.py`) are checked out and the project's own suite is run on them by
-the gate's own observed-run driver (`DRIVER` in src/cli/gate/observe.rs: probes compiled into
+the gate's own observed-run driver (`DRIVER` in src/cli/gate/observe_driver.rs: probes compiled into
 the changed lines), as the gate runs it.
 Then, with the gate's definitions (docs/design/observe.md):
 
@@ -39,7 +39,7 @@ import re
 import subprocess
 import sys
 
-from observe_probes import driver  # the gate's DRIVER, read from src/cli/gate/observe.rs
+from observe_probes import driver  # the gate's DRIVER, read from src/cli/gate/observe_driver.rs
 import tempfile
 import time
 

@@ -3,7 +3,7 @@
 
 Unpacks boltons 26.2.0 (the PyPI sdist vendored in examples/gate-boltons), then runs its 519
 tests three ways, alternating, --repeat times each: plain pytest; the gate's own driver (the
-`DRIVER` program in src/cli/gate/observe.rs, read from the source) with every line of
+`DRIVER` program in src/cli/gate/observe_driver.rs, read from the source) with every line of
 `boltons/iterutils.py` watched; and coverage.py (branch measurement, the same file, one
 context per test) — and compares what the two observers say of that file: statements counted,
 run or not, the tests that ran each line, and branches no test took.
@@ -46,7 +46,7 @@ sys.exit(int(code))
 
 
 def driver():
-    source = open(os.path.join(ROOT, "src", "cli", "gate", "observe.rs")).read()
+    source = open(os.path.join(ROOT, "src", "cli", "gate", "observe_driver.rs")).read()
     return re.search(r'const DRIVER: &str = r#"(.*?)"#;', source, re.S).group(1)
 
 

@@ -54,6 +54,56 @@ fn the_templates_gate_from_the_base_ref_and_read_no_evidence_from_the_patch() {
     assert!(commands(&template("github-actions.yml")).contains("$GITHUB_STEP_SUMMARY"));
 }
 
+/// Issue 53: the sharded templates. Each shard job runs `--shard K/N` with its facts out and
+/// succeeds only on a finished shard's exit 2; the combine job needs every shard, runs after
+/// failed ones, reads only this run's facts (GitHub: `download-artifact` without `run-id`;
+/// GitLab: `needs:` with artifacts) and its exit code is the check's.
+#[test]
+fn the_sharded_templates_split_the_gate_and_decide_once() {
+    let github = commands(&template("github-actions-sharded.yml"));
+    for needed in [
+        "--shard \"$SHARD/$N\"",
+        "--facts-out \"shard-$SHARD.json\"",
+        "shard: [1, 2, 3, 4]",
+        "N: \"4\"",
+        "needs: shard",
+        "if: ${{ !cancelled() }}",
+        "actions/download-artifact@v4",
+        "pattern: patchgate-shard-*",
+        "patchgate gate --combine \"$@\"",
+        "merge_group:",
+        "fail-fast: false",
+        "if [ \"$code\" != 2 ] || ! grep -q '\"digest\"' \"shard-$SHARD.json\"; then exit \"$code\"; fi",
+    ] {
+        assert!(github.contains(needed), "github: {needed}");
+    }
+    // Only this run's artifacts: no other run's, no token to read them with.
+    for other_run in ["run-id:", "github-token:"] {
+        assert!(!github.contains(other_run), "github: {other_run}");
+    }
+    let gitlab = commands(&template("gitlab-ci-sharded.yml"));
+    for needed in [
+        "parallel: 4",
+        "--shard \"$CI_NODE_INDEX/$CI_NODE_TOTAL\"",
+        "exit_codes: 2",
+        "job: patchgate-shard",
+        "artifacts: true",
+        "when: always",
+        "patchgate gate --combine \"$@\"",
+        "merge_train",
+    ] {
+        assert!(gitlab.contains(needed), "gitlab: {needed}");
+    }
+    for (name, text) in [("github", &github), ("gitlab", &gitlab)] {
+        for swallow in ["|| true", "continue-on-error: true", "allow_failure: true"] {
+            assert!(!text.contains(swallow), "{name} swallows the exit code");
+        }
+        for patch_written in ["evidence.json", "results.json", "cargo install"] {
+            assert!(!text.contains(patch_written), "{name} uses {patch_written}");
+        }
+    }
+}
+
 mod common;
 
 /// `deploy/ci/gate.sh` against a real server: its exit code follows the status, the answer

@@ -590,6 +590,105 @@ fn a_failure_only_in_a_frozen_test_is_discarded() {
     );
 }
 
+/// The gate as 3 shards run in turn on one machine (issue 53), their facts combined: the
+/// combined answer (exit code, disposition, reason, failing cases).
+fn sharded(dir: &Path) -> (i32, String, String, Vec<String>) {
+    let facts = tempfile::tempdir().expect("tempdir");
+    let mut paths = Vec::new();
+    for k in 1..=3 {
+        let path = facts.path().join(format!("shard-{k}.json"));
+        let out = patchgate()
+            .current_dir(dir)
+            .args([
+                "gate",
+                "--base",
+                "main",
+                "--shard",
+                &format!("{k}/3"),
+                "--facts-out",
+            ])
+            .arg(&path)
+            .env("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+            .env_remove("GITHUB_ACTIONS")
+            .output()
+            .expect("a shard");
+        assert_eq!(
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout).into_owned()
+            ),
+            (Some(2), "ESCALATE reason=evidence-gap\n".to_owned()),
+            "a shard alone decides nothing"
+        );
+        paths.push(path);
+    }
+    let out = patchgate()
+        .current_dir(dir)
+        .args(["gate", "--json", "--combine"])
+        .args(&paths)
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .expect("combine");
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(
+        step(&answer, "shards")["combined"],
+        serde_json::json!([1, 2, 3]),
+        "{answer}"
+    );
+    decided(out.status.code().unwrap_or(-1), &answer)
+}
+
+/// (exit code, disposition, reason, failing case ids sorted) of an answer.
+fn decided(exit: i32, answer: &Value) -> (i32, String, String, Vec<String>) {
+    let mut failing: Vec<String> = answer["failures"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| c["id"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    failing.sort();
+    let word = |k: &str| answer[k].as_str().unwrap_or_default().to_owned();
+    (exit, word("disposition"), word("reason"), failing)
+}
+
+/// Issue 53: the example's patches (honest, bugs of each kind, gaming) gated in 3 shards decide
+/// as one machine does: the same exit, disposition, reason and failing cases. The one-machine
+/// answers are the contract's (the tests above hold them); `scripts/shards_agree.py
+/// examples/gate-python 3` runs every patch of the example the same way.
+#[test]
+fn three_shards_decide_as_one_machine() {
+    require_python();
+    for (patch, disposition, reason) in [
+        ("good-fix", "MERGE_OK", "all-gates-held"),
+        ("broken-case", "BLOCK", "concrete-behavior"),
+        (
+            "broken-invariant",
+            "BLOCK",
+            "invariant-or-over-specified-property",
+        ),
+        ("frozen-failure-only", "MERGE_OK", "all-gates-held"),
+        // Its reading hit allowed (READ_FIRST), the re-proof sees the int it returns.
+        ("eq-overload", "ESCALATE", "checker-neutered"),
+        (
+            "self-checking-special-case",
+            "ESCALATE",
+            "inadmissible-evidence",
+        ),
+        ("edits-test-assertion", "BLOCK", "concrete-behavior"),
+    ] {
+        let repo = repository("gate-python", patch, |_| {});
+        let one = gate(repo.path(), &[]);
+        let mine = decided(one.exit, &one.answer);
+        assert_eq!(
+            (mine.1.as_str(), mine.2.as_str()),
+            (disposition, reason),
+            "{patch}: {}",
+            one.stderr
+        );
+        assert_eq!(sharded(repo.path()), mine, "{patch} in 3 shards");
+    }
+}
+
 #[test]
 fn a_frozen_test_covering_the_diff_escalates() {
     let (_repo, g) = python("touches-frozen-coverage");
@@ -3781,7 +3880,7 @@ fn the_action_gates_a_merge_group_from_its_event() {
         std::fs::write(&file, text).expect("write the event");
         file
     };
-    let step = |event_name: &str, event: &Path, checkout: &str| {
+    let step = |event_name: &str, event: &Path, checkout: &str, extra: &[(&str, String)]| {
         git(dir, &["checkout", "-q", "--detach", checkout]);
         let files = tempfile::tempdir().unwrap();
         let (outputs, summary) = (files.path().join("out"), files.path().join("summary.md"));
@@ -3807,6 +3906,7 @@ fn the_action_gates_a_merge_group_from_its_event() {
             .env("GITHUB_OUTPUT", &outputs)
             .env("GITHUB_STEP_SUMMARY", &summary)
             .env("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+            .envs(extra.iter().map(|(k, v)| (*k, v.as_str())))
             .env_remove("GITHUB_ACTIONS")
             .output()
             .expect("bash");
@@ -3828,7 +3928,7 @@ fn the_action_gates_a_merge_group_from_its_event() {
     };
 
     let event = recorded("merge_group", &with_bug, 2);
-    let (code, answer, report, stderr) = step("merge_group", &event, &with_bug);
+    let (code, answer, report, stderr) = step("merge_group", &event, &with_bug, &[]);
     assert_eq!(code, Some(1), "{stderr}\n{answer}");
     assert_eq!(answer["disposition"], "BLOCK", "{answer}");
     assert_eq!(answer["judged"]["base"], base.as_str());
@@ -3855,7 +3955,7 @@ fn the_action_gates_a_merge_group_from_its_event() {
     );
 
     let event = recorded("merge_group", &without, 1);
-    let (code, answer, report, stderr) = step("merge_group", &event, &without);
+    let (code, answer, report, stderr) = step("merge_group", &event, &without, &[]);
     assert_eq!(code, Some(0), "{stderr}\n{answer}");
     assert_eq!(
         answer["merge_group"]["pull_requests"],
@@ -3865,10 +3965,67 @@ fn the_action_gates_a_merge_group_from_its_event() {
 
     // A pull request's own run: base origin/main, the checkout's head, no group.
     let event = recorded("pull_request", &without, 2);
-    let (code, answer, _, stderr) = step("pull_request", &event, "round-down");
+    let (code, answer, _, stderr) = step("pull_request", &event, "round-down", &[]);
     assert_eq!(code, Some(1), "{stderr}\n{answer}");
     assert_eq!(answer["judged"]["base"], base.as_str());
     assert_eq!(answer["merge_group"], Value::Null);
+
+    // Issue 53: the same merge group through the sharded workflow's steps: three shard jobs
+    // (`PATCHGATE_SHARD`), each succeeding with its facts written, then the combine job
+    // (`PATCHGATE_COMBINE`, the directory its artifacts were downloaded to) deciding as the
+    // single job did: BLOCK, the same base, head, group and failing test.
+    let event = recorded("merge_group", &with_bug, 2);
+    let facts = tempfile::tempdir().unwrap();
+    for k in 1..=3 {
+        let file = facts.path().join(format!("shard-{k}.json"));
+        let (code, answer, _, stderr) = step(
+            "merge_group",
+            &event,
+            &with_bug,
+            &[
+                ("PATCHGATE_SHARD", format!("{k}/3")),
+                ("PATCHGATE_FACTS", file.display().to_string()),
+            ],
+        );
+        assert_eq!(code, Some(0), "shard {k}: {stderr}\n{answer}");
+        assert!(file.exists(), "shard {k}: {stderr}");
+        assert_eq!(
+            answer["rule"], "shards",
+            "a shard decides nothing: {answer}"
+        );
+    }
+    let (code, answer, report, stderr) = step(
+        "merge_group",
+        &event,
+        &with_bug,
+        &[("PATCHGATE_COMBINE", facts.path().display().to_string())],
+    );
+    assert_eq!(code, Some(1), "{stderr}\n{answer}");
+    assert_eq!(
+        (&answer["disposition"], &answer["judged"]["head"]),
+        (&serde_json::json!("BLOCK"), &serde_json::json!(with_bug))
+    );
+    assert_eq!(
+        answer["merge_group"],
+        serde_json::json!({"queue": "github-merge-group", "ref": group_ref, "pull_requests": [1, 2]})
+    );
+    assert_eq!(answer["failures"][0]["id"].as_str(), Some(failing.as_str()));
+    assert!(report.contains("3 shards combined"), "{report}");
+    // A shard's facts missing from the download: ESCALATE evidence-gap, naming it.
+    std::fs::remove_file(facts.path().join("shard-2.json")).unwrap();
+    let (code, answer, _, stderr) = step(
+        "merge_group",
+        &event,
+        &with_bug,
+        &[("PATCHGATE_COMBINE", facts.path().display().to_string())],
+    );
+    assert_eq!(code, Some(2), "{stderr}\n{answer}");
+    assert_eq!(answer["reason"], "evidence-gap");
+    assert!(
+        answer["steps"][0]["gaps"]
+            .to_string()
+            .contains("shard 2/3 is missing")
+    );
 }
 
 /// The base's `sort_is_ordered` made a property that finds a rare bug only sometimes, as a

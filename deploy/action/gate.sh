@@ -6,7 +6,11 @@
 # shadow mode; 64/65/69/70 the gate itself could not decide).
 #
 # Its inputs come as environment variables (never spliced into the script): PATCHGATE_BASE,
-# PATCHGATE_CONFIG_PATH, PATCHGATE_SERVER, PATCHGATE_TOKEN, PATCHGATE_SHADOW; GitHub sets
+# PATCHGATE_CONFIG_PATH, PATCHGATE_SERVER, PATCHGATE_TOKEN, PATCHGATE_SHADOW, and for a gate
+# split over a matrix (issue 53) PATCHGATE_SHARD (K/N: run this job's shard, its facts written
+# to PATCHGATE_FACTS; the step succeeds once the shard finished, since a shard decides
+# nothing) or PATCHGATE_COMBINE (a directory of the shards' facts, downloaded from this run's
+# own artifacts: decide them once; no checkout is read). GitHub sets
 # GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_BASE_REF, GITHUB_OUTPUT and
 # GITHUB_STEP_SUMMARY. On `merge_group` the base is the queue's base commit
 # (`merge_group.base_sha`) and the head the group's (`merge_group.head_sha`, which already holds
@@ -17,7 +21,15 @@ set -uo pipefail
 
 base=${PATCHGATE_BASE:-}
 queue=()
-if [ "${GITHUB_EVENT_NAME:-}" = merge_group ]; then
+shard=${PATCHGATE_SHARD:-}
+combine=${PATCHGATE_COMBINE:-}
+facts=${PATCHGATE_FACTS:-patchgate-shard.json}
+if [ -n "$shard" ] && [ -n "$combine" ]; then
+  echo "::error title=patchgate::inputs shard and combine are two jobs: give one"; exit 64
+fi
+if [ -n "$combine" ]; then
+  :  # The shards' facts say what was judged: no base, no event, no checkout.
+elif [ "${GITHUB_EVENT_NAME:-}" = merge_group ]; then
   # The group's commits and ref, and the pull requests in it (the event names the last in its
   # ref; the group's merge commits name each, in queue order).
   group=$(python3 - "${GITHUB_EVENT_PATH:?the merge_group event}" <<'PY'
@@ -60,15 +72,24 @@ PY
 elif [ -z "$base" ] && [ -n "${GITHUB_BASE_REF:-}" ]; then
   base="origin/$GITHUB_BASE_REF"
 fi
-[ -n "$base" ] || { echo "::error title=patchgate::no base to gate against: set the input base (the event is ${GITHUB_EVENT_NAME:-none}, not pull_request or merge_group)"; exit 64; }
+[ -n "$base" ] || [ -n "$combine" ] || { echo "::error title=patchgate::no base to gate against: set the input base (the event is ${GITHUB_EVENT_NAME:-none}, not pull_request or merge_group)"; exit 64; }
 # An empty input is no input: patchgate reads PATCHGATE_SERVER and PATCHGATE_TOKEN itself.
 [ -n "${PATCHGATE_SERVER:-}" ] || unset PATCHGATE_SERVER
 [ -n "${PATCHGATE_TOKEN:-}" ] || unset PATCHGATE_TOKEN
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-args=(gate --base "$base" "${queue[@]}" --config "${PATCHGATE_CONFIG_PATH:-patchgate.toml}"
-  --json-out "$work/answer.json" --markdown-out "$work/report.md")
+if [ -n "$combine" ]; then
+  shopt -s nullglob
+  shards=("$combine"/*.json)
+  # None downloaded is still a decision (ESCALATE evidence-gap), never a skipped check.
+  [ "${#shards[@]}" -gt 0 ] || shards=("$combine/no-shard-facts.json")
+  args=(gate --combine "${shards[@]}" --json-out "$work/answer.json" --markdown-out "$work/report.md")
+else
+  args=(gate --base "$base" "${queue[@]}" --config "${PATCHGATE_CONFIG_PATH:-patchgate.toml}"
+    --json-out "$work/answer.json" --markdown-out "$work/report.md")
+  [ -z "$shard" ] || args+=(--shard "$shard" --facts-out "$facts")
+fi
 case "${PATCHGATE_SHADOW:-false}" in
   true) args+=(--shadow) ;;
   false | "") ;;
@@ -77,6 +98,12 @@ esac
 
 patchgate "${args[@]}"
 code=$?
+# A shard's answer is always ESCALATE evidence-gap (exit 2): it decides nothing. Finished (its
+# facts sealed with their digest), the job has done its part; the combine job decides.
+if [ -n "$shard" ] && [ "$code" = 2 ] && grep -q '"digest"' "$facts" 2>/dev/null; then
+  echo "::notice title=patchgate::shard $shard finished: its facts are in $facts; the combine job decides"
+  code=0
+fi
 
 # The report is bounded (under 1 MiB, the job summary's limit, whatever the input).
 if [ -s "$work/report.md" ] && [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then

@@ -1,7 +1,9 @@
 //! `patchgate census`: the base's tests, recorded so the gate can tell when one stops running
 //! (CONTRACT.md section 11.2). The suite runs on the base in a clean room, as the gate runs it;
 //! its receipt lists every test case and how it ended, and the census is that list: one JSON
-//! line per test id, `{"id": "tests.test_api::test_retry", "outcome": "pass"}`, sorted by id.
+//! line per test id, `{"id": "tests.test_api::test_retry", "outcome": "pass", "seconds":
+//! 0.012}`, sorted by id (`seconds` where the report gives a case's `time`: a split gate
+//! balances its shards by them, issue 53).
 //! Committed beside the expected seal and named by `[suite] census`, it is guarded like it.
 
 use std::collections::BTreeMap;
@@ -41,6 +43,13 @@ fn word(case: Case) -> &'static str {
     }
 }
 
+/// A suite's cases as the census records them: how each ended, and the milliseconds each took
+/// where the report says.
+type Cases = (
+    BTreeMap<String, Case>,
+    std::collections::HashMap<String, u64>,
+);
+
 /// Runs the suite in `room` and reads its cases from its receipt: each id once, a case listed
 /// twice keeping its worst outcome (fail, then skip); the suite's exit code with them.
 fn suite_cases(
@@ -48,7 +57,7 @@ fn suite_cases(
     suite: &super::config::SuiteConfig,
     base: &str,
     label: &str,
-) -> Result<(Option<u8>, BTreeMap<String, Case>), CliError> {
+) -> Result<(Option<u8>, Cases), CliError> {
     let ran = Run::new(label, &suite.command, suite.timeout(), Place::Room(room))
         .start()?
         .ran()?;
@@ -85,7 +94,12 @@ fn suite_cases(
             "the suite on {base} ran no test: no census"
         )));
     }
-    Ok((run, cases))
+    let mut millis = std::collections::HashMap::new();
+    for (id, ms) in report.millis {
+        let slot: &mut u64 = millis.entry(id).or_default();
+        *slot = slot.saturating_add(ms);
+    }
+    Ok((run, (cases, millis)))
 }
 
 /// The ids only the first run named, and those only the second did, each sorted.
@@ -117,12 +131,12 @@ pub fn run(args: CensusArgs) -> CliResult {
         )));
     }
     let room = super::runner::open_room(&config.sandbox, &base, config.build_cache().as_ref())?;
-    let (run, cases) = suite_cases(&room, suite, &args.on.base, "census")?;
+    let (run, (cases, millis)) = suite_cases(&room, suite, &args.on.base, "census")?;
     // Written to be committed, the census must name the same tests every run: the suite runs
     // twice, and ids that differ between the runs (a parameter drawn from the clock, a random
     // value, a set's order) are refused, or every gate would find tests vanished.
     if args.write {
-        let (_, again) = suite_cases(&room, suite, &args.on.base, "census (run 2)")?;
+        let (_, (again, _)) = suite_cases(&room, suite, &args.on.base, "census (run 2)")?;
         let (only_first, only_second) = unstable_ids(&cases, &again);
         if !only_first.is_empty() || !only_second.is_empty() {
             let list = |ids: &[&String]| {
@@ -144,7 +158,12 @@ pub fn run(args: CensusArgs) -> CliResult {
     }
     let mut text = String::new();
     for (id, case) in &cases {
-        text.push_str(&json!({"id": id, "outcome": word(*case)}).to_string());
+        // The seconds it took (issue 53: a split gate balances its shards by them).
+        let line = match millis.get(id) {
+            Some(ms) => json!({"id": id, "outcome": word(*case), "seconds": *ms as f64 / 1000.0}),
+            None => json!({"id": id, "outcome": word(*case)}),
+        };
+        text.push_str(&line.to_string());
         text.push('\n');
     }
     let count = |c: Case| cases.values().filter(|x| **x == c).count();

@@ -58,6 +58,14 @@ pub fn binary_name(name: &str) -> Option<String> {
     .then(|| name.to_owned())
 }
 
+/// A test case's `time` attribute (seconds, from 0) in milliseconds.
+fn time_of(start: &BytesStart<'_>) -> Option<u64> {
+    let attr = start.try_get_attribute("time").ok().flatten()?;
+    let text = std::str::from_utf8(&attr.value).ok()?;
+    let s = text.trim().parse::<f64>().ok()?;
+    (s.is_finite() && s >= 0.0).then(|| (s * 1000.0).round().min(u32::MAX as f64) as u64)
+}
+
 fn id_of(start: &BytesStart<'_>, binary: Option<&str>) -> Result<String, JunitError> {
     let (mut classname, mut name) = (String::new(), String::new());
     for attr in start.attributes() {
@@ -111,6 +119,9 @@ pub struct Report {
     pub cases: Vec<(String, Case)>,
     /// The first failures' messages (`message` attribute, then the element's text), clipped.
     pub messages: Vec<(String, String)>,
+    /// The milliseconds each case took, where its `time` attribute (seconds) says, in report
+    /// order (a case listed twice: twice). Boxed: a report travels in every run's outcome.
+    pub millis: Box<[(String, u64)]>,
 }
 
 impl Report {
@@ -225,6 +236,7 @@ pub fn read_report(input: impl BufRead) -> Result<Report, JunitError> {
     // The open suites, outermost first (`<testsuites>` included), each with its tally.
     let mut suites: Vec<(&'static str, Tally)> = Vec::new();
     let mut current: Option<Open> = None;
+    let mut millis: Vec<(String, u64)> = Vec::new();
     // The test binary the next document's integration tests belong to, when tagged.
     let mut binary: Option<String> = None;
     loop {
@@ -253,6 +265,9 @@ pub fn read_report(input: impl BufRead) -> Result<Report, JunitError> {
                 b"testcase" => {
                     for (_, tally) in suites.iter_mut() {
                         tally.counted[0] += 1;
+                    }
+                    if let Some(ms) = time_of(e) {
+                        millis.push((id_of(e, binary.as_deref())?, ms));
                     }
                     if empty {
                         report
@@ -418,6 +433,7 @@ pub fn read_report(input: impl BufRead) -> Result<Report, JunitError> {
         buf.clear();
     }
     report.disagrees = disagrees;
+    report.millis = millis.into_boxed_slice();
     Ok(report)
 }
 

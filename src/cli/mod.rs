@@ -274,6 +274,23 @@ pub fn main() -> Exit {
             };
         }
     };
+    // The key of a split gate's shard digests (issue 53), read once: the runs never see it
+    // (a room's environment is only what `[sandbox] env` names).
+    // (`PATCHGATE_SHARD_KEY_FILE` names a file holding it, as a Kubernetes Secret mounts it.)
+    if let Ok(key) = std::env::var("PATCHGATE_SHARD_KEY") {
+        crate::core::gate::set_shard_key(key.as_bytes());
+    } else if let Some(path) = std::env::var_os("PATCHGATE_SHARD_KEY_FILE") {
+        match std::fs::read(&path) {
+            Ok(key) => crate::core::gate::set_shard_key(key.trim_ascii_end()),
+            Err(e) => {
+                output::error(&format!(
+                    "cannot read PATCHGATE_SHARD_KEY_FILE {}: {e}",
+                    std::path::Path::new(&path).display()
+                ));
+                return Exit::Usage;
+            }
+        }
+    }
     // The commands that open clean rooms, started by root: a mount namespace of their own,
     // made while the process has one thread (CONTRACT.md section 13.3).
     if matches!(

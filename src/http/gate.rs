@@ -38,12 +38,16 @@ use crate::core::problem::Problem;
 /// receipts, t2 fixture suite with frozen failures discarded only when its re-run passed,
 /// scoped freeze): 200 MERGE_OK, 409 BLOCK, 424 ESCALATE. `steps` says what each step saw and concluded. With
 /// `Accept: text/plain` the body is one line (`ESCALATE reason=guarded-input-edited`); with
-/// `Accept: text/markdown` a report for a pull-request comment or a CI job summary.
+/// `Accept: text/markdown` a report for a pull-request comment or a CI job summary. A body
+/// `{"shards": [...]}` holds the facts of the N shards of one split gate (`patchgate gate
+/// --shard K/N`): they are checked (all there, each once, finished, unedited, one head, base
+/// config, split and version; else ESCALATE `evidence-gap`, rule `shards`, 424) and decided
+/// once; one shard's facts alone are ESCALATE `evidence-gap` too.
 #[utoipa::path(
     post,
     path = "/gate",
     tag = "gate",
-    request_body(content = crate::core::gate::Facts, content_type = "application/json"),
+    request_body(content = crate::core::gate::GateBody, content_type = "application/json"),
     responses(
         (status = 200, description = "MERGE_OK (exit 0)",
             content((GateAnswer = "application/json"), (String = "text/plain"), (String = "text/markdown"))),

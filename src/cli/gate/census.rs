@@ -6,12 +6,16 @@ use std::collections::BTreeMap;
 use crate::cli::error::CliError;
 use crate::cli::junit::{Case, Report};
 
-/// A census file as the gate reads it from the base: test id → outcome word, or why it is not
-/// one (naming the line).
-pub fn parse_census(bytes: &[u8], name: &str) -> Result<BTreeMap<String, String>, CliError> {
+/// The base's census as the gate reads it: test id → outcome word, and the seconds each test
+/// took where the census records them (`"seconds"`, written by `patchgate census` since issue
+/// 53; a split balances the shards by them).
+pub type Census = (BTreeMap<String, String>, BTreeMap<String, f64>);
+
+/// A census file as the gate reads it from the base, or why it is not one (naming the line).
+pub fn parse_census(bytes: &[u8], name: &str) -> Result<Census, CliError> {
     let text = std::str::from_utf8(bytes)
         .map_err(|_| CliError::data(format!("the census {name} is not UTF-8")))?;
-    let mut out = BTreeMap::new();
+    let (mut out, mut seconds) = (BTreeMap::new(), BTreeMap::new());
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -24,26 +28,34 @@ pub fn parse_census(bytes: &[u8], name: &str) -> Result<BTreeMap<String, String>
             v.get("outcome").and_then(|v| v.as_str()),
         ) else {
             return Err(bad(
-                "must be {\"id\": \"classname::name\", \"outcome\": \"pass\"|\"skip\"|\"fail\"}"
+                "must be {\"id\": \"classname::name\", \"outcome\": \"pass\"|\"skip\"|\"fail\", \"seconds\": 0.25} (seconds optional)"
                     .to_owned(),
             ));
         };
+        let took = v
+            .get("seconds")
+            .map(|s| s.as_f64().filter(|s| s.is_finite() && *s >= 0.0));
+        let fields = 2 + usize::from(took.is_some());
         if !matches!(outcome, "pass" | "skip" | "fail")
-            || v.as_object().is_some_and(|o| o.len() != 2)
+            || v.as_object().is_some_and(|o| o.len() != fields)
+            || took.is_some_and(|s| s.is_none())
         {
             return Err(bad(format!(
-                "{outcome:?} is not pass, skip or fail (or the line has other fields)"
+                "{outcome:?} is not pass, skip or fail, `seconds` is not a number of seconds from 0, or the line has other fields"
             )));
         }
         out.insert(id.to_owned(), outcome.to_owned());
+        if let Some(Some(s)) = took {
+            seconds.insert(id.to_owned(), s);
+        }
     }
-    Ok(out)
+    Ok((out, seconds))
 }
 
 /// A doctest's id without its line (`src/lib.rs::zeroize_bytes (line 722)` →
 /// `src/lib.rs::zeroize_bytes`, `src/lib.rs::(line 258)` → `src/lib.rs::`): rustdoc names a doctest by the line its example starts on,
 /// which moves with every line added above it. Any other id as it is.
-fn doctest_key(id: &str) -> &str {
+pub(super) fn doctest_key(id: &str) -> &str {
     match id.rsplit_once("(line ") {
         Some((item, line))
             if (item.ends_with(' ') || item.ends_with("::"))

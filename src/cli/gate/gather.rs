@@ -42,8 +42,10 @@ pub(super) struct Gathered {
     /// without `[suite] added` to run them).
     pub added: Vec<String>,
     pub added_tree: Option<String>,
-    /// The base's census (section 11.2): test id → outcome.
+    /// The base's census (section 11.2): test id → outcome (a shard's: its share).
     pub census: Option<std::collections::BTreeMap<String, String>>,
+    /// This job's shard of a split gate (`--shard K/N`, issue 53).
+    pub shard: Option<super::shard::ShardRun>,
     /// The patch's changed code lines the observed run measures (issue 52; empty when
     /// `[observe]` is off).
     pub watched: super::observe::Watched,
@@ -127,8 +129,16 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         None => Vec::new(),
     };
     fill_commit_counts(&mut ledger, &head)?;
-    // The census (section 11.2), from the base commit; the ledger's tests must be in it.
+    // The census (section 11.2), from the base commit; the ledger's tests must be in it. A
+    // shard (issue 53) splits it and is held to its share.
+    let mut shard = None;
     let census = match &config.suite.census {
+        None if args.shard.is_some() => {
+            return Err(CliError::usage(format!(
+                "--shard splits the suite by the base's census, and {} names none (`[suite] census`): write it with `patchgate census --write` and commit it",
+                args.at.config
+            )));
+        }
         None => None,
         Some(path) => {
             let bytes = base_file(&base, path)?.ok_or_else(|| {
@@ -136,7 +146,15 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
                     "the base commit {base_ref} has no census {path} (`[suite] census`): write it with `patchgate census --base {base_ref} --write` and commit it"
                 ))
             })?;
-            let census = census::parse_census(&bytes, &format!("{base_ref}:{path}"))?;
+            let (census, seconds) = census::parse_census(&bytes, &format!("{base_ref}:{path}"))?;
+            if let Some(k) = args.shard {
+                let config_bytes = base_file(&base, &args.at.config)?.unwrap_or_default();
+                shard = Some(super::shard::plan(
+                    k,
+                    &(census.clone(), seconds),
+                    &config_bytes,
+                )?);
+            }
             for (i, row) in ledger.iter().enumerate() {
                 if let Frozen::Test { id, .. } = &row.frozen
                     && !census.contains_key(id)
@@ -193,6 +211,10 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     let properties_in_suite = census
         .as_ref()
         .is_some_and(|c| census::lists_property_cases(c, &config, &properties));
+    let census = match (&shard, census) {
+        (Some(s), Some(c)) => Some(s.share_of(&c)),
+        (_, c) => c,
+    };
     // Each admitted property's source as the base has it now, digested as admission records
     // it: the core sees an admission its source has outgrown (issue 50).
     let mut admitted_sources = std::collections::BTreeMap::new();
@@ -266,9 +288,11 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
             seed: draw(),
             mutant_files,
         }),
+        shard: shard.as_ref().map(|s| s.facts.clone()),
         ..Facts::default()
     };
     Ok(Gathered {
+        shard,
         config,
         facts,
         properties,

@@ -34,12 +34,14 @@ mod manifests;
 mod mutants;
 mod observe;
 pub(crate) mod observe_command;
+mod observe_driver;
 mod observe_rust;
 pub(crate) use observe_command::ObserveArgs;
 mod outputs;
 mod patch_mutants;
 mod reproof;
 mod shadows;
+mod shard;
 mod suite;
 mod twin;
 
@@ -53,9 +55,7 @@ use serde_json::Value;
 use super::error::{CliError, CliResult};
 use super::{RemoteArgs, remote};
 use crate::core::freeze_ledger::DEFAULT_DEBT_CAP;
-use crate::core::gate::{
-    Facts, GateAnswer, GateDecision, GateNext, GateRequest, Phase, next_step, parse_gate_request,
-};
+use crate::core::gate::{Facts, GateAnswer, GateDecision, GateNext, GateRequest, Phase, next_step};
 use crate::core::problem::Problem;
 use crate::exit::Exit;
 
@@ -63,7 +63,7 @@ use crate::exit::Exit;
 pub struct GateArgs {
     /// The base the patch targets (a branch, tag or commit): the config, catalog, ledger and
     /// expected seal are read from it, never from the patch.
-    #[arg(long, required_unless_present = "facts")]
+    #[arg(long, required_unless_present_any = ["facts", "combine"])]
     pub base: Option<String>,
     #[command(flatten)]
     pub at: super::reading::command::HeadArgs,
@@ -126,6 +126,18 @@ pub struct GateArgs {
     /// run.
     #[arg(long, conflicts_with_all = ["base", "dry_run", "tier_ledger"])]
     pub facts: Option<PathBuf>,
+    /// Run this job's shard of a gate split over N CI jobs (issue 53): its share of the
+    /// suite, split from the base's census (balanced by the seconds it records), and, on shard
+    /// 1, every other step. Its facts (`--facts-out`, required) decide nothing alone: the
+    /// combine job decides once on all N (`--combine`). The answer printed is ESCALATE
+    /// `evidence-gap` (a shard alone), exit 2.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard, requires = "facts_out", conflicts_with = "facts")]
+    pub shard: Option<crate::core::gate::Shard>,
+    /// Decide the N shards' facts (each written by `--shard K/N --facts-out`) once, as one
+    /// gate: a shard missing, given twice, unfinished, edited (`PATCHGATE_SHARD_KEY`), or of
+    /// another head, base config, split or version is ESCALATE `evidence-gap` naming it.
+    #[arg(long, num_args = 1.., value_name = "FACTS", conflicts_with_all = ["base", "dry_run", "tier_ledger", "facts", "shard"])]
+    pub combine: Vec<PathBuf>,
     #[command(flatten)]
     pub remote: RemoteArgs,
 }
@@ -161,6 +173,11 @@ impl GateArgs {
     }
 }
 
+/// `K/N`, as the core reads it.
+fn parse_shard(text: &str) -> Result<crate::core::gate::Shard, String> {
+    crate::core::gate::Shard::parse(text)
+}
+
 /// The message of facts the runner gathered that do not validate: they came from the base.
 const GATHERED_INVALID: &str = "the gate's inputs (read from the base commit) are invalid:";
 
@@ -175,7 +192,7 @@ struct Planner<'a> {
 impl Planner<'_> {
     /// A request validated locally; an invalid one is refused field by field (65).
     fn parse(doc: &Value, invalid: &str) -> Result<GateRequest, CliError> {
-        parse_gate_request(doc)
+        crate::core::gate::parse_gate_body(doc)
             .map_err(|errors| CliError::problem(Exit::DataErr, invalid, &Problem::invalid(errors)))
     }
 
@@ -221,6 +238,32 @@ pub fn run(args: GateArgs) -> CliResult {
     let planner = Planner {
         remote: &args.remote,
     };
+    if !args.combine.is_empty() {
+        // Each file as read, or why it could not be: a shard that cannot be read is a gap
+        // the core names, never dropped.
+        let items: Vec<Value> = args
+            .combine
+            .iter()
+            .map(|path| {
+                super::read_input(path)
+                    .map_err(|e| format!("cannot read {}: {e}", path.display()))
+                    .and_then(|bytes| {
+                        crate::core::json::strict_value(&bytes)
+                            .map_err(|e| format!("{} is not valid JSON: {e}", path.display()))
+                    })
+                    .unwrap_or_else(Value::String)
+            })
+            .collect();
+        let doc = serde_json::json!({ "shards": items });
+        return outputs::finish(
+            &args,
+            &planner,
+            &doc,
+            "the shards' facts are invalid:",
+            args.shadow,
+        )
+        .map(|(exit, _)| exit);
+    }
     if let Some(path) = &args.facts {
         let bytes = super::read_input(path)
             .map_err(|e| CliError::data(format!("cannot read {}: {e}", path.display())))?;
@@ -265,7 +308,7 @@ pub fn run(args: GateArgs) -> CliResult {
             seconds: spent,
         });
     }
-    outputs::write_facts(&args, &facts)?;
+    outputs::write_final_facts(&args, &facts)?;
     let answer = outputs::finish(
         &args,
         &planner,

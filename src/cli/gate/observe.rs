@@ -23,241 +23,7 @@ use crate::core::gate::{
     ObservedLine, UntakenBranch,
 };
 
-/// The program the observed run is (`python -c DRIVER OUT FILE:LINES... -- PYTEST-ARGS`,
-/// `LINES` as `3,9-12`): pytest in-process with the changed lines' probes, the JSON report
-/// written to `OUT` when pytest returns. A run that never returns (an exit under test) writes
-/// none: then nothing is known to be observed. A file imported other than through the import
-/// system (read and `exec`'d) has no probes: its lines are unrun, never run by a check. A
-/// patch mutant's run is `python -c DRIVER --select ID... -- PYTEST-ARGS`: pytest with only the
-/// tests named (JUnit's `module::function`, `module.Class::function`) kept, and only the files
-/// that may hold them collected.
-const DRIVER: &str = r#"import sys
-split = sys.argv.index("--")
-head, args = sys.argv[1:split], sys.argv[split + 1:]
-plugins, watch = [], {}
-def ident(item):
-    mod = getattr(getattr(item, "module", None), "__name__", "")
-    cls = getattr(item, "cls", None)
-    owner = mod + ("." + cls.__qualname__ if cls is not None else "")
-    return owner + "::" + (getattr(item, "originalname", None) or item.name)
-MUTANT = None
-if head[:1] == ["--select"] and head[1:2] == ["--mutant"]:
-    # A patch mutant, applied as the import system loads its file: the bytes `start:end` of
-    # the file's text replaced, the file on disk left as it is (what the code reads of its own
-    # file is the judged text: no mutant can be told apart by it).
-    path, start, end, replacement = head[2:6]
-    MUTANT = (path, int(start), int(end), bytes.fromhex(replacement))
-    head = head[:1] + head[6:]
-if head[:1] == ["--select"]:
-    keep = set(head[1:])
-    # Only the files that may hold a test kept are collected (a name of the test's module or
-    # class); every file when a test has no module (a doctest).
-    owners = [k.partition("::")[0] for k in keep]
-    stems = None if "" in owners else {p for o in owners for p in o.split(".")}
-    import pytest
-    class Select:
-        # First: a project's own hook may answer "collect" (False) and end the asking.
-        @pytest.hookimpl(tryfirst=True)
-        def pytest_ignore_collect(self, collection_path, config):
-            if stems is not None and collection_path.suffix == ".py" and collection_path.stem not in stems \
-                    and collection_path.name not in ("conftest.py", "__init__.py") and collection_path.is_file():
-                return True
-        def pytest_collection_modifyitems(self, config, items):
-            dropped = [i for i in items if ident(i) not in keep]
-            items[:] = [i for i in items if ident(i) in keep]
-            config.hook.pytest_deselected(items=dropped)
-    plugins.append(Select())
-else:
-    out = head[0]
-    for spec in head[1:]:
-        path, _, ranges = spec.rpartition(":")
-        lines = set()
-        for r in filter(None, ranges.split(",")):
-            a, _, b = r.partition("-")
-            lines.update(range(int(a), int(b or a) + 1))
-        watch[path] = lines
-import ast, json, os, importlib.abc, importlib.machinery
-# A probe is `NAME.add(id)`, compiled into a changed module as it is imported, before each
-# statement a changed line is part of (id: its first line) and at the head of each way out of
-# a changed `if`, `while`, `for`, `match` (id: the pair of lines, -1 for leaving the function).
-NAME = "__patchgate_%s__" % os.urandom(8).hex()
-PLANS = {}
-def probe(node, value):
-    call = ast.Expr(ast.Call(ast.Attribute(ast.Name(NAME, ast.Load()), "add", ast.Load()), [ast.Constant(value)], []))
-    return ast.fix_missing_locations(ast.copy_location(call, node))
-def visit(tree, lines, edit):
-    """The probes of `lines` in `tree` ({statement line: its changed lines}, {(from, to)}),
-    put into the tree when `edit`."""
-    stmts, branches = {}, set()
-    def own(start, end):
-        return [n for n in range(start, end + 1) if n in lines]
-    def first(items):
-        return items[0].lineno if items else None
-    def head(s):
-        # The last line of a statement's own part: a compound statement's head (its test, its
-        # target, its arguments), not the comments between it and its body.
-        end = getattr(s, "lineno", 0)  # (a `case` has none of its own: its pattern's)
-        for field, value in ast.iter_fields(s):
-            if field not in ("body", "orelse", "finalbody", "handlers", "cases"):
-                for v in value if isinstance(value, list) else [value]:
-                    if isinstance(v, ast.AST):
-                        end = max([end] + [getattr(n, "end_lineno", None) or end for n in ast.walk(v)])
-        return end
-    def block(items, after, entry=()):
-        out = [probe(items[0], v) for v in entry] if edit and items else []
-        for i, s in enumerate(items):
-            nxt = items[i + 1].lineno if i + 1 < len(items) else after
-            if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str):
-                out.append(s)
-                continue
-            subs = [b for b in (getattr(s, "body", None), getattr(s, "orelse", None), getattr(s, "finalbody", None))
-                    if isinstance(b, list) and b]
-            subs += [h.body for h in getattr(s, "handlers", [])] + [c.body for c in getattr(s, "cases", [])]
-            start = min([s.lineno] + [d.lineno for d in getattr(s, "decorator_list", [])])
-            mine = own(start, head(s) if subs else (s.end_lineno or s.lineno))
-            if mine:
-                stmts[s.lineno] = mine
-                if edit:
-                    out.append(probe(s, s.lineno))
-            if isinstance(s, (ast.If, ast.While, ast.For, ast.AsyncFor)):
-                loop = not isinstance(s, ast.If)
-                taken, other = (s.lineno, s.body[0].lineno), (s.lineno, first(s.orelse) or nxt)
-                # `while True:` has no way out but `break`.
-                endless = isinstance(s, ast.While) and isinstance(s.test, ast.Constant) and bool(s.test.value)
-                if mine:
-                    branches.update((taken,) if endless else (taken, other))
-                s.body = block(s.body, s.lineno if loop else nxt, [taken] if mine else [])
-                if s.orelse:
-                    s.orelse = block(s.orelse, nxt, [other] if mine else [])
-                elif mine and edit and not endless:
-                    s.orelse = [probe(s, other)]
-            elif isinstance(s, ast.Match):
-                for c in s.cases:
-                    way, case = (s.lineno, c.body[0].lineno), c.pattern.lineno
-                    cmine = own(case, head(c))
-                    if cmine:
-                        stmts[case] = cmine
-                    if mine:
-                        branches.add(way)
-                    c.body = block(c.body, nxt, ([way] if mine else []) + ([case] if cmine else []))
-            else:
-                for h in getattr(s, "handlers", []):
-                    hmine = own(h.lineno, head(h))
-                    if hmine:
-                        stmts[h.lineno] = hmine
-                    h.body = block(h.body, nxt, [h.lineno] if hmine else [])
-                leaves = isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
-                for field in ("body", "orelse", "finalbody"):
-                    sub = getattr(s, field, None)
-                    if isinstance(sub, list) and sub:
-                        setattr(s, field, block(sub, -1 if leaves else nxt))
-            out.append(s)
-        return out
-    # `from __future__` imports stay first: probes of what precedes them go after them.
-    at = max((i + 1 for i, s in enumerate(tree.body) if isinstance(s, ast.ImportFrom) and s.module == "__future__"), default=0)
-    early = block(tree.body[:at], first(tree.body[at:]) or -1)
-    rest = block(tree.body[at:], -1)
-    moved = [s for s in early if s.__class__ is ast.Expr and getattr(getattr(s.value, "func", None), "value", None) is not None
-             and getattr(s.value.func.value, "id", None) == NAME]
-    tree.body = [s for s in early if not any(s is m for m in moved)] + moved + rest
-    return stmts, branches
-class Loader(importlib.machinery.SourceFileLoader):
-    def get_code(self, fullname):
-        # Compiled from the source every time: no bytecode cache read or written.
-        real = os.path.realpath(self.path)
-        if real == MUTATED:
-            text = self.get_data(self.path)
-            return compile(text[:MUTANT[1]] + MUTANT[3] + text[MUTANT[2]:], self.path, "exec", dont_inherit=True)
-        try:
-            tree = ast.parse(self.get_data(self.path), self.path)
-            PLANS[real] = visit(tree, WATCHED[real], True)
-            return compile(tree, self.path, "exec", dont_inherit=True)
-        except Exception:
-            # Whatever the probes cannot be put into loads as it is, and none of its changed
-            # lines counts as run: never a failure the plain run would not have.
-            PLANS[real] = ({n: [n] for n in WATCHED[real]}, set())
-            return super().get_code(fullname)
-    def exec_module(self, module):
-        real = os.path.realpath(self.path)
-        if real in HITS:
-            module.__dict__[NAME] = HITS[real]
-        super().exec_module(module)
-class Finder(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
-        if spec is not None and spec.origin and os.path.realpath(spec.origin) in LOADED:
-            spec.loader = Loader(name, spec.origin)
-        return spec
-MUTATED = os.path.realpath(MUTANT[0]) if MUTANT else None
-WATCHED = {os.path.realpath(p): lines for p, lines in watch.items()}
-LOADED = set(WATCHED) | ({MUTATED} if MUTATED else set())
-NAMES = {os.path.realpath(p): p for p in watch}
-# Each file's own hits, and by test: two files' line 3 are two statements.
-HITS = {real: set() for real in WATCHED}
-SEEN = {real: {} for real in WATCHED}
-FINDER = Finder()
-if LOADED:
-    sys.meta_path.insert(0, FINDER)
-import pytest
-CONTEXT = ""
-def switch(ctx):
-    global CONTEXT
-    for real, hits in HITS.items():
-        for h in hits:
-            SEEN[real].setdefault(h, set()).add(CONTEXT)
-        hits.clear()
-    CONTEXT = ctx
-if LOADED:
-    class First:
-        # First again once pytest's assertion rewriter is in: it takes the files named on the
-        # command line (`--doctest-modules pkg/mod.py`), and would load them without probes.
-        @pytest.hookimpl(tryfirst=True)
-        def pytest_sessionstart(self, session):
-            if FINDER in sys.meta_path:
-                sys.meta_path.remove(FINDER)
-            sys.meta_path.insert(0, FINDER)
-    plugins.append(First())
-if watch:
-    class Contexts:
-        # One context per test, switched by pytest's own protocol (setup, call, teardown).
-        @pytest.hookimpl(hookwrapper=True)
-        def pytest_runtest_protocol(self, item, nextitem):
-            switch(ident(item))
-            yield
-            switch("")
-    plugins.append(Contexts())
-# The code under test sees the argv a plain `python -m pytest ARGS` gives it: neither this
-# driver's arguments nor whether it keeps only a mutant's tests.
-sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py")] + args
-try:
-    code = pytest.main(args, plugins=plugins)
-finally:
-    if watch:
-        switch("")
-        files = {}
-        for real, lines in WATCHED.items():
-            if real not in PLANS:
-                # Never imported: its probes as its text has them, none of them hit.
-                try:
-                    PLANS[real] = visit(ast.parse(open(real, "rb").read(), real), lines, False)
-                except (OSError, SyntaxError, ValueError, RecursionError):
-                    # Not read as Python reads it: every changed line is code no check ran.
-                    PLANS[real] = ({n: [n] for n in lines}, set())
-            stmts, branches = PLANS[real]
-            executed, missing, contexts = [], [], {}
-            for at, mine in stmts.items():
-                ran = SEEN[real].get(at)
-                for n in mine:
-                    (executed if ran else missing).append(n)
-                    if ran:
-                        contexts[str(n)] = sorted(ran)
-            files[NAMES[real]] = {
-                "executed_lines": sorted(executed), "missing_lines": sorted(missing), "contexts": contexts,
-                "missing_branches": sorted([f, t] for (f, t) in branches if (f, t) not in SEEN[real])}
-        with open(out, "w") as f:
-            json.dump({"files": files}, f)
-sys.exit(int(code))
-"#;
+use super::observe_driver::DRIVER;
 
 /// The check id of code run when its module was imported (no test ran it).
 pub(super) const IMPORT: &str = "(import)";
@@ -312,6 +78,38 @@ fn ranges(lines: &BTreeSet<u32>) -> String {
         })
         .collect::<Vec<_>>()
         .join(",")
+}
+
+/// The suite's `argv` (pytest's, or already the observed run's) running every test but `ids`
+/// (by their JUnit ids: a shard's run leaves out the tests other shards own, issue 53): the
+/// driver's `--except`, before the observed run's own arguments when it is one. `None` when it
+/// does not run pytest either way.
+pub(super) fn except_argv(
+    argv: &[String],
+    ids: impl Iterator<Item = String>,
+) -> Option<Vec<String>> {
+    let driver = argv.iter().position(|a| a == DRIVER);
+    let mut out: Vec<String>;
+    match driver {
+        Some(at) => {
+            let (before, after) = argv.split_at(at + 1);
+            out = before.to_vec();
+            out.push("--except".to_owned());
+            out.extend(ids);
+            out.push("--observe".to_owned());
+            out.extend(after.iter().cloned());
+        }
+        None => {
+            let at = crate::cli::runner::pytest_module_at(argv)?;
+            let (python, rest) = argv.split_at(at);
+            out = python.to_vec();
+            out.extend(["-c".to_owned(), DRIVER.to_owned(), "--except".to_owned()]);
+            out.extend(ids);
+            out.push("--".to_owned());
+            out.extend(rest.get(2..)?.iter().cloned());
+        }
+    }
+    Some(out)
 }
 
 /// The suite command `argv` as a patch mutant's run: the same interpreter, flags and pytest

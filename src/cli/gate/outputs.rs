@@ -48,10 +48,22 @@ pub(super) fn add_failures(facts: &mut Facts, read: &ReceiptRead, canary: Option
 /// so an interrupted gate (Ctrl-C, the CI job's timeout) leaves a file that says which steps
 /// ran and what they saw. Each write replaces the file whole (a rename), never half of it.
 pub(super) fn write_facts(args: &GateArgs, facts: &Facts) -> Result<(), CliError> {
+    write_doc(args, &redacted(facts))
+}
+
+/// `--facts-out` once the plan said decide: a shard's facts (issue 53) get their digest now,
+/// so facts left by a shard stopped midway are never taken for a finished shard's.
+pub(super) fn write_final_facts(args: &GateArgs, facts: &Facts) -> Result<(), CliError> {
+    let mut doc = redacted(facts);
+    crate::core::gate::seal_shard(&mut doc, crate::core::gate::shard_key());
+    write_doc(args, &doc)
+}
+
+fn write_doc(args: &GateArgs, doc: &serde_json::Value) -> Result<(), CliError> {
     let Some(path) = &args.facts_out else {
         return Ok(());
     };
-    let text = serde_json::to_string_pretty(&redacted(facts)).unwrap_or_default() + "\n";
+    let text = serde_json::to_string_pretty(doc).unwrap_or_default() + "\n";
     output::replace(path, text.as_bytes(), checkout().as_deref())
 }
 

@@ -79,14 +79,10 @@ pub(super) fn run_suite(
     if let Some(r) = &rust {
         observed = Some(r.argv(&argv));
     }
-    let mut done = run_as_suite(
-        g,
-        room,
-        label,
-        observed.as_deref().unwrap_or(&argv),
-        first,
-        (cancel, rust.as_ref()),
-    )?;
+    // A shard runs its share (issue 53), observed or not, first run or re-run.
+    let argv = observed.unwrap_or(argv);
+    let argv = g.shard.as_ref().map_or(argv.clone(), |s| s.argv(&argv));
+    let mut done = run_as_suite(g, room, label, &argv, first, (cancel, rust.as_ref()))?;
     if let Some(d) = done.as_mut().filter(|_| watching) {
         d.observe = match &rust {
             Some(r) => {

@@ -65,6 +65,8 @@ crate::core::words! {
         Integrity,
         Build,
         Route,
+        /// The shards' facts do not make one gate (issue 53).
+        Shards,
     }
 }
 
@@ -182,6 +184,8 @@ crate::core::words! {
         FrozenCoversPatch,
         /// A gate did not run at all.
         GateMissing,
+        /// A shard of a split gate is missing, unfinished, edited or foreign (issue 53).
+        ShardGap,
     }
 }
 
@@ -234,6 +238,7 @@ impl GateDecision {
             GateReason::ModifiedDuringRun => Cause::ModifiedDuringRun,
             GateReason::HarnessError => Cause::BuildBroken,
             GateReason::CheckerUnproven => Cause::CheckerUnproven,
+            GateReason::EvidenceGap if self.rule == GateRuleName::Shards => Cause::ShardGap,
             GateReason::CheckerNeutered
                 if self
                     .steps

@@ -231,6 +231,39 @@ pub struct Facts {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub observe: Option<super::observe::ObserveFacts>,
+    /// This is one shard's facts (`patchgate gate --shard K/N`, issue 53): who it is, how the
+    /// suite was split, and what it ran on. A shard's facts alone decide nothing: they
+    /// ESCALATE `evidence-gap` until combined with the others (`--combine`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub shard: Option<super::shard_facts::ShardFacts>,
+    /// These facts are N shards' combined (`--combine`): the shards in, and what is wrong with
+    /// them (any gap → ESCALATE `evidence-gap`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub shards: Option<super::shard_facts::ShardsFacts>,
+}
+
+/// The body of `POST /gate`: one gate's facts, or the facts of the N shards of one split gate
+/// to combine (issue 53).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(untagged)]
+#[schema(as = GateBodyDoc)]
+pub enum GateBody {
+    Facts(Box<Facts>),
+    Shards(ShardsBody),
+}
+
+/// The N shards' facts (each written by `patchgate gate --shard K/N --facts-out`), decided
+/// once: a shard missing, given twice, unfinished, edited, or of another head, config, split
+/// or version is ESCALATE `evidence-gap` (rule `shards`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = GateShardsDoc)]
+pub struct ShardsBody {
+    /// Each shard's facts, in any order (at most 256).
+    #[schema(max_items = 256)]
+    pub shards: Vec<Facts>,
 }
 
 fn is_false(b: &bool) -> bool {

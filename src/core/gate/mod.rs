@@ -12,6 +12,8 @@
 mod answer;
 mod apart;
 mod candidates;
+mod combine;
+mod combine_observe;
 mod facts;
 mod observe;
 mod observed;
@@ -21,10 +23,13 @@ mod plan;
 mod reads;
 mod recorded;
 mod report;
+mod report_next;
+mod report_text;
 mod request;
 mod rules;
 mod shape;
 mod shard;
+mod shard_facts;
 mod steps;
 mod verdicts;
 mod work;
@@ -33,6 +38,7 @@ use super::route::{Verdict, Verdicts};
 
 pub use answer::*;
 pub use apart::is_test_file;
+pub use combine::{combine, parse_gate_body};
 pub use facts::*;
 pub use observe::*;
 pub use parse::parse_gate_request;
@@ -49,6 +55,10 @@ pub use shape::{
     TIMING_STEPS, UNREAD_FIELDS, clip_failure, fit_test_id,
 };
 pub use shard::{MAX_SHARDS, Shard, hashed_shard, partition};
+pub use shard_facts::{
+    SHARD_FIELDS, SHARDS_FIELDS, ShardFacts, ShardsFacts, partition_digest, seal_shard,
+    set_shard_key, shard_digest, shard_key,
+};
 pub use steps::*;
 pub use work::{NextStep, WorkItem, WorkKind, WorkTree, work_id};
 
@@ -59,7 +69,7 @@ impl super::decision::Decision for GateDecision {
     type Answer = GateAnswer;
 
     fn parse(body: &[u8]) -> Result<GateRequest, super::problem::Problem> {
-        super::decision::json_body(body, parse_gate_request)
+        super::decision::json_body(body, combine::parse_gate_body)
     }
 
     fn decide(request: &GateRequest, defaults: &super::decision::Defaults) -> Self {

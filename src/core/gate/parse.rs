@@ -230,6 +230,12 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
     let observe = doc
         .get("observe")
         .and_then(|v| super::observe::parse_observe(v, &mut e));
+    let shard = doc
+        .get("shard")
+        .and_then(|v| super::shard_facts::parse_shard(v, &mut e));
+    let shards = doc
+        .get("shards")
+        .and_then(|v| super::shard_facts::parse_shards(v, &mut e));
     let configured = doc.get("configured").and_then(|v| {
         let c = object(v, "/configured", "`configured`", &CONFIGURED_FIELDS, &mut e)?;
         let build = c.opt_bool("build", &mut e);
@@ -317,6 +323,8 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             configured,
             room,
             observe,
+            shard,
+            shards,
         }),
         _ => Err(e),
     }

@@ -96,6 +96,8 @@ pub struct Planning<'a> {
     /// The pending patch mutants (issue 52), when the rest of the gate passed: they are the
     /// only thing left that could stop a merge.
     mutants: Vec<u32>,
+    /// The facts are a shard's after the first (issue 53): only its share of the suite runs.
+    later: bool,
 }
 
 impl Planning<'_> {
@@ -128,10 +130,10 @@ pub const PLAN: [PlanRow; 10] = [
     },
     PlanRow {
         step: NextStep::Runs,
-        says: "in-locality properties have not run; or the canary is configured, has not run, and a run of the code is ahead",
+        says: "in-locality properties have not run; or the canary is configured, has not run, and a run of the code is ahead (both pinned to shard 1 of a split gate)",
         due: |p| {
             !p.unrun.is_empty()
-                || (p.configured.canary && p.request.canary.is_none() && p.work_ahead())
+                || (p.configured.canary && !p.later && p.request.canary.is_none() && p.work_ahead())
         },
     },
     PlanRow {
@@ -146,14 +148,15 @@ pub const PLAN: [PlanRow; 10] = [
     },
     PlanRow {
         step: NextStep::Suite,
-        says: "the suite has not run, and t1 passed or did not apply",
+        says: "the suite has not run, and t1 passed or did not apply (or the facts are a shard's after the first, which runs only its share of the suite)",
         due: |p| p.suite_due,
     },
     PlanRow {
         step: NextStep::AddedTests,
-        says: "the suite ran, and the test files the patch adds did not: they run in a room of their own",
+        says: "the suite ran, and the test files the patch adds did not: they run in a room of their own (on shard 1 of a split gate)",
         due: |p| {
             !p.request.added_tests.is_empty()
+                && !p.later
                 && p.request
                     .fixture_suite
                     .as_ref()
@@ -167,7 +170,7 @@ pub const PLAN: [PlanRow; 10] = [
     },
     PlanRow {
         step: NextStep::PatchMutants,
-        says: "the observed run listed patch mutants that have not run, and t1 and the suite passed: whether a check kills them is all that is left",
+        says: "the observed run listed patch mutants that have not run, and t1 (on shard 1 of a split gate) and the suite passed: whether a check kills them is all that is left",
         due: |p| !p.mutants.is_empty(),
     },
     PlanRow {
@@ -194,8 +197,11 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
         } => Some((*ran, *verdict, properties, summary)),
         _ => None,
     });
+    // A shard after the first runs its share of the suite and nothing else (issue 53): every
+    // other step is pinned to shard 1, and none waits for t1, which it never sees.
+    let later = request.shard.as_ref().is_some_and(|s| s.index > 1);
     let unrun: Vec<String> = t1
-        .filter(|(ran, ..)| *ran)
+        .filter(|(ran, ..)| *ran && !later)
         .map(|(_, _, properties, _)| {
             properties
                 .iter()
@@ -207,14 +213,14 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
         .unwrap_or_default();
     // t1 skipped on a scope hit, did not apply, or passed: the suite runs.
     let suite_due = request.fixture_suite.is_none()
-        && t1.is_none_or(|(ran, verdict, ..)| !ran || verdict == Verdict::Pass);
+        && (later || t1.is_none_or(|(ran, verdict, ..)| !ran || verdict == Verdict::Pass));
     let configured = request.configured.clone().unwrap_or_default();
     let await_build =
         planned.reason == GateReason::UnreadCode && configured.build && request.build.is_none();
     // t1 ran and passed on its runs (the suite may have run already, as run 1).
     let t1_passed = t1.is_some_and(|(ran, verdict, ..)| ran && verdict == Verdict::Pass);
     let replay = t1
-        .filter(|(ran, ..)| *ran)
+        .filter(|(ran, ..)| *ran && !later)
         .map(|(_, _, properties, _)| super::verdicts::replay_due(request, properties))
         .unwrap_or_default();
     // The patch mutants run last, and only when the rest passed (they can only turn a pass
@@ -227,7 +233,7 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
         })
     };
     let mutants: Vec<u32> = match &request.observe {
-        Some(o) if passed("t1") && passed("t2") && rerun_due(request).is_none() => o
+        Some(o) if (later || passed("t1")) && passed("t2") && rerun_due(request).is_none() => o
             .pending()
             .filter_map(|(n, _)| u32::try_from(n).ok())
             .collect(),
@@ -239,7 +245,8 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
         mutants,
         decided: planned.rule != GateRuleName::Route && !await_build,
         await_build,
-        reprove: (t1_passed && unrun.is_empty())
+        later,
+        reprove: (t1_passed && unrun.is_empty() && !later)
             .then(|| next_reproof(request, &configured))
             .flatten(),
         configured,
@@ -269,6 +276,7 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
     // their other runs, and nothing is left out of it on the strength of a run that looked
     // different.
     let suite_first = next == NextStep::Runs
+        && request.shard.is_none()
         && planning.configured.properties_in_suite
         && request.fixture_suite.is_none()
         && !planning.unrun.is_empty();
@@ -284,6 +292,7 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
         .then(|| reproof_ahead(request, &planning.configured, &planning.unrun))
         .flatten();
     let canary = next == NextStep::Runs
+        && !planning.later
         && planning.configured.canary
         && request.canary.is_none()
         && planning.work_ahead();

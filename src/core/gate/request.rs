@@ -194,6 +194,10 @@ pub struct GateRequest {
     pub room: Option<RoomFacts>,
     /// Which checks ran the patch's changed code lines (issue 52); `None`: observing is off.
     pub observe: Option<super::observe::ObserveFacts>,
+    /// This is one shard's facts (issue 53): it decides nothing alone.
+    pub shard: Option<super::shard_facts::ShardFacts>,
+    /// These facts are the shards' combined, and what was wrong with them.
+    pub shards: Option<super::shard_facts::ShardsFacts>,
     /// Where the runner's time went, by phase ([`TIMING_STEPS`]), in milliseconds: echoed in
     /// the answer and the report, never a decision.
     pub timings_ms: std::collections::BTreeMap<String, u64>,

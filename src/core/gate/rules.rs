@@ -259,6 +259,20 @@ pub fn rule_rows() -> Vec<GateRuleRow> {
 /// Decides. Pure and deterministic: the same facts always get the same decision. The rules
 /// are tried in order, each recording its step first; the first that matches concludes.
 pub fn decide_gate(request: &GateRequest, default_cap: u64) -> GateDecision {
+    // Shards first (issue 53): facts that are not one whole gate decide nothing else.
+    let Some(shards) = super::combine::shards_step(request) else {
+        return decide_whole(request, default_cap);
+    };
+    if let Some(gap) = super::combine::shards_gap(&shards) {
+        return gap;
+    }
+    let mut decision = decide_whole(request, default_cap);
+    decision.steps.insert(0, shards);
+    decision
+}
+
+/// The decision on one whole gate's facts.
+fn decide_whole(request: &GateRequest, default_cap: u64) -> GateDecision {
     let facts = RuleFacts::of(request, default_cap);
     if !reading_waits(&facts) {
         return decide_on(request, facts);

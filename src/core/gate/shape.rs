@@ -3,7 +3,7 @@
 //! for them is fitted.
 
 /// The fields of a `/gate` body.
-pub const GATE_FIELDS: [&str; 40] = [
+pub const GATE_FIELDS: [&str; 42] = [
     "patch_id",
     "changed_files",
     "guarded",
@@ -44,6 +44,8 @@ pub const GATE_FIELDS: [&str; 40] = [
     "configured",
     "room",
     "observe",
+    "shard",
+    "shards",
 ];
 /// The fields of `room`.
 pub const ROOM_FIELDS: [&str; 8] = [

@@ -49,7 +49,8 @@ pub fn hashed_shard(id: &str, total: u32) -> u32 {
 
 /// The shard (from 1) of each of `tests` (id, the census's duration in seconds), in their
 /// order, over `total` shards. Tests with a duration: longest first (ties by id), each to the
-/// shard whose tests so far add up to the least (ties to the lowest shard). Tests without one
+/// shard whose tests so far add up to the least (ties to the one with fewest tests, then the
+/// lowest). Tests without one
 /// (or with a duration that is not a finite number of seconds from 0): [`hashed_shard`].
 pub fn partition(tests: &[(&str, Option<f64>)], total: u32) -> Vec<u32> {
     let total = total.clamp(1, MAX_SHARDS);
@@ -66,18 +67,23 @@ pub fn partition(tests: &[(&str, Option<f64>)], total: u32) -> Vec<u32> {
         db.total_cmp(da)
             .then_with(|| tests.get(*a).map(|t| t.0).cmp(&tests.get(*b).map(|t| t.0)))
     });
-    let mut load = vec![0.0f64; total as usize];
+    // Each shard's seconds so far, and how many tests: equal seconds (tests too quick to
+    // time) are spread by count.
+    let mut load = vec![(0.0f64, 0usize); total as usize];
     for (i, d) in timed {
         let least = (0..load.len())
             .min_by(|a, b| {
                 let (la, lb) = (load.get(*a), load.get(*b));
                 la.zip(lb)
-                    .map_or(std::cmp::Ordering::Equal, |(la, lb)| la.total_cmp(lb))
+                    .map_or(std::cmp::Ordering::Equal, |(la, lb)| {
+                        la.0.total_cmp(&lb.0).then(la.1.cmp(&lb.1))
+                    })
                     .then(a.cmp(b))
             })
             .unwrap_or(0);
         if let Some(l) = load.get_mut(least) {
-            *l += d;
+            l.0 += d;
+            l.1 += 1;
         }
         if let Some(o) = out.get_mut(i) {
             *o = u32::try_from(least).unwrap_or(0) + 1;
@@ -123,6 +129,14 @@ mod tests {
         assert_eq!(partition(&tests, 2), [1, 1, 1, 2, 2, 2]);
         // One shard holds everything.
         assert_eq!(partition(&tests, 1), [1; 6]);
+        // Tests too quick to time (0 s): spread by count, in id order (a, b, c, d).
+        let quick = [
+            ("d", Some(0.0)),
+            ("a", Some(0.0)),
+            ("c", Some(0.0)),
+            ("b", Some(0.0)),
+        ];
+        assert_eq!(partition(&quick, 2), [2, 1, 1, 2]);
     }
 
     /// Without durations: the first eight bytes of each id's SHA-256 (`sha256sum`, by hand),

@@ -56,6 +56,18 @@ pub struct OpenRow {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "step", rename_all = "kebab-case")]
 pub enum Step {
+    /// The shards combined (issue 53): the gate was split over `total` CI jobs; any gap
+    /// (a shard missing, given twice, unfinished, edited, or of another head, config, split
+    /// or version) and nothing else is decided.
+    Shards {
+        total: u32,
+        /// The shards whose facts are in, by index.
+        combined: Vec<u32>,
+        /// What is wrong with them, each naming the shard.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        gaps: Vec<String>,
+        summary: String,
+    },
     /// What is judged: the merge of the head into the base (section 12.1).
     Merge {
         #[serde(default, skip_serializing_if = "Option::is_none")]

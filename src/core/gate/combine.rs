@@ -1,0 +1,523 @@
+//! One gate from N shards' facts (issue 53): `patchgate gate --combine` and `POST /gate` with
+//! `{"shards": [...]}`. The shards must be all there, each once, finished as written (their
+//! digests), on one head, base config, split and version; then their facts are merged into
+//! the facts one machine would have gathered, and decided once. Anything wrong is a gap,
+//! named by shard: the decision is ESCALATE `evidence-gap` ([`shards_step`]), never a pass.
+//!
+//! The plan pins every step but the suite's to shard 1 (the build, the canary, the property
+//! runs, the replays, the re-proofs, the added tests); each shard runs its share of the suite
+//! (its re-run, its observed run and its patch mutants with it). So shard 1's facts are the
+//! spine, and the suites are merged into it: one exit (0 only when every share's was; a run
+//! that was no catch wins over a catch), the failures and receipts summed, the census
+//! tests vanished in any share. When shard 1's plan decided before its suite (a property
+//! failed, a rule stopped it), the combined facts have no suite either, as one machine's
+//! would not.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value, json};
+
+use super::answer::{GateDecision, GateDisposition, GateReason, GateRuleName};
+use super::parse::parse_gate_request;
+use super::request::GateRequest;
+use super::shard_facts::{MAX_SHARD_GAPS, ShardFacts, shard_digest};
+use super::steps::Step;
+
+/// Most entries a merged list keeps, by field.
+const MAX_VANISHED: usize = 100;
+const MAX_FAILURES: usize = super::MAX_FAILURES;
+
+/// The shards' step of a decision, when the facts are a shard's or shards': its gaps, if any.
+pub fn shards_step(request: &GateRequest) -> Option<Step> {
+    let (total, combined, gaps) = match (&request.shard, &request.shards) {
+        (None, None) => return None,
+        (Some(s), _) => (
+            s.total,
+            vec![s.index],
+            vec![format!(
+                "these are shard {}/{}'s facts alone: a shard decides nothing until the {} shards are combined (`patchgate gate --combine`)",
+                s.index, s.total, s.total
+            )],
+        ),
+        (None, Some(s)) => (s.total, s.combined.clone(), s.gaps.clone()),
+    };
+    let summary = match gaps.first() {
+        None => format!(
+            "{total} shards combined: one head, one base config, one split, every census test run in the shard that owns it"
+        ),
+        Some(first) if gaps.len() == 1 => format!("the shards do not make one gate: {first}"),
+        Some(first) => format!(
+            "the shards do not make one gate: {first} (and {} more)",
+            gaps.len() - 1
+        ),
+    };
+    Some(Step::Shards {
+        total,
+        combined,
+        gaps,
+        summary,
+    })
+}
+
+/// The decision when the shards do not make one gate: ESCALATE `evidence-gap`, rule `shards`.
+pub fn shards_gap(step: &Step) -> Option<GateDecision> {
+    matches!(step, Step::Shards { gaps, .. } if !gaps.is_empty()).then(|| GateDecision {
+        disposition: GateDisposition::Escalate,
+        rule: GateRuleName::Shards,
+        reason: GateReason::EvidenceGap,
+        evidence: None,
+        steps: vec![step.clone()],
+    })
+}
+
+/// A `/gate` body: one gate's facts, or `{"shards": [...]}`, the shards' facts to combine
+/// (at most 256), combined with [`shard_key`](super::shard_key) first.
+pub fn parse_gate_body(value: &Value) -> Result<GateRequest, crate::core::fields::Errors> {
+    let shards = value
+        .as_object()
+        .filter(|o| o.len() == 1)
+        .and_then(|o| o.get("shards"))
+        .and_then(Value::as_array);
+    match shards {
+        None => parse_gate_request(value),
+        Some(items) if items.len() > super::MAX_SHARDS as usize => {
+            let mut e = crate::core::fields::Errors::default();
+            e.push("/shards", "at most 256 shards' facts are combined");
+            Err(e)
+        }
+        Some(items) => parse_gate_request(&combine(items, super::shard_key())),
+    }
+}
+
+/// One shard's facts as read: where it was given, the document, the request, its own facts.
+struct Given<'a> {
+    doc: &'a Value,
+    request: GateRequest,
+    shard: ShardFacts,
+}
+
+/// `K/N` of a shard.
+fn name(s: &ShardFacts) -> String {
+    format!("shard {}/{}", s.index, s.total)
+}
+
+/// Each shard's facts in `items` (a shard's `/gate` body, or a string saying why a file
+/// could not be read), checked and merged into one facts document (`key`: the shards'
+/// digest key). Always a document: with `shards.gaps` when they do not make one gate.
+pub fn combine(items: &[Value], key: &[u8]) -> Value {
+    let mut gaps: Vec<String> = Vec::new();
+    let mut given: Vec<Given<'_>> = Vec::new();
+    let mut first_doc: Option<&Value> = None;
+    if items.is_empty() {
+        gaps.push("no shard's facts were given".to_owned());
+    }
+    for (i, item) in items.iter().enumerate() {
+        let n = i + 1;
+        if let Value::String(why) = item {
+            gaps.push(format!("facts #{n} could not be read: {why}"));
+            continue;
+        }
+        let request = match parse_gate_request(item) {
+            Ok(r) => r,
+            Err(e) => {
+                let first = e
+                    .into_parts()
+                    .0
+                    .first()
+                    .map_or(String::new(), |x| format!(": {} {}", x.pointer, x.detail));
+                gaps.push(format!("facts #{n} are not a gate's facts{first}"));
+                continue;
+            }
+        };
+        first_doc.get_or_insert(item);
+        let Some(shard) = request.shard.clone() else {
+            gaps.push(format!(
+                "facts #{n} are not a shard's (no `shard`: a gate run without --shard)"
+            ));
+            continue;
+        };
+        match &shard.digest {
+            None => gaps.push(format!(
+                "{} did not finish (no digest: its gate stopped before the plan said decide)",
+                name(&shard)
+            )),
+            Some(d) if *d != shard_digest(item, key) => gaps.push(format!(
+                "{}'s facts are not as it wrote them (their digest does not match: edited, or written with another PATCHGATE_SHARD_KEY)",
+                name(&shard)
+            )),
+            Some(_) => given.push(Given {
+                doc: item,
+                request,
+                shard,
+            }),
+        }
+    }
+    given.sort_by_key(|g| g.shard.index);
+    let total = given.first().map_or(1, |g| g.shard.total);
+    if let Some(r) = given.first() {
+        check_same(r, &given, &mut gaps);
+    }
+    let mut seen = BTreeSet::new();
+    for g in &given {
+        if !seen.insert(g.shard.index) {
+            gaps.push(format!("{} is given twice", name(&g.shard)));
+        }
+    }
+    for k in 1..=total {
+        if !seen.contains(&k) {
+            gaps.push(format!("shard {k}/{total} is missing"));
+        }
+    }
+    if gaps.is_empty() {
+        let owned: u64 = given.iter().map(|g| g.shard.owned).sum();
+        let census = given.first().map_or(0, |g| g.shard.census);
+        if owned != census {
+            gaps.push(format!(
+                "the shards own {owned} of the census's {census} tests: every census test is in exactly one shard"
+            ));
+        }
+    }
+    let spine = given
+        .first()
+        .map(|g| g.doc)
+        .or(first_doc)
+        .cloned()
+        .unwrap_or_else(|| {
+            let none = "0".repeat(64);
+            json!({"changed_files": [], "seal": {"actual": none, "expected": none}, "catalog": {"properties": []}})
+        });
+    let combined: Vec<u32> = seen.into_iter().collect();
+    if gaps.is_empty() {
+        let mut doc = merge(&spine, &given, &mut gaps);
+        set_shards(&mut doc, total, &combined, &[]);
+        if parse_gate_request(&doc).is_ok() && gaps.is_empty() {
+            return doc;
+        }
+        if gaps.is_empty() {
+            gaps.push("the shards' facts, merged, do not validate".to_owned());
+        }
+    }
+    let mut doc = spine;
+    gaps.truncate(MAX_SHARD_GAPS);
+    set_shards(&mut doc, total, &combined, &gaps);
+    doc
+}
+
+/// `shards` written into `doc`, its `shard` taken out.
+fn set_shards(doc: &mut Value, total: u32, combined: &[u32], gaps: &[String]) {
+    if let Some(o) = doc.as_object_mut() {
+        o.remove("shard");
+        let mut shards = json!({"total": total, "combined": combined});
+        if !gaps.is_empty() {
+            put(&mut shards, "gaps", gaps);
+        }
+        o.insert("shards".to_owned(), shards);
+    }
+}
+
+/// Every shard against the first: one split of one census, one head, base config and version.
+fn check_same(r: &Given<'_>, given: &[Given<'_>], gaps: &mut Vec<String>) {
+    for g in given.iter().skip(1) {
+        let (a, b) = (&g.shard, &r.shard);
+        let differs = |what: &str, theirs: &str, ours: &str| {
+            format!(
+                "{} {what} ({}, not {} as {})",
+                name(a),
+                short(theirs),
+                short(ours),
+                name(b)
+            )
+        };
+        if a.total != b.total {
+            gaps.push(format!(
+                "{} was split into {} shards, not {} as {}",
+                name(a),
+                a.total,
+                b.total,
+                name(b)
+            ));
+            continue;
+        }
+        let (ja, jb) = (g.request.judged.as_ref(), r.request.judged.as_ref());
+        let part = |j: Option<&super::request::Judged>, f: fn(&super::request::Judged) -> &str| {
+            j.map_or(String::new(), |j| f(j).to_owned())
+        };
+        for (what, f) in [
+            (
+                "judged another head",
+                (|j| &j.head) as fn(&super::request::Judged) -> &str,
+            ),
+            ("judged another base", |j| &j.base),
+            ("judged another tree", |j| &j.tree),
+        ] {
+            let (x, y) = (part(ja, f), part(jb, f));
+            if x != y {
+                gaps.push(differs(what, &x, &y));
+            }
+        }
+        if a.config != b.config {
+            gaps.push(differs(
+                "ran with another base config",
+                &a.config,
+                &b.config,
+            ));
+        }
+        if a.version != b.version {
+            gaps.push(differs(
+                "ran another patchgate version",
+                &a.version,
+                &b.version,
+            ));
+        }
+        if a.partition != b.partition || a.census != b.census {
+            gaps.push(differs(
+                "split another census, or split it differently",
+                &a.partition,
+                &b.partition,
+            ));
+        }
+    }
+}
+
+/// An id shortened for a sentence: its first 12 characters.
+fn short(s: &str) -> String {
+    if s.is_empty() {
+        return "none".to_owned();
+    }
+    s.chars().take(12).collect()
+}
+
+/// Shard 1's facts with every shard's suite merged in (and what runs beside it).
+fn merge(spine: &Value, given: &[Given<'_>], gaps: &mut Vec<String>) -> Value {
+    let mut doc = spine.clone();
+    let docs: Vec<&Value> = given.iter().map(|g| g.doc).collect();
+    let Some(o) = doc.as_object_mut() else {
+        return doc;
+    };
+    if let Some(suite) = spine.get("fixture_suite") {
+        let mut suites = Vec::new();
+        for g in given {
+            match g.doc.get("fixture_suite") {
+                Some(s) => suites.push(s),
+                None => gaps.push(format!(
+                    "{} ran no suite, though shard 1 ran its share",
+                    name(&g.shard)
+                )),
+            }
+        }
+        let catch: Vec<u64> = suite
+            .get("catch_exit_codes")
+            .and_then(Value::as_array)
+            .map_or(vec![1], |a| a.iter().filter_map(Value::as_u64).collect());
+        let mut merged = merge_runs(&suites, &catch);
+        let m = merged.as_object_mut();
+        if let Some(m) = m {
+            for key in ["catch_exit_codes", "added"] {
+                if let Some(v) = suite.get(key) {
+                    m.insert(key.to_owned(), v.clone());
+                }
+            }
+            let mut vanished: BTreeSet<String> = BTreeSet::new();
+            let mut count = 0u64;
+            for s in &suites {
+                let listed = strings(s.get("vanished"));
+                count += s
+                    .get("vanished_count")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(listed.len() as u64);
+                vanished.extend(listed);
+            }
+            if count > 0 {
+                let list: Vec<String> = vanished.into_iter().take(MAX_VANISHED).collect();
+                m.insert("vanished".to_owned(), json!(list));
+                m.insert("vanished_count".to_owned(), json!(count));
+            }
+            // The re-run without the frozen tests: each share's, or its first run where that
+            // passed; none when a share failed and was not re-run.
+            if suites.iter().any(|s| s.get("rerun").is_some()) {
+                let reruns: Option<Vec<&Value>> = suites
+                    .iter()
+                    .map(|s| match s.get("rerun") {
+                        Some(r) => Some(r),
+                        None if s.get("exit_code") == Some(&json!(0)) => Some(*s),
+                        None => None,
+                    })
+                    .collect();
+                if let Some(reruns) = reruns {
+                    m.insert("rerun".to_owned(), merge_runs(&reruns, &catch));
+                }
+            }
+        }
+        o.insert("fixture_suite".to_owned(), merged);
+        let mut failures: Vec<Value> = Vec::new();
+        for d in &docs {
+            for f in d
+                .get("failures")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if !failures.contains(f) && failures.len() < MAX_FAILURES {
+                    failures.push(f.clone());
+                }
+            }
+        }
+        if !failures.is_empty() {
+            o.insert("failures".to_owned(), Value::Array(failures));
+        }
+        if let Some(observe) = spine.get("observe") {
+            let all: Vec<&Value> = docs.iter().filter_map(|d| d.get("observe")).collect();
+            if all.len() == docs.len() {
+                o.insert(
+                    "observe".to_owned(),
+                    super::combine_observe::merge(observe, &all),
+                );
+            } else {
+                gaps.push(
+                    "a shard did not observe its share of the suite, though shard 1 did".to_owned(),
+                );
+            }
+        }
+    }
+    let integrity: Vec<Value> = docs
+        .iter()
+        .flat_map(|d| {
+            d.get("integrity")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+        })
+        .cloned()
+        .collect();
+    if !integrity.is_empty() {
+        o.insert("integrity".to_owned(), Value::Array(integrity));
+    }
+    let left: u64 = docs
+        .iter()
+        .filter_map(|d| d.get("left_behind").and_then(Value::as_u64))
+        .sum();
+    if left > 0 {
+        o.insert(
+            "left_behind".to_owned(),
+            json!(left.min(u64::from(u32::MAX))),
+        );
+    }
+    // The runs over a cap, in any shard's room (a share killed by the memory cap says so).
+    let mut over: Vec<Value> = Vec::new();
+    for d in &docs {
+        let theirs = d.pointer("/room/over").and_then(Value::as_array);
+        for x in theirs.into_iter().flatten() {
+            if !over.contains(x) && over.len() < 100 {
+                over.push(x.clone());
+            }
+        }
+    }
+    if let Some(room) = o.get_mut("room").and_then(Value::as_object_mut)
+        && !over.is_empty()
+    {
+        room.insert("over".to_owned(), Value::Array(over));
+    }
+    if docs.iter().any(|d| d.get("sandbox") == Some(&json!("off"))) {
+        o.insert("sandbox".to_owned(), json!("off"));
+    }
+    // Where the time went: each phase's longest shard (the wall time of jobs run at once).
+    let mut timings: Map<String, Value> = Map::new();
+    for d in &docs {
+        for (phase, ms) in d
+            .get("timings_ms")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            let ms = ms.as_u64().unwrap_or(0);
+            let now = timings.get(phase).and_then(Value::as_u64).unwrap_or(0);
+            timings.insert(phase.clone(), json!(now.max(ms)));
+        }
+    }
+    if !timings.is_empty() {
+        o.insert("timings_ms".to_owned(), Value::Object(timings));
+    }
+    doc
+}
+
+/// `value` set at `key` of the object `v`.
+fn put(v: &mut Value, key: &str, value: impl Into<Value>) {
+    if let Some(o) = v.as_object_mut() {
+        o.insert(key.to_owned(), value.into());
+    }
+}
+
+/// A list of strings in `v` (none when it is not one).
+fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|x| x.as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Runs of the suite's shares (each `{exit_code, failed_tests, report_disagrees, receipt}`)
+/// as one run: exit 0 when every share's was; else a share's that is no catch (killed, a
+/// crash), else the first catch; the failed tests in shard order; the receipts summed (`null`
+/// when any share's is, or when some have one and some not); the first disagreement.
+fn merge_runs(runs: &[&Value], catch: &[u64]) -> Value {
+    let codes: Vec<Option<u64>> = runs
+        .iter()
+        .map(|r| r.get("exit_code").and_then(Value::as_u64))
+        .collect();
+    let exit = if codes.iter().all(|c| *c == Some(0)) {
+        json!(0)
+    } else if codes.iter().any(Option::is_none) {
+        Value::Null
+    } else {
+        let no_catch = codes
+            .iter()
+            .flatten()
+            .find(|c| **c != 0 && !catch.contains(c));
+        let first_catch = codes.iter().flatten().find(|c| **c != 0);
+        json!(no_catch.or(first_catch))
+    };
+    let mut out = json!({"exit_code": exit});
+    if runs.iter().all(|r| r.get("failed_tests").is_some()) {
+        let mut failed: Vec<String> = Vec::new();
+        for r in runs {
+            for id in strings(r.get("failed_tests")) {
+                if !failed.contains(&id) {
+                    failed.push(id);
+                }
+            }
+        }
+        put(&mut out, "failed_tests", failed);
+    }
+    let disagrees = runs
+        .iter()
+        .find_map(|r| r.get("report_disagrees").and_then(Value::as_str));
+    if let Some(d) = disagrees {
+        put(&mut out, "report_disagrees", d);
+    }
+    let receipts: Vec<Option<&Value>> = runs.iter().map(|r| r.get("receipt")).collect();
+    if receipts.iter().any(Option::is_some) {
+        let all: Option<Vec<&Value>> = receipts
+            .iter()
+            .map(|r| r.filter(|v| v.is_object()))
+            .collect();
+        let receipt = match all {
+            None => Value::Null,
+            Some(all) => {
+                let sum = |k: &str| -> u64 {
+                    all.iter()
+                        .filter_map(|r| r.get(k).and_then(Value::as_u64))
+                        .fold(0u64, u64::saturating_add)
+                        .min(u64::from(u32::MAX))
+                };
+                let mut r = json!({"executed": sum("executed"), "failed": sum("failed"), "skipped": sum("skipped")});
+                if let Some(d) = all.iter().find_map(|r| r.get("disagrees")) {
+                    put(&mut r, "disagrees", d.clone());
+                }
+                r
+            }
+        };
+        put(&mut out, "receipt", receipt);
+    }
+    out
+}
