@@ -352,3 +352,19 @@ fn a_frozen_failure_in_one_share_is_discarded_as_one_machine_would() {
         ("BLOCK", "concrete-behavior")
     );
 }
+
+/// A gap that names a long path is clipped to what `shards.gaps` carries: still an answer
+/// (ESCALATE), never a 422 of the combine's own making.
+#[test]
+fn a_long_gap_is_clipped_not_refused() {
+    let long = format!("cannot read {}: No such file", "d/".repeat(2000));
+    let (disposition, rule, reason, said) = decide(&shards(vec![ok(1), json!(long), ok(3)]));
+    assert_eq!(
+        (disposition.as_str(), rule.as_str(), reason.as_str()),
+        ("ESCALATE", "shards", "evidence-gap")
+    );
+    assert!(
+        said.starts_with("facts #2 could not be read") && said.ends_with('…'),
+        "{said}"
+    );
+}

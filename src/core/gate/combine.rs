@@ -209,7 +209,15 @@ fn set_shards(doc: &mut Value, total: u32, combined: &[u32], gaps: &[String]) {
         o.remove("shard");
         let mut shards = json!({"total": total, "combined": combined});
         if !gaps.is_empty() {
-            put(&mut shards, "gaps", gaps);
+            // Each within what `shards.gaps` carries (a path or an error may be long).
+            let clipped: Vec<String> = gaps
+                .iter()
+                .map(|g| match g.char_indices().nth(1000) {
+                    Some((at, _)) => format!("{}…", &g[..at]),
+                    None => g.clone(),
+                })
+                .collect();
+            put(&mut shards, "gaps", clipped);
         }
         o.insert("shards".to_owned(), shards);
     }
