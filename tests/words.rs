@@ -130,7 +130,9 @@ fn the_enums_speak_the_contracts_words() {
             "test-aware",
             "integrity",
             "build",
-            "route"
+            "route",
+            // Issue 53: the shards' facts do not make one gate.
+            "shards"
         ]
     );
     // CONTRACT.md 14.2: the reading rules' classes, in the order they decide.
@@ -235,7 +237,9 @@ fn the_enums_speak_the_contracts_words() {
             "exit-disagrees",
             "vanished-tests",
             "frozen-covers-patch",
-            "gate-missing"
+            "gate-missing",
+            // Issue 53: a shard missing, unfinished, edited or foreign.
+            "shard-gap"
         ]
     );
     // What the runner does next (`POST /gate/next`): every step of the plan (issue 34 added
