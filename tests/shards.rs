@@ -141,12 +141,8 @@ fn shards_that_do_not_make_one_gate_escalate_naming_the_shard() {
         ),
         (
             "unreadable",
-            shards(vec![
-                ok(1),
-                json!("cannot read shard-2.json: No such file"),
-                ok(3),
-            ]),
-            "facts #2 could not be read: cannot read shard-2.json",
+            json!({"shards": [ok(1), ok(3)], "unreadable": ["shard-2.json: No such file"]}),
+            "could not be read: shard-2.json: No such file",
         ),
         (
             "not a shard's",
@@ -277,6 +273,18 @@ async fn the_server_and_the_cli_combine_the_same() {
     let (status, problem) = post_json(&server, "/gate", &shards(vec![json!({}); 257])).await;
     assert_eq!(status, 422, "{problem}");
     assert_eq!(problem["errors"][0]["pointer"], "/shards", "{problem}");
+    // Facts that are not facts are a bad request, named by their pointer (a file the caller
+    // could not read goes in `unreadable`, a gap).
+    let mut bad = ok(2);
+    bad.as_object_mut().unwrap().remove("seal");
+    let body = shards(vec![ok(1), bad, json!([null])]);
+    let (status, problem) = post_json(&server, "/gate", &body).await;
+    assert_eq!(status, 422, "{problem}");
+    let pointers = problem["errors"].to_string();
+    assert!(
+        pointers.contains("/shards/1/seal") && pointers.contains("/shards/2"),
+        "{problem}"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let mut paths = Vec::new();
@@ -304,8 +312,28 @@ async fn the_server_and_the_cli_combine_the_same() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
     let gaps = answer["steps"][0]["gaps"].to_string();
-    assert!(gaps.contains("facts #2 could not be read"), "{gaps}");
+    assert!(
+        gaps.contains("could not be read:") && gaps.contains("shard-2.json"),
+        "{gaps}"
+    );
     assert!(gaps.contains("shard 2/3 is missing"), "{gaps}");
+    // A file that is JSON but not a shard's facts: named, a gap, not a refusal.
+    std::fs::write(&paths[1], "{\"changed_files\": []}").unwrap();
+    let out = patchgate()
+        .arg("gate")
+        .arg("--combine")
+        .args(&paths)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        answer["steps"][0]["gaps"]
+            .to_string()
+            .contains("not a gate's facts"),
+        "{answer}"
+    );
 }
 
 /// A failure only a frozen test explains, in one share, re-run there without it and passing;
@@ -357,14 +385,16 @@ fn a_frozen_failure_in_one_share_is_discarded_as_one_machine_would() {
 /// (ESCALATE), never a 422 of the combine's own making.
 #[test]
 fn a_long_gap_is_clipped_not_refused() {
-    let long = format!("cannot read {}: No such file", "d/".repeat(2000));
-    let (disposition, rule, reason, said) = decide(&shards(vec![ok(1), json!(long), ok(3)]));
+    // (`unreadable` carries up to 1,024 characters; the gap says more.)
+    let long = format!("{}: No such file", "d/".repeat(495));
+    let body = json!({"shards": [ok(1), ok(3)], "unreadable": [long]});
+    let (disposition, rule, reason, said) = decide(&body);
     assert_eq!(
         (disposition.as_str(), rule.as_str(), reason.as_str()),
         ("ESCALATE", "shards", "evidence-gap")
     );
     assert!(
-        said.starts_with("facts #2 could not be read") && said.ends_with('…'),
+        said.starts_with("could not be read: d/d/") && said.ends_with('…'),
         "{said}"
     );
 }

@@ -239,22 +239,36 @@ pub fn run(args: GateArgs) -> CliResult {
         remote: &args.remote,
     };
     if !args.combine.is_empty() {
-        // Each file as read, or why it could not be: a shard that cannot be read is a gap
-        // the core names, never dropped.
-        let items: Vec<Value> = args
-            .combine
-            .iter()
-            .map(|path| {
-                super::read_input(path)
-                    .map_err(|e| format!("cannot read {}: {e}", path.display()))
-                    .and_then(|bytes| {
-                        crate::core::json::strict_value(&bytes)
-                            .map_err(|e| format!("{} is not valid JSON: {e}", path.display()))
-                    })
-                    .unwrap_or_else(Value::String)
-            })
-            .collect();
-        let doc = serde_json::json!({ "shards": items });
+        // Each file as read, or why it could not be read as a shard's facts: such a file is a
+        // gap the core names (`unreadable`), never dropped.
+        let (mut items, mut unreadable) = (Vec::new(), Vec::new());
+        for path in &args.combine {
+            let read = super::read_input(path)
+                .map_err(|e| format!("{}: {e}", path.display()))
+                .and_then(|bytes| {
+                    crate::core::json::strict_value(&bytes)
+                        .map_err(|e| format!("{}: not valid JSON: {e}", path.display()))
+                })
+                .and_then(|doc| match crate::core::gate::parse_gate_request(&doc) {
+                    Ok(_) => Ok(doc),
+                    Err(e) => {
+                        let first = e.into_parts().0.into_iter().next();
+                        Err(format!(
+                            "{}: not a gate's facts{}",
+                            path.display(),
+                            first.map_or(String::new(), |f| format!(
+                                " ({} {})",
+                                f.pointer, f.detail
+                            ))
+                        ))
+                    }
+                });
+            match read {
+                Ok(doc) => items.push(doc),
+                Err(why) => unreadable.push(why.chars().take(1000).collect::<String>()),
+            }
+        }
+        let doc = serde_json::json!({ "shards": items, "unreadable": unreadable });
         return outputs::finish(
             &args,
             &planner,

@@ -70,22 +70,64 @@ pub fn shards_gap(step: &Step) -> Option<GateDecision> {
     })
 }
 
-/// A `/gate` body: one gate's facts, or `{"shards": [...]}`, the shards' facts to combine
-/// (at most 256), combined with [`shard_key`](super::shard_key) first.
+/// The fields of a body of shards' facts.
+const SHARDS_BODY_FIELDS: [&str; 2] = ["shards", "unreadable"];
+
+/// A `/gate` body: one gate's facts, or `{"shards": [...], "unreadable": [...]}`, the shards'
+/// facts to combine (at most 256, each valid facts: a bad one is refused, named by its
+/// pointer) and what the caller could not read (each a gap), combined with
+/// [`shard_key`](super::shard_key) first.
 pub fn parse_gate_body(value: &Value) -> Result<GateRequest, crate::core::fields::Errors> {
-    let shards = value
+    use crate::core::fields::{self, Errors};
+    let Some(body) = value
         .as_object()
-        .filter(|o| o.len() == 1)
-        .and_then(|o| o.get("shards"))
-        .and_then(Value::as_array);
-    match shards {
-        None => parse_gate_request(value),
-        Some(items) if items.len() > super::MAX_SHARDS as usize => {
-            let mut e = crate::core::fields::Errors::default();
+        .filter(|o| o.contains_key("shards") && !o.contains_key("changed_files"))
+    else {
+        return parse_gate_request(value);
+    };
+    let mut e = Errors::default();
+    let o = fields::object(
+        value,
+        "",
+        "a body of shards' facts",
+        &SHARDS_BODY_FIELDS,
+        &mut e,
+    );
+    let too_many = |v: &Value| {
+        v.as_array()
+            .is_some_and(|a| a.len() > super::MAX_SHARDS as usize)
+    };
+    let items = match body.get("shards") {
+        Some(v) if too_many(v) => {
             e.push("/shards", "at most 256 shards' facts are combined");
-            Err(e)
+            None
         }
-        Some(items) => parse_gate_request(&combine(items, super::shard_key())),
+        Some(v) => fields::array(v, "/shards", "`shards`", &mut e, |x, at, e| {
+            if let Err(errors) = parse_gate_request(x) {
+                for f in errors.into_parts().0 {
+                    e.push(format!("{at}{}", f.pointer), f.detail);
+                }
+                return None;
+            }
+            Some(x.clone())
+        }),
+        None => None,
+    };
+    let unreadable = match o.as_ref().and_then(|o| o.get("unreadable")) {
+        None => Some(Vec::new()),
+        Some(v) if too_many(v) => {
+            e.push("/unreadable", "at most 256 files are named");
+            None
+        }
+        Some(v) => fields::array(v, "/unreadable", "`unreadable`", &mut e, |x, at, e| {
+            fields::string(x, &at, "an unreadable file", 1024, e)
+        }),
+    };
+    match (items, unreadable) {
+        (Some(items), Some(unreadable)) if e.is_empty() => {
+            parse_gate_request(&combine(&items, &unreadable, super::shard_key()))
+        }
+        _ => Err(e),
     }
 }
 
@@ -101,22 +143,21 @@ fn name(s: &ShardFacts) -> String {
     format!("shard {}/{}", s.index, s.total)
 }
 
-/// Each shard's facts in `items` (a shard's `/gate` body, or a string saying why a file
-/// could not be read), checked and merged into one facts document (`key`: the shards'
+/// Each shard's facts in `items` (a shard's `/gate` body) and what the caller could not read
+/// (`unreadable`, each a gap), checked and merged into one facts document (`key`: the shards'
 /// digest key). Always a document: with `shards.gaps` when they do not make one gate.
-pub fn combine(items: &[Value], key: &[u8]) -> Value {
-    let mut gaps: Vec<String> = Vec::new();
+pub fn combine(items: &[Value], unreadable: &[String], key: &[u8]) -> Value {
+    let mut gaps: Vec<String> = unreadable
+        .iter()
+        .map(|why| format!("could not be read: {why}"))
+        .collect();
     let mut given: Vec<Given<'_>> = Vec::new();
     let mut first_doc: Option<&Value> = None;
-    if items.is_empty() {
+    if items.is_empty() && unreadable.is_empty() {
         gaps.push("no shard's facts were given".to_owned());
     }
     for (i, item) in items.iter().enumerate() {
         let n = i + 1;
-        if let Value::String(why) = item {
-            gaps.push(format!("facts #{n} could not be read: {why}"));
-            continue;
-        }
         let request = match parse_gate_request(item) {
             Ok(r) => r,
             Err(e) => {

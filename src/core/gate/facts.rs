@@ -261,9 +261,16 @@ pub enum GateBody {
 #[serde(deny_unknown_fields)]
 #[schema(as = GateShardsDoc)]
 pub struct ShardsBody {
-    /// Each shard's facts, in any order (at most 256).
+    /// Each shard's facts, in any order (at most 256); facts that do not validate are refused
+    /// (422, named by their pointer).
     #[schema(max_items = 256)]
     pub shards: Vec<Facts>,
+    /// Shards' facts the caller could not read or validate (a file and why, at most 256, each
+    /// at most 1,024 characters): each is a gap (`patchgate gate --combine` names its files
+    /// here).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(max_items = 256)]
+    pub unreadable: Vec<String>,
 }
 
 fn is_false(b: &bool) -> bool {
