@@ -293,24 +293,24 @@ async fn the_server_and_the_cli_combine_the_same() {
         std::fs::write(&p, ok(k).to_string()).unwrap();
         paths.push(p);
     }
-    let out = patchgate()
-        .arg("gate")
-        .arg("--combine")
-        .args(&paths)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("MERGE_OK"));
+    // `patchgate gate --combine PATHS --json`: its exit code and answer.
+    let combine = |paths: &[std::path::PathBuf]| {
+        let out = patchgate()
+            .args(["gate", "--json", "--combine"])
+            .args(paths)
+            .output()
+            .unwrap();
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        (out.status.code(), answer)
+    };
+    let (code, answer) = combine(&paths);
+    assert_eq!(
+        (code, &answer["disposition"]),
+        (Some(0), &json!("MERGE_OK"))
+    );
     std::fs::remove_file(&paths[1]).unwrap();
-    let out = patchgate()
-        .arg("gate")
-        .arg("--combine")
-        .args(&paths)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
-    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (code, answer) = combine(&paths);
+    assert_eq!(code, Some(2), "{answer}");
     let gaps = answer["steps"][0]["gaps"].to_string();
     assert!(
         gaps.contains("could not be read:") && gaps.contains("shard-2.json"),
@@ -319,15 +319,8 @@ async fn the_server_and_the_cli_combine_the_same() {
     assert!(gaps.contains("shard 2/3 is missing"), "{gaps}");
     // A file that is JSON but not a shard's facts: named, a gap, not a refusal.
     std::fs::write(&paths[1], "{\"changed_files\": []}").unwrap();
-    let out = patchgate()
-        .arg("gate")
-        .arg("--combine")
-        .args(&paths)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
-    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (code, answer) = combine(&paths);
+    assert_eq!(code, Some(2), "{answer}");
     assert!(
         answer["steps"][0]["gaps"]
             .to_string()
