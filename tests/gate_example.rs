@@ -1943,6 +1943,14 @@ fn a_patch_shadowing_hypothesis_on_the_pythonpath_is_a_scope_hit() {
         step(&g.answer, "scope")["scope_hits"],
         serde_json::json!(["lib/hypothesis/__init__.py", "lib/hypothesis/strategies.py"])
     );
+    // Issue 64: the step names each file with the rule that made it a hit.
+    let summary = step(&g.answer, "scope")["summary"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        summary.contains("lib/hypothesis/__init__.py: a module the patch puts in front of one the runs' Python has installed (a shadow)"),
+        "{summary}"
+    );
     assert_eq!(step(&g.answer, "properties")["ran"], false);
 }
 

@@ -270,7 +270,7 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         merge_group: args.merge_group(),
         merge_conflicts: judged.conflicts.clone(),
         sandbox: Some(room.backend),
-        shadows: shadows::shadows(&room, &changed),
+        shadows: shadows::shadows(&room, &base, &changed),
         tests_from_base: from_base,
         added_tests: added.clone(),
         metadata_only: super::manifests::metadata_only(&base, &judged.tree, &changed)?,

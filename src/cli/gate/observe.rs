@@ -578,6 +578,85 @@ def unused(x):
         );
     }
 
+    /// Issue 64: the observed run is the suite as pytest runs it. Tests that read pytest's
+    /// assertion introspection (the "where" lines its rewriter writes), under both import
+    /// modes (attrs's `--import-mode=importlib` among them), and a changed helper module the
+    /// project registers for rewriting: every test passes under a plain `pytest`, so each must
+    /// pass observed, and the helper's changed lines still carry probes. Expectations from
+    /// pytest's documented behaviour, not from the driver.
+    #[test]
+    fn the_observed_run_keeps_pytest_s_assertion_rewriting() {
+        let checks = "def check_double(f, x):\n    got = f(x)\n    assert got == 2 * x\n";
+        let code = "def double(x):\n    if x == 1:\n        return 3\n    return x * 2\n";
+        let tests = "import pytest\nfrom shop.s import double\nfrom shop.checks import check_double\n\n\ndef test_introspected():\n    with pytest.raises(AssertionError, match=r\"where 3 = double\\(1\\)\"):\n        assert double(1) == 2\n\n\ndef test_helper_rewritten():\n    with pytest.raises(AssertionError, match=r\"assert 3 == \\(2 \\* 1\\)\"):\n        check_double(double, 1)\n    assert double(4) == 8\n";
+        for mode in ["prepend", "importlib"] {
+            let dir = tempfile::tempdir().unwrap();
+            for (path, text) in [
+                ("shop/__init__.py", ""),
+                ("shop/s.py", code),
+                ("shop/checks.py", checks),
+                ("tests/__init__.py", ""),
+                (
+                    "tests/conftest.py",
+                    "import pytest\npytest.register_assert_rewrite(\"shop.checks\")\n",
+                ),
+                ("tests/test_s.py", tests),
+                (
+                    "pytest.ini",
+                    &format!("[pytest]\npythonpath = .\naddopts = --import-mode={mode}\n"),
+                ),
+            ] {
+                write_in(dir.path(), path, text);
+            }
+            let receipt = dir.path().join("report.xml");
+            let argv = pytest(&["--junitxml={junit}", "tests"]);
+            let plain = run_in(dir.path(), argv.clone(), &receipt);
+            assert!(
+                plain.status.success(),
+                "{mode}, plain: {}",
+                String::from_utf8_lossy(&plain.stdout)
+            );
+            let files = BTreeMap::from([
+                ("shop/s.py".to_owned(), BTreeSet::from([2, 3])),
+                ("shop/checks.py".to_owned(), BTreeSet::from([2, 3])),
+            ]);
+            let out = run_in(dir.path(), observed_argv(&argv, &files).unwrap(), &receipt);
+            assert!(
+                out.status.success(),
+                "{mode}, observed: {}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+            let w = Watched {
+                config: Some(ObserveConfig {
+                    changes: crate::core::gate::ObserveRule::Required,
+                    branches: crate::core::gate::ObserveRule::Listed,
+                    mutants: 0,
+                }),
+                files,
+                frozen: BTreeSet::new(),
+            };
+            let f = w.read(Some(&receipt)).unwrap();
+            let helper = "tests.test_s::test_helper_rewritten";
+            let lines: Vec<(u32, Vec<&str>)> = f
+                .lines
+                .iter()
+                .map(|l| (l.line, l.checks.iter().map(String::as_str).collect()))
+                .collect();
+            // shop/checks.py's two lines, then shop/s.py's (the `if` and its `return 3`).
+            let both = vec![helper, "tests.test_s::test_introspected"];
+            assert_eq!(
+                lines,
+                [
+                    (2, vec![helper]),
+                    (3, vec![helper]),
+                    (2, both.clone()),
+                    (3, both)
+                ],
+                "{mode}"
+            );
+        }
+    }
+
     #[test]
     fn contexts_are_junit_ids() {
         assert_eq!(

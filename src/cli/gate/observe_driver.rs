@@ -158,20 +158,33 @@ def visit(tree, lines, edit):
     tree.body = [s for s in early if not any(s is m for m in moved)] + moved + rest
     return stmts, branches
 class Loader(importlib.machinery.SourceFileLoader):
+    # `rewriter`: pytest's assertion rewriter, when it would have taken this file (a module the
+    # project registers with `pytest.register_assert_rewrite`, a test module, a conftest): its
+    # asserts are rewritten as pytest rewrites them, probes or mutant beside.
+    rewriter = None
+    def rewritten(self, tree, text):
+        if self.rewriter is not None:
+            from _pytest.assertion.rewrite import rewrite_asserts
+            rewrite_asserts(tree, text, self.path, self.rewriter.config)
+        return compile(tree, self.path, "exec", dont_inherit=True)
     def get_code(self, fullname):
         # Compiled from the source every time: no bytecode cache read or written.
         real = os.path.realpath(self.path)
+        text = self.get_data(self.path)
         if real == MUTATED:
-            text = self.get_data(self.path)
-            return compile(text[:MUTANT[1]] + MUTANT[3] + text[MUTANT[2]:], self.path, "exec", dont_inherit=True)
+            text = text[:MUTANT[1]] + MUTANT[3] + text[MUTANT[2]:]
+            if real not in WATCHED:
+                return self.rewritten(ast.parse(text, self.path), text)
         try:
-            tree = ast.parse(self.get_data(self.path), self.path)
+            tree = ast.parse(text, self.path)
             PLANS[real] = visit(tree, WATCHED[real], True)
-            return compile(tree, self.path, "exec", dont_inherit=True)
+            return self.rewritten(tree, text)
         except Exception:
             # Whatever the probes cannot be put into loads as it is, and none of its changed
             # lines counts as run: never a failure the plain run would not have.
             PLANS[real] = ({n: [n] for n in WATCHED[real]}, set())
+            if real == MUTATED:
+                return self.rewritten(ast.parse(text, self.path), text)
             return super().get_code(fullname)
     def exec_module(self, module):
         real = os.path.realpath(self.path)
@@ -179,10 +192,20 @@ class Loader(importlib.machinery.SourceFileLoader):
             module.__dict__[NAME] = HITS[real]
         super().exec_module(module)
 class Finder(importlib.abc.MetaPathFinder):
+    # Takes only the changed files (and the mutant's): every other module is left to the finders
+    # after it, pytest's assertion rewriter among them, so the tests run as a plain pytest runs
+    # them (issue 64: a finder that answered for every module loaded the tests unrewritten).
     def find_spec(self, name, path, target=None):
         spec = importlib.machinery.PathFinder.find_spec(name, path, target)
-        if spec is not None and spec.origin and os.path.realpath(spec.origin) in LOADED:
-            spec.loader = Loader(name, spec.origin)
+        if spec is None or not spec.origin or os.path.realpath(spec.origin) not in LOADED:
+            return None
+        loader = Loader(name, spec.origin)
+        for finder in sys.meta_path:
+            if finder is not self and type(finder).__name__ == "AssertionRewritingHook":
+                theirs = finder.find_spec(name, path, target)
+                if theirs is not None and theirs.loader is finder:
+                    loader.rewriter = finder
+        spec.loader = loader
         return spec
 MUTATED = os.path.realpath(MUTANT[0]) if MUTANT else None
 WATCHED = {os.path.realpath(p): lines for p, lines in watch.items()}

@@ -17,12 +17,19 @@ names = set(sys.stdlib_module_names) | set(sys.builtin_module_names)\n\
 names |= {m.name for m in pkgutil.iter_modules()}\n\
 print('\\n'.join(sorted(names)))";
 
-/// The changed files that shadow a module of the test toolchain, as repository paths.
-pub fn shadows(room: &Room, changed: &[String]) -> Vec<String> {
+/// The changed files that shadow a module of the test toolchain, as repository paths. The
+/// project's own package is never its shadow (issue 64): a top-level module the base already
+/// defines at the same place (`src/attr/` in the base, a patch changing `src/attr/_make.py`) is
+/// the code under test, whatever else the interpreter has installed (attrs is installed beside
+/// many tools); only a module the patch brings in front of an installed one is a shadow.
+pub fn shadows(room: &Room, base: &str, changed: &[String]) -> Vec<String> {
     let dirs = pythonpath_dirs(&room.tree);
     let candidates: Vec<(&String, String)> = changed
         .iter()
-        .filter_map(|file| Some((file, module_under(file, &dirs)?)))
+        .filter_map(|file| {
+            let (dir, module) = module_under(file, &dirs)?;
+            (!own_module(base, &dir, &module)).then_some((file, module))
+        })
         .collect();
     if candidates.is_empty() {
         return Vec::new();
@@ -35,9 +42,21 @@ pub fn shadows(room: &Room, changed: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// The top-level module a changed file defines under one of `dirs` (`src/json.py` → `json`,
-/// `src/hypothesis/core.py` → `hypothesis`), if any.
-fn module_under(file: &str, dirs: &[String]) -> Option<String> {
+/// Whether the base commit defines the top-level module `module` under `dir` already (a
+/// package directory, or a module file): the project's own code, never a shadow. A base git
+/// cannot be asked about counts as no: the file stays a candidate (fails closed).
+fn own_module(base: &str, dir: &str, module: &str) -> bool {
+    [
+        format!("{base}:{dir}/{module}/"),
+        format!("{base}:{dir}/{module}.py"),
+    ]
+    .iter()
+    .any(|spec| crate::cli::git::object_exists(spec.trim_end_matches('/')).unwrap_or(false))
+}
+
+/// The `pythonpath` directory and the top-level module a changed file defines under it
+/// (`src/json.py` → `json`, `src/hypothesis/core.py` → `hypothesis`), if any.
+fn module_under(file: &str, dirs: &[String]) -> Option<(String, String)> {
     dirs.iter().find_map(|dir| {
         let rest = file.strip_prefix(dir.as_str())?.strip_prefix('/')?;
         let (first, deeper) = match rest.split_once('/') {
@@ -54,7 +73,7 @@ fn module_under(file: &str, dirs: &[String]) -> Option<String> {
                     .filter(|_| first.ends_with(".so"))
             })?
         };
-        (!name.is_empty()).then(|| name.to_owned())
+        (!name.is_empty()).then(|| (dir.clone(), name.to_owned()))
     })
 }
 
@@ -183,7 +202,11 @@ mod tests {
             ("srcx/json.py", None),
             ("json.py", None),
         ] {
-            assert_eq!(module_under(file, &dirs).as_deref(), module, "{file}");
+            assert_eq!(
+                module_under(file, &dirs).map(|(_, m)| m).as_deref(),
+                module,
+                "{file}"
+            );
         }
     }
 

@@ -110,6 +110,22 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
         .map(|f| f.as_str().to_owned())
         .collect();
     let scope_hit = !scope_hits.is_empty();
+    // Each hit named with the rule that made it one (issue 64): the first three.
+    let why_hit = |f: &str| {
+        let path = request.changed_files.iter().find(|p| p.as_str() == f);
+        let rule = match path {
+            Some(p) if request.test_lines_mixed.contains(p) => {
+                "test lines mixed with code in one hunk"
+            }
+            Some(p) if shadows.contains(p) => {
+                "a module the patch puts in front of one the runs' Python has installed (a shadow)"
+            }
+            Some(p) if markers.is_test_adjacent(p) => "a test-adjacent path",
+            _ => "a file of the test toolchain (what the test runner or the build reads)",
+        };
+        format!("{f}: {rule}")
+    };
+    let named: Vec<String> = scope_hits.iter().take(3).map(|f| why_hit(f)).collect();
     // t1 properties, each run counted with its receipt.
     let (runs, unvouched) = counted_runs(request);
     let receipts =
@@ -174,8 +190,14 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
     steps.push(Step::Scope {
         summary: if scope_hit {
             format!(
-                "{} test-adjacent or part of the test toolchain: the property tier cannot vouch for this patch and is skipped",
-                plural(scope_hits.len(), "changed file is", "changed files are")
+                "{} test-adjacent or part of the test toolchain ({}{}): the property tier cannot vouch for this patch and is skipped",
+                plural(scope_hits.len(), "changed file is", "changed files are"),
+                named.join("; "),
+                if scope_hits.len() > named.len() {
+                    format!("; and {} more", scope_hits.len() - named.len())
+                } else {
+                    String::new()
+                }
             )
         } else if inert_only {
             "no changed file is test-adjacent or part of the test toolchain".to_owned()
