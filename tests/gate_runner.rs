@@ -1330,13 +1330,34 @@ fn real_reports_take_a_census_and_carry_their_failure_text() {
         );
         git(dir, &["add", "-A"]);
         git(dir, &["commit", "-q", "-m", "the real report"]);
-        let out = patchgate()
+        // Issue 64: both reports list a failed case, so the base's suite fails: `--write`
+        // refuses (65), naming it, and writes nothing.
+        let refused = patchgate()
             .current_dir(dir)
             .args(["census", "--base", "main", "--write"])
             .output()
             .unwrap();
+        let said = String::from_utf8_lossy(&refused.stderr);
+        let failing = if report.starts_with("libtest") {
+            "\"integration::matches\""
+        } else {
+            "\"test_sub.T::test_some_fail\""
+        };
+        assert_eq!(refused.status.code(), Some(65), "{report}: {said}");
+        assert!(
+            said.contains("the suite fails on main (exit 1); failing: ") && said.contains(failing),
+            "{report}: {said}"
+        );
+        assert!(!dir.join("suite.census").exists());
+        // Printed, the census reads the cases listed (the user's to commit).
+        let out = patchgate()
+            .current_dir(dir)
+            .args(["census", "--base", "main"])
+            .output()
+            .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{report}: {stderr}");
+        std::fs::write(dir.join("suite.census"), &out.stdout).unwrap();
         let census = std::fs::read_to_string(dir.join("suite.census")).unwrap();
         let ids: Vec<&str> = census.lines().collect();
         // Each listed id once (libtest's two integration tests share one id until the

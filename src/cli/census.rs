@@ -102,6 +102,29 @@ fn suite_cases(
     Ok((run, (cases, millis)))
 }
 
+/// The test ids the base's ledger freezes (open test rows): failures the gate discards.
+fn frozen_tests(
+    base: &str,
+    base_ref: &str,
+    config: &super::config::GateConfig,
+) -> Result<std::collections::HashSet<String>, CliError> {
+    use crate::core::freeze_ledger::{Frozen, LedgerState};
+    let Some(bytes) = super::git::base_file(base, &config.ledger)? else {
+        return Ok(Default::default());
+    };
+    let at = format!("{base_ref}:{}", config.ledger);
+    let doc = super::documents::parse_document(&bytes, &at, "ledger")?;
+    let rows = super::documents::ledger_rows(&doc, &format!("{at} is not a ledger"))?;
+    Ok(rows
+        .into_iter()
+        .filter(|r| r.state == LedgerState::Open)
+        .filter_map(|r| match r.frozen {
+            Frozen::Test { id, .. } => Some(id),
+            Frozen::Property(_) => None,
+        })
+        .collect())
+}
+
 /// The ids only the first run named, and those only the second did, each sorted.
 fn unstable_ids<'a>(
     first: &'a BTreeMap<String, Case>,
@@ -131,7 +154,51 @@ pub fn run(args: CensusArgs) -> CliResult {
         )));
     }
     let room = super::runner::open_room(&config.sandbox, &base, config.build_cache().as_ref())?;
+    // As the gate's suite step runs it (issue 64): in a room whose build step ran first.
+    if let Some(build) = &config.build {
+        let ran = Run::new("build", &build.command, build.timeout(), Place::Room(&room))
+            .tail(2048)
+            .start()?
+            .ran()?;
+        interrupt::check()?;
+        if ran.run != Some(0) {
+            return Err(CliError::data(format!(
+                "the build step on {} does not pass (exit {}): every gate would fail at it. Fix the base first; no census written. Its last lines:\n{}",
+                args.on.base,
+                ran.run.map_or("none: killed".to_owned(), |c| c.to_string()),
+                ran.tail
+            )));
+        }
+    }
     let (run, (cases, millis)) = suite_cases(&room, suite, &args.on.base, "census")?;
+    // A census is written of a suite that passes (issue 64): a base test that fails would
+    // fail every gate. Only a test the base's ledger freezes (an open row) may fail, as the
+    // gate discards it.
+    let frozen = frozen_tests(&base, &args.on.base, &config)?;
+    let failing: Vec<&String> = cases
+        .iter()
+        .filter(|(id, c)| **c == Case::Failed && !frozen.contains(*id))
+        .map(|(id, _)| id)
+        .collect();
+    let any_failed = cases.values().any(|c| *c == Case::Failed);
+    let caught = run.is_some_and(|c| suite.catch.contains(c)) && any_failed;
+    if args.write && (!failing.is_empty() || !(run == Some(0) || caught)) {
+        let mut named: Vec<String> = failing.iter().take(10).map(|i| format!("{i:?}")).collect();
+        if failing.len() > 10 {
+            named.push(format!("and {} more", failing.len() - 10));
+        }
+        return Err(CliError::data(format!(
+            "the suite fails on {} (exit {}){}. Every gate would BLOCK on it: fix the base, or freeze the failing tests in the ledger ({}: a test row, `{{\"test_id\": ID, \"covers\": [...], \"state\": \"open\", ...}}`). No census written",
+            args.on.base,
+            run.map_or("none: killed".to_owned(), |c| c.to_string()),
+            if named.is_empty() {
+                String::new()
+            } else {
+                format!("; failing: {}", named.join(", "))
+            },
+            config.ledger
+        )));
+    }
     // Written to be committed, the census must name the same tests every run: the suite runs
     // twice, and ids that differ between the runs (a parameter drawn from the clock, a random
     // value, a set's order) are refused, or every gate would find tests vanished.
