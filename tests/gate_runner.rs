@@ -1638,3 +1638,78 @@ fn a_build_that_fails_on_the_base_too_is_the_machine_s_fault() {
         }
     }
 }
+
+/// Issue 64: a Python library's first day, as the guide walks it, on a project with no
+/// fixtures. `init` writes the catalog the next step edits (empty, saying what naming a
+/// property guards), and the gate reads it; `seal` of the missing fixtures directory says what
+/// to do and leaves no file; sealed once the empty directory exists, the file is what the
+/// coreutils pipeline prints; `warm` with nothing to keep says so and exits 0.
+#[test]
+fn a_library_s_first_day_has_no_dead_end() {
+    let repo = common::git_repo();
+    let dir = repo.path();
+    write(dir, "mylib/__init__.py", "def one():\n    return 1\n");
+    common::commit(dir, "a library");
+    let init = patchgate().current_dir(dir).arg("init").output().unwrap();
+    let said = String::from_utf8_lossy(&init.stderr);
+    assert_eq!(init.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("catalog.yaml (the property catalog"),
+        "{said}"
+    );
+    let catalog = std::fs::read_to_string(dir.join("catalog.yaml")).unwrap();
+    assert!(catalog.contains("\nproperties: []\n"), "{catalog}");
+    assert!(
+        catalog.contains("guarded") && catalog.contains("existing test module"),
+        "{catalog}"
+    );
+    // A second `init --force` keeps the team's catalog.
+    std::fs::write(dir.join("catalog.yaml"), "properties: []\n# ours\n").unwrap();
+    patchgate()
+        .current_dir(dir)
+        .args(["init", "--force"])
+        .assert()
+        .code(0);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("catalog.yaml")).unwrap(),
+        "properties: []\n# ours\n"
+    );
+    let expected = dir.join("fixtures.seal.expected");
+    let seal = patchgate()
+        .current_dir(dir)
+        .args(["seal", "fixtures", "--out", "fixtures.seal.expected"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&seal.stderr);
+    assert_eq!(seal.status.code(), Some(65), "{said}");
+    assert!(
+        said.contains("fixtures: no such directory") && said.contains("mkdir fixtures"),
+        "{said}"
+    );
+    assert!(!expected.exists(), "nothing written");
+    write(dir, "fixtures/.gitkeep", "");
+    patchgate()
+        .current_dir(dir)
+        .args(["seal", "fixtures", "--out", "fixtures.seal.expected"])
+        .assert()
+        .code(0)
+        .stdout("");
+    let oracle = std::process::Command::new("sh")
+        .current_dir(dir)
+        .args([
+            "-c",
+            "LC_ALL=C find fixtures -type f ! -name '*.seal' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        std::fs::read(&expected).unwrap(),
+        oracle.stdout,
+        "the coreutils pipeline's seal"
+    );
+    common::commit(dir, "patchgate");
+    let warm = patchgate().current_dir(dir).arg("warm").output().unwrap();
+    let said = String::from_utf8_lossy(&warm.stderr);
+    assert_eq!(warm.status.code(), Some(0), "{said}");
+    assert!(said.contains("nothing to keep"), "{said}");
+}

@@ -680,6 +680,9 @@ pub const STARTER_RUST: &str = include_str!("starters/patchgate-rust.toml");
 
 /// The canary `patchgate init` writes beside the starter (Python: pytest + hypothesis).
 pub const CANARY_PY: &str = include_str!("starters/patchgate_canary.py");
+/// The starter catalog `patchgate init` writes beside the config when there is none (issue
+/// 64): empty, its comments saying what a property is and what naming one guards.
+pub const CATALOG: &str = include_str!("starters/catalog.yaml");
 
 pub const STARTER: &str = include_str!("starters/patchgate.toml");
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::config::{CANARY_PY, CANARY_RS, CONFIG_FILE, STARTER, STARTER_RUST};
+use super::config::{CANARY_PY, CANARY_RS, CATALOG, CONFIG_FILE, STARTER, STARTER_RUST};
 use super::error::{CliError, CliResult};
 use super::output;
 use crate::exit::Exit;
@@ -80,12 +80,23 @@ pub fn init(args: InitArgs) -> CliResult {
     };
     let root = args.path.parent().unwrap_or(Path::new(""));
     let mut also = Vec::new();
+    // The catalog the next step edits (issue 64), when there is none: never overwritten, a
+    // team's catalog is its own.
+    let catalog = root.join("catalog.yaml");
+    if std::fs::symlink_metadata(&catalog).is_err() {
+        std::fs::write(&catalog, CATALOG)
+            .map_err(|e| CliError::software(format!("cannot write {}: {e}", catalog.display())))?;
+        also.push((
+            catalog,
+            "the property catalog, empty: its comments say how to fill it",
+        ));
+    }
     if args.rust {
         if let Some(note) = autotests_off(root) {
             output::error(&note);
         }
     } else if let Some(init) = package_marker(root)? {
-        also.push(init);
+        also.push((init, "an empty package marker"));
     }
     output::error(&format!(
         "wrote {}{}{}: edit them, commit them to the base branch, then {}`patchgate census --write` (commit suite.census too) and `patchgate gate --base <branch> --dry-run`",
@@ -96,7 +107,7 @@ pub fn init(args: InitArgs) -> CliResult {
             String::new()
         },
         also.iter()
-            .map(|p| format!(", {} (an empty package marker)", p.display()))
+            .map(|(p, what)| format!(", {} ({what})", p.display()))
             .collect::<String>(),
         // Only a starter whose build keeps a cache has something to warm (the Python
         // starter's byte-compiling build keeps none: `warm` would exit 65).

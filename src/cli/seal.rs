@@ -34,6 +34,11 @@ pub struct SealArgs {
     /// Print the full answer as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Write the seal file line (`HEX  -`) to this file instead of standard output, only
+    /// when the seal was taken: a directory that cannot be read leaves no file behind (as
+    /// `> FILE` in a shell would: an empty one).
+    #[arg(long, short = 'o', conflicts_with = "json")]
+    pub out: Option<PathBuf>,
     #[command(flatten)]
     pub remote: RemoteArgs,
 }
@@ -55,12 +60,16 @@ pub fn run(args: SealArgs) -> CliResult {
         return remote_seal(server, &args, &display, expected.map(|d| d.to_hex()));
     }
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let tree = read_dir_tree(
-        Path::new(std::ffi::OsStr::from_bytes_ext(&display)),
-        &display,
-        threads,
-    )
-    .map_err(|e| CliError::data(format!("cannot read {}: {e}", args.dir.display())))?;
+    let root = Path::new(std::ffi::OsStr::from_bytes_ext(&display));
+    if std::fs::symlink_metadata(root).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+        // Issue 64: a library without fixtures, on its first day. Nothing is written.
+        return Err(CliError::data(format!(
+            "{}: no such directory, so there is no seal to take (nothing written). The gate seals the fixtures directory patchgate.toml names (`fixtures`); a project without fixtures keeps an empty one: `mkdir {0} && touch {0}/.gitkeep`, then `patchgate seal {0} --out fixtures.seal.expected`",
+            args.dir.display()
+        )));
+    }
+    let tree = read_dir_tree(root, &display, threads)
+        .map_err(|e| CliError::data(format!("cannot read {}: {e}", args.dir.display())))?;
     if let Some(path) = &args.manifest {
         std::fs::write(path, manifest(&tree.entries)).map_err(|e| {
             CliError::software(format!("cannot write the manifest {}: {e}", path.display()))
@@ -102,7 +111,14 @@ pub fn run(args: SealArgs) -> CliResult {
         }
     }
     let exit = Exit::from_decision(decision.exit_code()).unwrap_or(Exit::Software);
-    print(&decision.answer(crate::ids::new_decision_id()), args.json)?;
+    let answer = decision.answer(crate::ids::new_decision_id());
+    match &args.out {
+        Some(path) if exit == Exit::Go => {
+            output::replace(path, format!("{}  -\n", answer.seal).as_bytes(), None)?;
+            output::error(&format!("wrote {}: {}  -", path.display(), answer.seal));
+        }
+        _ => print(&answer, args.json)?,
+    }
     Ok(exit)
 }
 

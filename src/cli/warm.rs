@@ -21,11 +21,15 @@ pub fn run(args: WarmArgs) -> CliResult {
     interrupt::catch()?;
     super::sandbox::harden_runner();
     let (base, config) = args.on.open()?;
+    // Nothing to keep is no fault (issue 64: the Python starter's build byte-compiles into
+    // each run's own /tmp): said, exit 0, so a guide's or a pipeline's `warm` step holds for
+    // every starter.
     let Some(build) = config.build.as_ref().filter(|b| !b.cache.is_empty()) else {
-        return Err(CliError::data(format!(
-            "{}:{}: [build] cache names no directory (cargo: cache = [\"target\"]): nothing to keep",
+        output::error(&format!(
+            "{}:{}: [build] cache names no directory, so there is nothing to keep: every room builds from the tree (a cargo build keeps one with cache = [\"target\"])",
             args.on.base, args.on.config
-        )));
+        ));
+        return Ok(Exit::Go);
     };
     let tree = String::from_utf8_lossy(&super::git::git(&[
         "rev-parse",

@@ -170,7 +170,7 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     };
     let expected = base_file(&base, &config.expected_seal)?.ok_or_else(|| {
         CliError::data(format!(
-            "the base commit {} has no expected seal {}: write it with `patchgate seal {} > {}` and commit it",
+            "the base commit {} has no expected seal {}: write it with `patchgate seal {} --out {}` and commit it",
             base_ref, config.expected_seal, config.fixtures, config.expected_seal
         ))
     })?;
