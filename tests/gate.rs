@@ -4259,3 +4259,55 @@ fn the_base_s_tests_judge_and_added_tests_can_only_block() {
         check(name, doc, disposition, reason, hits);
     }
 }
+
+/// Issue 64: the observe step says how many patch mutants ran beside how many were killed; a
+/// mutant that never ran (the gate decided first) is neither. Sentences written by hand.
+#[test]
+fn the_observe_step_says_how_many_mutants_ran() {
+    use patchgate::core::decision::{Decision, Defaults};
+    use patchgate::core::gate::GateDecision;
+    let mutant = |line: u32, state: &str| {
+        let mut m = json!({"file": "store/counters/mod.rs", "line": line, "operator": "condition-true",
+                           "code": "if True:", "checks": ["t::a"], "state": state});
+        if state == "killed" {
+            m["killed_by"] = json!(["t::a"]);
+        }
+        m
+    };
+    for (mutants, says) in [
+        (
+            vec![mutant(3, "pending"), mutant(4, "pending")],
+            "; 2 patch mutants listed, none run (the gate decided before they were due)",
+        ),
+        (
+            vec![mutant(3, "killed"), mutant(4, "pending")],
+            "; 1 of 2 patch mutants killed, 1 not run",
+        ),
+        (
+            vec![mutant(3, "killed"), mutant(4, "survived")],
+            "; 1 of 2 patch mutants killed",
+        ),
+    ] {
+        let doc = with(&[(
+            "observe",
+            json!({"changes": "listed", "branches": "listed", "read": true, "line_count": 2, "run_count": 2,
+                   "mutants": mutants}),
+        )]);
+        let request = GateDecision::parse(&serde_json::to_vec(&doc).unwrap()).unwrap();
+        let answer = serde_json::to_value(
+            GateDecision::decide(&request, &Defaults::default()).answer(&request, "d-1".into()),
+        )
+        .unwrap();
+        let summary = answer["steps"]
+            .as_array()
+            .and_then(|s| s.iter().find(|s| s["step"] == "observe"))
+            .and_then(|s| s["summary"].as_str())
+            .unwrap_or_default()
+            .to_owned();
+        assert_eq!(
+            summary,
+            format!("2 of 2 changed code lines run by a check{says}"),
+            "{answer}"
+        );
+    }
+}

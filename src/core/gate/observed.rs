@@ -42,10 +42,26 @@ pub(super) fn observe_step(
             first.line
         ),
     };
-    let mutants = match o.mutants.len() {
-        0 => String::new(),
-        n => format!(
+    // How many ran, beside how many a check killed (issue 64): a mutant that never ran is
+    // neither.
+    let pending = o
+        .mutants
+        .iter()
+        .filter(|m| m.state == super::observe::MutantState::Pending)
+        .count();
+    let mutants = match (o.mutants.len(), pending) {
+        (0, _) => String::new(),
+        (n, 0) => format!(
             "; {} of {} killed",
+            o.killed(),
+            plural(n, "patch mutant", "patch mutants")
+        ),
+        (n, p) if p == n => format!(
+            "; {} listed, none run (the gate decided before they were due)",
+            plural(n, "patch mutant", "patch mutants")
+        ),
+        (n, p) => format!(
+            "; {} of {} killed, {p} not run",
             o.killed(),
             plural(n, "patch mutant", "patch mutants")
         ),
