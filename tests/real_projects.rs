@@ -420,6 +420,155 @@ fn more_itertools_in_shards() {
     }
 }
 
+/// Issue 64: attrs 26.1.0 (PyPI sdist: a `src/` layout, hypothesis tests of its own, pure
+/// Python) set up as the guide says, on an interpreter that also has attrs installed (a
+/// dependency of other tools; `requirements-test.txt` installs it): `pythonpath = ["src"]` in
+/// its pytest config, the starter's `[observe]`, two hypothesis properties admitted, its one
+/// test that fails on CPython 3.11 frozen in the ledger. Before this issue every honest patch
+/// was BLOCKed (the observed run lost pytest's assertion rewriting under attrs's
+/// `--import-mode=importlib`) and every change under `src/attr/` was a scope hit (the
+/// project's own package called a shadow of the installed one). Expectations by hand from the
+/// contract (sections 8, 11, 14, 15.5).
+#[test]
+fn attrs_on_its_first_day() {
+    let installed = std::process::Command::new("python3")
+        .args([
+            "-I",
+            "-c",
+            "import attr, sys; sys.stdout.write(attr.__file__)",
+        ])
+        .output()
+        .expect("python3");
+    assert!(
+        installed.status.success(),
+        "attrs must be installed in the interpreter too (requirements-test.txt)"
+    );
+    let tmp = common::git_repo();
+    let dir = tmp.path();
+    let project = example("gate-attrs");
+    unpack(dir, &project, "attrs-26.1.0.tar.gz");
+    // The guide's one edit to the project: its package importable under the safe import path.
+    let pyproject = std::fs::read_to_string(dir.join("pyproject.toml")).unwrap();
+    let edited = pyproject.replacen(
+        "[tool.pytest.ini_options]\n",
+        "[tool.pytest.ini_options]\npythonpath = [\"src\"]\n",
+        1,
+    );
+    assert_ne!(edited, pyproject);
+    std::fs::write(dir.join("pyproject.toml"), edited).unwrap();
+    init_python(dir, None, "attr");
+    seal(dir, None, "attrs 26.1.0 and its gate");
+    let census = ok(dir, None, &["census", "--write"]);
+    assert!(
+        census.contains("the canary fails on HEAD, as the gate needs"),
+        "{census}"
+    );
+    commit(dir, "the census");
+    prove(
+        dir,
+        None,
+        &project,
+        &[
+            ("evolve_replaces_only_what_is_named", "mutant-evolve"),
+            ("asdict_roundtrip", "mutant-asdict"),
+        ],
+    );
+    commit(dir, "the proofs");
+    // (patch, exit, disposition, reason, a failing case the answer must name).
+    let cases: [(&str, i32, &str, &str, Option<&str>); 8] = [
+        // A refactor of `evolve` and a feature with its own test file.
+        ("honest", 0, "MERGE_OK", "all-gates-held", None),
+        ("feature", 0, "MERGE_OK", "all-gates-held", None),
+        // `repr` without its space: 22 of attrs's own tests catch it.
+        (
+            "suite-bug",
+            1,
+            "BLOCK",
+            "concrete-behavior",
+            Some("tests.test_annotations.TestAnnotations::test_auto_attribs[True]"),
+        ),
+        // `asdict` keeps a value repeated in a row once: the suite passes, a property fails.
+        (
+            "property-bug",
+            1,
+            "BLOCK",
+            "invariant-or-over-specified-property",
+            Some("properties.test_asdict_roundtrip::test_asdict_roundtrip"),
+        ),
+        // `exclude` forgets names, and the test cases that show it are deleted: the base's
+        // test file judges.
+        (
+            "edited-assertion",
+            1,
+            "BLOCK",
+            "concrete-behavior",
+            Some("tests.test_filters.TestExclude::test_drop_class[excl4-42]"),
+        ),
+        // The same bug, its test module taken out of collection by the conftest.
+        ("deselected", 2, "ESCALATE", "inadmissible-evidence", None),
+        // `asdict` cuts lists to three items, behind a list whose `__eq__` agrees with any
+        // list: a plain pytest of the suite and of the properties passes.
+        ("eq-liar", 2, "ESCALATE", "equality-overload", None),
+        ("syntax-error", 1, "BLOCK", "does-not-build", None),
+    ];
+    for (patch, exit, disposition, reason, failing) in cases {
+        git(dir, &["checkout", "-q", "-B", patch, "main"]);
+        apply(dir, &project.join(format!("patches/{patch}.patch")));
+        commit(dir, patch);
+        let (code, answer, stderr) = gate(dir, None);
+        assert_eq!(
+            (
+                code,
+                answer["disposition"].as_str(),
+                answer["reason"].as_str()
+            ),
+            (exit, Some(disposition), Some(reason)),
+            "{patch}:\n{stderr}\n{answer}"
+        );
+        if let Some(case) = failing {
+            assert!(
+                failing_ids(&answer).iter().any(|id| id == case),
+                "{patch}: {case} in {:?}",
+                failing_ids(&answer)
+            );
+        }
+        let scope = step(&answer, "scope");
+        match patch {
+            // The project's own package is the code under test, never its shadow.
+            "honest" | "feature" | "suite-bug" | "property-bug" | "eq-liar" => {
+                assert_eq!(scope["scope_hits"], json!([]), "{patch}: {scope}")
+            }
+            "deselected" => {
+                assert_eq!(scope["scope_hits"], json!(["tests/conftest.py"]), "{scope}");
+                assert!(
+                    scope["summary"]
+                        .as_str()
+                        .is_some_and(|s| s.contains("tests/conftest.py: a test-adjacent path")),
+                    "{scope}"
+                );
+            }
+            _ => {}
+        }
+        if patch == "honest" {
+            // Observed with pytest's assertion rewriting: the changed lines ran under attrs's
+            // own tests, and the only failure is the frozen one, discarded.
+            let observe = step(&answer, "observe");
+            assert!(
+                observe["summary"]
+                    .as_str()
+                    .is_some_and(|s| s.starts_with("3 of 3 changed code lines run by a check")),
+                "{observe}"
+            );
+            assert!(
+                step(&answer, "fixtures")["summary"]
+                    .as_str()
+                    .is_some_and(|s| s.contains("every failure is a frozen test (1 discarded)")),
+                "{answer}"
+            );
+        }
+    }
+}
+
 /// Issue 49 (CONTRACT.md section 15.3) on a real project whose properties are in its suite:
 /// toolz 1.0.0 (PyPI sdist), its suite `toolz/tests properties`. The census lists the property
 /// cases, so the suite, whole, is run 1 of the four properties (their cases in its receipt)
