@@ -4165,14 +4165,62 @@ fn the_base_s_tests_judge_and_added_tests_can_only_block() {
             "inadmissible-evidence",
             vec![],
         ),
+        // Issue 64: an added test that did not pass is never "no evidence". Killed: nothing
+        // vouches for how it ended (it was MERGE_OK before).
         (
-            "an added test killed adds nothing",
+            "an added test killed: no verdict",
             vec![code, "tests/test_new.py"],
             vec![],
             vec!["tests/test_new.py"],
             suite_with(Some(killed_added)),
-            "MERGE_OK",
-            "all-gates-held",
+            "ESCALATE",
+            "inadmissible-evidence",
+            vec![],
+        ),
+        // Its exit a catch, its report too large to read: a failure the room saw (the attack:
+        // a 256 MiB failure message merged as "no evidence").
+        (
+            "an added test that failed with an unreadable receipt blocks",
+            vec![code, "tests/test_new.py"],
+            vec![],
+            vec!["tests/test_new.py"],
+            suite_with(Some(json!({"exit_code": 1, "receipt": null}))),
+            "BLOCK",
+            "concrete-behavior",
+            vec![],
+        ),
+        (
+            "an added test that failed, receipts off, blocks",
+            vec![code, "tests/test_new.py"],
+            vec![],
+            vec!["tests/test_new.py"],
+            suite_with(Some(json!({"exit_code": 1}))),
+            "BLOCK",
+            "concrete-behavior",
+            vec![],
+        ),
+        // A broken harness (pytest's 4) with no report: no verdict.
+        (
+            "an added test whose harness broke: no verdict",
+            vec![code, "tests/test_new.py"],
+            vec![],
+            vec!["tests/test_new.py"],
+            suite_with(Some(json!({"exit_code": 4, "receipt": null}))),
+            "ESCALATE",
+            "inadmissible-evidence",
+            vec![],
+        ),
+        // A catch whose readable report lists no failure disagrees with itself: no verdict.
+        (
+            "an added test caught with no failure listed: no verdict",
+            vec![code, "tests/test_new.py"],
+            vec![],
+            vec!["tests/test_new.py"],
+            suite_with(Some(
+                json!({"exit_code": 1, "failed_tests": [], "receipt": receipt(1, 0)}),
+            )),
+            "ESCALATE",
+            "inadmissible-evidence",
             vec![],
         ),
         (

@@ -495,6 +495,39 @@ fn a_test_the_patch_adds_can_block() {
     );
 }
 
+/// Issue 64, the attack: `adds-failing-test` with its added test's failure message made
+/// 80 MiB, past the 64 MiB a report may hold. Its run fails (exit 1, as the runner saw it end)
+/// and its receipt cannot be read: before, that was "no evidence" and the patch merged with
+/// the bug its own test shows. Now it is a failure the room saw: BLOCK. The 80 MiB the run
+/// printed are relayed within the gate's cap (4 MiB a run), and the rest is counted.
+#[test]
+fn a_test_the_patch_adds_whose_report_is_too_large_still_blocks() {
+    require_python();
+    let huge = |dir: &Path| {
+        std::fs::write(
+            dir.join("tests/test_export_names.py"),
+            "from shop.export import export_row\n\n\ndef test_a_name_is_written_as_it_is():\n    got = export_row(\" tea \", 1250)\n    assert got == \" tea ,$12.50\", got + \".\" * (80 << 20)\n",
+        )
+        .expect("write")
+    };
+    let repo = repository_with("gate-python", "adds-failing-test", |_| {}, huge);
+    let g = gate(repo.path(), &[]);
+    expect(&g, "BLOCK", "concrete-behavior", 1);
+    let t2 = step(&g.answer, "fixtures");
+    assert!(
+        t2["summary"].as_str().is_some_and(|s| s.contains(
+            "run in a process of their own, failed (exit 1) and no report could be read to name the test: counted as a failure"
+        )),
+        "{t2}"
+    );
+    assert!(
+        g.stderr.len() < 24 << 20,
+        "the gate relays at most 16 MiB of all runs' output: {} bytes",
+        g.stderr.len()
+    );
+    assert!(g.stderr.contains("more bytes of its output not shown"));
+}
+
 /// Issue 50: `edits-test-assertion` is the broken-case rounding bug, with the fixture test's
 /// assertion loosened to let a cent either way pass: a plain `pytest` on the patch passes (it
 /// used to escalate `scope-hit`, a human's call). The test runs as the base has it, so the bug

@@ -22,6 +22,7 @@ mod progress;
 mod quorum;
 pub mod reading;
 mod redact;
+mod relay;
 mod remote;
 mod route;
 mod runner;

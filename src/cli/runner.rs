@@ -495,7 +495,6 @@ impl<'a> Run<'a> {
         place: Place<'_>,
         receipt: Option<&Path>,
     ) -> Result<Outcome, CliError> {
-        use std::io::{Read, Seek, Write};
         // A room's run is the patch's code: its output is kept (in the room, on its capped
         // filesystem) and echoed when it ends, redacted and fenced (CONTRACT.md section 13.5),
         // never streamed to the CI log as it comes.
@@ -553,43 +552,12 @@ impl<'a> Run<'a> {
             ),
         };
         let seconds = started.elapsed().as_secs_f64();
-        let mut tail = String::new();
-        if let Some(log) = log.as_mut() {
-            let mut text = Vec::new();
-            let _ = log.rewind();
-            let _ = log.take(MAX_REPORT_BYTES).read_to_end(&mut text);
-            // The patch's text, shown: redacted in a room, and its control characters escaped
-            // whatever ran it (CONTRACT.md sections 13.5, 15.4).
-            let shown = match room {
-                Some(_) => super::redact::text(&String::from_utf8_lossy(&text)),
-                None => crate::core::text::visible(&String::from_utf8_lossy(&text)).into_owned(),
-            };
-            let mut err = std::io::stderr().lock();
-            if self.must_fail && !shown.is_empty() {
-                let _ = writeln!(
-                    err,
-                    "patchgate: {}: its output follows; it must fail, so a failure below is the checker working, not a fault",
-                    self.label
-                );
+        let tail = match log.as_mut() {
+            Some(log) => {
+                super::relay::relay(log, room.is_some(), (self.label, self.must_fail), self.tail)
             }
-            // (Nothing to fence when the run printed nothing.)
-            let fence = room
-                .and(super::redact::fence())
-                .filter(|_| !shown.is_empty());
-            if let Some((stop, _)) = fence {
-                let _ = err.write_all(stop.as_bytes());
-            }
-            let _ = err.write_all(shown.as_bytes());
-            if let Some((_, resume)) = fence {
-                if !shown.ends_with('\n') {
-                    let _ = err.write_all(b"\n");
-                }
-                let _ = err.write_all(resume.as_bytes());
-            }
-            if let Some(max_bytes) = self.tail {
-                tail = last_lines(&shown, max_bytes);
-            }
-        }
+            None => String::new(),
+        };
         if !self.quiet {
             super::progress::say(Event::RunEnded {
                 label: self.label.to_owned(),
@@ -635,20 +603,6 @@ impl Outcome {
             Outcome::Cancelled => Err(CliError::software("a run nobody cancelled was cancelled")),
         }
     }
-}
-
-/// The last `max_bytes` of `text`, whole lines unless one line is all there is, trimmed.
-fn last_lines(text: &str, max_bytes: usize) -> String {
-    let mut start = text.len().saturating_sub(max_bytes);
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    let tail = &text[start..];
-    let tail = match tail.find('\n') {
-        Some(nl) if start > 0 && nl + 1 < tail.len() => &tail[nl + 1..],
-        _ => tail,
-    };
-    tail.trim_end().to_owned()
 }
 
 /// A receipt as the core reads it (`None`: no report read).

@@ -152,9 +152,29 @@ pub(super) fn with_added(request: &GateRequest, added: usize, mut step: Step) ->
         summary.push_str(&format!(
             "; the {files}, run in a process of their own, passed (they can only block)"
         ));
-    } else {
+    } else if caught
+        && listed.is_empty()
+        && run.report_disagrees.is_none()
+        && run.receipt.as_ref().is_none_or(Option::is_none)
+    {
+        // Issue 64: the run failed as the runner saw it end (its exit a catch), and no report
+        // could be read to say which test (receipts off, or one too large or broken to read):
+        // evidence of a failure, never of nothing.
+        *verdict = Verdict::Fail;
+        *tier = Some(TierVerdict::Caught);
         summary.push_str(&format!(
-            "; the {files}, run in a process of their own, showed no failure its receipt vouches for ({}): they add no evidence",
+            "; the {files}, run in a process of their own, failed (exit {}) and no report could be read to name the test: counted as a failure",
+            run.exit_code.unwrap_or_default()
+        ));
+    } else {
+        // Anything else that did not pass (killed, a broken harness, a report that disagrees
+        // with its exit): nothing vouches for how they ended, so no pass either.
+        if *verdict == Verdict::Pass {
+            *verdict = Verdict::Unknown;
+            *tier = Some(TierVerdict::Error);
+        }
+        summary.push_str(&format!(
+            "; the {files}, run in a process of their own, did not pass and no receipt vouches for how they ended ({}): no verdict",
             run.exit_code
                 .map_or("killed".to_owned(), |c| format!("exit {c}"))
         ));
