@@ -80,6 +80,8 @@ struct Check {
     case: Option<String>,
     /// A property's `source` paths in the catalog: their digest on the base is recorded.
     sources: Vec<String>,
+    /// The cases the base's census records as skipped: not the property's (issue 64).
+    skips: super::runner::BaseSkips,
 }
 
 pub fn run(args: AdmitArgs) -> CliResult {
@@ -219,6 +221,7 @@ fn check_of(args: &AdmitArgs, config: &GateConfig, base: &str) -> Result<Check, 
             guarded,
             case: None,
             sources: Vec::new(),
+            skips: Default::default(),
         });
     }
     let id = args.id.clone().unwrap_or_default();
@@ -260,7 +263,25 @@ fn check_of(args: &AdmitArgs, config: &GateConfig, base: &str) -> Result<Check, 
         guarded,
         case: config.properties.case.clone(),
         sources,
+        skips: base_census_skips(config, base, &args.base)?,
     })
+}
+
+/// The base's census skips (issue 64: a property module with a version-dependent `skipif`
+/// can be admitted): none without a census.
+fn base_census_skips(
+    config: &GateConfig,
+    base: &str,
+    base_ref: &str,
+) -> Result<super::runner::BaseSkips, CliError> {
+    let Some(path) = config.suite.census.as_deref() else {
+        return Ok(Default::default());
+    };
+    let Some(bytes) = base_file(base, path)? else {
+        return Ok(Default::default());
+    };
+    let (census, _) = super::gate::parse_census(&bytes, &format!("{base_ref}:{path}"))?;
+    Ok(super::runner::base_skips(Some(&census)))
 }
 
 /// A mutant changes the code, never the check or the gate's rules: a proof that ran a different
@@ -376,7 +397,8 @@ fn run_side(
         let run = match ran.receipt {
             None => ran.run,
             Some(read) => {
-                let receipt = property_receipt(&read, check.case.as_deref(), &check.id);
+                let receipt =
+                    property_receipt(&read, check.case.as_deref(), &check.id, &check.skips);
                 let (counted_run, gap) = counted(ran.run, receipt.as_ref(), &check.catch, false);
                 if let Some(gap) = gap {
                     output::error(&format!(

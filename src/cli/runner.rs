@@ -627,13 +627,30 @@ pub fn receipt_of(read: &ReceiptRead) -> Option<crate::core::runs::Receipt> {
     })
 }
 
+/// The census ids whose base outcome is `skip` (issue 64): a case the base's own suite skips
+/// (a version-dependent `skipif`) is not a property's, and stays out of its receipt where it is
+/// skipped again. Any other skip still makes a run no run (CONTRACT.md section 11.1).
+pub type BaseSkips = std::collections::BTreeSet<String>;
+
+/// [`BaseSkips`] of a census (id → outcome word).
+pub fn base_skips(census: Option<&std::collections::BTreeMap<String, String>>) -> BaseSkips {
+    census
+        .into_iter()
+        .flatten()
+        .filter(|(_, outcome)| outcome.as_str() == "skip")
+        .map(|(id, _)| id.clone())
+        .collect()
+}
+
 /// Property `id`'s part of a receipt: only its own test cases, those `case` (the
 /// `[properties] case` template) names with `{id}` put in ([`crate::core::runs::case_of`]);
-/// without a `case`, the whole report.
+/// without a `case`, the whole report. A case skipped here that the base skips too
+/// (`skips`) is not the property's.
 pub fn property_receipt(
     read: &ReceiptRead,
     case: Option<&str>,
     id: &str,
+    skips: &BaseSkips,
 ) -> Option<crate::core::runs::Receipt> {
     let Some(case) = case else {
         return receipt_of(read);
@@ -651,6 +668,7 @@ pub fn property_receipt(
                 executed += 1;
                 failed += 1;
             }
+            super::junit::Case::Skipped if skips.contains(case_id) => {}
             super::junit::Case::Skipped => skipped += 1,
         }
     }
@@ -706,4 +724,49 @@ pub fn open_report(path: &Path) -> Result<std::io::Take<std::fs::File>, String> 
         ));
     }
     Ok(file.take(MAX_REPORT_BYTES))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 64, by hand: a property module whose one case the base's suite skips (a
+    /// version-dependent `skipif`) is admitted on its other cases; a skip the base did not
+    /// have still counts, and so does a case of another module.
+    #[test]
+    fn a_case_the_base_skips_is_not_the_property_s() {
+        let xml = r#"<testsuites><testsuite name="pytest" tests="4" failures="0" errors="0" skipped="2">
+<testcase classname="tests.test_funcs.TestEvolve" name="test_keeps"/>
+<testcase classname="tests.test_funcs.TestEvolve" name="test_py313"><skipped message="requires Python 3.13+"/></testcase>
+<testcase classname="tests.test_funcs.TestEvolve" name="test_new_skip"><skipped message="skip"/></testcase>
+<testcase classname="tests.test_other" name="test_x"><skipped message="skip"/></testcase>
+</testsuite></testsuites>"#;
+        let read: ReceiptRead =
+            super::super::junit::read_report(xml.as_bytes()).map_err(|e| e.to_string());
+        let case = Some("tests.test_funcs.TestEvolve");
+        let census = std::collections::BTreeMap::from([
+            (
+                "tests.test_funcs.TestEvolve::test_keeps".to_owned(),
+                "pass".to_owned(),
+            ),
+            (
+                "tests.test_funcs.TestEvolve::test_py313".to_owned(),
+                "skip".to_owned(),
+            ),
+            (
+                "tests.test_funcs.TestEvolve::test_new_skip".to_owned(),
+                "pass".to_owned(),
+            ),
+        ]);
+        let skips = base_skips(Some(&census));
+        assert_eq!(
+            skips.iter().collect::<Vec<_>>(),
+            ["tests.test_funcs.TestEvolve::test_py313"]
+        );
+        let r = property_receipt(&read, case, "", &skips).unwrap();
+        // test_keeps ran; test_py313 is the base's skip, left out; test_new_skip still counts.
+        assert_eq!((r.executed, r.failed, r.skipped), (1, 0, 1));
+        let r = property_receipt(&read, case, "", &BaseSkips::new()).unwrap();
+        assert_eq!((r.executed, r.failed, r.skipped), (1, 0, 2));
+    }
 }

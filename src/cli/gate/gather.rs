@@ -32,6 +32,8 @@ pub(super) struct Gathered {
     pub cache: Option<crate::cli::build_cache::BuildCache>,
     /// The suite's own copy, being made (see [`SuiteCopy`]).
     pub spare: SuiteCopy,
+    /// The cases the base's census records as skipped: not a property's (issue 64).
+    pub base_skips: super::super::runner::BaseSkips,
     /// The fixtures' seal before anything ran.
     pub seal: String,
     /// The base commit, and the tree the runs see: the judged tree with its changed test files
@@ -211,6 +213,7 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     let properties_in_suite = census
         .as_ref()
         .is_some_and(|c| census::lists_property_cases(c, &config, &properties));
+    let base_skips = super::super::runner::base_skips(census.as_ref());
     let census = match (&shard, census) {
         (Some(s), Some(c)) => Some(s.share_of(&c)),
         (_, c) => c,
@@ -302,6 +305,7 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         cache,
         spare,
         seal: actual,
+        base_skips,
         base: base.clone(),
         tree: run_tree,
         added,

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use super::super::config::GateConfig;
 use super::super::error::CliError;
 use super::super::runner::{
-    Outcome, Place, Ran, ReceiptRead, Run, batch_argv, batched, property_argv, property_receipt,
-    receipt_of, receipted,
+    BaseSkips, Outcome, Place, Ran, ReceiptRead, Run, batch_argv, batched, property_argv,
+    property_receipt, receipt_of, receipted,
 };
 use super::super::sandbox::Room;
 use super::gather::{Gathered, integrity_after};
@@ -185,7 +185,7 @@ fn canary_part(ride: &Ride, ran: &Ran) -> CanaryPart {
         receipt: ran
             .receipt
             .as_ref()
-            .and_then(|read| property_receipt(read, Some(&ride.case), "")),
+            .and_then(|read| property_receipt(read, Some(&ride.case), "", &BaseSkips::new())),
     }
 }
 
@@ -296,7 +296,7 @@ pub(super) fn record(
     if let Some(read) = suite {
         let catch = p.catch.as_slice().first().copied().unwrap_or(1);
         for id in asked {
-            let receipt = property_receipt(read, p.case.as_deref(), id);
+            let receipt = property_receipt(read, p.case.as_deref(), id, &g.base_skips);
             let run = match &receipt {
                 None => None,
                 Some(r) if r.failed > 0 => Some(catch),
@@ -332,7 +332,7 @@ pub(super) fn record(
                 for id in ids {
                     codes.entry(id).or_default().push((*n, d.ran.run));
                     if let Some(read) = &d.ran.receipt {
-                        let receipt = property_receipt(read, p.case.as_deref(), id);
+                        let receipt = property_receipt(read, p.case.as_deref(), id, &g.base_skips);
                         theirs.entry(id).or_default().push((*n, receipt));
                     }
                 }
@@ -440,7 +440,7 @@ pub(super) fn replay(
             receipt: receipted(&p.command).then(|| {
                 ran.receipt
                     .as_ref()
-                    .and_then(|read| property_receipt(read, p.case.as_deref(), id))
+                    .and_then(|read| property_receipt(read, p.case.as_deref(), id, &g.base_skips))
             }),
         });
         if let Some(finding) = integrity_after(g, room, &label)? {

@@ -45,6 +45,7 @@ mod shard;
 mod suite;
 mod twin;
 
+pub(crate) use census::parse_census;
 pub(crate) use twin::{without_shrinking, write_in};
 
 use std::path::PathBuf;

@@ -262,7 +262,7 @@ fn run_property(
         receipt: ran
             .receipt
             .as_ref()
-            .map(|read| property_receipt(read, p.case.as_deref(), id)),
+            .map(|read| property_receipt(read, p.case.as_deref(), id, &g.base_skips)),
         note: ran
             .over
             .map(|o| format!("its run went {} (the room ended it)", <&str>::from(o))),
