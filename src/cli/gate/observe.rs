@@ -391,6 +391,13 @@ mod tests {
     use super::test_support::{pytest, run_in, write_in};
     use super::*;
 
+    /// The starter's rules, no patch mutants: what the driver's tests read reports under.
+    const REQUIRED_NO_MUTANTS: ObserveConfig = ObserveConfig {
+        changes: crate::core::gate::ObserveRule::Required,
+        branches: crate::core::gate::ObserveRule::Listed,
+        mutants: 0,
+    };
+
     /// The observed run keeps the interpreter, its flags and pytest's arguments; the changed
     /// lines go as runs.
     #[test]
@@ -504,11 +511,7 @@ def unused(x):
             String::from_utf8_lossy(&out.stdout)
         );
         let w = Watched {
-            config: Some(ObserveConfig {
-                changes: crate::core::gate::ObserveRule::Required,
-                branches: crate::core::gate::ObserveRule::Listed,
-                mutants: 0,
-            }),
+            config: Some(REQUIRED_NO_MUTANTS),
             ..w
         };
         // The tests saw a plain `python -m pytest`'s argv.
@@ -627,11 +630,7 @@ def unused(x):
                 String::from_utf8_lossy(&out.stdout)
             );
             let w = Watched {
-                config: Some(ObserveConfig {
-                    changes: crate::core::gate::ObserveRule::Required,
-                    branches: crate::core::gate::ObserveRule::Listed,
-                    mutants: 0,
-                }),
+                config: Some(REQUIRED_NO_MUTANTS),
                 files,
                 frozen: BTreeSet::new(),
             };
@@ -687,11 +686,7 @@ def unused(x):
         )
         .unwrap();
         let w = Watched {
-            config: Some(ObserveConfig {
-                changes: crate::core::gate::ObserveRule::Required,
-                branches: crate::core::gate::ObserveRule::Listed,
-                mutants: 0,
-            }),
+            config: Some(REQUIRED_NO_MUTANTS),
             files: BTreeMap::from([("shop/p.py".to_owned(), BTreeSet::from([3, 4, 9, 10, 12]))]),
             frozen: BTreeSet::from(["tests.test_legacy::test_export".to_owned()]),
         };
