@@ -64,6 +64,30 @@ fn gate(dir: &Path, path: Option<&Path>) -> (i32, Value, String) {
     (code, answer, stderr)
 }
 
+/// One row of a patch table (patch, exit, disposition, reason, a failing case): the patch
+/// (`patches/PATCH.patch` of `project`) committed on a branch of `main` and gated; the answer
+/// held to the row's exit, disposition and reason. The exit code and the answer.
+fn gated(
+    dir: &Path,
+    project: &Path,
+    (patch, exit, disposition, reason, _): (&str, i32, &str, &str, Option<&str>),
+) -> (i32, Value) {
+    git(dir, &["checkout", "-q", "-B", patch, "main"]);
+    apply(dir, &project.join(format!("patches/{patch}.patch")));
+    commit(dir, patch);
+    let (code, answer, stderr) = gate(dir, None);
+    assert_eq!(
+        (
+            code,
+            answer["disposition"].as_str(),
+            answer["reason"].as_str()
+        ),
+        (exit, Some(disposition), Some(reason)),
+        "{patch}:\n{stderr}\n{answer}"
+    );
+    (code, answer)
+}
+
 /// The gate as `n` shards run in turn (one machine standing in for `n` CI jobs, issue 53),
 /// their facts combined: the combined exit code and answer, and each shard's wall seconds.
 fn sharded(dir: &Path, n: u32) -> (i32, Value, Vec<f64>) {
@@ -323,23 +347,9 @@ fn more_itertools_under_pytest_9() {
         ),
         ("syntax-error", 1, "BLOCK", "does-not-build", None),
     ];
-    for (patch, exit, disposition, reason, failing) in cases {
-        git(dir, &["checkout", "-q", "-B", patch, "main"]);
-        apply(
-            dir,
-            &example("gate-more-itertools").join(format!("patches/{patch}.patch")),
-        );
-        commit(dir, patch);
-        let (code, answer, stderr) = gate(dir, None);
-        assert_eq!(
-            (
-                code,
-                answer["disposition"].as_str(),
-                answer["reason"].as_str()
-            ),
-            (exit, Some(disposition), Some(reason)),
-            "{patch}:\n{stderr}\n{answer}"
-        );
+    for row in cases {
+        let (patch, failing) = (row.0, row.4);
+        let (code, answer) = gated(dir, &example("gate-more-itertools"), row);
         // Issue 53: the gate split in 3 shards decides as this one machine did.
         let (split_code, split, _) = sharded(dir, 3);
         assert_eq!(
@@ -511,21 +521,10 @@ fn attrs_on_its_first_day() {
         ("eq-liar", 2, "ESCALATE", "equality-overload", None),
         ("syntax-error", 1, "BLOCK", "does-not-build", None),
     ];
-    for (patch, exit, disposition, reason, failing) in cases {
-        git(dir, &["checkout", "-q", "-B", patch, "main"]);
-        apply(dir, &project.join(format!("patches/{patch}.patch")));
-        commit(dir, patch);
-        let (code, answer, stderr) = gate(dir, None);
-        assert_eq!(
-            (
-                code,
-                answer["disposition"].as_str(),
-                answer["reason"].as_str()
-            ),
-            (exit, Some(disposition), Some(reason)),
-            "{patch}:\n{stderr}\n{answer}"
-        );
-        if let Some(case) = failing {
+    for row in cases {
+        let patch = row.0;
+        let (_, answer) = gated(dir, &project, row);
+        if let Some(case) = row.4 {
             assert!(
                 failing_ids(&answer).iter().any(|id| id == case),
                 "{patch}: {case} in {:?}",
