@@ -40,6 +40,22 @@ fn with(edits: &[(&str, Value)]) -> Value {
     doc
 }
 
+/// The answer `POST /gate` gives `doc`, asserted to have this disposition and reason.
+fn answers(name: &str, doc: &Value, disposition: &str, reason: &str) -> Value {
+    use patchgate::core::decision::Decision;
+    use patchgate::core::gate::GateDecision;
+    let request = GateDecision::parse(&serde_json::to_vec(doc).unwrap())
+        .unwrap_or_else(|p| panic!("{name}: {p:?}"));
+    let d = GateDecision::decide(&request, &Default::default());
+    let answer = serde_json::to_value(d.answer(&request, "d".to_owned())).unwrap();
+    assert_eq!(
+        (answer["disposition"].as_str(), answer["reason"].as_str()),
+        (Some(disposition), Some(reason)),
+        "{name}: {answer}"
+    );
+    answer
+}
+
 fn open_property(id: &str) -> Value {
     json!({"property_id": id, "state": "open"})
 }
@@ -3876,13 +3892,7 @@ fn a_split_is_replayed_before_it_is_called_a_flake() {
         let plan = next_step(&request, 5);
         assert_eq!(plan.next, next, "{name}: {plan:?}");
         assert_eq!(plan.replay, asked, "{name}: replay");
-        let d = GateDecision::decide(&request, &Default::default());
-        let answer = serde_json::to_value(d.answer(&request, "d".to_owned())).unwrap();
-        assert_eq!(
-            (answer["disposition"].as_str(), answer["reason"].as_str()),
-            (Some(disposition), Some(reason)),
-            "{name}: {answer}"
-        );
+        let answer = answers(name, &doc, disposition, reason);
         assert_eq!(answer["cause"].as_str(), cause, "{name}: cause");
     }
     // A replay is read strictly: its fields named, its exit code required.
@@ -3966,15 +3976,7 @@ fn an_admission_outgrown_by_its_source_votes_as_unadmitted() {
         ),
     ];
     for (name, facts, disposition, reason) in rows {
-        let request = GateDecision::parse(&serde_json::to_vec(&facts).unwrap())
-            .unwrap_or_else(|p| panic!("{name}: {p:?}"));
-        let d = GateDecision::decide(&request, &Default::default());
-        let answer = serde_json::to_value(d.answer(&request, "d".to_owned())).unwrap();
-        assert_eq!(
-            (answer["disposition"].as_str(), answer["reason"].as_str()),
-            (Some(disposition), Some(reason)),
-            "{name}: {answer}"
-        );
+        let answer = answers(name, &facts, disposition, reason);
         if disposition == "ESCALATE" {
             let t1 = answer["steps"]
                 .as_array()
@@ -4028,8 +4030,6 @@ type ManifestRow = (
 /// anything else it shows passes nothing.
 #[test]
 fn the_base_s_tests_judge_and_added_tests_can_only_block() {
-    use patchgate::core::decision::Decision;
-    use patchgate::core::gate::GateDecision;
     let code = "store/counters/mod.rs";
     let receipt =
         |executed: u64, failed: u64| json!({"executed": executed, "failed": failed, "skipped": 0});
@@ -4042,15 +4042,7 @@ fn the_base_s_tests_judge_and_added_tests_can_only_block() {
     };
     // The answer on `doc` has this disposition, reason and scope hits.
     let check = |name: &str, doc: Value, disposition: &str, reason: &str, hits: Vec<&str>| {
-        let request = GateDecision::parse(doc.to_string().as_bytes())
-            .unwrap_or_else(|p| panic!("{name}: {p:?}"));
-        let d = GateDecision::decide(&request, &Default::default());
-        let answer = serde_json::to_value(d.answer(&request, "d".to_owned())).unwrap();
-        assert_eq!(
-            (answer["disposition"].as_str(), answer["reason"].as_str()),
-            (Some(disposition), Some(reason)),
-            "{name}: {answer}"
-        );
+        let answer = answers(name, &doc, disposition, reason);
         let scope = answer["steps"]
             .as_array()
             .unwrap()
@@ -4306,6 +4298,78 @@ fn the_base_s_tests_judge_and_added_tests_can_only_block() {
         ]);
         check(name, doc, disposition, reason, hits);
     }
+}
+
+/// Issue 64: a test that fails only in the observed run is never the patch's failure. The
+/// observed run's failures run again without the observer (`fixture_suite.plain`): passed,
+/// with a receipt of at least as many tests, the suite has no verdict (ESCALATE); anything
+/// else leaves the failure standing (BLOCK). Written from the issue.
+#[test]
+fn a_failure_only_under_the_observer_is_no_verdict() {
+    use patchgate::core::decision::Decision;
+    use patchgate::core::gate::GateDecision;
+    let receipt =
+        |executed: u64, failed: u64| json!({"executed": executed, "failed": failed, "skipped": 0});
+    let failed = json!(["tests.test_a::test_x", "tests.test_a::test_y"]);
+    // (name, the plain run, disposition, reason)
+    let rows: Vec<(&str, Option<Value>, &str, &str)> = vec![
+        (
+            "no plain run: the failure stands",
+            None,
+            "BLOCK",
+            "concrete-behavior",
+        ),
+        (
+            "both passed plainly: no verdict",
+            Some(json!({"exit_code": 0, "failed_tests": [], "receipt": receipt(2, 0)})),
+            "ESCALATE",
+            "inadmissible-evidence",
+        ),
+        (
+            "one failed plainly too: a failure",
+            Some(
+                json!({"exit_code": 1, "failed_tests": ["tests.test_a::test_y"], "receipt": receipt(2, 1)}),
+            ),
+            "BLOCK",
+            "concrete-behavior",
+        ),
+        (
+            "passed plainly, but ran fewer tests than failed",
+            Some(json!({"exit_code": 0, "failed_tests": [], "receipt": receipt(1, 0)})),
+            "BLOCK",
+            "concrete-behavior",
+        ),
+        (
+            "passed plainly without a receipt that vouches for it",
+            Some(json!({"exit_code": 0, "failed_tests": [], "receipt": null})),
+            "BLOCK",
+            "concrete-behavior",
+        ),
+        (
+            "the plain run killed",
+            Some(json!({"exit_code": null})),
+            "BLOCK",
+            "concrete-behavior",
+        ),
+    ];
+    for (name, plain, disposition, reason) in rows {
+        let mut suite = json!({"exit_code": 1, "failed_tests": failed, "receipt": receipt(5, 2)});
+        if let Some(p) = plain {
+            suite["plain"] = p;
+        }
+        let doc = with(&[("fixture_suite", suite)]);
+        answers(name, &doc, disposition, reason);
+    }
+    // An unknown field in the plain run is refused, naming it.
+    let doc = with(&[(
+        "fixture_suite",
+        json!({"exit_code": 1, "failed_tests": failed, "plain": {"exit_code": 0, "why": 1}}),
+    )]);
+    let problem = GateDecision::parse(doc.to_string().as_bytes()).expect_err("refused");
+    assert!(
+        format!("{problem:?}").contains("/fixture_suite/plain/why"),
+        "{problem:?}"
+    );
 }
 
 /// Issue 64: the observe step says how many patch mutants ran beside how many were killed; a

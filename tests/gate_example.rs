@@ -2677,21 +2677,15 @@ fn a_neuter_cannot_tell_the_re_proof_or_the_canary_from_a_plain_run() {
     }
 }
 
-/// Issue 49 (section 15.3), the suite's leave-out: `argv-aware-suite` is right only when its
-/// command line names property files and deselects nothing (its reading accepted), wrong
-/// (a 95% discount charges 95%) otherwise; the base's suite runs `tests properties` (one
-/// failing property deselected), so its census lists the property cases. On 7d0c633 the suite
-/// left out the cases both property runs passed, so `discount_monotonic`, which catches the
-/// bug, never ran where the bug was live: MERGE_OK. Now the suite is run 1 of the properties it
-/// holds, whole: `discount_monotonic` fails there, and the patch is blocked.
-#[test]
-fn nothing_is_left_out_of_the_suite_on_the_strength_of_another_run() {
-    require_python();
+/// The example with `patch`, on a base whose suite runs `tests properties` (one failing
+/// property deselected) and whose census, written on that base, lists the property cases:
+/// the suite is the properties' run 1 (section 15.3). `base_edit` first.
+fn suite_with_properties(patch: &str, base_edit: impl FnOnce(&Path)) -> tempfile::TempDir {
     let repo = repository_read(
         "gate-python",
-        "argv-aware-suite",
+        patch,
         |dir| {
-            allow_reading(dir, &[("shop/pricing.py", "interpreter")]);
+            base_edit(dir);
             let config = dir.join("patchgate.toml");
             let text = std::fs::read_to_string(&config).expect("config");
             let suite = "\"--junitxml={junit}\", \"tests\"]\ntimeout_s = 900";
@@ -2716,6 +2710,44 @@ fn nothing_is_left_out_of_the_suite_on_the_strength_of_another_run() {
     assert!(census.status.success(), "{census:?}");
     commit(dir, "census of the suite with the properties");
     git(dir, &["checkout", "-q", "patch"]);
+    repo
+}
+
+/// Issue 64: where the suite holds the property cases, a split gate decides as one machine:
+/// shard 1's share holds every property case (the split pins them there), so it is their run
+/// 1 as one machine's suite is. Before, shard 1 ran the properties twice with their own
+/// command, stopped at the failing property before its share of the suite, and the combined
+/// answer named another reason than one machine's.
+#[test]
+fn a_split_gate_whose_suite_holds_the_properties_decides_as_one_machine() {
+    require_python();
+    let repo = suite_with_properties("broken-invariant", |_| {});
+    let dir = repo.path();
+    let one = gate(dir, &[]);
+    let mine = decided(one.exit, &one.answer);
+    assert_eq!(mine.0, 1, "{}", one.stderr);
+    assert!(
+        one.stderr.contains("is their run 1"),
+        "the suite is the properties' run 1: {}",
+        one.stderr
+    );
+    assert_eq!(sharded(dir), mine, "in 3 shards");
+}
+
+/// Issue 49 (section 15.3), the suite's leave-out: `argv-aware-suite` is right only when its
+/// command line names property files and deselects nothing (its reading accepted), wrong
+/// (a 95% discount charges 95%) otherwise; the base's suite runs `tests properties` (one
+/// failing property deselected), so its census lists the property cases. On 7d0c633 the suite
+/// left out the cases both property runs passed, so `discount_monotonic`, which catches the
+/// bug, never ran where the bug was live: MERGE_OK. Now the suite is run 1 of the properties it
+/// holds, whole: `discount_monotonic` fails there, and the patch is blocked.
+#[test]
+fn nothing_is_left_out_of_the_suite_on_the_strength_of_another_run() {
+    require_python();
+    let repo = suite_with_properties("argv-aware-suite", |dir| {
+        allow_reading(dir, &[("shop/pricing.py", "interpreter")]);
+    });
+    let dir = repo.path();
     assert!(plain_run_passes(dir), "hides its bug");
     assert_eq!(production_discount(dir, 1000, 95), "950", "a real bug");
     let g = gate(dir, &[]);
@@ -4391,4 +4423,57 @@ fn a_change_no_check_observes_escalates() {
     );
     assert_eq!(o["mutants"][0]["state"], "killed", "{o}");
     assert_eq!(o["untaken"][0]["line"], 10, "listed: {o}");
+}
+
+/// Issue 64: a test that fails only in the observed run is never the patch's failure.
+/// `observer-aware` rounds a discount up when its module was handed a name it does not define
+/// (the observed run's probe), down otherwise: a plain `pytest` passes, the observed run fails
+/// the rounding case. Decided on those facts alone (the gate before issue 64)
+/// it is BLOCK `concrete-behavior`, the patch blamed for what the observer did. The failures
+/// are run again without the observer, pass, and the gate answers ESCALATE
+/// `inadmissible-evidence`: never a pass (the code told the runs apart), never a BLOCK.
+#[test]
+fn a_failure_only_under_the_observer_is_not_the_patch_s() {
+    require_python();
+    let repo = repository("gate-python", "observer-aware", |_| {});
+    assert!(plain_pytest_passes(repo.path()), "a plain pytest passes");
+    let out = tempfile::tempdir().expect("tempdir");
+    let facts_at = out.path().join("facts.json");
+    let facts_arg = facts_at.to_str().expect("utf-8");
+    let g = gate(repo.path(), &["--facts-out", facts_arg]);
+    expect(&g, "ESCALATE", "inadmissible-evidence", 2);
+    let t2 = step(&g.answer, "fixtures");
+    assert_eq!(t2["verdict"], "unknown", "{t2}");
+    let summary = t2["summary"].as_str().unwrap_or_default();
+    assert!(
+        summary.contains("only in the observed run") && summary.contains("without the observer"),
+        "{summary}"
+    );
+    let mut facts: Value =
+        serde_json::from_slice(&std::fs::read(&facts_at).expect("facts")).expect("json");
+    let suite = &facts["fixture_suite"];
+    assert_eq!(suite["exit_code"], 1, "the observed run failed: {suite}");
+    assert_eq!(
+        suite["plain"]["exit_code"], 0,
+        "and plainly passed: {suite}"
+    );
+    // Without the plain run (the gate before issue 64): the patch blamed.
+    facts["fixture_suite"]
+        .as_object_mut()
+        .expect("suite")
+        .remove("plain");
+    std::fs::write(&facts_at, serde_json::to_vec(&facts).expect("json")).expect("write");
+    let old = patchgate()
+        .args(["gate", "--facts", facts_arg])
+        .output()
+        .expect("decide");
+    assert_eq!(
+        (
+            old.status.code(),
+            String::from_utf8_lossy(&old.stdout).into_owned()
+        ),
+        (Some(1), "BLOCK reason=concrete-behavior\n".to_owned()),
+        "{}",
+        String::from_utf8_lossy(&old.stderr)
+    );
 }

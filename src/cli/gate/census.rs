@@ -70,32 +70,46 @@ pub(super) fn doctest_key(id: &str) -> &str {
 }
 
 /// Whether the base's suite runs property cases too, so that it can be their first run
-/// (CONTRACT.md section 15.3): its census lists a passing case of a catalog property (by
-/// `[properties] case`), and both the batched property runs and the suite write receipts (a
-/// property's outcome is read from its own cases in the suite's).
+/// (CONTRACT.md section 15.3): its census lists a passing case of a catalog property (see
+/// [`property_cases`]).
 pub fn lists_property_cases(
     census: &BTreeMap<String, String>,
     config: &crate::cli::config::GateConfig,
     properties: &[crate::core::catalog::Property],
 ) -> bool {
+    property_cases(census, config, properties)
+        .iter()
+        .any(|id| census.get(*id).is_some_and(|o| o == "pass"))
+}
+
+/// The census tests that are a catalog property's cases (by `[properties] case`), when the
+/// suite can be their first run: both the batched property runs and the suite write receipts
+/// (a property's outcome is read from its own cases in the suite's). Empty otherwise.
+pub fn property_cases<'a>(
+    census: &'a BTreeMap<String, String>,
+    config: &crate::cli::config::GateConfig,
+    properties: &[crate::core::catalog::Property],
+) -> std::collections::BTreeSet<&'a str> {
     let Some(case) = config.properties.case.as_deref() else {
-        return false;
+        return Default::default();
     };
     let runner = |c: &[String]| crate::cli::runner::receipted(c);
     if !runner(&config.properties.command)
         || !crate::cli::runner::batched(&config.properties.command)
         || !runner(&config.suite.command)
     {
-        return false;
+        return Default::default();
     }
     let prefixes: Vec<String> = properties
         .iter()
         .take(10_000)
         .map(|row| case.replace("{id}", &row.id))
         .collect();
-    census.iter().any(|(id, outcome)| {
-        outcome == "pass" && prefixes.iter().any(|p| crate::core::runs::case_of(id, p))
-    })
+    census
+        .keys()
+        .filter(|id| prefixes.iter().any(|p| crate::core::runs::case_of(id, p)))
+        .map(String::as_str)
+        .collect()
 }
 
 /// The census tests that passed on the base and did not run in `report` (absent, or skipped):

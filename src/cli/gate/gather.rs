@@ -131,6 +131,10 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         None => Vec::new(),
     };
     fill_commit_counts(&mut ledger, &head)?;
+    // Read once, as the core reads it; a row it would refuse is refused here (65).
+    let (properties, errors) =
+        super::super::documents::catalog_properties(&catalog, &config.properties.catch);
+    super::super::documents::valid(errors, super::GATHERED_INVALID)?;
     // The census (section 11.2), from the base commit; the ledger's tests must be in it. A
     // shard (issue 53) splits it and is held to its share.
     let mut shard = None;
@@ -151,10 +155,12 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
             let (census, seconds) = census::parse_census(&bytes, &format!("{base_ref}:{path}"))?;
             if let Some(k) = args.shard {
                 let config_bytes = base_file(&base, &args.at.config)?.unwrap_or_default();
+                let cases = census::property_cases(&census, &config, &properties);
                 shard = Some(super::shard::plan(
                     k,
                     &(census.clone(), seconds),
                     &config_bytes,
+                    &cases,
                 )?);
             }
             for (i, row) in ledger.iter().enumerate() {
@@ -203,10 +209,6 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     // The seal of the judged tree's fixtures, before anything runs.
     let actual = fixtures_seal(&room, &config)?;
 
-    // Read once, as the core reads it; a row it would refuse is refused here (65).
-    let (properties, errors) =
-        super::super::documents::catalog_properties(&catalog, &config.properties.catch);
-    super::super::documents::valid(errors, super::GATHERED_INVALID)?;
     let mutant_files = super::mutants::mutant_files(&config, &base, &properties)?;
     // The patch's code, read by its syntax (CONTRACT.md section 14), before anything runs.
     let reading = read_patch(&base, &judged.tree, &config.suspicious, &config.fixtures)?;

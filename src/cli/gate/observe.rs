@@ -121,6 +121,27 @@ pub(super) fn selecting_argv(
     checks: &[String],
     (file, m): (&str, &crate::cli::reading::patch_mutants::PatchMutant),
 ) -> Option<Vec<String>> {
+    let hex: String = m.replacement.bytes().map(|b| format!("{b:02x}")).collect();
+    let mutant = [
+        "--mutant".to_owned(),
+        file.to_owned(),
+        m.start.to_string(),
+        m.end.to_string(),
+        hex,
+    ];
+    keeping(argv, checks, &mutant)
+}
+
+/// The suite command `argv` keeping only the tests `ids` (JUnit ids: the observed run's
+/// failures), run plainly: no probe, no mutant (issue 64). `None` when it does not run pytest
+/// that way, or there is no test to keep.
+pub(super) fn plain_argv(argv: &[String], ids: &[String]) -> Option<Vec<String>> {
+    keeping(argv, ids, &[])
+}
+
+/// `argv` as the driver's run keeping only `checks` (the driver's own check ids, or JUnit
+/// ids), with `mutant`'s arguments when there is one.
+fn keeping(argv: &[String], checks: &[String], mutant: &[String]) -> Option<Vec<String>> {
     let at = crate::cli::runner::pytest_module_at(argv)?;
     let (python, rest) = argv.split_at(at);
     let pytest_args = rest.get(2..)?;
@@ -133,14 +154,7 @@ pub(super) fn selecting_argv(
     }
     let mut out: Vec<String> = python.to_vec();
     out.extend(["-c".to_owned(), DRIVER.to_owned(), "--select".to_owned()]);
-    let hex: String = m.replacement.bytes().map(|b| format!("{b:02x}")).collect();
-    out.extend([
-        "--mutant".to_owned(),
-        file.to_owned(),
-        m.start.to_string(),
-        m.end.to_string(),
-        hex,
-    ]);
+    out.extend(mutant.iter().cloned());
     out.extend(tests.into_iter().cloned());
     out.push("--".to_owned());
     out.extend(pytest_args.iter().cloned());

@@ -21,13 +21,19 @@ pub(super) struct ShardRun {
 }
 
 /// The share of `shard` in `census`, and the shard's facts (`config`: the base's config file).
-pub(super) fn plan(shard: Shard, census: &Census, config: &[u8]) -> Result<ShardRun, CliError> {
+/// The census tests in `cases` (the properties' cases, issue 64) are shard 1's.
+pub(super) fn plan(
+    shard: Shard,
+    census: &Census,
+    config: &[u8],
+    cases: &BTreeSet<&str>,
+) -> Result<ShardRun, CliError> {
     let (outcomes, seconds) = census;
     let tests: Vec<(&str, Option<f64>)> = outcomes
         .keys()
         .map(|id| (id.as_str(), seconds.get(id).copied()))
         .collect();
-    let split = partition(&tests, shard.total);
+    let split = partition(&tests, shard.total, |id| cases.contains(id));
     let (mut owned, mut others) = (BTreeSet::new(), BTreeSet::new());
     for ((id, _), k) in tests.iter().zip(&split) {
         match *k == shard.index {
@@ -136,8 +142,20 @@ mod tests {
                 .map(|(i, s)| (i.to_owned(), s))
                 .collect();
         let census = (outcomes, seconds);
-        let one = plan(Shard { index: 1, total: 2 }, &census, b"x").unwrap();
-        let two = plan(Shard { index: 2, total: 2 }, &census, b"x").unwrap();
+        let one = plan(
+            Shard { index: 1, total: 2 },
+            &census,
+            b"x",
+            &Default::default(),
+        )
+        .unwrap();
+        let two = plan(
+            Shard { index: 2, total: 2 },
+            &census,
+            b"x",
+            &Default::default(),
+        )
+        .unwrap();
         assert_eq!(one.owned.iter().collect::<Vec<_>>(), ["t::a", "t::d"]);
         assert_eq!(two.owned.iter().collect::<Vec<_>>(), ["t::b", "t::c"]);
         assert_eq!(one.others, two.owned);
@@ -167,7 +185,13 @@ mod tests {
             one.facts.config,
             "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"
         );
-        let err = plan(Shard { index: 5, total: 5 }, &census, b"x").unwrap_err();
+        let err = plan(
+            Shard { index: 5, total: 5 },
+            &census,
+            b"x",
+            &Default::default(),
+        )
+        .unwrap_err();
         assert!(err.message.contains("owns no test"), "{}", err.message);
     }
 

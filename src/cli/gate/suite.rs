@@ -76,6 +76,8 @@ pub(super) fn run_suite(
         true => super::observe_rust::instrument(g, room)?,
         false => None,
     };
+    // (A Python run's failures under the observer are run again without it.)
+    let plain = observed.is_some().then(|| argv.clone());
     if let Some(r) = &rust {
         observed = Some(r.argv(&argv));
     }
@@ -83,6 +85,9 @@ pub(super) fn run_suite(
     let argv = observed.unwrap_or(argv);
     let argv = g.shard.as_ref().map_or(argv.clone(), |s| s.argv(&argv));
     let mut done = run_as_suite(g, room, label, &argv, first, (cancel, rust.as_ref()))?;
+    if let (Some(plain), Some(d)) = (plain, done.as_mut()) {
+        d.run.plain = plain_check(g, room, label, &plain, d, cancel)?;
+    }
     if let Some(d) = done.as_mut().filter(|_| watching) {
         d.observe = match &rust {
             Some(r) => {
@@ -101,6 +106,50 @@ pub(super) fn run_suite(
         }
     }
     Ok(done)
+}
+
+/// The most failures of the observed run run again without the observer: more is a patch that
+/// breaks the suite, not an observer that trips a few tests.
+const MAX_PLAIN: usize = 100;
+
+/// The tests the observed run `d` failed (frozen tests aside), run again in `room` without the
+/// observer (issue 64): the suite command `argv` keeping only them. A test that fails only
+/// under the observer is never the patch's failure (the core reads what this says). `None`
+/// when none failed, too many did, an id was cut to fit, or the run was stopped.
+fn plain_check(
+    g: &Gathered,
+    room: &Room,
+    label: &str,
+    argv: &[String],
+    d: &mut SuiteDone,
+    cancel: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<Option<Rerun>, CliError> {
+    let failed: Vec<String> = d
+        .run
+        .failed_tests
+        .iter()
+        .flatten()
+        .filter(|id| !g.watched.frozen.contains(*id))
+        .cloned()
+        .collect();
+    if failed.is_empty() || failed.len() > MAX_PLAIN || failed.iter().any(|id| id.ends_with('…'))
+    {
+        return Ok(None);
+    }
+    let Some(argv) = super::observe::plain_argv(argv, &failed) else {
+        return Ok(None);
+    };
+    let label = format!(
+        "{label}: its {} failures run again without the observer",
+        failed.len()
+    );
+    let Some(done) = run_as_suite(g, room, &label, &argv, false, (cancel, None))? else {
+        return Ok(None);
+    };
+    if d.finding.is_none() {
+        d.finding = done.finding.clone();
+    }
+    Ok(Some(done.rerun()))
 }
 
 /// The placeholder of `[suite] added`: the argument holding it is repeated once per file.

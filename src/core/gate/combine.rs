@@ -9,9 +9,10 @@
 //! (its re-run, its observed run and its patch mutants with it). So shard 1's facts are the
 //! spine, and the suites are merged into it: one exit (0 only when every share's was; a run
 //! that was no catch wins over a catch), the failures and receipts summed, the census
-//! tests vanished in any share. When shard 1's plan decided before its suite (a property
-//! failed, a rule stopped it), the combined facts have no suite either, as one machine's
-//! would not.
+//! tests vanished in any share. Shard 1's share holds every property case (the split pins
+//! them there, issue 64), so where one machine's suite is the properties' run 1, shard 1's
+//! share is. When shard 1's plan decided before its suite (a property failed, a rule stopped
+//! it), the combined facts have no suite either, as one machine's would not.
 
 use std::collections::BTreeSet;
 
@@ -381,19 +382,23 @@ fn merge(spine: &Value, given: &[Given<'_>], gaps: &mut Vec<String>) -> Value {
                 m.insert("vanished".to_owned(), json!(list));
                 m.insert("vanished_count".to_owned(), json!(count));
             }
-            // The re-run without the frozen tests: each share's, or its first run where that
-            // passed; none when a share failed and was not re-run.
-            if suites.iter().any(|s| s.get("rerun").is_some()) {
+            // The re-run without the frozen tests, and the observed run's failures run
+            // plainly: each share's, or its first run where that passed; none when a share
+            // failed and was not run again.
+            for key in ["rerun", "plain"] {
+                if !suites.iter().any(|s| s.get(key).is_some()) {
+                    continue;
+                }
                 let reruns: Option<Vec<&Value>> = suites
                     .iter()
-                    .map(|s| match s.get("rerun") {
+                    .map(|s| match s.get(key) {
                         Some(r) => Some(r),
                         None if s.get("exit_code") == Some(&json!(0)) => Some(*s),
                         None => None,
                     })
                     .collect();
                 if let Some(reruns) = reruns {
-                    m.insert("rerun".to_owned(), merge_runs(&reruns, &catch));
+                    m.insert(key.to_owned(), merge_runs(&reruns, &catch));
                 }
             }
         }

@@ -328,6 +328,13 @@ pub struct SuiteFacts {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub added: Option<Rerun>,
+    /// The tests the observed run failed (the suite's first run under `[observe]`, frozen
+    /// tests aside), run again without the observer (issue 64): when it passed, their
+    /// failures are the observer's (or a run the code tells apart), never the patch's, and
+    /// `fixture_check` is unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub plain: Option<Rerun>,
     /// Its receipt (section 11.1): null when no report was read; absent when the suite
     /// command has no `{junit}` (receipts off). Without one that vouches for its exit code,
     /// `fixture_check` is unknown (its skips are allowed: the census judges them).

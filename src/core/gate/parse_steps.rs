@@ -284,26 +284,14 @@ pub(super) fn parse_suite(v: &Value, e: &mut Errors) -> Option<FixtureSuite> {
         Some(c) => parse_catch_codes(c, &suite.pointer("catch_exit_codes"), e)?,
         None => CatchCodes::default(),
     };
-    let rerun = match suite.get("rerun") {
-        Some(r) => Some(parse_rerun(
-            r,
-            &suite.pointer("rerun"),
-            "rerun",
-            "the re-run",
-            e,
-        )?),
-        None => None,
-    };
-    let added = match suite.get("added") {
-        Some(r) => Some(parse_rerun(
-            r,
-            &suite.pointer("added"),
-            "added",
-            "the added tests' run",
-            e,
-        )?),
-        None => None,
-    };
+    let rerun = suite_run(&suite, "rerun", "the re-run", e)?;
+    let added = suite_run(&suite, "added", "the added tests' run", e)?;
+    let plain = suite_run(
+        &suite,
+        "plain",
+        "the observed run's failures run plainly",
+        e,
+    )?;
     let receipt = match suite.get("receipt") {
         Some(x) => Some(parse_receipt(x, &suite.pointer("receipt"), e)?),
         None => None,
@@ -345,6 +333,7 @@ pub(super) fn parse_suite(v: &Value, e: &mut Errors) -> Option<FixtureSuite> {
         catch_exit_codes,
         rerun,
         added,
+        plain,
         receipt,
         vanished,
         vanished_count,
@@ -352,6 +341,19 @@ pub(super) fn parse_suite(v: &Value, e: &mut Errors) -> Option<FixtureSuite> {
 }
 
 /// A run of the suite's command beside its first (`rerun`, `added`).
+/// The run `suite[key]` (a re-run's shape): `Some(None)` when absent, `None` when refused.
+fn suite_run(
+    suite: &fields::Obj<'_>,
+    key: &str,
+    what: &str,
+    e: &mut Errors,
+) -> Option<Option<Rerun>> {
+    match suite.get(key) {
+        Some(r) => parse_rerun(r, &suite.pointer(key), key, what, e).map(Some),
+        None => Some(None),
+    }
+}
+
 fn parse_rerun(v: &Value, at: &str, key: &str, what: &str, e: &mut Errors) -> Option<Rerun> {
     let run = object(v, at, &format!("`{key}`"), &RERUN_FIELDS, e)?;
     let (exit_code, failed_tests, report_disagrees) = parse_run(&run, what, e)?;

@@ -276,7 +276,8 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
     // their other runs, and nothing is left out of it on the strength of a run that looked
     // different.
     let suite_first = next == NextStep::Runs
-        && request.shard.is_none()
+        // Shard 1 holds every property case (issue 64): its share is their run 1.
+        && request.shard.as_ref().is_none_or(|s| s.index == 1)
         && planning.configured.properties_in_suite
         && request.fixture_suite.is_none()
         && !planning.unrun.is_empty();

@@ -36,6 +36,8 @@ pub struct FixtureSuite {
     pub rerun: Option<Rerun>,
     /// The run of the test files the patch adds, in a process of its own (issue 50).
     pub added: Option<Rerun>,
+    /// The observed run's failed tests run again without the observer (issue 64).
+    pub plain: Option<Rerun>,
     /// Its receipt (section 11.1): `None` when its command has no `{junit}` (receipts off),
     /// `Some(None)` when no report was read.
     pub receipt: Option<Option<Receipt>>,

@@ -138,7 +138,7 @@ pub const MAX_GROUP_PULL_REQUESTS: usize = 1000;
 /// The fields of `judged`.
 pub const JUDGED_FIELDS: [&str; 3] = ["base", "head", "tree"];
 /// The fields of `fixture_suite`.
-pub const SUITE_FIELDS: [&str; 9] = [
+pub const SUITE_FIELDS: [&str; 10] = [
     "exit_code",
     "failed_tests",
     "report_disagrees",
@@ -148,8 +148,9 @@ pub const SUITE_FIELDS: [&str; 9] = [
     "vanished",
     "vanished_count",
     "added",
+    "plain",
 ];
-/// The fields of `fixture_suite.rerun` (and `fixture_suite.added`).
+/// The fields of `fixture_suite.rerun` (and `fixture_suite.added`, `fixture_suite.plain`).
 pub const RERUN_FIELDS: [&str; 4] = ["exit_code", "failed_tests", "report_disagrees", "receipt"];
 /// Longest failed-test id a request may name (a parametrised test's id can be long).
 pub const MAX_TEST_ID_CHARS: usize = 4096;

@@ -52,24 +52,41 @@ pub fn hashed_shard(id: &str, total: u32) -> u32 {
 /// shard whose tests so far add up to the least (ties to the one with fewest tests, then the
 /// lowest). Tests without one
 /// (or with a duration that is not a finite number of seconds from 0): [`hashed_shard`].
-pub fn partition(tests: &[(&str, Option<f64>)], total: u32) -> Vec<u32> {
+/// A test `pinned` says is a property's case (issue 64) is shard 1's, its seconds counted
+/// there first: shard 1 runs the properties, and its share of the suite is their run 1 as one
+/// machine's suite is.
+pub fn partition(
+    tests: &[(&str, Option<f64>)],
+    total: u32,
+    pinned: impl Fn(&str) -> bool,
+) -> Vec<u32> {
     let total = total.clamp(1, MAX_SHARDS);
     let mut out: Vec<u32> = tests
         .iter()
-        .map(|(id, _)| hashed_shard(id, total))
+        .map(|(id, _)| match pinned(id) {
+            true => 1,
+            false => hashed_shard(id, total),
+        })
         .collect();
+    // Each shard's seconds so far, and how many tests: equal seconds (tests too quick to
+    // time) are spread by count.
+    let mut load = vec![(0.0f64, 0usize); total as usize];
+    if let Some(first) = load.first_mut() {
+        for (_, d) in tests.iter().filter(|(id, _)| pinned(id)) {
+            first.0 += d.filter(|d| d.is_finite() && *d >= 0.0).unwrap_or(0.0);
+            first.1 += 1;
+        }
+    }
     let mut timed: Vec<(usize, f64)> = tests
         .iter()
         .enumerate()
+        .filter(|(_, (id, _))| !pinned(id))
         .filter_map(|(i, (_, d))| d.filter(|d| d.is_finite() && *d >= 0.0).map(|d| (i, d)))
         .collect();
     timed.sort_by(|(a, da), (b, db)| {
         db.total_cmp(da)
             .then_with(|| tests.get(*a).map(|t| t.0).cmp(&tests.get(*b).map(|t| t.0)))
     });
-    // Each shard's seconds so far, and how many tests: equal seconds (tests too quick to
-    // time) are spread by count.
-    let mut load = vec![(0.0f64, 0usize); total as usize];
     for (i, d) in timed {
         let least = (0..load.len())
             .min_by(|a, b| {
@@ -126,9 +143,9 @@ mod tests {
             ("t.three_a", Some(3.0)),
             ("t.four", Some(4.0)),
         ];
-        assert_eq!(partition(&tests, 2), [1, 1, 1, 2, 2, 2]);
+        assert_eq!(partition(&tests, 2, |_| false), [1, 1, 1, 2, 2, 2]);
         // One shard holds everything.
-        assert_eq!(partition(&tests, 1), [1; 6]);
+        assert_eq!(partition(&tests, 1, |_| false), [1; 6]);
         // Tests too quick to time (0 s): spread by count, in id order (a, b, c, d).
         let quick = [
             ("d", Some(0.0)),
@@ -136,7 +153,7 @@ mod tests {
             ("c", Some(0.0)),
             ("b", Some(0.0)),
         ];
-        assert_eq!(partition(&quick, 2), [2, 1, 1, 2]);
+        assert_eq!(partition(&quick, 2, |_| false), [2, 1, 1, 2]);
     }
 
     /// Without durations: the first eight bytes of each id's SHA-256 (`sha256sum`, by hand),
@@ -149,13 +166,31 @@ mod tests {
             ("tests.test_cases::test_case[discount_half]", Some(f64::NAN)), // 4184ea6659908289
             ("integration::fixture_cases", Some(-1.0)), // a03efefdd203a358
         ];
-        assert_eq!(partition(&tests, 3), [3, 1, 2, 3]);
+        assert_eq!(partition(&tests, 3, |_| false), [3, 1, 2, 3]);
         // A timed test beside them is balanced among the timed ones only.
         let mixed = [
             ("a", Some(2.0)),
             ("tests.test_api::test_once", None),
             ("b", Some(1.0)),
         ];
-        assert_eq!(partition(&mixed, 3), [1, 1, 2]);
+        assert_eq!(partition(&mixed, 3, |_| false), [1, 1, 2]);
+    }
+
+    /// A property's cases are shard 1's, their seconds counted there first (issue 64), by hand:
+    /// `p.a` (4) and `p.b` (untimed) pinned → 1 (4); 5 → 2 (5); 3 → 1 (7); 1 → 2 (6).
+    #[test]
+    fn a_property_s_cases_are_shard_one_s() {
+        let tests = [
+            ("t.five", Some(5.0)),
+            ("p.a", Some(4.0)),
+            ("t.three", Some(3.0)),
+            ("p.b", None),
+            ("t.one", Some(1.0)),
+        ];
+        let pinned = |id: &str| id.starts_with("p.");
+        assert_eq!(partition(&tests, 2, pinned), [2, 1, 1, 1, 2]);
+        // Without the pin: 5 → 1; 4 → 2; 3 → 2 (7); 1 → 1 (6); `p.b` by its hash.
+        let unpinned = partition(&tests, 2, |_| false);
+        assert_eq!(unpinned.get(..3), Some(&[1, 2, 2][..]));
     }
 }

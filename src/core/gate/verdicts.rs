@@ -557,6 +557,18 @@ pub(super) fn frozen_tests(request: &GateRequest) -> Vec<FrozenTest> {
         .collect()
 }
 
+/// The observed run's `failed` failures, run again without the observer, passed: with a
+/// receipt (receipts on) of at least as many tests as failed.
+fn plain_passed(suite: &FixtureSuite, failed: usize) -> bool {
+    suite.plain.as_ref().is_some_and(|p| {
+        p.passed()
+            && p.receipt.as_ref().is_none_or(|r| {
+                r.as_ref()
+                    .is_some_and(|r| r.executed >= u64::try_from(failed).unwrap_or(u64::MAX))
+            })
+    })
+}
+
 /// The t2 step: `fixture_check` from the suite's exit code, its failed tests and the frozen
 /// tests. `t1_stopped`: t1 ran and was not a pass, so an absent suite was skipped, not lost.
 pub(super) fn fixture_step(
@@ -635,6 +647,19 @@ pub(super) fn fixture_step(
                 ),
             )
         }
+        // Tests that failed only under the observer (issue 64): run again without it, every
+        // one passed. The observer's fault, or a run the code tells apart from a plain one:
+        // never the patch's failure, and never a pass.
+        Some(c) if is_catch(c) && !failed.is_empty() && plain_passed(suite, failed.len()) => (
+            Verdict::Unknown,
+            TierVerdict::Error,
+            format!(
+                "{} only in the observed run (exit {c}): run again without the observer, {} passed, so the observer failed {}, or the code told the runs apart: no verdict",
+                plural(failed.len(), "test failed", "tests failed"),
+                if failed.len() == 1 { "it" } else { "each" },
+                if failed.len() == 1 { "it" } else { "them" },
+            ),
+        ),
         // A listed failure no freeze explains is absorbing (section 11.10): vanished census
         // tests (a fail-fast suite stops early) only stop a pass.
         Some(c) if is_catch(c) && !failed.is_empty() && suite.vanished_count > 0 => (
