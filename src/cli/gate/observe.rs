@@ -167,7 +167,8 @@ pub(super) struct Watched {
     pub config: Option<ObserveConfig>,
     pub files: BTreeMap<String, BTreeSet<u32>>,
     /// The tests the base's ledger freezes (open rows): their verdict is unknown, so a line
-    /// only they run is run by no check, and they never kill a patch mutant.
+    /// only they run is run by no check, and they never kill a patch mutant (kept with
+    /// observing off: the suite's first run leaves them out).
     pub frozen: BTreeSet<String>,
 }
 
@@ -344,7 +345,10 @@ pub(super) fn watched(
             })
     };
     let Some(c) = config.filter(ObserveConfig::on) else {
-        return Ok(Watched::default());
+        return Ok(Watched {
+            frozen,
+            ..Watched::default()
+        });
     };
     let mut files = BTreeMap::new();
     for f in super::super::git::added_lines(base, tree)? {

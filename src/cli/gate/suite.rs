@@ -2,6 +2,7 @@
 //! the facts' `fixture_suite` (and `rerun`), and the suite started early in its own copy
 //! beside the other runs when the plan allows it (`suite_beside`).
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::super::error::CliError;
@@ -64,6 +65,17 @@ pub(super) fn run_suite(
         .chain(extra)
         .cloned()
         .collect();
+    // A first run leaves the open frozen tests out where pytest runs (see [`left_out`]).
+    let frozen = left_out(g).filter(|_| first);
+    if let Some(one) = frozen.and_then(|f| f.first()) {
+        progress::say(Event::Plan(format!(
+            "{label}: the open frozen tests left out of its run ({one}{}): their failures are the ledger's, so no re-run is needed to discard them",
+            match frozen.map_or(0, BTreeSet::len) {
+                0 | 1 => String::new(),
+                n => format!(" and {} more", n - 1),
+            }
+        )));
+    }
     // The first run is the observed one (issue 52): pytest with the changed lines' probes,
     // when the patch changes a code file (else there is nothing to observe, and it runs as it
     // is).
@@ -81,9 +93,17 @@ pub(super) fn run_suite(
     if let Some(r) = &rust {
         observed = Some(r.argv(&argv));
     }
-    // A shard runs its share (issue 53), observed or not, first run or re-run.
+    // A shard runs its share (issue 53), observed or not, first run or re-run; the frozen
+    // tests are left out with the tests other shards own, by their JUnit ids.
     let argv = observed.unwrap_or(argv);
-    let argv = g.shard.as_ref().map_or(argv.clone(), |s| s.argv(&argv));
+    let argv = match (&g.shard, frozen) {
+        (None, None) => argv,
+        (Some(s), None) => s.argv(&argv),
+        (shard, Some(frozen)) => {
+            let others = shard.iter().flat_map(|s| s.others.iter());
+            super::observe::except_argv(&argv, frozen.iter().chain(others).cloned()).unwrap_or(argv)
+        }
+    };
     let mut done = run_as_suite(g, room, label, &argv, first, (cancel, rust.as_ref()))?;
     if let (Some(plain), Some(d)) = (plain, done.as_mut()) {
         d.run.plain = plain_check(g, room, label, &plain, d, cancel)?;
@@ -106,6 +126,20 @@ pub(super) fn run_suite(
         }
     }
     Ok(done)
+}
+
+/// The open frozen tests a first run of the suite leaves out: all of them, when the suite runs
+/// pytest (`python -m pytest`), by their exact JUnit ids (the driver's `--except`: pytest's own
+/// `--deselect` also drops every test whose node id the frozen one's begins). A frozen test's
+/// failure is the ledger's; left out up front, it needs no re-run of the whole suite to be
+/// discarded (section 12.4: the first run is the run without them, and it must pass), and a
+/// report that still names one as failed is re-run and judged as before. Other runners
+/// (libtest's `--skip` matches names by substring) keep the re-run. `None` when nothing is
+/// left out.
+fn left_out(g: &Gathered) -> Option<&BTreeSet<String>> {
+    (crate::cli::runner::pytest_module_at(&g.config.suite.command).is_some()
+        && !g.watched.frozen.is_empty())
+    .then_some(&g.watched.frozen)
 }
 
 /// The most failures of the observed run run again without the observer: more is a patch that
@@ -262,7 +296,12 @@ fn run_as_suite(
             }
             // The base's tests must still run (section 11.2); a re-run leaves some out.
             if let Some(base) = g.census.as_ref().filter(|_| first) {
-                let gone = census::vanished(base, report);
+                // (The frozen tests it left out did not vanish: they were never asked for.)
+                let out = left_out(g);
+                let gone: Vec<String> = census::vanished(base, report)
+                    .into_iter()
+                    .filter(|id| out.is_none_or(|o| !o.contains(id)))
+                    .collect();
                 if let Some(first) = gone.first() {
                     say_report(
                         label,
