@@ -4300,6 +4300,62 @@ fn the_base_s_tests_judge_and_added_tests_can_only_block() {
     }
 }
 
+/// Issue 65: what no interpreter runs is not code under test. A type stub (`*.pyi`) or the
+/// `py.typed` marker needs no property and is no scope hit, even beside the tests; a changed
+/// code file beside it still needs its property. Written from the issue.
+#[test]
+fn a_type_stub_is_not_code_under_test() {
+    let no_runs = json!({});
+    // (name, changed files, property runs, disposition, reason)
+    let rows: Vec<(&str, Vec<&str>, &Value, &str, &str)> = vec![
+        (
+            "a stub alone",
+            vec!["api/client.pyi"],
+            &no_runs,
+            "MERGE_OK",
+            "all-gates-held",
+        ),
+        (
+            "the marker alone",
+            vec!["api/py.typed"],
+            &no_runs,
+            "MERGE_OK",
+            "all-gates-held",
+        ),
+        (
+            "a stub beside the tests",
+            vec!["tests/stubs/helpers.pyi"],
+            &no_runs,
+            "MERGE_OK",
+            "all-gates-held",
+        ),
+        (
+            "a stub and code no property observes",
+            vec!["api/client.pyi", "api/client.py"],
+            &no_runs,
+            "ESCALATE",
+            "inadmissible-evidence",
+        ),
+        (
+            "a file named like a stub is a stub by its suffix only",
+            vec!["api/client.pyi.py"],
+            &no_runs,
+            "ESCALATE",
+            "inadmissible-evidence",
+        ),
+    ];
+    for (name, changed, runs, disposition, reason) in rows {
+        let doc = with(&[
+            ("changed_files", json!(changed)),
+            ("property_runs", runs.clone()),
+        ]);
+        let answer = answers(name, &doc, disposition, reason);
+        if disposition == "ESCALATE" {
+            assert_eq!(answer["cause"], "unobserved-files", "{name}: {answer}");
+        }
+    }
+}
+
 /// Issue 64: a test that fails only in the observed run is never the patch's failure. The
 /// observed run's failures run again without the observer (`fixture_suite.plain`): passed,
 /// with a receipt of at least as many tests, the suite has no verdict (ESCALATE); anything

@@ -3490,6 +3490,35 @@ fn rust_runs_without_a_receipt_prove_nothing() {
     }
 }
 
+/// Issue 65: `type-stub` adds `shop/pricing.pyi` and `shop/py.typed`, which no interpreter
+/// runs. Before, no strong property's locality named them: ESCALATE `unobserved-files`, one
+/// of the honest commits the whole starter stopped on more-itertools. Now they need no
+/// property: the suite decides, MERGE_OK.
+#[test]
+fn a_type_stub_needs_no_property() {
+    let (_repo, g) = python("type-stub");
+    expect(&g, "MERGE_OK", "all-gates-held", 0);
+    assert_eq!(step(&g.answer, "scope")["scope_hits"], json!([]));
+    assert_eq!(step(&g.answer, "fixtures")["verdict"], "pass");
+}
+
+/// Issue 65: `typo-in-message` rewords the message of a `raise` no test reaches, a docstring
+/// and a comment ("Fix some typos", one of the honest commits the whole starter stopped on
+/// more-itertools). Before: ESCALATE `unobserved-change`, "0 of 1 changed code line run by a
+/// check". Now the file's change is arid (both versions parsed, comments, docstrings and
+/// raised messages taken out, the rest the same tokens): nothing of it to observe, MERGE_OK.
+#[test]
+fn a_reworded_message_is_not_an_unobserved_change() {
+    let (_repo, g) = python("typo-in-message");
+    expect(&g, "MERGE_OK", "all-gates-held", 0);
+    assert!(
+        g.stderr
+            .contains("observe: shop/pricing.py changed only in comments, docstrings"),
+        "{}",
+        g.stderr
+    );
+}
+
 /// Issue 27: a patch no property observes. A page under `docs/` (inert in the starter's
 /// config, which the example's is): the property tier does not apply, the suite runs and
 /// decides — MERGE_OK. A note at the root (not inert): nothing observes it, so the gate

@@ -31,6 +31,9 @@ pub(super) const IMPORT: &str = "(import)";
 /// Where the observed run writes its report: beside its receipt (`{junit}` + this).
 pub(super) const REPORT_SUFFIX: &str = ".observe.json";
 
+/// The largest file whose change is read for arid parts (larger: observed as it is).
+const MAX_ARID_BYTES: usize = 4 << 20;
+
 /// The largest observed-run report read.
 const MAX_REPORT_BYTES: u64 = 64 << 20;
 
@@ -361,6 +364,27 @@ pub(super) fn watched(
         {
             files.insert(f.path.clone(), f.lines.iter().map(|(n, _)| *n).collect());
         }
+    }
+    // A file changed only where no check need run (comments, docstrings, messages: issue 65)
+    // has nothing to observe.
+    let paths: Vec<&str> = files.keys().map(String::as_str).collect();
+    let before = super::super::git::blobs(base, &paths, MAX_ARID_BYTES)?;
+    let after = super::super::git::blobs(tree, &paths, MAX_ARID_BYTES)?;
+    let arid: Vec<String> = paths
+        .iter()
+        .zip(before.iter().zip(&after))
+        .filter_map(|(p, pair)| match pair {
+            (Some(b), Some(a)) if crate::cli::reading::arid::only_arid(p, b, a) => {
+                Some((*p).to_owned())
+            }
+            _ => None,
+        })
+        .collect();
+    for p in &arid {
+        files.remove(p);
+        crate::cli::progress::say(crate::cli::progress::Event::Plan(format!(
+            "observe: {p} changed only in comments, docstrings or raised, warned or logged messages: nothing of it to observe"
+        )));
     }
     Ok(Watched {
         config: Some(c),

@@ -6,6 +6,7 @@
 //! base's `[suspicious] allow` accepts is left out; `[suspicious] patterns` add spelled hits.
 //! The hits are facts: the core's gate rule `test-aware` decides them.
 
+pub mod arid;
 pub mod command;
 mod doctest;
 pub mod in_file;

@@ -42,6 +42,15 @@ pub(super) fn described(request: &GateRequest) -> Vec<&RepoPath> {
         .collect()
 }
 
+/// A file no interpreter or test runner loads (issue 65): a type stub (`*.pyi`, read by type
+/// checkers only) or the `py.typed` marker. A change to one needs no property, and is no
+/// scope hit; the reading still reads it.
+pub(super) fn never_run(path: &RepoPath) -> bool {
+    path.segments()
+        .last()
+        .is_some_and(|b| b.ends_with(".pyi") || b == "py.typed")
+}
+
 /// The changed files the facts say were judged apart and may be: those run as the base has
 /// them, and those the patch adds.
 pub(super) fn judged_apart<'r>(

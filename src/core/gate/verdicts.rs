@@ -104,6 +104,7 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
             (markers.is_scope_hit(f) || shadows.contains(f))
                 && !apart.contains(f)
                 && !described.contains(f)
+                && !super::apart::never_run(f)
                 // Test lines mixed with code in one hunk (issue 50).
                 || request.test_lines_mixed.contains(f)
         })
@@ -162,12 +163,12 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
                 .collect(),
         )
     };
-    // The test files judged apart are evidence, and a manifest's description is no code: no
-    // property need observe them.
+    // The test files judged apart are evidence, and a manifest's description and a type stub
+    // are no code: no property need observe them.
     let code_changed: Vec<RepoPath> = request
         .changed_files
         .iter()
-        .filter(|f| !apart.contains(f) && !described.contains(f))
+        .filter(|f| !apart.contains(f) && !described.contains(f) && !super::apart::never_run(f))
         .cloned()
         .collect();
     let ballot = quorum::ballot(
