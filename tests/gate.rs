@@ -4428,6 +4428,96 @@ fn a_failure_only_under_the_observer_is_no_verdict() {
     );
 }
 
+/// Issue 65: a changed test that fails as the base has it is a declared behaviour change, not
+/// a broken patch: when every counted failure is a test the patch changes
+/// (`fixture_suite.changed_tests`), ESCALATE `changed-test-fails` with the tests side by side;
+/// one failure of a test it did not touch, and the failure stands (BLOCK). Written from the
+/// issue.
+#[test]
+fn a_changed_test_that_fails_is_a_declared_change() {
+    use patchgate::core::decision::Decision;
+    use patchgate::core::gate::GateDecision;
+    let changed = |id: &str| json!({"id": id, "base": "    assert f(2) == 4", "patch": "    assert f(2) == 5"});
+    let failed = json!(["tests.test_a::test_x", "tests.test_a::test_y"]);
+    // (name, changed tests, disposition, reason, cause)
+    type Row<'a> = (&'a str, Vec<Value>, &'a str, &'a str, Option<&'a str>);
+    let rows: Vec<Row> = vec![
+        (
+            "no changed test: a failure",
+            vec![],
+            "BLOCK",
+            "concrete-behavior",
+            None,
+        ),
+        (
+            "both failures changed tests: a human decides",
+            vec![
+                changed("tests.test_a::test_x"),
+                changed("tests.test_a::test_y"),
+            ],
+            "ESCALATE",
+            "inadmissible-evidence",
+            Some("changed-test-fails"),
+        ),
+        (
+            "one failure a test the patch did not touch: it stands",
+            vec![changed("tests.test_a::test_x")],
+            "BLOCK",
+            "concrete-behavior",
+            None,
+        ),
+        (
+            "a changed test that passed says nothing",
+            vec![changed("tests.test_a::test_z")],
+            "BLOCK",
+            "concrete-behavior",
+            None,
+        ),
+    ];
+    for (name, tests, disposition, reason, cause) in rows {
+        let mut suite = json!({"exit_code": 1, "failed_tests": failed, "receipt": {"executed": 5, "failed": 2, "skipped": 0}});
+        if !tests.is_empty() {
+            suite["changed_tests"] = json!(tests);
+        }
+        let answer = answers(
+            name,
+            &with(&[("fixture_suite", suite)]),
+            disposition,
+            reason,
+        );
+        assert_eq!(answer["cause"].as_str(), cause, "{name}: {answer}");
+        let fixtures = answer["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["step"] == "fixtures")
+            .unwrap();
+        assert_eq!(
+            fixtures["changed_tests"].is_array(),
+            cause.is_some(),
+            "{name}"
+        );
+    }
+    // A changed test with a field it may not have, or no id, is refused, naming it.
+    for (row, field) in [
+        (
+            json!({"id": "t::x", "base": "", "patch": "", "why": 1}),
+            "/fixture_suite/changed_tests/0/why",
+        ),
+        (
+            json!({"base": "", "patch": ""}),
+            "/fixture_suite/changed_tests/0/id",
+        ),
+    ] {
+        let doc = with(&[(
+            "fixture_suite",
+            json!({"exit_code": 1, "failed_tests": failed, "changed_tests": [row]}),
+        )]);
+        let problem = GateDecision::parse(doc.to_string().as_bytes()).expect_err("refused");
+        assert!(format!("{problem:?}").contains(field), "{problem:?}");
+    }
+}
+
 /// Issue 64: the observe step says how many patch mutants ran beside how many were killed; a
 /// mutant that never ran (the gate decided first) is neither. Sentences written by hand.
 #[test]

@@ -531,12 +531,26 @@ fn a_test_the_patch_adds_whose_report_is_too_large_still_blocks() {
 /// Issue 50: `edits-test-assertion` is the broken-case rounding bug, with the fixture test's
 /// assertion loosened to let a cent either way pass: a plain `pytest` on the patch passes (it
 /// used to escalate `scope-hit`, a human's call). The test runs as the base has it, so the bug
-/// is a failure.
+/// is a failure — of a test the patch changes (issue 65): a declared behaviour change, which a
+/// human decides (ESCALATE `changed-test-fails`, the assertions side by side), never a merge.
 #[test]
 fn an_edited_test_is_judged_as_the_base_has_it() {
     let (repo, g) = python("edits-test-assertion");
     assert!(plain_pytest_passes(repo.path()), "hides the bug");
-    expect(&g, "BLOCK", "concrete-behavior", 1);
+    escalates(&g, "inadmissible-evidence", "changed-test-fails");
+    let changed = &step(&g.answer, "fixtures")["changed_tests"][0];
+    assert_eq!(changed["id"], "tests.test_cases::test_case[discount_half]");
+    assert_eq!(
+        changed["base"],
+        "    assert FUNCTIONS[case[\"function\"]](*case[\"args\"]) == case[\"expected\"]"
+    );
+    assert!(
+        changed["patch"]
+            .as_str()
+            .unwrap()
+            .contains("assert abs(got - case[\"expected\"]) <= 1"),
+        "{changed}"
+    );
     let scope = step(&g.answer, "scope");
     assert_eq!(
         scope["from_base"],
@@ -707,7 +721,7 @@ fn three_shards_decide_as_one_machine() {
             "ESCALATE",
             "inadmissible-evidence",
         ),
-        ("edits-test-assertion", "BLOCK", "concrete-behavior"),
+        ("edits-test-assertion", "ESCALATE", "inadmissible-evidence"),
     ] {
         let repo = repository("gate-python", patch, |_| {});
         let one = gate(repo.path(), &[]);
@@ -3500,6 +3514,81 @@ fn a_type_stub_needs_no_property() {
     expect(&g, "MERGE_OK", "all-gates-held", 0);
     assert_eq!(step(&g.answer, "scope")["scope_hits"], json!([]));
     assert_eq!(step(&g.answer, "fixtures")["verdict"], "pass");
+}
+
+/// Issue 65: `version-bump` bumps the project's version where bumpversion writes it: the
+/// `__version__` string of `shop/__init__.py` (which no property's locality names) and
+/// `setup.cfg`'s version lines (a file of the test toolchain). Before: ESCALATE, a scope hit.
+/// Now both describe the package (`metadata_only`, read by syntax and by lines): no scope hit,
+/// no code for a property to observe, the suite decides: MERGE_OK.
+#[test]
+fn a_version_bump_needs_no_property() {
+    let (_repo, g) = python("version-bump");
+    expect(&g, "MERGE_OK", "all-gates-held", 0);
+    assert_eq!(step(&g.answer, "scope")["scope_hits"], json!([]));
+    assert_eq!(step(&g.answer, "properties")["ran"], false);
+    assert_eq!(step(&g.answer, "fixtures")["verdict"], "pass");
+}
+
+/// Issue 65: `declared-change` changes what `format_price` shows (a thousands separator) and
+/// updates the test that pinned the old text (`tests/test_format.py`, which the base has:
+/// `declared-change.base.patch`). The base's version of the test runs and fails. Before: BLOCK
+/// `concrete-behavior`, "the patch is wrong" for a change its author declared by editing the
+/// test. Now ESCALATE `changed-test-fails`: the test named, the base's assertion beside the
+/// patch's. A failure of a test the patch does not touch still blocks (`broken-case`).
+#[test]
+fn a_changed_test_that_fails_as_the_base_has_it_is_a_human_s_call() {
+    let (repo, g) = python("declared-change");
+    assert!(plain_pytest_passes(repo.path()));
+    escalates(&g, "inadmissible-evidence", "changed-test-fails");
+    let fixtures = step(&g.answer, "fixtures");
+    assert_eq!(fixtures["verdict"], "unknown");
+    assert_eq!(
+        fixtures["changed_tests"],
+        json!([{
+            "id": "tests.test_format::test_format_price",
+            "base": "    assert format_price(123456) == \"$1234.56\"",
+            "patch": "    assert format_price(123456) == \"$1,234.56\"",
+        }])
+    );
+    assert!(
+        fixtures["summary"]
+            .as_str()
+            .unwrap()
+            .contains("a human decides whether the behaviour change is wanted"),
+        "{fixtures}"
+    );
+    let (_repo, broken) = python("broken-case");
+    expect(&broken, "BLOCK", "concrete-behavior", 1);
+}
+
+/// Issue 65: `observed-instead` changes `shop/units.py`, a module no property's locality names
+/// (the base has it and its test: `observed-instead.base.patch`), and the base's test runs
+/// every changed line and kills its patch mutants. Before: ESCALATE `unobserved-files` before
+/// anything ran. Now the observed run stands in for the locality (O.4a in docs/design/observe.md): MERGE_OK. Beside it,
+/// `unrun-module` changes the module's other function, which no check runs: ESCALATE
+/// `unobserved-files` as before, the stand-in not shown.
+#[test]
+fn observed_evidence_stands_in_where_no_locality_names_the_file() {
+    let (_repo, g) = python("observed-instead");
+    expect(&g, "MERGE_OK", "all-gates-held", 0);
+    let t1 = step(&g.answer, "properties");
+    assert_eq!(t1["observed_instead"], "held", "{t1}");
+    assert_eq!(t1["verdict"], "pass");
+    let observe = step(&g.answer, "observe");
+    assert!(
+        observe["facts"]["mutants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["file"] == "shop/units.py" && m["state"] == "killed"),
+        "{observe}"
+    );
+    let (_repo, g) = python("unrun-module");
+    escalates(&g, "inadmissible-evidence", "unobserved-files");
+    let t1 = step(&g.answer, "properties");
+    assert_eq!(t1["observed_instead"], "not-shown", "{t1}");
+    assert_eq!(t1["unobserved"], json!(["shop/units.py"]));
 }
 
 /// Issue 65: `typo-in-message` rewords the message of a `raise` no test reaches, a docstring

@@ -228,6 +228,7 @@ fn the_enums_speak_the_contracts_words() {
             "flaky-property",
             "unobserved-change",
             "unobserved-branch",
+            "changed-test-fails",
             "broken-harness",
             "missing-results",
             "report-disagrees",

@@ -1,9 +1,11 @@
-//! Package manifests read by their tables (issue 50): a change to `pyproject.toml` or
-//! `Cargo.toml` that touches only what describes the package (its version, description,
-//! authors, links...) is no scope hit; one that changes how it builds or tests (dependencies,
-//! features, profiles, `[patch]`, build settings, test tool configuration, anything else) still
-//! is. Fail closed: a key not on the list below, a file that does not parse, one added or
-//! deleted, is a change to how the package builds.
+//! Package manifests read by their tables (issue 50): a change to `pyproject.toml`,
+//! `Cargo.toml` or `package.json` that touches only what describes the package (its version,
+//! description, authors, links...) is no scope hit; one that changes how it builds or tests
+//! (dependencies, features, profiles, `[patch]`, scripts, build settings, test tool
+//! configuration, anything else) still is. A version bump is described too wherever it is
+//! written (issue 65): `setup.cfg`'s `version` or bumpversion's `current_version` line, a
+//! module's `__version__ = "…"` string. Fail closed: a key not on the lists below, a file that
+//! does not parse, one added or deleted, is a change to how the package builds or runs.
 
 use super::super::error::CliError;
 use super::super::git::blobs;
@@ -51,8 +53,34 @@ const CARGO: [&str; 16] = [
     "badges",
 ];
 
-/// Which of the `changed` manifests changed only what describes the package, between `base`
-/// and the judged `tree`.
+/// The keys of `package.json` that only describe the package (not `scripts`, `main`,
+/// `exports`, dependencies, `type`, engines: they change what runs).
+const PACKAGE_JSON: [&str; 10] = [
+    "version",
+    "description",
+    "keywords",
+    "homepage",
+    "bugs",
+    "repository",
+    "author",
+    "contributors",
+    "license",
+    "funding",
+];
+
+/// How a changed file may be read as only describing the package.
+#[derive(Clone, Copy)]
+enum Described {
+    Toml(&'static [&'static str]),
+    Json(&'static [&'static str]),
+    /// `setup.cfg`: only a version line changed.
+    Cfg,
+    /// A Python module: only its `__version__` string changed.
+    Module,
+}
+
+/// Which of the `changed` manifests (and modules) changed only what describes the package,
+/// between `base` and the judged `tree`.
 pub(super) fn metadata_only(
     base: &str,
     tree: &str,
@@ -61,7 +89,7 @@ pub(super) fn metadata_only(
     let manifests: Vec<&str> = changed
         .iter()
         .map(String::as_str)
-        .filter(|f| allowed_keys(f).is_some())
+        .filter(|f| kind(f).is_some())
         .collect();
     if manifests.is_empty() {
         return Ok(Vec::new());
@@ -71,21 +99,81 @@ pub(super) fn metadata_only(
     Ok(manifests
         .iter()
         .zip(before.into_iter().zip(after))
-        .filter(|(file, (b, a))| match (b, a, allowed_keys(file)) {
-            (Some(b), Some(a), Some(keys)) => only_described(b, a, keys),
+        .filter(|(file, (b, a))| match (b, a, kind(file)) {
+            (Some(b), Some(a), Some(kind)) => match kind {
+                Described::Toml(keys) => only_described(b, a, keys),
+                Described::Json(keys) => only_described_json(b, a, keys),
+                Described::Cfg => only_version_lines(b, a),
+                Described::Module => crate::cli::reading::arid::only_version(file, b, a),
+            },
             _ => false,
         })
         .map(|(f, _)| (*f).to_owned())
         .collect())
 }
 
-/// The describing keys of a manifest by its name, or `None` for any other file.
-fn allowed_keys(path: &str) -> Option<&'static [&'static str]> {
-    match path.rsplit('/').next() {
-        Some("pyproject.toml") => Some(&PYPROJECT),
-        Some("Cargo.toml") => Some(&CARGO),
+/// How a file may only describe the package, by its name, or `None` for any other file.
+fn kind(path: &str) -> Option<Described> {
+    match path.rsplit('/').next()? {
+        "pyproject.toml" => Some(Described::Toml(&PYPROJECT)),
+        "Cargo.toml" => Some(Described::Toml(&CARGO)),
+        "package.json" => Some(Described::Json(&PACKAGE_JSON)),
+        "setup.cfg" => Some(Described::Cfg),
+        b if b.ends_with(".py") => Some(Described::Module),
         _ => None,
     }
+}
+
+/// Whether `before` and `after` are JSON objects equal once every describing top-level key is
+/// removed.
+fn only_described_json(before: &[u8], after: &[u8], keys: &[&str]) -> bool {
+    let read = |bytes: &[u8]| -> Option<serde_json::Map<String, serde_json::Value>> {
+        let mut object = match serde_json::from_slice(bytes).ok()? {
+            serde_json::Value::Object(o) => o,
+            _ => return None,
+        };
+        for key in keys {
+            object.remove(*key);
+        }
+        Some(object)
+    };
+    match (read(before), read(after)) {
+        (Some(b), Some(a)) => b == a,
+        _ => false,
+    }
+}
+
+/// Whether `setup.cfg` changed only in version lines: the same lines but for `version = …`
+/// under `[metadata]` and `current_version = …` under `[bumpversion]` (the key and the
+/// section unchanged). Read by lines, not as configparser reads: a continuation line, another
+/// key or section, a line added or removed is not a version bump.
+fn only_version_lines(before: &[u8], after: &[u8]) -> bool {
+    let (Ok(before), Ok(after)) = (std::str::from_utf8(before), std::str::from_utf8(after)) else {
+        return false;
+    };
+    let (b, a): (Vec<&str>, Vec<&str>) = (before.lines().collect(), after.lines().collect());
+    if b.len() != a.len() || before == after {
+        return false;
+    }
+    let mut section = "";
+    b.iter().zip(&a).all(|(x, y)| {
+        if x.trim_start().starts_with('[') {
+            section = x.trim();
+        }
+        let key = |l: &str| {
+            l.split_once('=')
+                .filter(|_| !l.starts_with([' ', '\t']))
+                .map(|(k, _)| k.trim().to_owned())
+        };
+        x == y
+            || match (key(x), key(y)) {
+                (Some(k), Some(l)) if k == l => matches!(
+                    (section, k.as_str()),
+                    ("[metadata]", "version") | ("[bumpversion]", "current_version")
+                ),
+                _ => false,
+            }
+    })
 }
 
 /// Whether `before` and `after` parse and are equal once every describing key is removed.
@@ -142,7 +230,9 @@ mod tests {
             (CARGO_FILE, cargo, &format!("{cargo}\n[patch.crates-io]\nfnv = {{ path = \"../fnv\" }}\n"), false),
         ];
         for (which, before, after, described) in rows {
-            let keys = allowed_keys(which).unwrap();
+            let Some(Described::Toml(keys)) = kind(which) else {
+                panic!("{which}")
+            };
             assert_eq!(
                 only_described(before.as_bytes(), after.as_bytes(), keys),
                 described,
@@ -150,6 +240,45 @@ mod tests {
             );
         }
     }
+
+    /// Written from issue 65: a version bump in `package.json` or `setup.cfg` describes the
+    /// package; scripts, dependencies, another `setup.cfg` key or a moved line do not.
+    #[test]
+    fn a_version_bump_is_described_wherever_it_is_written() {
+        let json = r#"{"name": "p", "version": "1.0.0", "scripts": {"test": "vitest"}, "dependencies": {"a": "1"}}"#;
+        let cfg = "[metadata]\nname = p\nversion = 1.0\n\n[bumpversion]\ncurrent_version = 1.0\ncommit = True\n\n[tool:pytest]\naddopts = -q\n";
+        let rows: [(&str, String, bool); 9] = [
+            ("json", json.replace("1.0.0", "1.1.0"), true),
+            (
+                "json",
+                json.replace("\"p\",", "\"p\", \"description\": \"x\","),
+                true,
+            ),
+            (
+                "json",
+                json.replace("vitest", "vitest --passWithNoTests"),
+                false,
+            ),
+            ("json", json.replace("\"1\"", "\"2\""), false),
+            ("json", "[1]".to_owned(), false),
+            ("cfg", cfg.replace("1.0", "1.1"), true),
+            ("cfg", cfg.replace("commit = True", "commit = False"), false),
+            ("cfg", cfg.replace("-q", "-q --co"), false),
+            (
+                "cfg",
+                cfg.replace("version = 1.0\n\n", "version = 1.1\n"),
+                false,
+            ),
+        ];
+        for (which, after, described) in rows {
+            let said = match which {
+                "json" => only_described_json(json.as_bytes(), after.as_bytes(), &PACKAGE_JSON),
+                _ => only_version_lines(cfg.as_bytes(), after.as_bytes()),
+            };
+            assert_eq!(said, described, "{which}: {after}");
+        }
+    }
+
     const PY_FILE: &str = "pyproject.toml";
     const CARGO_FILE: &str = "Cargo.toml";
 }

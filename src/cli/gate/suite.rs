@@ -15,7 +15,7 @@ use super::super::runner::{
 use super::super::sandbox::Room;
 use super::census;
 use super::gather::{Gathered, integrity_after};
-use crate::core::gate::{IntegrityFinding, Rerun, SuiteFacts, fit_test_id};
+use crate::core::gate::{ChangedTest, IntegrityFinding, Rerun, SuiteFacts, fit_test_id};
 use crate::core::ladder::T2;
 use crate::core::path::RepoPath;
 
@@ -108,6 +108,9 @@ pub(super) fn run_suite(
     if let (Some(plain), Some(d)) = (plain, done.as_mut()) {
         d.run.plain = plain_check(g, room, label, &plain, d, cancel)?;
     }
+    if let Some(d) = done.as_mut().filter(|_| first) {
+        d.run.changed_tests = changed_tests(g, d.run.failed_tests.as_deref().unwrap_or_default())?;
+    }
     if let Some(d) = done.as_mut().filter(|_| watching) {
         d.observe = match &rust {
             Some(r) => {
@@ -185,6 +188,50 @@ fn plain_check(
     }
     Ok(Some(done.rerun()))
 }
+
+/// The failed tests whose definition the patch changes (issue 65): the test files and source
+/// files whose tests run as the base has them, read on both sides by syntax, each failure
+/// matched by its id. At most [`MAX_CHANGED_TESTS`](crate::core::gate::MAX_CHANGED_TESTS).
+fn changed_tests(g: &Gathered, failed: &[String]) -> Result<Vec<ChangedTest>, CliError> {
+    use crate::cli::reading::test_defs::{changed_defs, names};
+    let tree = g.facts.judged.as_ref().map(|j| j.tree.as_str());
+    let (Some(tree), false) = (tree, failed.is_empty()) else {
+        return Ok(Vec::new());
+    };
+    let files: BTreeSet<&str> = g
+        .facts
+        .tests_from_base
+        .iter()
+        .chain(&g.facts.test_lines_from_base)
+        .map(String::as_str)
+        .collect();
+    let files: Vec<&str> = files.into_iter().collect();
+    let before = crate::cli::git::blobs(&g.base, &files, MAX_TEST_FILE_BYTES)?;
+    let after = crate::cli::git::blobs(tree, &files, MAX_TEST_FILE_BYTES)?;
+    let mut defs = Vec::new();
+    for (file, pair) in files.iter().zip(before.iter().zip(&after)) {
+        // A test file the patch deletes: each of its tests is removed.
+        if let (Some(b), a) = pair {
+            let a = a.as_deref().unwrap_or_default();
+            defs.extend(changed_defs(file, b, a).into_iter().map(|d| (*file, d)));
+        }
+    }
+    Ok(failed
+        .iter()
+        .filter_map(|id| {
+            let (_, d) = defs.iter().find(|(file, d)| names(id, file, d))?;
+            Some(ChangedTest {
+                id: id.clone(),
+                base: d.base.clone(),
+                patch: d.patch.clone(),
+            })
+        })
+        .take(crate::core::gate::MAX_CHANGED_TESTS)
+        .collect())
+}
+
+/// A test file larger than this is not read for its changed tests (their failures stand).
+const MAX_TEST_FILE_BYTES: usize = 4 << 20;
 
 /// The placeholder of `[suite] added`: the argument holding it is repeated once per file.
 pub(super) const ADDED_FILES: &str = "{files}";

@@ -18,15 +18,54 @@ pub fn only_arid(file: &str, base: &[u8], head: &[u8]) -> bool {
     if !python && !file.ends_with(".rs") {
         return false;
     }
-    match (dry(base, python), dry(head, python)) {
+    let arid = match python {
+        true => python_arid,
+        false => rust_arid,
+    };
+    match (dry(base, python, arid), dry(head, python, arid)) {
         (Some(a), Some(b)) => a == b,
         _ => false,
     }
 }
 
-/// The tokens of `source` (each leaf's kind and text), what is arid left out; `None` when it
-/// does not parse.
-fn dry(source: &[u8], python: bool) -> Option<Vec<(u16, String)>> {
+/// Whether the only difference between `base` and `head` of a Python module is the plain
+/// string a module-level `__version__ = "…"` assigns: a version bump (issue 65), which no
+/// property need observe. `false` for another file, no difference, or either not parsing.
+pub fn only_version(file: &str, base: &[u8], head: &[u8]) -> bool {
+    if !file.ends_with(".py") || base == head {
+        return false;
+    }
+    match (dry(base, true, version), dry(head, true, version)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// The plain string of a module-level `__version__ = "…"`.
+fn version(source: &[u8], node: Node<'_>) -> bool {
+    let Some(assignment) = node.parent().filter(|a| a.kind() == "assignment") else {
+        return false;
+    };
+    plain(node)
+        && node.kind() == "string"
+        && assignment.child_by_field_name("right") == Some(node)
+        && assignment
+            .child_by_field_name("left")
+            .is_some_and(|l| l.kind() == "identifier" && text(source, l) == "__version__")
+        && assignment
+            .parent()
+            .filter(|s| s.kind() == "expression_statement")
+            .and_then(|s| s.parent())
+            .is_some_and(|m| m.kind() == "module")
+}
+
+/// The tokens of `source` (each leaf's kind and text), what `arid` says left out; `None` when
+/// it does not parse.
+fn dry(
+    source: &[u8],
+    python: bool,
+    arid: fn(&[u8], Node<'_>) -> bool,
+) -> Option<Vec<(u16, String)>> {
     let language: tree_sitter::Language = match python {
         true => tree_sitter_python::LANGUAGE.into(),
         false => tree_sitter_rust::LANGUAGE.into(),
@@ -35,11 +74,7 @@ fn dry(source: &[u8], python: bool) -> Option<Vec<(u16, String)>> {
     let mut out = Vec::new();
     let mut walk = descendants(tree.root_node());
     while let Some(node) = walk.next() {
-        let arid = match python {
-            true => python_arid(source, node),
-            false => rust_arid(source, node),
-        };
-        if arid {
+        if arid(source, node) {
             walk.skip_children();
         } else if node.child_count() == 0 {
             out.push((node.kind_id(), text(source, node).to_owned()));
@@ -119,6 +154,69 @@ fn rust_arid(source: &[u8], node: Node<'_>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::only_arid;
+    use super::only_version;
+
+    /// Written by hand: a module-level `__version__` string is the only difference, or not.
+    #[test]
+    fn only_a_version_string_is_a_version_bump() {
+        let rows: [(&str, &str, &str, bool); 8] = [
+            (
+                "p/__init__.py",
+                "__version__ = '1.0'\nx = 1\n",
+                "__version__ = '1.1'\nx = 1\n",
+                true,
+            ),
+            (
+                "p/v.py",
+                "__version__ = \"1.0\"\n",
+                "__version__ = \"2.0.0rc1\"\n",
+                true,
+            ),
+            (
+                "p/__init__.py",
+                "__version__ = '1.0'\n",
+                "__version__ = '1.0'\n",
+                false,
+            ),
+            (
+                "p/__init__.py",
+                "__version__ = '1.0'\nx = 1\n",
+                "__version__ = '1.1'\nx = 2\n",
+                false,
+            ),
+            (
+                "p/__init__.py",
+                "VERSION = '1.0'\n",
+                "VERSION = '1.1'\n",
+                false,
+            ),
+            (
+                "p/__init__.py",
+                "def f():\n    __version__ = '1'\n",
+                "def f():\n    __version__ = '2'\n",
+                false,
+            ),
+            (
+                "p/__init__.py",
+                "__version__ = f'{a}'\n",
+                "__version__ = f'{b}'\n",
+                false,
+            ),
+            (
+                "p/__init__.py",
+                "__version__ = '1.0'  # a\n",
+                "__version__ = '1.1'  # b\n",
+                false,
+            ),
+        ];
+        for (file, base, head, bump) in rows {
+            assert_eq!(
+                only_version(file, base.as_bytes(), head.as_bytes()),
+                bump,
+                "{base:?} -> {head:?}"
+            );
+        }
+    }
 
     /// Written by hand: each pair, and whether only arid parts differ.
     #[test]

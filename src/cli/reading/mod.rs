@@ -19,6 +19,7 @@ pub mod rust_probes;
 mod source;
 mod syntax;
 pub mod table;
+pub mod test_defs;
 pub mod twin;
 
 use std::collections::HashSet;

@@ -164,6 +164,9 @@ crate::core::words! {
         UnobservedChange,
         /// A branch the patch adds runs under no check (`[observe] branches = "required"`).
         UnobservedBranch,
+        /// Every failure of the suite is a test the patch changes, run as the base has it: a
+        /// declared behaviour change (issue 65).
+        ChangedTestFails,
         /// A run's exit is not a catch, or it timed out or was killed.
         BrokenHarness,
         /// A property's runs are not all there.
@@ -300,10 +303,12 @@ fn routed_cause(steps: &[Step]) -> Cause {
                 gap,
                 vanished_count,
                 disagrees,
+                changed_tests,
                 ..
             } if open(verdict) => {
                 return match () {
                     () if !ran || *verdict == Verdict::Missing => Cause::GateMissing,
+                    () if !changed_tests.is_empty() => Cause::ChangedTestFails,
                     () if disagrees.is_some() => Cause::ReportDisagrees,
                     () if gap.is_some() => gap.map_or(Cause::BrokenHarness, Cause::of_gap),
                     () if *vanished_count > 0 => Cause::VanishedTests,

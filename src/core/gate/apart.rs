@@ -27,7 +27,8 @@ pub fn is_test_file(path: &RepoPath, markers: &ScopeMarkers) -> bool {
 }
 
 /// Changed package manifests the facts say change only what describes the package, and
-/// that are manifests by name: no scope hit.
+/// that are manifests by name (or modules whose only change is their `__version__` string,
+/// issue 65): no scope hit, and no code a property need observe.
 pub(super) fn described(request: &GateRequest) -> Vec<&RepoPath> {
     let changed: HashSet<&RepoPath> = request.changed_files.iter().collect();
     request
@@ -35,9 +36,12 @@ pub(super) fn described(request: &GateRequest) -> Vec<&RepoPath> {
         .iter()
         .filter(|f| changed.contains(f))
         .filter(|f| {
-            f.segments()
-                .last()
-                .is_some_and(|b| b == "pyproject.toml" || b == "Cargo.toml")
+            f.segments().last().is_some_and(|b| {
+                matches!(
+                    b,
+                    "pyproject.toml" | "Cargo.toml" | "package.json" | "setup.cfg"
+                ) || b.ends_with(".py")
+            })
         })
         .collect()
 }

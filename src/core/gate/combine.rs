@@ -382,6 +382,25 @@ fn merge(spine: &Value, given: &[Given<'_>], gaps: &mut Vec<String>) -> Value {
                 m.insert("vanished".to_owned(), json!(list));
                 m.insert("vanished_count".to_owned(), json!(count));
             }
+            // The failed tests each share found the patch changes (issue 65), once each.
+            let mut changed: Vec<Value> = Vec::new();
+            for s in &suites {
+                for t in s
+                    .get("changed_tests")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if !changed.iter().any(|c| c.get("id") == t.get("id"))
+                        && changed.len() < super::shape::MAX_CHANGED_TESTS
+                    {
+                        changed.push(t.clone());
+                    }
+                }
+            }
+            if !changed.is_empty() {
+                m.insert("changed_tests".to_owned(), Value::Array(changed));
+            }
             // The re-run without the frozen tests, and the observed run's failures run
             // plainly: each share's, or its first run where that passed; none when a share
             // failed and was not run again.

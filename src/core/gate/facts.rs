@@ -115,9 +115,11 @@ pub struct Facts {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schema(value_type = Vec<RepoPathDoc>)]
     pub added_tests: Vec<String>,
-    /// Changed `pyproject.toml`/`Cargo.toml` files the runner read by their tables and found
-    /// to change only what describes the package (version, description, authors, links...):
-    /// no scope hit (issue 50). Any other change to them is.
+    /// Changed `pyproject.toml`/`Cargo.toml`/`package.json` files the runner read by their
+    /// tables and found to change only what describes the package (version, description,
+    /// authors, links...), a `setup.cfg` whose only change is a version line, and Python
+    /// modules whose only change is their `__version__` string (issue 65): no scope hit and no
+    /// code a property need observe (issue 50). Any other change to them is.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schema(value_type = Vec<RepoPathDoc>)]
     pub metadata_only: Vec<String>,
@@ -335,6 +337,13 @@ pub struct SuiteFacts {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub plain: Option<Rerun>,
+    /// The failed tests whose definition the patch changes, each with the lines that differ
+    /// (issue 65): the base's version ran and failed. When every counted failure is one, the
+    /// patch declares a behaviour change: `fixture_check` is unknown (ESCALATE
+    /// `changed-test-fails`), never a failure of the patch nor a pass. At most 20.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(max_items = 20)]
+    pub changed_tests: Vec<super::request::ChangedTest>,
     /// Its receipt (section 11.1): null when no report was read; absent when the suite
     /// command has no `{junit}` (receipts off). Without one that vouches for its exit code,
     /// `fixture_check` is unknown (its skips are allowed: the census judges them).

@@ -241,6 +241,47 @@ impl ObserveFacts {
         (required(self.branches) && !self.untaken.is_empty()).then_some(Unobserved::Branch)
     }
 
+    /// Whether this observation stands in for the locality of `files` (issue 65; O.4a in
+    /// docs/design/observe.md): each has a changed line some check ran and a patch mutant
+    /// some check killed. Before the run is read (and before its mutants ran, once the suite
+    /// passed) it is pending; a file whose lines no check ran, or with no mutant killed once
+    /// all ran, is not shown. `suite_ran`: the suite has run (an unread run stays unread).
+    pub fn stands_in(&self, files: &[&str], suite_ran: bool) -> super::steps::ObservedInstead {
+        use super::steps::ObservedInstead;
+        if !self.on() || files.is_empty() {
+            return ObservedInstead::NotShown;
+        }
+        if !self.read {
+            return match suite_ran {
+                true => ObservedInstead::NotShown,
+                false => ObservedInstead::Pending,
+            };
+        }
+        let mut pending = false;
+        for file in files {
+            let ran = self
+                .lines
+                .iter()
+                .any(|l| l.file == *file && !l.checks.is_empty());
+            let mine = || self.mutants.iter().filter(|m| m.file == *file);
+            if !ran {
+                return ObservedInstead::NotShown;
+            }
+            if mine().any(|m| m.state == MutantState::Killed) {
+                continue;
+            }
+            if mine().any(|m| m.state == MutantState::Pending) {
+                pending = true;
+                continue;
+            }
+            return ObservedInstead::NotShown;
+        }
+        match pending {
+            true => ObservedInstead::Pending,
+            false => ObservedInstead::Held,
+        }
+    }
+
     /// The untaken branches whose line's condition, made true, survived every check.
     pub fn dead_branches(&self) -> impl Iterator<Item = &UntakenBranch> {
         self.untaken.iter().filter(|b| {
@@ -417,4 +458,116 @@ pub(super) fn parse_observe(
         untaken,
         mutants,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::steps::ObservedInstead;
+    use super::*;
+
+    /// O.4a, written by hand: each file needs a changed line a check ran and a mutant a check
+    /// killed; pending before the run is read or its mutants ran.
+    #[test]
+    fn the_observed_run_stands_in_only_for_what_it_shows() {
+        let line = |file: &str, ran: bool| ObservedLine {
+            file: file.to_owned(),
+            line: 3,
+            checks: if ran { vec!["t::a".to_owned()] } else { vec![] },
+        };
+        let mutant = |file: &str, state: MutantState| PatchMutantFacts {
+            file: file.to_owned(),
+            line: 3,
+            operator: MutantOperator::SwapArithmetic,
+            code: "x - 1".to_owned(),
+            checks: vec!["t::a".to_owned()],
+            state,
+            killed_by: vec![],
+        };
+        let facts =
+            |read: bool, lines: Vec<ObservedLine>, mutants: Vec<PatchMutantFacts>| ObserveFacts {
+                changes: ObserveRule::Required,
+                branches: ObserveRule::Listed,
+                read,
+                line_count: lines.len() as u64,
+                run_count: lines.iter().filter(|l| !l.checks.is_empty()).count() as u64,
+                lines,
+                untaken: vec![],
+                mutants,
+            };
+        use MutantState::{Killed, Survived, Void};
+        use ObservedInstead::{Held, NotShown};
+        let rows: Vec<(&str, ObserveFacts, bool, ObservedInstead)> = vec![
+            (
+                "not read, suite ahead",
+                facts(false, vec![], vec![]),
+                false,
+                ObservedInstead::Pending,
+            ),
+            (
+                "not read, suite ran",
+                facts(false, vec![], vec![]),
+                true,
+                NotShown,
+            ),
+            (
+                "ran and killed",
+                facts(true, vec![line("a.py", true)], vec![mutant("a.py", Killed)]),
+                true,
+                Held,
+            ),
+            (
+                "ran, mutant still to run",
+                facts(
+                    true,
+                    vec![line("a.py", true)],
+                    vec![mutant("a.py", MutantState::Pending)],
+                ),
+                true,
+                ObservedInstead::Pending,
+            ),
+            (
+                "ran, every mutant survived or void",
+                facts(
+                    true,
+                    vec![line("a.py", true)],
+                    vec![mutant("a.py", Survived), mutant("a.py", Void)],
+                ),
+                true,
+                NotShown,
+            ),
+            (
+                "ran, no mutant made",
+                facts(true, vec![line("a.py", true)], vec![]),
+                true,
+                NotShown,
+            ),
+            (
+                "no check ran it",
+                facts(
+                    true,
+                    vec![line("a.py", false)],
+                    vec![mutant("a.py", Killed)],
+                ),
+                true,
+                NotShown,
+            ),
+            (
+                "another file's kill does not count",
+                facts(
+                    true,
+                    vec![line("a.py", true), line("b.py", true)],
+                    vec![mutant("b.py", Killed)],
+                ),
+                true,
+                NotShown,
+            ),
+        ];
+        for (name, o, suite_ran, want) in rows {
+            assert_eq!(o.stands_in(&["a.py"], suite_ran), want, "{name}");
+        }
+        let mut off = facts(true, vec![line("a.py", true)], vec![mutant("a.py", Killed)]);
+        off.changes = ObserveRule::Off;
+        off.branches = ObserveRule::Off;
+        assert_eq!(off.stands_in(&["a.py"], true), NotShown, "observing off");
+    }
 }

@@ -8,8 +8,8 @@ use serde_json::Value;
 use std::collections::HashMap;
 
 use super::request::{
-    BuildRun, CanaryPart, CanaryRun, FailingCase, FixtureSuite, IntegrityFinding, Judged,
-    MergeGroup, MergeQueue, OverLimit, Replay, Reproof, Rerun, RoomFacts,
+    BuildRun, CanaryPart, CanaryRun, ChangedTest, FailingCase, FixtureSuite, IntegrityFinding,
+    Judged, MergeGroup, MergeQueue, OverLimit, Replay, Reproof, Rerun, RoomFacts,
 };
 use super::shape::*;
 use crate::core::fields::{self, Errors, object};
@@ -292,6 +292,10 @@ pub(super) fn parse_suite(v: &Value, e: &mut Errors) -> Option<FixtureSuite> {
         "the observed run's failures run plainly",
         e,
     )?;
+    let changed_tests = match suite.get("changed_tests") {
+        Some(list) => parse_changed_tests(list, &suite.pointer("changed_tests"), e)?,
+        None => Vec::new(),
+    };
     let receipt = match suite.get("receipt") {
         Some(x) => Some(parse_receipt(x, &suite.pointer("receipt"), e)?),
         None => None,
@@ -334,9 +338,38 @@ pub(super) fn parse_suite(v: &Value, e: &mut Errors) -> Option<FixtureSuite> {
         rerun,
         added,
         plain,
+        changed_tests,
         receipt,
         vanished,
         vanished_count,
+    })
+}
+
+/// `fixture_suite.changed_tests`: at most 20 rows of an id and two clipped sides.
+fn parse_changed_tests(v: &Value, at: &str, e: &mut Errors) -> Option<Vec<ChangedTest>> {
+    let n = v.as_array().map_or(0, Vec::len);
+    if n > MAX_CHANGED_TESTS {
+        e.push(
+            at,
+            format!("`changed_tests` holds {n} tests; at most {MAX_CHANGED_TESTS} are carried"),
+        );
+        return None;
+    }
+    fields::array(v, at, "`changed_tests`", e, |x, p, e| {
+        let row = object(x, &p, "a changed test", &CHANGED_TEST_FIELDS, e)?;
+        let id = row.req_string("id", MAX_TEST_ID_CHARS, e);
+        // A side may be empty (lines only added, or only taken out).
+        let side = |key: &str, e: &mut Errors| {
+            row.required(key, e)
+                .and_then(|v| fields::string(v, &row.pointer(key), key, MAX_FAILURE_BYTES, e))
+        };
+        let base = side("base", e);
+        let patch = side("patch", e);
+        Some(ChangedTest {
+            id: id?,
+            base: base?,
+            patch: patch?,
+        })
     })
 }
 

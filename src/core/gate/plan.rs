@@ -148,7 +148,7 @@ pub const PLAN: [PlanRow; 10] = [
     },
     PlanRow {
         step: NextStep::Suite,
-        says: "the suite has not run, and t1 passed or did not apply (or the facts are a shard's after the first, which runs only its share of the suite)",
+        says: "the suite has not run, and t1 passed or did not apply, or no locality names the changed code and the observed run may stand in (or the facts are a shard's after the first, which runs only its share of the suite)",
         due: |p| p.suite_due,
     },
     PlanRow {
@@ -170,7 +170,7 @@ pub const PLAN: [PlanRow; 10] = [
     },
     PlanRow {
         step: NextStep::PatchMutants,
-        says: "the observed run listed patch mutants that have not run, and t1 (on shard 1 of a split gate) and the suite passed: whether a check kills them is all that is left",
+        says: "the observed run listed patch mutants that have not run, and t1 (on shard 1 of a split gate; or the observed run standing in for it) and the suite passed: whether a check kills them is all that is left",
         due: |p| !p.mutants.is_empty(),
     },
     PlanRow {
@@ -193,16 +193,20 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
             verdict,
             properties,
             summary,
+            observed_instead,
             ..
-        } => Some((*ran, *verdict, properties, summary)),
+        } => Some((*ran, *verdict, properties, summary, *observed_instead)),
         _ => None,
     });
+    // No locality names the changed code, and the observed run may stand in (issue 65): the
+    // suite and the patch mutants run as they would after a t1 pass.
+    let waiting = t1.is_some_and(|t| t.4 == Some(super::steps::ObservedInstead::Pending));
     // A shard after the first runs its share of the suite and nothing else (issue 53): every
     // other step is pinned to shard 1, and none waits for t1, which it never sees.
     let later = request.shard.as_ref().is_some_and(|s| s.index > 1);
     let unrun: Vec<String> = t1
         .filter(|(ran, ..)| *ran && !later)
-        .map(|(_, _, properties, _)| {
+        .map(|(_, _, properties, ..)| {
             properties
                 .iter()
                 .filter(|p| p.in_locality && p.vote == quorum::Vote::No)
@@ -213,7 +217,9 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
         .unwrap_or_default();
     // t1 skipped on a scope hit, did not apply, or passed: the suite runs.
     let suite_due = request.fixture_suite.is_none()
-        && (later || t1.is_none_or(|(ran, verdict, ..)| !ran || verdict == Verdict::Pass));
+        && (later
+            || waiting
+            || t1.is_none_or(|(ran, verdict, ..)| !ran || verdict == Verdict::Pass));
     let configured = request.configured.clone().unwrap_or_default();
     let await_build =
         planned.reason == GateReason::UnreadCode && configured.build && request.build.is_none();
@@ -221,7 +227,7 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
     let t1_passed = t1.is_some_and(|(ran, verdict, ..)| ran && verdict == Verdict::Pass);
     let replay = t1
         .filter(|(ran, ..)| *ran && !later)
-        .map(|(_, _, properties, _)| super::verdicts::replay_due(request, properties))
+        .map(|(_, _, properties, ..)| super::verdicts::replay_due(request, properties))
         .unwrap_or_default();
     // The patch mutants run last, and only when the rest passed (they can only turn a pass
     // into unknown).
@@ -233,10 +239,15 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
         })
     };
     let mutants: Vec<u32> = match &request.observe {
-        Some(o) if (later || passed("t1")) && passed("t2") && rerun_due(request).is_none() => o
-            .pending()
-            .filter_map(|(n, _)| u32::try_from(n).ok())
-            .collect(),
+        Some(o)
+            if (later || waiting || passed("t1"))
+                && passed("t2")
+                && rerun_due(request).is_none() =>
+        {
+            o.pending()
+                .filter_map(|(n, _)| u32::try_from(n).ok())
+                .collect()
+        }
         _ => Vec::new(),
     };
     let planning = Planning {
@@ -261,7 +272,7 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
         .find(|(row, _)| (row.due)(&planning))
         .map_or((NextStep::Decide, 0), |(row, n)| (row.step, n));
     let mut say = Vec::new();
-    if let Some((_, _, _, summary)) =
+    if let Some((_, _, _, summary, _)) =
         t1.filter(|_| !matches!(next, NextStep::Build | NextStep::Runs))
     {
         say.push(format!("{}: {summary}", crate::core::ladder::T1));

@@ -423,6 +423,7 @@ fn step_detail(out: &mut String, step: &Step, failures: &[FailingCase]) {
             vanished,
             vanished_count,
             disagrees,
+            changed_tests,
             ..
         } => {
             if *receipts == Some(super::steps::Receipts::Off) {
@@ -447,6 +448,18 @@ fn step_detail(out: &mut String, step: &Step, failures: &[FailingCase]) {
                 out.push_str("### Failed tests\n\n");
                 list(out, failed_tests.iter().map(|t| with_case(t, failures)));
                 out.push('\n');
+            }
+            if !changed_tests.is_empty() {
+                out.push_str("### Changed tests that fail as the base has them\n\nThe patch changes each of these tests; the base's version ran and failed. A human decides whether the behaviour change is wanted.\n\n");
+                for t in changed_tests {
+                    let _ = writeln!(
+                        out,
+                        "#### {}\n\nThe base has:\n\n{}\n\nThe patch has:\n\n{}\n",
+                        code(&t.id),
+                        fenced(&t.base),
+                        fenced(&t.patch)
+                    );
+                }
             }
             if !discarded.is_empty() {
                 out.push_str("### Discarded frozen failures\n\nThese tests failed, and an open ledger row freezes each of them: their failures do not count.\n\n");

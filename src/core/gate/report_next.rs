@@ -80,6 +80,9 @@ fn what_to_check(cause: Cause) -> &'static str {
         Cause::UnobservedBranch => {
             "the branches listed above: the patch adds them and no check takes them, so nothing shows they are right. A branch for inputs the checks never generate (another type, another length, one pinned value) is how a patch is right only for the tests: add a case or a property that takes it."
         }
+        Cause::ChangedTestFails => {
+            "the changed tests listed above, the base's lines beside the patch's: each failed as the base has it, and the patch changes it, so the patch declares a behaviour change. A human decides whether the behaviour change is wanted; if it is, the test's new version lands with the code, reviewed (a failure of a test the patch did not touch would have blocked)."
+        }
         Cause::BrokenHarness => {
             "the run whose exit is not a catch (or that timed out or was killed), in the steps above: a broken harness is neither a pass nor a failure. Run the command by hand on the judged tree; raise its `timeout_s` if it was too short."
         }

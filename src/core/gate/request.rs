@@ -38,6 +38,8 @@ pub struct FixtureSuite {
     pub added: Option<Rerun>,
     /// The observed run's failed tests run again without the observer (issue 64).
     pub plain: Option<Rerun>,
+    /// The failed tests whose definition the patch changes (issue 65).
+    pub changed_tests: Vec<ChangedTest>,
     /// Its receipt (section 11.1): `None` when its command has no `{junit}` (receipts off),
     /// `Some(None)` when no report was read.
     pub receipt: Option<Option<Receipt>>,
@@ -61,6 +63,23 @@ impl Rerun {
                     .is_none()
             })
     }
+}
+
+/// A failed suite test whose definition the patch changes (issue 65): the base's version ran
+/// and failed. The runner reads both versions by syntax and sends the lines that differ, each
+/// side clipped to 2 KiB, at most 20 tests.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChangedTest {
+    /// The test id (`classname::name`), as the suite's report lists it among its failures.
+    #[schema(min_length = 1, max_length = 4096)]
+    pub id: String,
+    /// The lines of the base's version of the test that the patch takes out or changes.
+    #[schema(max_length = 2048)]
+    pub base: String,
+    /// The lines the patch's version has in their place.
+    #[schema(max_length = 2048)]
+    pub patch: String,
 }
 
 /// A failed test or property as its report gave it (CONTRACT.md section 11.8): the falsifying

@@ -138,7 +138,7 @@ pub const MAX_GROUP_PULL_REQUESTS: usize = 1000;
 /// The fields of `judged`.
 pub const JUDGED_FIELDS: [&str; 3] = ["base", "head", "tree"];
 /// The fields of `fixture_suite`.
-pub const SUITE_FIELDS: [&str; 10] = [
+pub const SUITE_FIELDS: [&str; 11] = [
     "exit_code",
     "failed_tests",
     "report_disagrees",
@@ -149,7 +149,12 @@ pub const SUITE_FIELDS: [&str; 10] = [
     "vanished_count",
     "added",
     "plain",
+    "changed_tests",
 ];
+/// The fields of a `fixture_suite.changed_tests` row.
+pub const CHANGED_TEST_FIELDS: [&str; 3] = ["id", "base", "patch"];
+/// At most this many changed tests are carried.
+pub const MAX_CHANGED_TESTS: usize = 20;
 /// The fields of `fixture_suite.rerun` (and `fixture_suite.added`, `fixture_suite.plain`).
 pub const RERUN_FIELDS: [&str; 4] = ["exit_code", "failed_tests", "report_disagrees", "receipt"];
 /// Longest failed-test id a request may name (a parametrised test's id can be long).

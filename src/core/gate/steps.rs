@@ -1,5 +1,6 @@
 //! What each step saw and concluded ([`Step`]): one plain sentence each, in pipeline order.
 
+use super::request::ChangedTest;
 use super::request::IntegrityFinding;
 use super::request::Judged;
 use super::request::Reproof;
@@ -191,6 +192,10 @@ pub enum Step {
         /// not inert), the first 10.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         unobserved: Vec<String>,
+        /// When no property's locality names any changed code file and `[observe]` is on:
+        /// whether the observed run stands in (issue 65).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        observed_instead: Option<ObservedInstead>,
         summary: String,
     },
     /// Whether the checks ran the patch's changed code lines and took the branches it adds
@@ -236,6 +241,10 @@ pub enum Step {
         /// How its report disagrees with itself, when it does (section 11.9).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         disagrees: Option<String>,
+        /// When every counted failure is a test the patch changes (issue 65): each, with the
+        /// base's lines and the patch's side by side. A human decides.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        changed_tests: Vec<ChangedTest>,
         summary: String,
     },
     /// The scoped freeze from the ledger's open test rows.
@@ -257,6 +266,22 @@ pub enum Step {
 
 pub(super) fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+crate::core::words! {
+    "kebab-case";
+    /// Whether the observed run stands in for a locality (issue 65; docs/design/observe.md,
+    /// O.4a): every changed code file no strong property's locality names has changed lines a
+    /// check ran and a patch mutant a check killed.
+    pub enum ObservedInstead {
+        /// It does: `property_check` is pass on the observation.
+        Held,
+        /// Not known yet: the suite (observed) and the patch mutants run first.
+        Pending,
+        /// A file's changed lines ran under no check, or none of its mutants was killed (or
+        /// it has none, or the run was not read): the empty quorum stands.
+        NotShown,
+    }
 }
 
 crate::core::words! {

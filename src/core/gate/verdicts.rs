@@ -3,8 +3,8 @@
 
 use super::answer::GateDecision;
 use super::answer::GateRuleName;
-use super::request::FixtureSuite;
 use super::request::GateRequest;
+use super::steps::ObservedInstead;
 use super::steps::Receipts;
 use super::steps::Step;
 use super::steps::Unvouched;
@@ -63,21 +63,48 @@ pub(super) fn routed(request: &GateRequest, debt: Debt, mut steps: Vec<Step>) ->
 /// sorted, at most 10 (a path may be 4 KiB; the answer stays small): what an empty quorum
 /// leaves unobserved.
 pub(super) fn unobserved(request: &GateRequest, changed: &[RepoPath]) -> Vec<String> {
+    let mut out: Vec<String> = uncovered(request, changed)
+        .into_iter()
+        .map(|f| f.as_str().to_owned())
+        .collect();
+    out.sort();
+    out.truncate(10);
+    out
+}
+
+/// Every changed file no strong property's locality covers and no `inert` path covers.
+fn uncovered<'c>(request: &GateRequest, changed: &'c [RepoPath]) -> Vec<&'c RepoPath> {
     let strong: Vec<&RepoPath> = request
         .catalog
         .iter()
         .filter(|p| p.strength == crate::core::catalog::Strength::Strong)
         .flat_map(|p| &p.locality)
         .collect();
-    let mut out: Vec<String> = changed
+    changed
         .iter()
         .filter(|f| !strong.iter().any(|p| p.covers(f)))
         .filter(|f| !request.inert.iter().any(|p| p.covers(f)))
-        .map(|f| f.as_str().to_owned())
+        .collect()
+}
+
+/// When no property's locality names any changed code file (an empty quorum, every property
+/// out of locality) and `[observe]` is on: whether the observed run stands in for the
+/// locality (issue 65; O.4a in docs/design/observe.md).
+pub(super) fn observed_instead(
+    request: &GateRequest,
+    ballot: &quorum::Ballot,
+    reason: Reason,
+    code_changed: &[RepoPath],
+) -> Option<ObservedInstead> {
+    let o = request.observe.as_ref().filter(|o| o.on())?;
+    if reason != Reason::EmptyQuorum || ballot.properties.iter().any(|p| p.in_locality) {
+        return None;
+    }
+    let files: Vec<&str> = uncovered(request, code_changed)
+        .into_iter()
+        .map(RepoPath::as_str)
         .collect();
-    out.sort();
-    out.truncate(10);
-    out
+    Some(o.stands_in(&files, request.fixture_suite.is_some()))
 }
 
 /// The three verdicts the last rule routes, and the steps that derived them (scope, properties,
@@ -240,6 +267,7 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
             receipts: None,
             unvouched: Vec::new(),
             unobserved: Vec::new(),
+            observed_instead: None,
             summary: if scope_hit {
                 "skipped on a scope hit: property_check is unknown".to_owned()
             } else if code_changed.is_empty() {
@@ -255,7 +283,10 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
     } else {
         // Gate rules 1 and 2 were the quorum's rules 1 and 2.
         let (outcome, reason, number) = quorum::first_rule(&ballot.facts(true, debt), 3);
+        let instead = observed_instead(request, &ballot, reason, &code_changed);
+        let held = instead == Some(ObservedInstead::Held);
         let (verdict, tier) = match (outcome, reason) {
+            _ if held => (Verdict::Pass, TierVerdict::Pass),
             (Outcome::Promote, _) => (Verdict::Pass, TierVerdict::Pass),
             (_, Reason::StableFailure) => (Verdict::Fail, TierVerdict::Caught),
             (_, Reason::MissingResults) => (Verdict::Missing, TierVerdict::Error),
@@ -266,7 +297,7 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
             .iter()
             .filter(|p| p.unproven && matches!(p.vote, quorum::Vote::Yes | quorum::Vote::No))
             .count();
-        let unobserved = if reason == Reason::EmptyQuorum {
+        let unobserved = if reason == Reason::EmptyQuorum && !held {
             unobserved(request, &code_changed)
         } else {
             Vec::new()
@@ -336,13 +367,23 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
             properties: ballot.properties,
             receipts,
             unvouched,
-            summary: match unobserved.len() {
-                0 => summary,
-                _ => format!(
+            summary: match (instead, unobserved.len()) {
+                (Some(ObservedInstead::Held), _) => format!(
+                    "{summary}; no strong property's locality names the changed code files, and the observed run stands in: each has a changed line a check ran and a patch mutant a check killed"
+                ),
+                (Some(ObservedInstead::Pending), _) => format!(
+                    "{summary}; no strong property's locality names the changed code files: the observed run may stand in (the suite and the patch mutants run first); changed files no strong property observes: see `unobserved`"
+                ),
+                (Some(ObservedInstead::NotShown), _) => format!(
+                    "{summary}; changed files no strong property observes, and the observed run does not stand in (a file's changed lines ran under no check, or no mutant of it was killed): see `unobserved`"
+                ),
+                (None, 0) => summary,
+                (None, _) => format!(
                     "{summary}; changed files no strong property observes: see `unobserved`"
                 ),
             },
             unobserved,
+            observed_instead: instead,
         });
         verdict
     };
@@ -352,7 +393,7 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
     let fixtures = super::apart::with_added(
         request,
         added.len(),
-        fixture_step(
+        super::fixtures::fixture_step(
             request.fixture_suite.as_ref(),
             !scope_hit && property_check != Verdict::Pass,
             &frozen_tests,
@@ -556,242 +597,4 @@ pub(super) fn frozen_tests(request: &GateRequest) -> Vec<FrozenTest> {
             Frozen::Property(_) => None,
         })
         .collect()
-}
-
-/// The observed run's `failed` failures, run again without the observer, passed: with a
-/// receipt (receipts on) of at least as many tests as failed.
-fn plain_passed(suite: &FixtureSuite, failed: usize) -> bool {
-    suite.plain.as_ref().is_some_and(|p| {
-        p.passed()
-            && p.receipt.as_ref().is_none_or(|r| {
-                r.as_ref()
-                    .is_some_and(|r| r.executed >= u64::try_from(failed).unwrap_or(u64::MAX))
-            })
-    })
-}
-
-/// The t2 step: `fixture_check` from the suite's exit code, its failed tests and the frozen
-/// tests. `t1_stopped`: t1 ran and was not a pass, so an absent suite was skipped, not lost.
-pub(super) fn fixture_step(
-    suite: Option<&FixtureSuite>,
-    t1_stopped: bool,
-    frozen_tests: &[FrozenTest],
-    over: Option<String>,
-) -> Step {
-    let Some(suite) = suite else {
-        let (verdict, summary) = if t1_stopped {
-            (
-                Verdict::Unknown,
-                "not run: the ladder stops at the first tier that does not pass",
-            )
-        } else {
-            (
-                Verdict::Missing,
-                "the fixture suite did not run although nothing stopped it: its verdict is missing",
-            )
-        };
-        return Step::Fixtures {
-            ran: false,
-            verdict,
-            tier: None,
-            exit_code: None,
-            failed_tests: Vec::new(),
-            discarded: Vec::new(),
-            receipts: None,
-            gap: None,
-            vanished: Vec::new(),
-            vanished_count: 0,
-            disagrees: None,
-            summary: summary.to_owned(),
-        };
-    };
-    let frozen: HashSet<&str> = frozen_tests.iter().map(|t| t.id.as_str()).collect();
-    let listed = suite.failed_tests.as_deref().unwrap_or_default();
-    let (mut discarded, mut failed): (Vec<String>, Vec<String>) = listed
-        .iter()
-        .cloned()
-        .partition(|id| frozen.contains(id.as_str()));
-    let is_catch = |c: u8| suite.catch_exit_codes.contains(c);
-    // The suite's skips are the census's to judge (section 11.2), not each run's.
-    let gap = suite
-        .receipt
-        .as_ref()
-        .and_then(|r| counted(suite.exit_code, r.as_ref(), &suite.catch_exit_codes, true).1);
-    let (verdict, tier, summary) = match suite.exit_code {
-        // A report that disagrees with itself is read as neither a pass nor a failure
-        // (section 11.1): nothing in it is discarded either.
-        _ if suite.report_disagrees.is_some() => {
-            failed = listed.to_vec();
-            discarded.clear();
-            (
-                Verdict::Unknown,
-                TierVerdict::Error,
-                format!(
-                    "the suite's report disagrees with itself ({}): no verdict, and no failure is discarded",
-                    suite.report_disagrees.as_deref().unwrap_or_default()
-                ),
-            )
-        }
-        // No receipt vouches for the exit code: neither a pass nor a failure.
-        _ if gap.is_some() => {
-            failed = listed.to_vec();
-            discarded.clear();
-            (
-                Verdict::Unknown,
-                TierVerdict::Error,
-                format!(
-                    "the suite {} but its receipt does not vouch for it ({}): no verdict",
-                    suite
-                        .exit_code
-                        .map_or("was killed".to_owned(), |c| format!("exited {c}")),
-                    gap.map(ReceiptGap::as_str).unwrap_or_default()
-                ),
-            )
-        }
-        // Tests that failed only under the observer (issue 64): run again without it, every
-        // one passed. The observer's fault, or a run the code tells apart from a plain one:
-        // never the patch's failure, and never a pass.
-        Some(c) if is_catch(c) && !failed.is_empty() && plain_passed(suite, failed.len()) => (
-            Verdict::Unknown,
-            TierVerdict::Error,
-            format!(
-                "{} only in the observed run (exit {c}): run again without the observer, {} passed, so the observer failed {}, or the code told the runs apart: no verdict",
-                plural(failed.len(), "test failed", "tests failed"),
-                if failed.len() == 1 { "it" } else { "each" },
-                if failed.len() == 1 { "it" } else { "them" },
-            ),
-        ),
-        // A listed failure no freeze explains is absorbing (section 11.10): vanished census
-        // tests (a fail-fast suite stops early) only stop a pass.
-        Some(c) if is_catch(c) && !failed.is_empty() && suite.vanished_count > 0 => (
-            Verdict::Fail,
-            TierVerdict::Caught,
-            format!(
-                "the fixture suite failed (exit {c}): {}; {} that passed on the base did not run here, which could only have stopped a pass",
-                plural(failed.len(), "failed test counts", "failed tests count"),
-                plural(
-                    usize::try_from(suite.vanished_count).unwrap_or(usize::MAX),
-                    "census test",
-                    "census tests"
-                )
-            ),
-        ),
-        // Tests the base ran did not run: whatever else the suite says, it did not say it
-        // about the tests the base has.
-        _ if suite.vanished_count > 0 => {
-            failed = listed.to_vec();
-            discarded.clear();
-            (
-                Verdict::Unknown,
-                TierVerdict::Error,
-                format!(
-                    "{} that passed on the base did not run here (absent from the report, or skipped): no verdict",
-                    plural(
-                        usize::try_from(suite.vanished_count).unwrap_or(usize::MAX),
-                        "census test",
-                        "census tests"
-                    )
-                ),
-            )
-        }
-        Some(0) if listed.is_empty() => (
-            Verdict::Pass,
-            TierVerdict::Pass,
-            if suite.receipt.is_none() {
-                "the fixture suite passed (receipts: off: its exit code read as it is)".to_owned()
-            } else {
-                "the fixture suite passed, with a receipt".to_owned()
-            },
-        ),
-        // The exit code and the report disagree: neither is read as the other.
-        Some(0) => (
-            Verdict::Unknown,
-            TierVerdict::Error,
-            format!(
-                "the suite exited 0 but its report lists {}: the evidence disagrees with itself",
-                plural(listed.len(), "failed test", "failed tests")
-            ),
-        ),
-        Some(c) if is_catch(c) && !listed.is_empty() && failed.is_empty() => match &suite.rerun {
-            Some(rerun) if rerun.passed() => (
-                Verdict::Pass,
-                TierVerdict::Caught,
-                format!(
-                    "every failure is a frozen test ({} discarded), and the suite re-run without them passed: fixture_check is pass",
-                    discarded.len()
-                ),
-            ),
-            Some(rerun) => {
-                failed = std::mem::take(&mut discarded);
-                (
-                    Verdict::Fail,
-                    TierVerdict::Caught,
-                    format!(
-                        "the report blames only frozen tests, but the suite re-run without them did not pass ({}): the failures count",
-                        rerun
-                            .exit_code
-                            .map_or("killed".to_owned(), |c| format!("exit {c}"))
-                    ),
-                )
-            }
-            None => {
-                failed = std::mem::take(&mut discarded);
-                (
-                    Verdict::Fail,
-                    TierVerdict::Caught,
-                    "the report blames only frozen tests, but no re-run without them was reported (`[suite] deselect`): nothing is discarded, the failures count".to_owned(),
-                )
-            }
-        },
-        Some(c) if is_catch(c) => (
-            Verdict::Fail,
-            TierVerdict::Caught,
-            if failed.is_empty() {
-                format!("the fixture suite failed (exit {c})")
-            } else {
-                format!(
-                    "the fixture suite failed (exit {c}): {}",
-                    plural(failed.len(), "failed test counts", "failed tests count")
-                )
-            },
-        ),
-        Some(c) => (
-            Verdict::Unknown,
-            TierVerdict::Error,
-            format!("the suite exited {c}, which is not a catch: a broken harness, not a verdict"),
-        ),
-        None => (
-            Verdict::Unknown,
-            TierVerdict::Error,
-            match over {
-                Some(over) => format!("the suite was ended by its room, {over}: no verdict"),
-                None => "the suite was killed (timeout or signal): no verdict".to_owned(),
-            },
-        ),
-    };
-    Step::Fixtures {
-        ran: true,
-        verdict,
-        tier: Some(tier),
-        exit_code: suite.exit_code,
-        failed_tests: failed,
-        discarded,
-        receipts: Some(if suite.receipt.is_some() {
-            Receipts::On
-        } else {
-            Receipts::Off
-        }),
-        gap,
-        vanished: suite.vanished.clone(),
-        vanished_count: suite.vanished_count,
-        disagrees: suite.report_disagrees.clone().or_else(|| {
-            suite
-                .receipt
-                .as_ref()
-                .and_then(|r| r.as_ref())
-                .and_then(|r| r.disagrees.clone())
-                .filter(|_| gap == Some(ReceiptGap::ReportDisagrees))
-        }),
-        summary,
-    }
 }
