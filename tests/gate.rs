@@ -4253,12 +4253,12 @@ fn the_base_s_tests_judge_and_added_tests_can_only_block() {
             vec!["pyproject.toml"],
         ),
         (
-            "only a manifest by its name",
-            vec![code, "setup.cfg"],
-            vec!["setup.cfg"],
+            "only a manifest by its name (tox.ini describes nothing)",
+            vec![code, "tox.ini"],
+            vec!["tox.ini"],
             "ESCALATE",
             "inadmissible-evidence",
-            vec!["setup.cfg"],
+            vec!["tox.ini"],
         ),
     ];
     // Tests inside source files: their lines ran as the base has them (no scope hit), or a

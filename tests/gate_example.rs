@@ -1030,8 +1030,15 @@ fn a_rust_repository_fails_with_101_and_that_is_a_catch() {
         ("exits-early", true, "ESCALATE", "inadmissible-evidence", 2),
         // Issue 50: a bug (no parts: the whole budget in one share) with the unit test in
         // `src/lib.rs` and the doctest edited to match (a plain `cargo test` passes). The test
-        // lines run as the base has them: the unit test and the doctest fail.
-        ("edits-unit-test", true, "BLOCK", "concrete-behavior", 1),
+        // lines run as the base has them: the unit test fails, and it is a test the patch
+        // changes (issue 65): a declared behaviour change, ESCALATE `changed-test-fails`.
+        (
+            "edits-unit-test",
+            true,
+            "ESCALATE",
+            "inadmissible-evidence",
+            2,
+        ),
         // Issue 50: an honest change with the integration test that shows it: the new test
         // binary runs apart (`[suite] added`, `--test more_cases`) and passes, and it merges.
         ("adds-test", true, "MERGE_OK", "all-gates-held", 0),
@@ -1061,7 +1068,11 @@ fn a_rust_repository_fails_with_101_and_that_is_a_catch() {
         assert_eq!(answer["reason"], reason, "{patch} {receipts}");
         assert_eq!(
             answer.get("cause").and_then(Value::as_str),
-            (exit == 2).then_some("nothing-ran"),
+            match (exit, patch) {
+                (2, "edits-unit-test") => Some("changed-test-fails"),
+                (2, _) => Some("nothing-ran"),
+                _ => None,
+            },
             "{patch} {receipts}"
         );
         if patch == "adds-test" {
@@ -1081,6 +1092,11 @@ fn a_rust_repository_fails_with_101_and_that_is_a_catch() {
             );
             let failed = step(&answer, "fixtures")["failed_tests"].to_string();
             assert!(failed.contains("no_parts_no_shares"), "{failed}");
+            assert_eq!(
+                step(&answer, "fixtures")["changed_tests"][0]["id"],
+                "tests::no_parts_no_shares",
+                "{answer}"
+            );
         }
         if patch == "broken-invariant" {
             let t1 = step(&answer, "properties");

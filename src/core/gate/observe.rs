@@ -7,6 +7,22 @@ use utoipa::ToSchema;
 
 crate::core::words! {
     "kebab-case";
+    /// Whether the observed run stands in for a locality (issue 65; docs/design/observe.md,
+    /// O.4a): every changed code file no strong property's locality names has changed lines a
+    /// check ran and a patch mutant a check killed.
+    pub enum ObservedInstead {
+        /// It does: `property_check` is pass on the observation.
+        Held,
+        /// Not known yet: the suite (observed) and the patch mutants run first.
+        Pending,
+        /// A file's changed lines ran under no check, or none of its mutants was killed (or
+        /// it has none, or the run was not read): the empty quorum stands.
+        NotShown,
+    }
+}
+
+crate::core::words! {
+    "kebab-case";
     /// What an observe rule does with what it finds (`[observe] changes`, `branches`).
     pub enum ObserveRule {
         /// Not looked at.
@@ -246,9 +262,14 @@ impl ObserveFacts {
     /// some check killed. Before the run is read (and before its mutants ran, once the suite
     /// passed) it is pending; a file whose lines no check ran, or with no mutant killed once
     /// all ran, is not shown. `suite_ran`: the suite has run (an unread run stays unread).
-    pub fn stands_in(&self, files: &[&str], suite_ran: bool) -> super::steps::ObservedInstead {
-        use super::steps::ObservedInstead;
-        if !self.on() || files.is_empty() {
+    pub fn stands_in(&self, files: &[&str], suite_ran: bool) -> ObservedInstead {
+        // Only a code file the observed run watches (Python, Rust) can be shown run.
+        if !self.on()
+            || files.is_empty()
+            || !files
+                .iter()
+                .all(|f| f.ends_with(".py") || f.ends_with(".rs"))
+        {
             return ObservedInstead::NotShown;
         }
         if !self.read {
@@ -462,7 +483,6 @@ pub(super) fn parse_observe(
 
 #[cfg(test)]
 mod tests {
-    use super::super::steps::ObservedInstead;
     use super::*;
 
     /// O.4a, written by hand: each file needs a changed line a check ran and a mutant a check
@@ -569,5 +589,11 @@ mod tests {
         off.changes = ObserveRule::Off;
         off.branches = ObserveRule::Off;
         assert_eq!(off.stands_in(&["a.py"], true), NotShown, "observing off");
+        let ahead = facts(false, vec![], vec![]);
+        assert_eq!(
+            ahead.stands_in(&["a.py", "NOTES.md"], false),
+            NotShown,
+            "a file no observed run watches"
+        );
     }
 }

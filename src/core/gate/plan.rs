@@ -200,7 +200,7 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
     });
     // No locality names the changed code, and the observed run may stand in (issue 65): the
     // suite and the patch mutants run as they would after a t1 pass.
-    let waiting = t1.is_some_and(|t| t.4 == Some(super::steps::ObservedInstead::Pending));
+    let waiting = t1.is_some_and(|t| t.4 == Some(super::observe::ObservedInstead::Pending));
     // A shard after the first runs its share of the suite and nothing else (issue 53): every
     // other step is pinned to shard 1, and none waits for t1, which it never sees.
     let later = request.shard.as_ref().is_some_and(|s| s.index > 1);

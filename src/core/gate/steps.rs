@@ -195,7 +195,7 @@ pub enum Step {
         /// When no property's locality names any changed code file and `[observe]` is on:
         /// whether the observed run stands in (issue 65).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        observed_instead: Option<ObservedInstead>,
+        observed_instead: Option<super::observe::ObservedInstead>,
         summary: String,
     },
     /// Whether the checks ran the patch's changed code lines and took the branches it adds
@@ -266,22 +266,6 @@ pub enum Step {
 
 pub(super) fn is_zero(n: &u64) -> bool {
     *n == 0
-}
-
-crate::core::words! {
-    "kebab-case";
-    /// Whether the observed run stands in for a locality (issue 65; docs/design/observe.md,
-    /// O.4a): every changed code file no strong property's locality names has changed lines a
-    /// check ran and a patch mutant a check killed.
-    pub enum ObservedInstead {
-        /// It does: `property_check` is pass on the observation.
-        Held,
-        /// Not known yet: the suite (observed) and the patch mutants run first.
-        Pending,
-        /// A file's changed lines ran under no check, or none of its mutants was killed (or
-        /// it has none, or the run was not read): the empty quorum stands.
-        NotShown,
-    }
 }
 
 crate::core::words! {

@@ -3,8 +3,8 @@
 
 use super::answer::GateDecision;
 use super::answer::GateRuleName;
+use super::observe::ObservedInstead;
 use super::request::GateRequest;
-use super::steps::ObservedInstead;
 use super::steps::Receipts;
 use super::steps::Step;
 use super::steps::Unvouched;
