@@ -8,7 +8,7 @@
 
 use tree_sitter::Node;
 
-use super::patch_mutants::parse;
+use super::patch_mutants::parse_code;
 use super::syntax::{descendants, text};
 
 /// Whether the only differences between `base` and `head` (both of `file`, Python or Rust)
@@ -66,11 +66,7 @@ fn dry(
     python: bool,
     arid: fn(&[u8], Node<'_>) -> bool,
 ) -> Option<Vec<(u16, String)>> {
-    let language: tree_sitter::Language = match python {
-        true => tree_sitter_python::LANGUAGE.into(),
-        false => tree_sitter_rust::LANGUAGE.into(),
-    };
-    let tree = parse(source, &language)?;
+    let tree = parse_code(source, python)?;
     let mut out = Vec::new();
     let mut walk = descendants(tree.root_node());
     while let Some(node) = walk.next() {

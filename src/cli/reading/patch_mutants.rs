@@ -73,6 +73,15 @@ pub(super) fn parse(source: &[u8], language: &tree_sitter::Language) -> Option<t
         .filter(|t| !t.root_node().has_error())
 }
 
+/// `source` parsed as Python (`python`) or Rust, as [`parse`] does.
+pub(super) fn parse_code(source: &[u8], python: bool) -> Option<tree_sitter::Tree> {
+    let language: tree_sitter::Language = match python {
+        true => tree_sitter_python::LANGUAGE.into(),
+        false => tree_sitter_rust::LANGUAGE.into(),
+    };
+    parse(source, &language)
+}
+
 /// A node's first line, 1-based.
 fn row_of(node: Node<'_>) -> u32 {
     u32::try_from(node.start_position().row + 1).unwrap_or(u32::MAX)

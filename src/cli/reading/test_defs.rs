@@ -6,7 +6,7 @@
 
 use tree_sitter::Node;
 
-use super::patch_mutants::parse;
+use super::patch_mutants::parse_code;
 use super::syntax::{descendants, text};
 
 /// Each side of a changed test is clipped to this many bytes (the facts carry 2 KiB).
@@ -114,11 +114,7 @@ pub fn names(id: &str, file: &str, def: &ChangedDef) -> bool {
 
 /// The functions of `source`, or `None` when it does not parse.
 fn defs(source: &[u8], python: bool) -> Option<Vec<Def>> {
-    let language: tree_sitter::Language = match python {
-        true => tree_sitter_python::LANGUAGE.into(),
-        false => tree_sitter_rust::LANGUAGE.into(),
-    };
-    let tree = parse(source, &language)?;
+    let tree = parse_code(source, python)?;
     let mut out = Vec::new();
     let mut walk = descendants(tree.root_node());
     while let Some(node) = walk.next() {
