@@ -36,34 +36,53 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-# name: (tag, examples/ dir, import package for the canary, the property admissions as
-# (id, mutant patch), the plain suite's argv, files a commit must touch one of, an edit to
-# make before `init` (the guide's) or None).
+PY_CANARY = ("properties/patchgate_canary.py",
+             "# import mypackage  # noqa: F401  (your package: make the canary see what it does at import)")
+RUST_CANARY = ("tests/patchgate_canary.rs",
+               "    // let _ = mycrate::some_function();  // your crate: make the canary see what it does")
+PYTEST = ["python3", "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
+
+# Each project: the release tag adopted; its examples/ directory (`overlay`, `patches`) and,
+# where the history touches modules the example's properties do not, a `history` directory
+# laid over it (more properties, their mutants); the canary's line and what it becomes; the
+# property admissions (id, mutant patch); the plain suite's argv; what a commit must touch (a
+# code file under one of these); `init`'s flags; an edit to make before `init` (the guide's).
 PROJECTS = {
-    "more-itertools": (
-        "v10.8.0",
-        "gate-more-itertools",
-        "more_itertools",
-        [("chunked_roundtrip", "mutant-chunked"), ("windowed_slices", "mutant-windowed")],
-        ["python3", "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "tests"],
-        ("more_itertools/", "tests/"),
-        None,
+    "more-itertools": dict(
+        tag="v10.8.0",
+        example="gate-more-itertools",
+        canary=(PY_CANARY, "import more_itertools  # noqa: F401"),
+        proofs=[("chunked_roundtrip", "mutant-chunked"), ("windowed_slices", "mutant-windowed"),
+                ("iter_index_finds_every_place", "mutant-iter-index")],
+        plain=PYTEST + ["tests"],
+        touches=("more_itertools/", "tests/"),
     ),
-    "attrs": (
-        "25.4.0",
-        "gate-attrs",
-        "attr",
-        [
-            ("evolve_replaces_only_what_is_named", "mutant-evolve"),
-            ("asdict_roundtrip", "mutant-asdict"),
-        ],
+    "attrs": dict(
+        tag="25.1.0",
+        example="gate-attrs",
+        canary=(PY_CANARY, "import attr  # noqa: F401"),
+        proofs=[("evolve_replaces_only_what_is_named", "mutant-evolve"),
+                ("asdict_roundtrip", "mutant-asdict")],
         # Its one test that fails under this CPython is frozen in the overlay's ledger.
-        ["python3", "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "tests", "--deselect",
-         "tests/test_converters.py::TestPipe::test_wrapped_annotation"],
-        ("src/", "tests/", "conftest.py", "pyproject.toml"),
-        "attrs-pythonpath",
+        plain=PYTEST + ["tests", "--deselect",
+                        "tests/test_converters.py::TestPipe::test_wrapped_annotation"],
+        touches=("src/", "tests/", "conftest.py", "pyproject.toml"),
+        edit="attrs-pythonpath",
+    ),
+    "semver": dict(
+        tag="1.0.0",
+        example="gate-semver",
+        canary=(RUST_CANARY, '    let _ = semver::Version::parse("1.2.3");'),
+        proofs=[("version_display_parse_roundtrip", "mutant-display"),
+                ("requirement_matches_as_the_numbers_compare", "mutant-greater-eq")],
+        # Its one test that fails under today's Rust is frozen in the overlay's ledger.
+        plain=["cargo", "test", "--offline", "-q", "--", "--skip", "test_parse_errors"],
+        touches=("src/", "tests/", "Cargo.toml", "build.rs"),
+        init=["--rust"],
     ),
 }
+
+CODE = (".py", ".pyi", ".rs", ".toml", ".cfg")
 
 
 def run(cwd, *argv, check=True, env=None, timeout=1800):
@@ -86,48 +105,58 @@ def commit(work, message):
 
 
 def adopt(binary, name, mirror, work):
-    tag, example, package, proofs, _, _, edit = PROJECTS[name]
-    example = ROOT / "examples" / example
+    p = PROJECTS[name]
+    example = ROOT / "examples" / p["example"]
     git(work.parent, "clone", "-q", "--no-checkout", str(mirror), work.name)
-    git(work, "checkout", "-q", "-B", "main", tag)
-    if edit == "attrs-pythonpath":
+    git(work, "checkout", "-q", "-B", "main", p["tag"])
+    if p.get("edit") == "attrs-pythonpath":
         # The guide's one edit to attrs: its package importable under the safe import path.
         py = work / "pyproject.toml"
         text = py.read_text()
         py.write_text(text.replace("[tool.pytest.ini_options]\n",
                                    "[tool.pytest.ini_options]\npythonpath = [\"src\"]\n", 1))
     shutil.copytree(example / "overlay", work, dirs_exist_ok=True)
-    run(work, binary, "init")
-    canary = work / "properties" / "patchgate_canary.py"
-    canary.write_text(canary.read_text().replace(
-        "# import mypackage  # noqa: F401  (your package: make the canary see what it does at import)",
-        f"import {package}  # noqa: F401"))
+    if (example / "history" / "overlay").is_dir():
+        shutil.copytree(example / "history" / "overlay", work, dirs_exist_ok=True)
+    run(work, binary, "init", *p.get("init", []))
+    (path, line), mine = p["canary"]
+    canary = work / path
+    text = canary.read_text()
+    if line not in text:
+        raise SystemExit(f"{name}: the starter's canary no longer says {line!r}")
+    canary.write_text(text.replace(line, mine))
     seal = run(work, binary, "seal", "fixtures").stdout
     (work / "fixtures.seal.expected").write_text(seal)
-    commit(work, f"{name} {tag} and its gate")
+    commit(work, f"{name} {p['tag']} and its gate")
+    if "--rust" in p.get("init", []):
+        run(work, "cargo", "fetch", "--quiet")
+        run(work, binary, "warm")
     run(work, binary, "census", "--write")
     commit(work, "the census")
-    for _, mutant in proofs:
+    for _, mutant in p["proofs"]:
         git(work, "checkout", "-q", "-b", mutant, "main")
-        git(work, "apply", str(example / "patches" / f"{mutant}.patch"))
+        patch = example / "patches" / f"{mutant}.patch"
+        if not patch.exists():
+            patch = example / "history" / "patches" / f"{mutant}.patch"
+        git(work, "apply", str(patch))
         commit(work, mutant)
         git(work, "checkout", "-q", "main")
-    for pid, mutant in proofs:
+    for pid, mutant in p["proofs"]:
         run(work, binary, "admit", pid, "--mutant", mutant, "--write")
     commit(work, "the proofs")
 
 
 def candidates(work, name):
-    tag, touches = PROJECTS[name][0], PROJECTS[name][5]
-    listed = git(work, "rev-list", "--first-parent", "--reverse", f"{tag}..origin/HEAD",
+    p = PROJECTS[name]
+    listed = git(work, "rev-list", "--first-parent", "--reverse", f"{p['tag']}..origin/HEAD",
                  check=False)
     if listed.returncode != 0:
-        listed = git(work, "rev-list", "--first-parent", "--reverse", f"{tag}..FETCH_HEAD",
+        listed = git(work, "rev-list", "--first-parent", "--reverse", f"{p['tag']}..FETCH_HEAD",
                      check=False)
     for c in listed.stdout.split():
         files = git(work, "diff", "--name-only", "--no-renames", f"{c}^1", c).stdout.split()
-        code = [f for f in files if f.endswith((".py", ".pyi", ".toml", ".cfg"))]
-        if any(f.startswith(touches) or f in touches for f in code):
+        code = [f for f in files if f.endswith(CODE)]
+        if any(f.startswith(p["touches"]) or f in p["touches"] for f in code):
             yield c
 
 
@@ -140,7 +169,7 @@ def first_open(answer):
 
 
 def measure(binary, name, work, count, jsonl):
-    plain = PROJECTS[name][4]
+    plain = PROJECTS[name]["plain"]
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     rows = []
     skipped = collections.Counter()
@@ -148,20 +177,30 @@ def measure(binary, name, work, count, jsonl):
         if len(rows) == count:
             break
         subject = git(work, "log", "-1", "--format=%s", c).stdout.strip()
-        diff = git(work, "diff", "--binary", "--no-renames", f"{c}^1", c).stdout
+        diff = git(work, "diff", "--binary", "--full-index", "--no-renames", f"{c}^1", c).stdout
         git(work, "checkout", "-q", "-f", "-B", "measured", "main")
-        git(work, "clean", "-qfdx")
-        applied = subprocess.run(["git", "apply", "--index", "-"], cwd=work, input=diff,
-                                 text=True, capture_output=True)
+        git(work, "clean", "-qfdx", "-e", "target")
+        # A three-way apply: a commit whose lines the adopted base holds as its parent had
+        # them applies though the context around them moved; one that conflicts does not.
+        applied = subprocess.run(["git", "apply", "--3way", "--index", "-"], cwd=work,
+                                 input=diff, text=True, capture_output=True)
         if applied.returncode != 0:
             skipped["does not apply to the adopted base"] += 1
             continue
-        commit(work, f"{c[:10]} {subject}")
-        if run(work, *plain, check=False, env=env).returncode != 0:
-            skipped["its plain suite fails on the adopted base"] += 1
-            git(work, "clean", "-qfdx")
+        if git(work, "diff", "--cached", "--quiet", check=False).returncode == 0:
+            # Three-way, what the commit changes may already be the base's, or not there.
+            skipped["changes nothing on the adopted base"] += 1
             continue
-        git(work, "clean", "-qfdx")
+        commit(work, f"{c[:10]} {subject}")
+        try:
+            plain_failed = run(work, *plain, check=False, env=env, timeout=900).returncode != 0
+        except subprocess.TimeoutExpired:
+            plain_failed = True
+        if plain_failed:
+            skipped["its plain suite fails on the adopted base"] += 1
+            git(work, "clean", "-qfdx", "-e", "target")
+            continue
+        git(work, "clean", "-qfdx", "-e", "target")
         started = time.monotonic()
         out = run(work, binary, "gate", "--base", "main", "--json", check=False)
         seconds = time.monotonic() - started
@@ -219,7 +258,7 @@ def main():
             raise SystemExit(f"{name}: not one of {', '.join(PROJECTS)}")
         with tempfile.TemporaryDirectory(dir=os.environ.get("MEASURE_DIR")) as tmp:
             work = pathlib.Path(tmp) / name
-            print(f"{name}: adopting at {PROJECTS[name][0]}", flush=True)
+            print(f"{name}: adopting at {PROJECTS[name]['tag']}", flush=True)
             adopt(binary, name, pathlib.Path(mirror).resolve(), work)
             rows, skipped = measure(binary, name, work, args.count, args.jsonl)
         report(name, rows, skipped)

@@ -3546,6 +3546,29 @@ fn a_version_bump_needs_no_property() {
     assert_eq!(step(&g.answer, "fixtures")["verdict"], "pass");
 }
 
+/// Issue 65: `comment-in-conftest` rewords a comment in `tests/conftest.py` (the base has the
+/// file: `comment-in-conftest.base.patch`), a file of the test toolchain. Before: ESCALATE
+/// `scope-hit` (semver's "Fix link in build.rs comment" met it on Rust). Now both versions
+/// parse to the same tokens but for plain comments (`metadata_only`): no scope hit, MERGE_OK.
+/// The same file with one token changed (the fixture's price) is a scope hit as before.
+#[test]
+fn a_comment_in_the_test_toolchain_is_no_scope_hit() {
+    let (_repo, g) = python("comment-in-conftest");
+    expect(&g, "MERGE_OK", "all-gates-held", 0);
+    assert_eq!(step(&g.answer, "scope")["scope_hits"], json!([]));
+    let repo = repository("gate-python", "comment-in-conftest", |dir| {
+        let conftest = dir.join("tests/conftest.py");
+        let text = std::fs::read_to_string(&conftest).unwrap();
+        std::fs::write(&conftest, text.replace("250", "251")).unwrap();
+    });
+    let g = gate(repo.path(), &[]);
+    escalates(&g, "inadmissible-evidence", "scope-hit");
+    assert_eq!(
+        step(&g.answer, "scope")["scope_hits"],
+        json!(["tests/conftest.py"])
+    );
+}
+
 /// Issue 65: `declared-change` changes what `format_price` shows (a thousands separator) and
 /// updates the test that pinned the old text (`tests/test_format.py`, which the base has:
 /// `declared-change.base.patch`). The base's version of the test runs and fails. Before: BLOCK
@@ -3605,6 +3628,29 @@ fn observed_evidence_stands_in_where_no_locality_names_the_file() {
     let t1 = step(&g.answer, "properties");
     assert_eq!(t1["observed_instead"], "not-shown", "{t1}");
     assert_eq!(t1["unobserved"], json!(["shop/units.py"]));
+}
+
+/// Issue 65: `import-time-check` widens a check that also runs when its module loads
+/// (`RATES = checked({...})`). Its one patch mutant, the condition made always true, raises
+/// at import: the test module that imports it cannot be collected (pytest exits 2, the
+/// receipt lists the error). The same checks passed on the judged tree, the mutant is all
+/// that differs: a kill. Before: the mutant was void (an exit outside `catch`), nothing
+/// killed, and the observed run did not stand in: ESCALATE `unobserved-files` (attrs'
+/// "Allow on_setattr=NO_OP on frozen classes" met this). Now MERGE_OK, the stand-in held.
+#[test]
+fn a_mutant_that_breaks_the_import_of_the_tests_is_killed() {
+    let (_repo, g) = python("import-time-check");
+    expect(&g, "MERGE_OK", "all-gates-held", 0);
+    let mutants = step(&g.answer, "observe")["facts"]["mutants"].clone();
+    assert_eq!(mutants.as_array().map(Vec::len), Some(1), "{mutants}");
+    assert_eq!(mutants[0]["operator"], "condition-true", "{mutants}");
+    assert_eq!(mutants[0]["state"], "killed", "{mutants}");
+    assert_eq!(
+        mutants[0]["killed_by"],
+        json!(["tests.test_rates"]),
+        "{mutants}"
+    );
+    assert_eq!(step(&g.answer, "properties")["observed_instead"], "held");
 }
 
 /// Issue 65: `typo-in-message` rewords the message of a `raise` no test reaches, a docstring

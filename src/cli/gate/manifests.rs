@@ -12,7 +12,10 @@ use super::super::git::blobs;
 
 /// The keys of `pyproject.toml` that only describe the package (dotted table paths; a key
 /// named here may change in any way, with everything under it).
-const PYPROJECT: [&str; 18] = [
+/// The `tool.*` tables named are linters, formatters, type checkers and the tools that write
+/// documentation, changelogs and sponsor lists: none of them runs in the gate's runs, and
+/// none is read by the package's own code (a `tool.*` table not named here may be).
+const PYPROJECT: [&str; 29] = [
     "project.version",
     "project.description",
     "project.readme",
@@ -31,10 +34,22 @@ const PYPROJECT: [&str; 18] = [
     "tool.codespell",
     "tool.towncrier",
     "tool.bumpversion",
+    "tool.sponcon",
+    "tool.pylint",
+    "tool.pydocstyle",
+    "tool.docformatter",
+    "tool.interrogate",
+    "tool.typos",
+    "tool.yapf",
+    "tool.check-manifest",
+    "tool.commitizen",
+    "tool.basedpyright",
+    "tool.ty",
 ];
 
-/// The keys of `Cargo.toml` that only describe the package (the same for `workspace.package`).
-const CARGO: [&str; 16] = [
+/// The keys of `Cargo.toml` that only describe the package (the same for `workspace.package`),
+/// and the library's settings only `cargo doc` reads.
+const CARGO: [&str; 18] = [
     "package.version",
     "package.description",
     "package.documentation",
@@ -51,6 +66,8 @@ const CARGO: [&str; 16] = [
     "workspace.package.authors",
     "workspace.package.description",
     "badges",
+    "lib.doc",
+    "lib.doc-scrape-examples",
 ];
 
 /// The keys of `package.json` that only describe the package (not `scripts`, `main`,
@@ -75,8 +92,11 @@ enum Described {
     Json(&'static [&'static str]),
     /// `setup.cfg`: only a version line changed.
     Cfg,
-    /// A Python module: only its `__version__` string changed.
+    /// A Python module: only its `__version__` string changed, or (a file of the toolchain:
+    /// `conftest.py`, `setup.py`) only its comments.
     Module,
+    /// A Rust file of the toolchain (a `build.rs`): only its plain comments changed.
+    Comments,
 }
 
 /// Which of the `changed` manifests (and modules) changed only what describes the package,
@@ -104,12 +124,24 @@ pub(super) fn metadata_only(
                 Described::Toml(keys) => only_described(b, a, keys),
                 Described::Json(keys) => only_described_json(b, a, keys),
                 Described::Cfg => only_version_lines(b, a),
-                Described::Module => crate::cli::reading::arid::only_version(file, b, a),
+                Described::Module => {
+                    crate::cli::reading::arid::only_version(file, b, a)
+                        || (toolchain(file) && crate::cli::reading::arid::only_comments(file, b, a))
+                }
+                Described::Comments => crate::cli::reading::arid::only_comments(file, b, a),
             },
             _ => false,
         })
         .map(|(f, _)| (*f).to_owned())
         .collect())
+}
+
+/// Whether `path` is a file of the build or test toolchain (`build.rs`, `conftest.py`, a
+/// top-level `.py`): only there is a comment-only change a scope hit to spare; in the code
+/// under test a comment changes nothing the properties would not pass on anyway.
+fn toolchain(path: &str) -> bool {
+    crate::core::path::RepoPath::parse(path)
+        .is_ok_and(|p| crate::core::ladder::is_toolchain_file(&p))
 }
 
 /// How a file may only describe the package, by its name, or `None` for any other file.
@@ -120,6 +152,7 @@ fn kind(path: &str) -> Option<Described> {
         "package.json" => Some(Described::Json(&PACKAGE_JSON)),
         "setup.cfg" => Some(Described::Cfg),
         b if b.ends_with(".py") => Some(Described::Module),
+        b if b.ends_with(".rs") && toolchain(path) => Some(Described::Comments),
         _ => None,
     }
 }
@@ -199,7 +232,13 @@ fn remove(table: &mut toml::Table, key: &str) {
         }
         Some((head, rest)) => {
             if let Some(toml::Value::Table(inner)) = table.get_mut(head) {
+                let was_empty = inner.is_empty();
                 remove(inner, rest);
+                // A table that held only described keys goes with them (`[lib]` that only
+                // sets `doc-scrape-examples`); one that was empty as written stays.
+                if inner.is_empty() && !was_empty {
+                    table.remove(head);
+                }
             }
         }
     }
@@ -216,16 +255,26 @@ mod tests {
     fn a_manifest_is_read_by_its_tables() {
         let py = "[project]\nname = \"shop\"\nversion = \"1.0\"\ndependencies = [\"attrs\"]\n\n[tool.pytest.ini_options]\naddopts = \"-q\"\n";
         let cargo = "[package]\nname = \"c\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nfnv = \"1\"\n\n[profile.test]\nopt-level = 0\n";
-        let rows: [(&str, &str, &str, bool); 11] = [
+        let rows: [(&str, &str, &str, bool); 15] = [
             (PY_FILE, py, &py.replace("1.0", "1.1"), true),
             (PY_FILE, py, &py.replace("version = \"1.0\"", "version = \"1.0\"\ndescription = \"a shop\"\nkeywords = [\"x\"]"), true),
             (PY_FILE, py, &format!("{py}\n[tool.ruff]\nline-length = 100\n"), true),
+            (
+                PY_FILE,
+                py,
+                &format!("{py}\n[[tool.sponcon.sponsors]]\ntitle = \"L\"\nurl = \"https://l.example/\"\n"),
+                true,
+            ),
+            // A table the package's own code may read: not description.
+            (PY_FILE, py, &format!("{py}\n[tool.shop]\ncurrency = \"EUR\"\n"), false),
             (PY_FILE, py, &py.replace("\"attrs\"", "\"attrs>=23\""), false),
             (PY_FILE, py, &py.replace("-q", "--collect-only"), false),
             (PY_FILE, py, &format!("{py}\n[tool.setuptools]\npackages = []\n"), false),
             (PY_FILE, py, "[project\n", false),
             (CARGO_FILE, cargo, &cargo.replace("0.1.0", "0.2.0"), true),
             (CARGO_FILE, cargo, &cargo.replace("edition = \"2021\"", "edition = \"2021\"\nrepository = \"https://x\"\n[package.metadata.docs.rs]\nall-features = true"), true),
+            (CARGO_FILE, cargo, &format!("{cargo}\n[lib]\ndoc-scrape-examples = false\n"), true),
+            (CARGO_FILE, cargo, &format!("{cargo}\n[lib]\ndoctest = false\n"), false),
             (CARGO_FILE, cargo, &cargo.replace("opt-level = 0", "opt-level = 3"), false),
             (CARGO_FILE, cargo, &format!("{cargo}\n[patch.crates-io]\nfnv = {{ path = \"../fnv\" }}\n"), false),
         ];

@@ -161,12 +161,14 @@ pub(super) fn run_one(
         Outcome::Ran(ran) => ran,
         Outcome::Cancelled => return Ok(out),
     };
-    let catch = ran
-        .run
-        .is_some_and(|c| c != 0 && g.config.suite.catch.contains(c));
+    // The same checks passed on the judged tree, and the mutant is all that differs: a run
+    // that does not pass and whose receipt lists failed or errored checks is a kill, whether
+    // its exit says "caught" or "interrupted" (a module the mutant breaks at import is a
+    // collection error: pytest exits 2).
+    let failed = ran.run.is_some_and(|c| c != 0);
     match ran.receipt {
         Some(Ok(report)) if report.disagrees.is_none() => {
-            if catch && !report.failed.is_empty() {
+            if failed && !report.failed.is_empty() {
                 out.state = MutantState::Killed;
                 out.killed_by = report
                     .failed

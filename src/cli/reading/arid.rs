@@ -28,6 +28,42 @@ pub fn only_arid(file: &str, base: &[u8], head: &[u8]) -> bool {
     }
 }
 
+/// Whether the only differences between `base` and `head` (both of `file`, Python or Rust)
+/// are comments — plain comments, not Rust's documentation, not Python's docstrings: the
+/// same program token for token (issue 65: a comment fixed in `build.rs` or `conftest.py`
+/// is no change to how the package builds or tests). `false` for another language, for no
+/// difference, or when either does not parse.
+pub fn only_comments(file: &str, base: &[u8], head: &[u8]) -> bool {
+    let python = file.ends_with(".py");
+    if (!python && !file.ends_with(".rs")) || base == head {
+        return false;
+    }
+    let comment = match python {
+        true => python_comment,
+        false => rust_arid,
+    };
+    match (dry(base, python, comment), dry(head, python, comment)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// A Python comment, but not a coding declaration (PEP 263: on the first two lines, it
+/// changes how CPython decodes the whole file).
+fn python_comment(source: &[u8], node: Node<'_>) -> bool {
+    node.kind() == "comment" && !cookie(source, node)
+}
+
+/// A comment on the first two lines that names an encoding (`coding:` or `coding=`), as
+/// CPython's PEP 263 check looks for it.
+fn cookie(source: &[u8], node: Node<'_>) -> bool {
+    node.start_position().row <= 1
+        && text(source, node)
+            .split("coding")
+            .skip(1)
+            .any(|after| after.starts_with(':') || after.starts_with('='))
+}
+
 /// Whether the only difference between `base` and `head` of a Python module is the plain
 /// string a module-level `__version__ = "…"` assigns: a version bump (issue 65), which no
 /// property need observe. `false` for another file, no difference, or either not parsing.
@@ -83,7 +119,7 @@ fn dry(
 /// of a call that is raised, warned or logged.
 fn python_arid(source: &[u8], node: Node<'_>) -> bool {
     match node.kind() {
-        "comment" => true,
+        "comment" => !cookie(source, node),
         "expression_statement" => {
             node.named_child_count() == 1 && node.named_child(0).is_some_and(|s| plain(s))
         }
@@ -150,7 +186,57 @@ fn rust_arid(source: &[u8], node: Node<'_>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::only_arid;
+    use super::only_comments;
     use super::only_version;
+
+    /// Written by hand: plain comments are the only difference, or not (a docstring, a Rust
+    /// doc comment, a token are differences).
+    #[test]
+    fn only_plain_comments_differ() {
+        let rows: [(&str, &str, &str, bool); 9] = [
+            (
+                "build.rs",
+                "fn main() {\n    // see a\n}\n",
+                "fn main() {\n    // see b\n}\n",
+                true,
+            ),
+            ("build.rs", "fn main() {}\n", "// why\nfn main() {}\n", true),
+            (
+                "build.rs",
+                "/// a\nfn main() {}\n",
+                "/// b\nfn main() {}\n",
+                false,
+            ),
+            (
+                "build.rs",
+                "fn main() { let x = 1; }\n",
+                "fn main() { let x = 2; }\n",
+                false,
+            ),
+            ("build.rs", "fn main() {}\n", "fn main() {}\n", false),
+            ("conftest.py", "x = 1  # a\n", "x = 1  # b\n", true),
+            (
+                "conftest.py",
+                "# a\nx = 1\n",
+                "# coding: latin-1\nx = 1\n",
+                false,
+            ),
+            (
+                "conftest.py",
+                "def f():\n    'a'\n",
+                "def f():\n    'b'\n",
+                false,
+            ),
+            ("build.sh", "# a\n", "# b\n", false),
+        ];
+        for (file, base, head, want) in rows {
+            assert_eq!(
+                only_comments(file, base.as_bytes(), head.as_bytes()),
+                want,
+                "{file}: {base:?} -> {head:?}"
+            );
+        }
+    }
 
     /// Written by hand: a module-level `__version__` string is the only difference, or not.
     #[test]

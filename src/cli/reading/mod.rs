@@ -468,6 +468,43 @@ mod tests {
                     (1, "dynamic-import"),
                 ],
             ),
+            // A literal `__import__` is an import the reader follows (CONTRACT 15.1: read
+            // as the interpreter runs it); a computed one, or one with more arguments, is not.
+            (
+                Language::Python,
+                "m = __import__('concurrent.futures').futures\n",
+                &[],
+            ),
+            (
+                Language::Python,
+                "m = __import__('_pytest.config')\n",
+                &[(1, "test-stack"), (1, "test-stack-text")],
+            ),
+            (
+                Language::Python,
+                "home = __import__('os').environ['HOME']\n",
+                &[(1, "environment")],
+            ),
+            (
+                Language::Python,
+                "m = __import__('os', fromlist=['path'])\n",
+                &[(1, "dynamic-import")],
+            ),
+            (
+                Language::Python,
+                "m = __import__(f'{name}')\n",
+                &[(1, "dynamic-import")],
+            ),
+            (
+                Language::Python,
+                "f = __import__\nm = f('os')\n",
+                &[(1, "dynamic-import")],
+            ),
+            (
+                Language::Python,
+                "def __import__(n):\n    return n\nm = __import__('os')\n",
+                &[(3, "dynamic-import")],
+            ),
             (
                 Language::Python,
                 "x = f\"{'py'}test\"\n",

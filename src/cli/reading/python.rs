@@ -121,7 +121,12 @@ pub fn read(source: &[u8], root: Node<'_>, added: &Added, walk: &mut Walk) {
                 let name = name(source, node);
                 let name = name.as_ref();
                 if is_use(node) {
-                    if BARE.contains(&name) {
+                    if let Some(names) = literal_import(source, node, name, &imports) {
+                        // `__import__('a.b').b.f`: read as `import a.b` and `a.b.f`.
+                        for path in names {
+                            walk.saw(line, Seen::Name(path));
+                        }
+                    } else if BARE.contains(&name) {
                         walk.saw(line, Seen::Name(name.to_owned()));
                     } else if let Some(path) = imports.get(name) {
                         walk.saw(line, Seen::Name(path.clone()));
@@ -312,6 +317,62 @@ fn dotted(source: &[u8], node: Node<'_>) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// What a call of the built-in `__import__` with one plain string literal naming a module
+/// (`__import__('a.b')`, in a file that binds no `__import__` of its own) imports, read as
+/// the interpreter runs it: the module `a.b`, and the path the expression around the call
+/// reaches (`__import__('a.b').b.f` is `a.b.f`: without a `fromlist` the call is the top
+/// package `a`). The reader follows such an import as it follows `import a.b`; anything else
+/// (a computed name, more arguments) is `None`, a dynamic import.
+fn literal_import(
+    source: &[u8],
+    node: Node<'_>,
+    name: &str,
+    imports: &Imports,
+) -> Option<Vec<String>> {
+    if name != "__import__" || imports.defined.contains(name) || imports.contains_key(name) {
+        return None;
+    }
+    let call = node.parent().filter(|c| c.kind() == "call")?;
+    if call.child_by_field_name("function") != Some(node) {
+        return None;
+    }
+    let args = call.child_by_field_name("arguments")?;
+    let mut cursor = args.walk();
+    let mut named = args.named_children(&mut cursor);
+    let (Some(arg), None) = (named.next(), named.next()) else {
+        return None;
+    };
+    let plain = arg.kind() == "string"
+        && arg
+            .named_children(&mut arg.walk())
+            .all(|p| matches!(p.kind(), "string_start" | "string_content" | "string_end"));
+    let module = fold(source, arg, 0).filter(|_| plain)?;
+    let identifier = |part: &str| {
+        part.chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && part.chars().all(|c| c.is_alphanumeric() || c == '_')
+    };
+    if !module.split('.').all(identifier) {
+        return None;
+    }
+    let mut reached = module.split('.').next().unwrap_or_default().to_owned();
+    let mut at = call;
+    while let Some(parent) = at.parent().filter(|p| p.kind() == "attribute") {
+        if parent.child_by_field_name("object") != Some(at) {
+            break;
+        }
+        let attr = parent.child_by_field_name("attribute")?;
+        reached = format!("{reached}.{}", self::name(source, attr));
+        at = parent;
+    }
+    Some(if reached == module {
+        vec![module]
+    } else {
+        vec![module, reached]
+    })
 }
 
 /// A dotted path with its first name resolved through the imports.

@@ -27,8 +27,9 @@ pub fn is_test_file(path: &RepoPath, markers: &ScopeMarkers) -> bool {
 }
 
 /// Changed package manifests the facts say change only what describes the package, and
-/// that are manifests by name (or modules whose only change is their `__version__` string,
-/// issue 65): no scope hit, and no code a property need observe.
+/// that are manifests by name (or Python and Rust files whose only change is their
+/// `__version__` string or their plain comments, issue 65): no scope hit, and no code a
+/// property need observe.
 pub(super) fn described(request: &GateRequest) -> Vec<&RepoPath> {
     let changed: HashSet<&RepoPath> = request.changed_files.iter().collect();
     request
@@ -41,6 +42,7 @@ pub(super) fn described(request: &GateRequest) -> Vec<&RepoPath> {
                     b,
                     "pyproject.toml" | "Cargo.toml" | "package.json" | "setup.cfg"
                 ) || b.ends_with(".py")
+                    || b.ends_with(".rs")
             })
         })
         .collect()
