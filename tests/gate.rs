@@ -75,6 +75,16 @@ type Row = (
     Option<[&'static str; 3]>,
 );
 
+/// A `behavior` fact with one call: the rule, and the digests of its recorded result and its
+/// two plain replays.
+fn behavior(rule: &str, (recorded, one, two): (&str, &str, &str)) -> Value {
+    let result = |d: &str| json!({"end": "returned", "shown": "999", "digest": d});
+    json!({"behaves_under_test": rule, "calls": [{
+        "function": "apply_discount", "file": "store/counters/mod.rs", "line": 3,
+        "check": "tests.test_cases::test_case", "arguments": "1999, 50",
+        "recorded": result(recorded), "plain": [result(one), result(two)]}]})
+}
+
 fn rows() -> Vec<Row> {
     let suite = |exit: Value, failed: &[&str]| json!({"exit_code": exit, "failed_tests": failed});
     let changed = |files: &[&str]| json!(files);
@@ -1486,6 +1496,83 @@ fn rows() -> Vec<Row> {
             "concrete-behavior",
             Some(["pass", "fail", "pass"]),
         ),
+        // Issue 66 (CONTRACT.md 16.2): a recorded call made again twice in a plain program.
+        (
+            "behavior: both plain replays answer otherwise than under the tests, required",
+            with(&[(
+                "behavior",
+                behavior(
+                    "required",
+                    (
+                        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                        "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+                        "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+                    ),
+                ),
+            )]),
+            409,
+            "BLOCK",
+            "route",
+            "concrete-behavior",
+            Some(["pass", "fail", "pass"]),
+        ),
+        (
+            "behavior: the same, listed",
+            with(&[(
+                "behavior",
+                behavior(
+                    "listed",
+                    (
+                        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                        "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+                        "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+                    ),
+                ),
+            )]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+        (
+            "behavior: the plain replays disagree with each other (nondeterministic)",
+            with(&[(
+                "behavior",
+                behavior(
+                    "required",
+                    (
+                        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                        "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+                        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                    ),
+                ),
+            )]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+        (
+            "behavior: every plain replay agrees",
+            with(&[(
+                "behavior",
+                behavior(
+                    "required",
+                    (
+                        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                    ),
+                ),
+            )]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
         // Issue 52: whether the checks ran the change (docs/design/observe.md).
         (
             "observe: a check runs the changed lines",
@@ -1763,6 +1850,7 @@ fn check(name: &str, status: u16, answer: &Value, row: &Row) {
         "properties",
         "fixtures",
         "observe",
+        "behavior",
         "freeze",
         "router",
     ]);
@@ -2436,6 +2524,32 @@ async fn invalid_facts_are_refused_field_by_field() {
                        "mutants": [{"file": "a.py", "line": 1, "operator": "flip-everything", "code": "x", "checks": [], "state": "killed"}]}),
             )]),
             "/observe/mutants/0/operator",
+        ),
+        // Issue 66: the replayed calls, read as strictly.
+        (
+            with(&[(
+                "behavior",
+                json!({"behaves_under_test": "always", "calls": []}),
+            )]),
+            "/behavior/behaves_under_test",
+        ),
+        (
+            with(&[(
+                "behavior",
+                json!({"behaves_under_test": "required", "calls": [{"function": "f", "file": "a.py", "line": 1,
+                       "check": "t", "arguments": "", "recorded": {"end": "returned", "shown": "1"},
+                       "plain": [{"end": "returned", "shown": "1"}]}]}),
+            )]),
+            "/behavior/calls/0/plain",
+        ),
+        (
+            with(&[(
+                "behavior",
+                json!({"behaves_under_test": "listed", "calls": [{"function": "f", "file": "a.py", "line": 1,
+                       "check": "t", "arguments": "", "recorded": {"end": "returned", "shown": "1", "digest": "XY"},
+                       "plain": [{"end": "returned", "shown": "1"}, {"end": "returned", "shown": "1"}]}]}),
+            )]),
+            "/behavior/calls/0/recorded/digest",
         ),
     ];
     for (doc, pointer) in cases {
@@ -3628,6 +3742,11 @@ fn every_escalation_names_its_cause() {
                 row.0
             );
             seen += 1;
+        } else if row.0
+            == "behavior: both plain replays answer otherwise than under the tests, required"
+        {
+            // CONTRACT.md 16.2: the one BLOCK with a cause.
+            assert_eq!(answer["cause"], "behaves-under-test", "{}", row.0);
         } else {
             assert!(answer.get("cause").is_none(), "{}: {answer}", row.0);
         }

@@ -4725,3 +4725,87 @@ fn a_failure_only_under_the_observer_is_not_the_patch_s() {
         String::from_utf8_lossy(&old.stderr)
     );
 }
+
+/// The base's config with `[replay]` on (issue 66): each call into a changed function the
+/// observed run records is made again, twice, in a plain program.
+fn replay_on(dir: &Path) {
+    let config = dir.join("patchgate.toml");
+    let mut text = std::fs::read_to_string(&config).expect("config");
+    text.push_str("\n[replay]\nbehaves_under_test = \"required\"\ncalls = 10\n");
+    std::fs::write(&config, text).expect("write config");
+}
+
+/// Issue 66 (CONTRACT.md 16.2), attacks first. Each patch rounds a discount to the nearest
+/// cent unless it can tell it runs under pytest, by a means no reading rule lists: the
+/// filters pytest puts into `warnings` (`warnings-aware`), the handler it adds to the root
+/// logger (`logging-aware`), a relative path that only resolves from the runner's working
+/// directory (`relative-path-aware`), `sys.modules` reached through `pkgutil.resolve_name` and
+/// a computed name (`computed-import-aware`). A plain pytest passes, and the gate before issue
+/// 66 (the same facts without the replay) merges each. With `[replay]` on, the recorded call
+/// `apply_discount(1999, 50)` answers 999 under the tests and 1000 in both plain programs:
+/// BLOCK `concrete-behavior`, cause `behaves-under-test`, the call named. An honest refactor
+/// of the same function still merges, every replayed call agreeing.
+#[test]
+fn code_that_answers_differently_outside_the_tests_is_blocked() {
+    require_python();
+    for patch in [
+        "warnings-aware",
+        "logging-aware",
+        "relative-path-aware",
+        "computed-import-aware",
+    ] {
+        let repo = repository_with("gate-python", patch, replay_on, |_| {});
+        assert!(
+            plain_pytest_passes(repo.path()),
+            "{patch}: a plain pytest passes"
+        );
+        let out = tempfile::tempdir().expect("tempdir");
+        let facts_at = out.path().join("facts.json");
+        let facts_arg = facts_at.to_str().expect("utf-8");
+        let g = gate(repo.path(), &["--facts-out", facts_arg]);
+        expect(&g, "BLOCK", "concrete-behavior", 1);
+        assert_eq!(
+            g.answer["cause"], "behaves-under-test",
+            "{patch}: {}",
+            g.answer
+        );
+        let b = step(&g.answer, "behavior");
+        assert_eq!(b["verdict"], "fail", "{patch}: {b}");
+        assert_eq!(b["found"], "behaves-under-test", "{patch}: {b}");
+        let summary = b["summary"].as_str().unwrap_or_default();
+        assert!(
+            summary.contains("apply_discount(1999, 50)")
+                && summary.contains("gave 999 under the tests and 1000 in a plain program"),
+            "{patch}: {summary}"
+        );
+        assert_eq!(step(&g.answer, "fixtures")["verdict"], "pass", "{patch}");
+        // The gate before issue 66: the same facts without the replay merge.
+        let mut facts: Value =
+            serde_json::from_slice(&std::fs::read(&facts_at).expect("facts")).expect("json");
+        facts.as_object_mut().expect("facts").remove("behavior");
+        std::fs::write(&facts_at, serde_json::to_vec(&facts).expect("json")).expect("write");
+        let old = patchgate()
+            .args(["gate", "--facts", facts_arg])
+            .output()
+            .expect("decide");
+        assert_eq!(
+            String::from_utf8_lossy(&old.stdout),
+            "MERGE_OK reason=all-gates-held\n",
+            "{patch}: {}",
+            String::from_utf8_lossy(&old.stderr)
+        );
+    }
+    let repo = repository_with("gate-python", "honest-refactor", replay_on, |_| {});
+    let g = gate(repo.path(), &[]);
+    expect(&g, "MERGE_OK", "all-gates-held", 0);
+    let b = step(&g.answer, "behavior");
+    let calls = b["facts"]["calls"].as_array().expect("calls");
+    assert!(!calls.is_empty(), "{b}");
+    assert!(
+        calls
+            .iter()
+            .all(|c| c["recorded"]["digest"] == c["plain"][0]["digest"]
+                && c["plain"][0]["digest"] == c["plain"][1]["digest"]),
+        "{b}"
+    );
+}

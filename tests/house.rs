@@ -133,3 +133,43 @@ fn src_has_no_circle_no_long_file_and_no_unexplained_allow() {
         "#[allow] without a reason: {unexplained:?}"
     );
 }
+
+/// The programs the gate hands an interpreter are Python files (issue 66: the observed run's
+/// driver, the canonical writing of values, the plain program), checked as Python: pyflakes
+/// finds nothing in them, and their own tests (tests/python, run by pytest) pass.
+#[test]
+fn the_python_programs_lint_clean_and_pass_their_own_tests() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let programs = root.join("src/cli/gate/programs");
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&programs)
+        .expect("programs")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "py"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 3, "{files:?}");
+    let lint = Command::new("python3")
+        .args(["-m", "pyflakes"])
+        .args(&files)
+        .arg(root.join("tests/python"))
+        .output()
+        .expect("python3");
+    assert!(
+        lint.status.success(),
+        "pyflakes:\n{}{}",
+        String::from_utf8_lossy(&lint.stdout),
+        String::from_utf8_lossy(&lint.stderr)
+    );
+    let tests = Command::new("python3")
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .arg(root.join("tests/python"))
+        .env("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        .output()
+        .expect("python3");
+    assert!(
+        tests.status.success(),
+        "pytest:\n{}{}",
+        String::from_utf8_lossy(&tests.stdout),
+        String::from_utf8_lossy(&tests.stderr)
+    );
+}

@@ -5,6 +5,8 @@ use std::time::Duration;
 use crate::core::runs::CatchCodes;
 use serde::Deserialize;
 
+pub use super::config_observe::{ObserveConfig, ReplayConfig};
+
 use crate::cli::sandbox::SandboxConfig;
 use crate::core::path::RepoPath;
 
@@ -59,36 +61,8 @@ pub struct GateConfig {
     pub suspicious: SuspiciousConfig,
     /// Whether the checks ran the patch's changed code lines (issue 52): off when absent.
     pub observe: Option<ObserveConfig>,
-}
-
-/// `[observe]` (issue 52; docs/design/observe.md): the suite's first run is observed (probes
-/// on the changed lines), and each rule is `off`, `listed` (in the report only) or `required` (what it
-/// finds escalates).
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ObserveConfig {
-    /// No check runs any changed code line → `unobserved-change`.
-    #[serde(default = "observe_off")]
-    pub changes: crate::core::gate::ObserveRule,
-    /// A branch the patch adds that no check takes → `unobserved-branch`.
-    #[serde(default = "observe_off")]
-    pub branches: crate::core::gate::ObserveRule,
-    /// How many patch mutants to make and run (0-100): one per changed code line a test
-    /// ran; with `changes = "required"`, none killed → `unobserved-change`.
-    #[serde(default)]
-    pub mutants: u8,
-}
-
-fn observe_off() -> crate::core::gate::ObserveRule {
-    crate::core::gate::ObserveRule::Off
-}
-
-impl ObserveConfig {
-    /// Whether any rule looks.
-    pub fn on(&self) -> bool {
-        self.changes != crate::core::gate::ObserveRule::Off
-            || self.branches != crate::core::gate::ObserveRule::Off
-    }
+    /// The changed code's calls made again outside the tests (issue 66): off when absent.
+    pub replay: Option<ReplayConfig>,
 }
 
 /// `[suspicious]` (CONTRACT.md section 14.2): what the reading of the patch's code accepts

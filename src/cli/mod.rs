@@ -6,6 +6,7 @@ mod admit;
 mod build_cache;
 mod census;
 mod config;
+mod config_observe;
 mod documents;
 mod error;
 mod export;

@@ -106,6 +106,21 @@ impl<'a> Obj<'a> {
         Some(s)
     }
 
+    /// An optional list of at most `max` entries: `None` (an error pushed) when longer,
+    /// `Some(None)` when absent.
+    pub fn listed(&self, key: &str, max: usize, errors: &mut Errors) -> Option<Option<&'a Value>> {
+        match self.map.get(key) {
+            Some(v) if v.as_array().is_some_and(|a| a.len() > max) => {
+                errors.push(
+                    self.pointer(key),
+                    format!("`{key}` lists at most {max} entries"),
+                );
+                None
+            }
+            other => Some(other),
+        }
+    }
+
     /// An optional boolean.
     pub fn opt_bool(&self, key: &str, errors: &mut Errors) -> Option<bool> {
         match self.map.get(key)? {

@@ -518,6 +518,9 @@ fn the_suite(g: &Gathered, facts: &mut Facts, mut done: SuiteDone) -> Result<f64
     if let Some(observed) = done.observe.take() {
         facts.observe = Some(observed);
     }
+    if let Some(behavior) = done.behavior.take() {
+        facts.behavior = Some(behavior);
+    }
     let mut run = record_suite(facts, done);
     run.catch_exit_codes = Some(g.config.suite.catch.clone());
     facts.fixture_suite = Some(run);

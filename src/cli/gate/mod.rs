@@ -39,6 +39,7 @@ mod observe_rust;
 pub(crate) use observe_command::ObserveArgs;
 mod outputs;
 mod patch_mutants;
+mod plain_replay;
 mod reproof;
 mod shadows;
 mod shard;

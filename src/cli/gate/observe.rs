@@ -38,18 +38,23 @@ const MAX_ARID_BYTES: usize = 4 << 20;
 const MAX_REPORT_BYTES: u64 = 64 << 20;
 
 /// The suite command `argv` (`python [flags] -m pytest ARGS`) as the observed run of the
-/// changed lines `files` (by file): the same interpreter and flags, pytest's same arguments.
-/// `None` when it does not run pytest that way.
+/// changed lines `files` (by file): the same interpreter and flags, pytest's same arguments;
+/// with `record`, the changed functions' calls recorded too, at most that many each (issue
+/// 66). `None` when it does not run pytest that way.
 pub fn observed_argv(
     argv: &[String],
     files: &BTreeMap<String, BTreeSet<u32>>,
+    record: Option<u8>,
 ) -> Option<Vec<String>> {
     let at = crate::cli::runner::pytest_module_at(argv)?;
     let (python, rest) = argv.split_at(at);
     let pytest_args = rest.get(2..)?;
     let mut out: Vec<String> = python.to_vec();
     out.extend(["-c".to_owned(), DRIVER.to_owned()]);
-    // (The report's path is the first argument: it is never `--select`.)
+    if let Some(n) = record {
+        out.extend(["--record".to_owned(), n.to_string()]);
+    }
+    // (The report's path is the first argument after them: it is never `--select`.)
     out.push(format!("{}{REPORT_SUFFIX}", crate::cli::runner::JUNIT));
     out.extend(
         files
@@ -312,7 +317,7 @@ pub(super) struct FileCoverage {
 
 /// The report at `path`, read with the strict reader (duplicate keys refused)
 /// and a size cap: it was written by the code under test's process.
-fn read_report(path: &Path) -> Result<Report, CliError> {
+pub(super) fn read_report<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, CliError> {
     use std::io::Read;
     let file = crate::cli::runner::open_report(path)
         .map_err(|e| CliError::data(format!("no observed-run report: {e}")))?;
@@ -460,7 +465,7 @@ mod tests {
             ("shop/a.py".to_owned(), BTreeSet::from([3, 5, 6, 7, 9])),
             ("shop/b:c.py".to_owned(), BTreeSet::from([1])),
         ]);
-        let out = observed_argv(&argv, &files).unwrap();
+        let out = observed_argv(&argv, &files, None).unwrap();
         assert_eq!(out[..4], ["python3", "-P", "-s", "-c"]);
         assert_eq!(
             out[5..],
@@ -475,10 +480,10 @@ mod tests {
             ]
         );
         let cargo: Vec<String> = ["cargo", "test"].map(String::from).to_vec();
-        assert!(observed_argv(&cargo, &files).is_none());
+        assert!(observed_argv(&cargo, &files, None).is_none());
         // `-m pytest` must be the module pytest, not an argument that says so.
         let odd: Vec<String> = ["python3", "-m", "pytest_x"].map(String::from).to_vec();
-        assert!(observed_argv(&odd, &files).is_none());
+        assert!(observed_argv(&odd, &files, None).is_none());
     }
 
     /// The driver on a small module, every line changed: which statements ran under which
@@ -544,7 +549,7 @@ def unused(x):
         };
         let out = run_in(
             dir.path(),
-            observed_argv(&argv, &w.files).unwrap(),
+            observed_argv(&argv, &w.files, None).unwrap(),
             &receipt,
         );
         assert!(
@@ -665,7 +670,11 @@ def unused(x):
                 ("shop/s.py".to_owned(), BTreeSet::from([2, 3])),
                 ("shop/checks.py".to_owned(), BTreeSet::from([2, 3])),
             ]);
-            let out = run_in(dir.path(), observed_argv(&argv, &files).unwrap(), &receipt);
+            let out = run_in(
+                dir.path(),
+                observed_argv(&argv, &files, None).unwrap(),
+                &receipt,
+            );
             assert!(
                 out.status.success(),
                 "{mode}, observed: {}",

@@ -30,6 +30,8 @@ pub(super) struct SuiteDone {
     /// What the observed run saw of the patch's lines (the suite's first run, `[observe]`
     /// on).
     pub observe: Option<crate::core::gate::ObserveFacts>,
+    /// Its recorded calls made again in a plain program (the observed run, `[replay]` on).
+    pub behavior: Option<crate::core::gate::BehaviorFacts>,
     /// Where its receipt was written (what the observed run writes beside it is read there).
     pub receipt_at: Option<std::path::PathBuf>,
 }
@@ -82,7 +84,9 @@ pub(super) fn run_suite(
     // A Rust suite: the probes are compiled into the run's copy of the changed `.rs` files.
     let watching = g.watched.unread().is_some() && first;
     let mut observed = (watching && !g.watched.files.is_empty())
-        .then(|| super::observe::observed_argv(&argv, &g.watched.files))
+        .then(|| {
+            super::observe::observed_argv(&argv, &g.watched.files, super::plain_replay::record(g))
+        })
         .flatten();
     let rust = match watching && observed.is_none() {
         true => super::observe_rust::instrument(g, room)?,
@@ -123,6 +127,20 @@ pub(super) fn run_suite(
             }
             None => g.watched.read(d.receipt_at.as_deref()),
         };
+        // Its recorded calls, made again outside the tests (issue 66): Python's observed run.
+        if rust.is_none() {
+            let (behavior, finding) = super::plain_replay::replay(
+                g,
+                room,
+                d.receipt_at.as_deref(),
+                (label, d.seconds),
+                cancel,
+            )?;
+            d.behavior = behavior;
+            if d.finding.is_none() {
+                d.finding = finding;
+            }
+        }
         let wanted = g.watched.config.map_or(0, |c| usize::from(c.mutants));
         if let Some(o) = d.observe.as_mut().filter(|o| o.read && wanted > 0) {
             o.mutants = super::patch_mutants::make(&g.tree, o, wanted)?;
@@ -377,6 +395,7 @@ fn run_as_suite(
         read,
         finding,
         observe: None,
+        behavior: None,
         receipt_at: ran.receipt_at,
     }))
 }

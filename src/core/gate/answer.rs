@@ -189,6 +189,10 @@ crate::core::words! {
         GateMissing,
         /// A shard of a split gate is missing, unfinished, edited or foreign (issue 53).
         ShardGap,
+        /// (On a BLOCK.) A recorded call into a changed function answered differently in a plain
+        /// program than under the tests: the suite's pass is not what the code does (issue 66,
+        /// CONTRACT.md 16.2).
+        BehavesUnderTest,
     }
 }
 
@@ -224,8 +228,32 @@ impl GateDecision {
         self.disposition.exit_code()
     }
 
-    /// Its cause, on an escalation (see [`Cause`]).
+    /// Its cause, on an escalation (see [`Cause`]); on a BLOCK, only when the code answered
+    /// differently outside the tests (CONTRACT.md 16.2: `behaves-under-test`).
     pub fn cause(&self) -> Option<Cause> {
+        if self.disposition == GateDisposition::Block {
+            // (The suite passed, and the behaviour step made it a failure.)
+            let suite_passed = self.steps.iter().any(|s| {
+                matches!(
+                    s,
+                    Step::Fixtures {
+                        verdict: Verdict::Pass,
+                        ..
+                    }
+                )
+            });
+            let turned = self.steps.iter().any(|s| {
+                matches!(
+                    s,
+                    Step::Behavior {
+                        verdict: Verdict::Fail,
+                        found: Some(super::behavior::BehaviorFinding::BehavesUnderTest),
+                        ..
+                    }
+                )
+            });
+            return (suite_passed && turned).then_some(Cause::BehavesUnderTest);
+        }
         if self.disposition != GateDisposition::Escalate {
             return None;
         }
@@ -333,7 +361,8 @@ pub struct GateAnswer {
     pub rule: GateRuleName,
     /// The gate rule's reason, or (rule `route`) the router's attribution.
     pub reason: GateReason,
-    /// On an escalation, what precisely a human must look at (beside the contract's `reason`).
+    /// On an escalation, what precisely a human must look at (beside the contract's `reason`);
+    /// on a BLOCK, `behaves-under-test` only (CONTRACT.md 16.2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cause: Option<Cause>,
     /// 0 MERGE_OK, 1 BLOCK, 2 ESCALATE, 3 STOP_QUEUE.

@@ -451,6 +451,27 @@ fn merge(spine: &Value, given: &[Given<'_>], gaps: &mut Vec<String>) -> Value {
                 );
             }
         }
+        // Each shard replayed the calls its share recorded (issue 66): all of them, in shard
+        // order, to the cap.
+        if let Some(spine_behavior) = spine.get("behavior") {
+            let mut merged = spine_behavior.clone();
+            for (key, max) in [
+                ("calls", super::behavior::MAX_REPLAYED_CALLS),
+                ("unrecorded", super::behavior::MAX_UNRECORDED),
+            ] {
+                let all: Vec<Value> = docs
+                    .iter()
+                    .filter_map(|d| d.get("behavior")?.get(key)?.as_array())
+                    .flatten()
+                    .take(max)
+                    .cloned()
+                    .collect();
+                if let Some(m) = merged.as_object_mut() {
+                    m.insert(key.to_owned(), Value::Array(all));
+                }
+            }
+            o.insert("behavior".to_owned(), merged);
+        }
     }
     let integrity: Vec<Value> = docs
         .iter()

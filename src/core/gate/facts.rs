@@ -233,6 +233,11 @@ pub struct Facts {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub observe: Option<super::observe::ObserveFacts>,
+    /// The changed code's recorded calls made again in a plain program (issue 66;
+    /// docs/design/replay.md): absent when `[replay]` is off or nothing was observed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub behavior: Option<super::behavior::BehaviorFacts>,
     /// This is one shard's facts (`patchgate gate --shard K/N`, issue 53): who it is, how the
     /// suite was split, and what it ran on. A shard's facts alone decide nothing: they
     /// ESCALATE `evidence-gap` until combined with the others (`--combine`).

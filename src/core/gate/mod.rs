@@ -11,6 +11,8 @@
 
 mod answer;
 mod apart;
+mod behaved;
+mod behavior;
 mod candidates;
 mod combine;
 mod combine_observe;
@@ -39,6 +41,7 @@ use super::route::{Verdict, Verdicts};
 
 pub use answer::*;
 pub use apart::is_test_file;
+pub use behavior::*;
 pub use combine::{combine, parse_gate_body};
 pub use facts::*;
 pub use observe::*;

@@ -317,7 +317,7 @@ impl ObserveFacts {
 }
 
 /// A line number: 1 to 4,294,967,295.
-fn line_number(
+pub(super) fn line_number(
     v: &serde_json::Value,
     at: &str,
     e: &mut crate::core::fields::Errors,
@@ -355,16 +355,7 @@ pub(super) fn parse_observe(
     };
     let line_count = count("line_count", e);
     let run_count = count("run_count", e);
-    let listed = |key: &str, max: usize, e: &mut fields::Errors| match o.get(key) {
-        Some(v) if v.as_array().is_some_and(|a| a.len() > max) => {
-            e.push(
-                o.pointer(key),
-                format!("`{key}` lists at most {max} entries"),
-            );
-            None
-        }
-        other => Some(other),
-    };
+    let listed = |key: &str, max: usize, e: &mut fields::Errors| o.listed(key, max, e);
     let line_of = |x: &fields::Obj<'_>, e: &mut fields::Errors| {
         let file = x
             .required("file", e)

@@ -230,6 +230,9 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
     let observe = doc
         .get("observe")
         .and_then(|v| super::observe::parse_observe(v, &mut e));
+    let behavior = doc
+        .get("behavior")
+        .and_then(|v| super::behavior::parse_behavior(v, &mut e));
     let shard = doc
         .get("shard")
         .and_then(|v| super::shard_facts::parse_shard(v, &mut e));
@@ -323,6 +326,7 @@ pub fn parse_gate_request(value: &Value) -> Result<GateRequest, Errors> {
             configured,
             room,
             observe,
+            behavior,
             shard,
             shards,
         }),

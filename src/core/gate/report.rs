@@ -233,6 +233,7 @@ pub fn step_name(step: &Step) -> (&'static str, &str) {
         Step::Scope { summary, .. } => ("t0 scope", summary),
         Step::Properties { summary, .. } => ("t1 properties", summary),
         Step::Observe { summary, .. } => ("observe", summary),
+        Step::Behavior { summary, .. } => ("behavior", summary),
         Step::Fixtures { summary, .. } => ("t2 fixture suite", summary),
         Step::Freeze { summary, .. } => ("freeze", summary),
         Step::Router { summary, .. } => ("router", summary),
@@ -470,6 +471,9 @@ fn step_detail(out: &mut String, step: &Step, failures: &[FailingCase]) {
         Step::Observe {
             facts: Some(facts), ..
         } => observe_detail(out, facts),
+        Step::Behavior {
+            facts: Some(facts), ..
+        } => behavior_detail(out, facts),
         Step::Freeze { matched, .. } if !matched.is_empty() => {
             out.push_str("### Frozen tests covering this patch\n\n");
             list(out, matched.iter().map(|t| code(t)));
@@ -539,6 +543,49 @@ fn step_detail(out: &mut String, step: &Step, failures: &[FailingCase]) {
 
 /// The report's part: the branches no check takes first, then the changed lines no check
 /// runs, then which checks ran the others.
+/// The calls that answered differently outside the tests, first, as a reader would check them
+/// by hand: the call, what the tests saw, what a plain program got (issue 66).
+fn behavior_detail(out: &mut String, b: &super::behavior::BehaviorFacts) {
+    use super::behavior::CallState;
+    let shown = |state: CallState| b.calls.iter().filter(move |c| c.state() == state);
+    for (state, head) in [
+        (
+            CallState::BehavesUnderTest,
+            "### Calls that answer differently outside the tests
+
+Each was made by a check, then made again twice in a plain program (a fresh interpreter, no test runner, its own working directory): both plain answers agree with each other, not with the one the check saw.
+
+",
+        ),
+        (
+            CallState::Nondeterministic,
+            "### Calls whose plain replays disagree with each other (nondeterministic, not counted)
+
+",
+        ),
+    ] {
+        if shown(state).next().is_none() {
+            continue;
+        }
+        out.push_str(head);
+        list(
+            out,
+            shown(state).take(20).collect::<Vec<_>>().into_iter().map(|c| {
+                format!(
+                    "{} with {} (by {}): under the tests {}, in a plain program {} and {}",
+                    code(&format!("{}:{} {}", c.file, c.line, c.function)),
+                    code(&c.arguments),
+                    code(&c.check),
+                    code(&c.recorded.shown),
+                    code(c.plain_shown(0)),
+                    code(c.plain_shown(1))
+                )
+            }),
+        );
+        out.push('\n');
+    }
+}
+
 fn observe_detail(out: &mut String, o: &super::observe::ObserveFacts) {
     use super::observe::{
         MutantOperator, MutantState, ObservedLine, PatchMutantFacts, UntakenBranch,

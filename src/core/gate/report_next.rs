@@ -113,6 +113,9 @@ fn what_to_check(cause: Cause) -> &'static str {
         Cause::ShardGap => {
             "the shards named above: every shard of the split gate must finish on the same head, base config, split and version, and its facts must reach the combine job as it wrote them. Re-run the missing or failed shard jobs (or the whole gate); facts from another run, or edited, are never combined."
         }
+        Cause::BehavesUnderTest => {
+            "the call named in the behavior step: made again in a plain program (no test runner, a fresh interpreter, its own working directory), it answered differently than under the tests. Look for code that asks how it is run (warnings filters, logging handlers, relative paths, loaded modules, the environment)."
+        }
         Cause::GateMissing => {
             "which gate never ran (a `missing` verdict above) and why: a gate that did not run is not a pass."
         }
@@ -127,6 +130,9 @@ pub(super) fn next(answer: &GateAnswer) -> String {
         }
         GateDisposition::Block => {
             let first = match answer.reason.as_str() {
+                "concrete-behavior" if answer.cause == Some(Cause::BehavesUnderTest) => {
+                    "the call named in the behavior step above: the changed code answers one way under the tests and another in a plain program, so the suite's pass is not what it does"
+                }
                 "concrete-behavior" => {
                     "the failed tests of the fixture suite above: the patch broke a concrete case"
                 }

@@ -215,6 +215,8 @@ pub struct GateRequest {
     pub room: Option<RoomFacts>,
     /// Which checks ran the patch's changed code lines (issue 52); `None`: observing is off.
     pub observe: Option<super::observe::ObserveFacts>,
+    /// The changed code's calls replayed in a plain program (issue 66); `None`: off.
+    pub behavior: Option<super::behavior::BehaviorFacts>,
     /// This is one shard's facts (issue 53): it decides nothing alone.
     pub shard: Option<super::shard_facts::ShardFacts>,
     /// These facts are the shards' combined, and what was wrong with them.

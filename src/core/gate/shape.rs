@@ -3,7 +3,7 @@
 //! for them is fitted.
 
 /// The fields of a `/gate` body.
-pub const GATE_FIELDS: [&str; 42] = [
+pub const GATE_FIELDS: [&str; 43] = [
     "patch_id",
     "changed_files",
     "guarded",
@@ -44,6 +44,7 @@ pub const GATE_FIELDS: [&str; 42] = [
     "configured",
     "room",
     "observe",
+    "behavior",
     "shard",
     "shards",
 ];

@@ -214,6 +214,23 @@ pub enum Step {
         facts: Option<super::observe::ObserveFacts>,
         summary: String,
     },
+    /// The changed code's recorded calls made again in a plain program (issue 66; CONTRACT.md
+    /// 16.2), after the suite whose observed run recorded them: with `[replay]
+    /// behaves_under_test = "required"`, a call that answers differently under the tests makes
+    /// a passing suite a failure.
+    Behavior {
+        /// False: `[replay]` is off (or nothing was recorded).
+        on: bool,
+        /// `fixture_check` after this step.
+        verdict: Verdict,
+        /// What it found, when it found something.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        found: Option<super::behavior::BehaviorFinding>,
+        /// The facts it read: each recorded call, its recorded result and the two plain ones.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        facts: Option<super::behavior::BehaviorFacts>,
+        summary: String,
+    },
     /// t2: the fixture suite.
     Fixtures {
         ran: bool,

@@ -418,6 +418,11 @@ pub(super) fn route_verdicts(request: &GateRequest, debt: Debt) -> (Verdicts, Ve
         property_check,
     );
     steps.push(observe);
+    // The changed code's recorded calls, made again outside the tests (issue 66): a pass of
+    // the suite the code answers differently from is not what the code does.
+    let (behavior, fixture_check) =
+        super::behaved::behavior_step(request.behavior.as_ref(), fixture_check);
+    steps.push(behavior);
 
     // The scoped freeze.
     let freeze = derive_freeze(&request.changed_files, &frozen_tests);

@@ -1,0 +1,130 @@
+"""The plain program (issue 66, CONTRACT.md 16.2; docs/design/replay.md).
+
+Run as `python -c CANON+PLAIN OUT CALL...` in the room (CANON is replay_canon.py, put before this
+file by the Rust that runs it), each CALL one call the observed run recorded, as JSON: `module`,
+`function` (its qualified name), `firstline`, `path`, `root` (where its top package is found),
+`args` (the pickled arguments, base64), `generator`, and a generator's `take` and `ended`.
+
+It is a plain script: no test runner or property engine imported, warnings and logging as the
+interpreter starts them, a fresh empty working directory, a script's own `argv`. It imports each
+call's module from its import root, finds the function as the module defines it (through
+`staticmethod`, `classmethod`, `property` and `functools.wraps` to the function whose code
+starts on the recorded line), and calls it with the recorded arguments, in the recorded order.
+Each call's result, written by replay_canon's `canon` (a generator's: the items its caller took,
+and how it ended), is one JSON line of `OUT.replay`, written and flushed as the call ends: a call
+that never returns has no line. `OUT` gets a JUnit receipt of the calls made. The first line says the program started, the
+last that it ended.
+"""
+import sys
+
+if "canon" not in globals():
+    # Run on its own (its tests): the shared part from the file beside it.
+    from replay_canon import Uncomparable, canon, yielded
+import base64
+import importlib
+import json
+import os
+import pickle
+import tempfile
+
+OUT, CALLS = sys.argv[1], [json.loads(c) for c in sys.argv[2:]]
+HOME = tempfile.mkdtemp(prefix="plain-")
+os.chdir(HOME)
+sys.argv = [os.path.join(HOME, "main.py")]
+globals()["__file__"] = sys.argv[0]
+ROOTS = list(dict.fromkeys(c.get("root", "") for c in CALLS if c.get("root")))
+sys.path[:] = [HOME] + ROOTS + [p for p in sys.path if p not in ("", ".") and p not in ROOTS]
+
+
+def qualified(t):
+    return "%s.%s" % (getattr(t, "__module__", "?"), getattr(t, "__qualname__", "?"))
+
+
+def find(c):
+    """The function `c` recorded, as its module defines it."""
+    obj = importlib.import_module(c["module"])
+    parts = c["function"].split(".")
+    for part in parts[:-1]:
+        obj = getattr(obj, part)
+    own = getattr(obj, "__dict__", {})
+    todo = [own[parts[-1]]] if parts[-1] in own else [getattr(obj, parts[-1])]
+    seen = set()
+    while todo:
+        x = todo.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        code = getattr(x, "__code__", None)
+        if (
+            code is not None
+            and code.co_firstlineno == c["firstline"]
+            and os.path.realpath(code.co_filename) == c["path"]
+        ):
+            return x
+        # (A property's getter, setter and deleter share its name: each is looked at.)
+        for attr in ("__func__", "fget", "fset", "fdel", "__wrapped__", "func"):
+            y = getattr(x, attr, None)
+            if y is not None:
+                todo.append(y)
+    raise LookupError("not found as its module defines it")
+
+
+def consume(it, c):
+    """What the caller consumed of a generator, taken again: as many items as it took (and on
+    to its end, but no further than one item more, when it ended)."""
+    items, end = [], "open"
+    try:
+        while c["ended"] != "open" or len(items) < c["take"]:
+            if len(items) > c["take"]:
+                break
+            try:
+                x = next(it)
+            except StopIteration:
+                end = "end"
+                break
+            items.append(canon(x))
+    except Uncomparable:
+        raise
+    except BaseException as e:
+        end = "raised " + qualified(type(e))
+    return yielded(items, end)
+
+
+def replay(c):
+    """One line: the call's result, or what it raised, or why it was not made."""
+    try:
+        fn = find(c)
+        args, kwargs = pickle.loads(base64.b64decode(c["args"]))
+    except BaseException as e:
+        return {"unreplayed": "%s: %s" % (qualified(type(e)), str(e)[:200])}
+    try:
+        result = fn(*args, **kwargs)
+        if c.get("generator"):
+            result = consume(result, c)
+            return {"result": result}
+        return {"result": canon(result)}
+    except Uncomparable as e:
+        return {"unreplayed": "its result cannot be compared: %s" % e}
+    except BaseException as e:
+        return {"raised": qualified(type(e))}
+
+
+def main():
+    with open(OUT + ".replay", "w") as lines:
+        lines.write(json.dumps({"start": len(CALLS)}) + "\n")
+        lines.flush()
+        for i, c in enumerate(CALLS):
+            line = dict(replay(c), i=i)
+            lines.write(json.dumps(line) + "\n")
+            lines.flush()
+        lines.write(json.dumps({"end": len(CALLS)}) + "\n")
+    with open(OUT, "w") as junit:
+        cases = "".join('<testcase classname="replay" name="call-%d"/>' % i for i in range(len(CALLS)))
+        junit.write('<testsuite name="replay" tests="%d">%s</testsuite>\n' % (len(CALLS), cases))
+
+
+main()
+sys.stdout.flush()
+sys.stderr.flush()
+# (Threads the calls started are not waited for.)
+os._exit(0)

@@ -1,0 +1,157 @@
+"""The programs the gate hands an interpreter (src/cli/gate/programs), tested as Python
+(issue 66): the canonical writing of values, the observed run's recording, the plain program.
+Run by `cargo test` (tests/house.rs) as `python3 -m pytest tests/python`."""
+
+import base64
+import json
+import os
+import pickle
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+PROGRAMS = Path(__file__).resolve().parents[2] / "src" / "cli" / "gate" / "programs"
+sys.path.insert(0, str(PROGRAMS))
+
+from replay_canon import Uncomparable, canon, yielded  # noqa: E402
+
+
+class Liar:
+    """A value whose own methods lie or fail: canon never calls them."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __eq__(self, other):
+        return True
+
+    def __hash__(self):
+        raise AssertionError("hash called")
+
+    def __repr__(self):
+        raise AssertionError("repr called")
+
+
+class Number(int):
+    pass
+
+
+def test_scalars_and_containers_are_written_by_type_and_data():
+    # Written by hand: equal values of different types are different texts.
+    assert canon(1) == "1"
+    assert canon(1.0) == "1.0"
+    assert canon(True) == "True"
+    assert canon("a") == "'a'"
+    assert canon([1, (2, "x")]) == "[1, (2, 'x')]"
+    assert canon({"a": [None]}) == "{'a': [None]}"
+    assert canon(Number(3)) == "<%s.Number 3>" % __name__
+    assert canon([1]) != canon((1,))
+
+
+def test_a_set_is_written_sorted_whatever_its_order():
+    assert canon({"b", "a", "c"}) == "set{'a', 'b', 'c'}"
+    assert canon(frozenset([3, 1])) == "frozenset{1, 3}"
+
+
+def test_an_object_is_written_by_its_pickled_state_never_its_own_methods():
+    a, b = canon(Liar(1)), canon(Liar(2))
+    assert a != b
+    assert "{'n': 1}" in a and "Liar" in a
+
+
+def test_what_cannot_be_pickled_or_is_too_large_is_uncomparable():
+    with pytest.raises(Uncomparable):
+        canon(threading.Lock())
+    with pytest.raises(Uncomparable):
+        canon(list(range(30000)))
+
+
+def test_a_cycle_is_written_once():
+    x = []
+    x.append(x)
+    assert canon(x) == "[<cycle>]"
+
+
+def test_a_generator_s_result_is_what_was_taken_and_how_it_ended():
+    assert yielded(["1", "2"], "open") == "<yielded [1, 2] open>"
+
+
+def program(name):
+    return (PROGRAMS / "replay_canon.py").read_text() + (PROGRAMS / name).read_text()
+
+
+def package(tmp_path):
+    pkg = tmp_path / "tree" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "mod.py").write_text(
+        "import os, sys, logging\n"
+        "def where(x):\n"
+        "    return (x, os.getcwd() == os.path.dirname(os.path.dirname(__file__)), len(sys.argv),\n"
+        "            bool(logging.getLogger().handlers))\n"
+        "def squares(n):\n"
+        "    for i in range(n):\n"
+        "        yield i * i\n"
+        "class C:\n"
+        "    @staticmethod\n"
+        "    def twice(v):\n"
+        "        return [v, v]\n"
+    )
+    tests = tmp_path / "tree" / "tests"
+    tests.mkdir()
+    (tests / "__init__.py").write_text("")
+    (tests / "test_mod.py").write_text(
+        "from pkg.mod import where, squares, C\n"
+        "def test_all():\n"
+        "    assert where(1)[0] == 1\n"
+        "    it = squares(5); next(it); next(it)\n"
+        "    assert list(squares(3)) == [0, 1, 4]\n"
+        "    assert C.twice('a') == ['a', 'a']\n"
+    )
+    return tmp_path / "tree"
+
+
+def test_the_observed_run_records_calls_and_the_plain_program_makes_them_again(tmp_path):
+    tree = package(tmp_path)
+    report = tmp_path / "observe.json"
+    argv = [sys.executable, "-c", program("observe_driver.py"), "--record", "5", str(report),
+            "pkg/mod.py:1-11", "--", "-q", "-p", "no:cacheprovider", "tests"]
+    done = subprocess.run(argv, cwd=tree, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    calls = json.loads(report.read_text())["calls"]
+    by = {(c["function"], c.get("take")): c for c in calls}
+    where = by[("where", None)]
+    # Under pytest: the tree is the working directory, and the logging plugin has a handler.
+    assert where["result"] == "(1, True, %s, True)" % where["result"].split(", ")[2]
+    assert where["check"] == "tests.test_mod::test_all"
+    assert where["shown"] == "1"
+    assert by[("squares", 2)]["result"] == "<yielded [0, 1] open>"
+    assert by[("squares", 3)]["result"] == "<yielded [0, 1, 4] end>"
+    assert by[("C.twice", None)]["result"] == "['a', 'a']"
+    # The plain program: another working directory, a script's argv, no logging handler.
+    out = tmp_path / "plain.xml"
+    specs = [json.dumps(c) for c in calls]
+    done = subprocess.run([sys.executable, "-c", program("replay_plain.py"), str(out)] + specs,
+                          cwd=tree, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = [json.loads(x) for x in (tmp_path / "plain.xml.replay").read_text().splitlines()]
+    assert lines[0] == {"start": len(calls)} and lines[-1] == {"end": len(calls)}
+    got = {calls[x["i"]]["function"] + str(calls[x["i"]].get("take")): x for x in lines[1:-1]}
+    assert got["whereNone"]["result"] == "(1, False, 1, False)"
+    assert got["squares2"]["result"] == "<yielded [0, 1] open>"
+    assert got["squares3"]["result"] == "<yielded [0, 1, 4] end>"
+    assert got["C.twiceNone"]["result"] == "['a', 'a']"
+
+
+def test_a_call_that_cannot_be_found_or_unpickled_is_unreplayed(tmp_path):
+    tree = package(tmp_path)
+    spec = {"module": "pkg.mod", "function": "gone", "firstline": 1, "path": str(tree / "pkg/mod.py"),
+            "root": str(tree), "args": base64.b64encode(pickle.dumps(((), {}))).decode()}
+    out = tmp_path / "plain.xml"
+    subprocess.run([sys.executable, "-c", program("replay_plain.py"), str(out), json.dumps(spec)],
+                   cwd=os.getcwd(), check=True)
+    lines = [json.loads(x) for x in (tmp_path / "plain.xml.replay").read_text().splitlines()]
+    assert "unreplayed" in lines[1]
