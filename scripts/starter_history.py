@@ -21,6 +21,11 @@ disposition, reason and cause, and listed.
 Each PROJECT=REPO names a project of the table below and a clone or bare mirror of its
 repository (`git clone --no-checkout`, local: nothing is written into it). `--jsonl FILE`
 appends one row per commit. Exit 0 when it measured; the figures are printed, never asserted.
+
+`--replay` adds `[replay] behaves_under_test = "listed"` to the adopted config (issue 66): each
+row then says how many recorded calls the plain program replayed, and in what state
+(`agrees`, `behaves-under-test`, `nondeterministic`, `unreplayed`), and how many calls could not
+be recorded; a commit with a `behaves-under-test` call is one the rule, `required`, would stop.
 """
 
 import argparse
@@ -104,7 +109,34 @@ def commit(work, message):
         "--no-verify", "--allow-empty", "-m", message)
 
 
-def adopt(binary, name, mirror, work):
+REPLAY = "\n[replay]\nbehaves_under_test = \"listed\"\ncalls = 10\n"
+
+
+def replayed(answer):
+    """The behaviour step's calls by state (CONTRACT.md 16.2, as the core decides it), and the
+    calls not recorded."""
+    states = collections.Counter()
+    unrecorded = 0
+    for s in answer.get("steps", []):
+        facts = s.get("facts") or {}
+        if s.get("step") != "behavior":
+            continue
+        unrecorded = sum(u.get("count", 0) for u in facts.get("unrecorded", []))
+        for c in facts.get("calls", []):
+            rec, plain = c["recorded"], c["plain"]
+            key = lambda r: (r["end"], r.get("digest"))
+            if "unreplayed" in (rec["end"], plain[0]["end"], plain[1]["end"]):
+                states["unreplayed"] += 1
+            elif key(plain[0]) != key(plain[1]):
+                states["nondeterministic"] += 1
+            elif key(plain[0]) != key(rec):
+                states["behaves-under-test"] += 1
+            else:
+                states["agrees"] += 1
+    return dict(states), unrecorded
+
+
+def adopt(binary, name, mirror, work, replay=False):
     p = PROJECTS[name]
     example = ROOT / "examples" / p["example"]
     git(work.parent, "clone", "-q", "--no-checkout", str(mirror), work.name)
@@ -119,6 +151,9 @@ def adopt(binary, name, mirror, work):
     if (example / "history" / "overlay").is_dir():
         shutil.copytree(example / "history" / "overlay", work, dirs_exist_ok=True)
     run(work, binary, "init", *p.get("init", []))
+    if replay:
+        with open(work / "patchgate.toml", "a") as f:
+            f.write(REPLAY)
     (path, line), mine = p["canary"]
     canary = work / path
     text = canary.read_text()
@@ -220,9 +255,11 @@ def measure(binary, name, work, count, jsonl):
             "failed": [f.get("id") for f in answer.get("failures", [])][:5],
             "seconds": round(seconds, 1),
         }
+        row["calls"], row["unrecorded"] = replayed(answer)
         rows.append(row)
         print(f"  {row['commit']} exit {row['exit']} {row['disposition']} {row['reason']}"
-              f"{' (' + row['cause'] + ')' if row['cause'] else ''}  {subject[:60]}",
+              f"{' (' + row['cause'] + ')' if row['cause'] else ''}  {subject[:60]}"
+              f"{'  calls ' + json.dumps(row['calls']) if row['calls'] else ''}",
               flush=True)
         if jsonl:
             with open(jsonl, "a") as f:
@@ -241,6 +278,16 @@ def report(name, rows, skipped):
         print(f"  {n} x {d} {reason}{' / ' + cause if cause else ''}")
     for r in stops:
         print(f"    {r['commit']} {r['subject'][:70]}\n      {r['why'][:240]}")
+    calls = collections.Counter()
+    for r in rows:
+        calls.update(r.get("calls", {}))
+    if calls:
+        would = [r for r in rows if r.get("calls", {}).get("behaves-under-test")]
+        print(f"  replay: {sum(bool(r.get('calls')) for r in rows)} commits with recorded calls; "
+              f"calls {dict(calls)}; {sum(r.get('unrecorded', 0) for r in rows)} not recorded; "
+              f"behaves-under-test would stop {len(would)}")
+        for r in would:
+            print(f"    {r['commit']} {r['subject'][:70]}")
 
 
 def main():
@@ -248,6 +295,8 @@ def main():
     ap.add_argument("--binary", required=True)
     ap.add_argument("--count", type=int, default=30)
     ap.add_argument("--jsonl")
+    ap.add_argument("--replay", action="store_true",
+                    help="with [replay] listed: count the recorded calls' states (issue 66)")
     ap.add_argument("projects", nargs="+", metavar="PROJECT=REPO")
     args = ap.parse_args()
     binary = str(pathlib.Path(args.binary).resolve())
@@ -259,7 +308,7 @@ def main():
         with tempfile.TemporaryDirectory(dir=os.environ.get("MEASURE_DIR")) as tmp:
             work = pathlib.Path(tmp) / name
             print(f"{name}: adopting at {PROJECTS[name]['tag']}", flush=True)
-            adopt(binary, name, pathlib.Path(mirror).resolve(), work)
+            adopt(binary, name, pathlib.Path(mirror).resolve(), work, args.replay)
             rows, skipped = measure(binary, name, work, args.count, args.jsonl)
         report(name, rows, skipped)
         total += rows

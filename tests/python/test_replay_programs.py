@@ -49,6 +49,7 @@ def test_scalars_and_containers_are_written_by_type_and_data():
     assert canon({"a": [None]}) == "{'a': [None]}"
     assert canon(Number(3)) == "<%s.Number 3>" % __name__
     assert canon([1]) != canon((1,))
+    assert canon((1,)) == "(1,)"
 
 
 def test_a_set_is_written_sorted_whatever_its_order():
@@ -99,17 +100,39 @@ def package(tmp_path):
         "    @staticmethod\n"
         "    def twice(v):\n"
         "        return [v, v]\n"
+        "def caller():\n"
+        "    \"\"\"The module that called (what attrs.make_class reads).\"\"\"\n"
+        "    return sys._getframe(1).f_globals['__name__']\n"
+        "def framed():\n"
+        "    \"\"\"What attrs' test_missing_sys_getframe asks: it works without sys._getframe.\"\"\"\n"
+        "    return hasattr(sys, '_getframe')\n"
+        "def spread(a, /, b, *rest, c, **more):\n"
+        "    if a:\n"
+        "        return (a, b, rest, c, more)\n"
+        "    raise ValueError(b)\n"
     )
     tests = tmp_path / "tree" / "tests"
     tests.mkdir()
     (tests / "__init__.py").write_text("")
     (tests / "test_mod.py").write_text(
-        "from pkg.mod import where, squares, C\n"
+        "import pytest\n"
+        "from pkg.mod import where, squares, C, caller, spread, framed\n"
         "def test_all():\n"
         "    assert where(1)[0] == 1\n"
         "    it = squares(5); next(it); next(it)\n"
         "    assert list(squares(3)) == [0, 1, 4]\n"
         "    assert C.twice('a') == ['a', 'a']\n"
+        "    assert caller() == __name__\n"
+        "    import sys\n"
+        "    getframe = sys._getframe\n"
+        "    del sys._getframe\n"
+        "    try:\n"
+        "        assert framed() is False\n"
+        "    finally:\n"
+        "        sys._getframe = getframe\n"
+        "    assert spread(1, 2, 3, c=4, d=5) == (1, 2, (3,), 4, {'d': 5})\n"
+        "    with pytest.raises(ValueError):\n"
+        "        spread(0, 2, c=3)\n"
     )
     return tmp_path / "tree"
 
@@ -118,7 +141,7 @@ def test_the_observed_run_records_calls_and_the_plain_program_makes_them_again(t
     tree = package(tmp_path)
     report = tmp_path / "observe.json"
     argv = [sys.executable, "-c", program("observe_driver.py"), "--record", "5", str(report),
-            "pkg/mod.py:1-11", "--", "-q", "-p", "no:cacheprovider", "tests"]
+            "pkg/mod.py:1-21", "--", "-q", "-p", "no:cacheprovider", "tests"]
     done = subprocess.run(argv, cwd=tree, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     calls = json.loads(report.read_text())["calls"]
@@ -131,6 +154,12 @@ def test_the_observed_run_records_calls_and_the_plain_program_makes_them_again(t
     assert by[("squares", 2)]["result"] == "<yielded [0, 1] open>"
     assert by[("squares", 3)]["result"] == "<yielded [0, 1, 4] end>"
     assert by[("C.twice", None)]["result"] == "['a', 'a']"
+    # No frame added between the caller and the function: it still sees its caller.
+    assert by[("caller", None)]["result"] == "'tests.test_mod'"
+    spreads = [c for c in calls if c["function"] == "spread"]
+    assert [c.get("result", c.get("raised")) for c in spreads] == [
+        "(1, 2, (3,), 4, {'d': 5})", "builtins.ValueError"]
+    assert spreads[0]["shown"] == "1, 2, 3, c=4, d=5"
     # The plain program: another working directory, a script's argv, no logging handler.
     out = tmp_path / "plain.xml"
     specs = [json.dumps(c) for c in calls]
@@ -144,6 +173,11 @@ def test_the_observed_run_records_calls_and_the_plain_program_makes_them_again(t
     assert got["squares2"]["result"] == "<yielded [0, 1] open>"
     assert got["squares3"]["result"] == "<yielded [0, 1, 4] end>"
     assert got["C.twiceNone"]["result"] == "['a', 'a']"
+    # Called from a frame of the recorded caller's module name, as under the tests.
+    assert got["callerNone"]["result"] == "'tests.test_mod'"
+    spread = [x for x in lines[1:-1] if calls[x["i"]]["function"] == "spread"]
+    assert sorted(str(x.get("result", x.get("raised"))) for x in spread) == [
+        "(1, 2, (3,), 4, {'d': 5})", "builtins.ValueError"]
 
 
 def test_a_call_that_cannot_be_found_or_unpickled_is_unreplayed(tmp_path):
@@ -155,3 +189,39 @@ def test_a_call_that_cannot_be_found_or_unpickled_is_unreplayed(tmp_path):
                    cwd=os.getcwd(), check=True)
     lines = [json.loads(x) for x in (tmp_path / "plain.xml.replay").read_text().splitlines()]
     assert "unreplayed" in lines[1]
+
+
+def test_a_call_whose_arguments_import_the_test_runner_is_not_made(tmp_path):
+    tree = package(tmp_path)
+    (tree / "tests" / "helpers.py").write_text("import pytest\nclass Box:\n    pass\n")
+    sys.path.insert(0, str(tree))
+    try:
+        from tests.helpers import Box
+        boxed = base64.b64encode(pickle.dumps(((Box(),), {}))).decode()
+    finally:
+        sys.path.remove(str(tree))
+        for m in [m for m in sys.modules if m == "tests" or m.startswith("tests.")]:
+            del sys.modules[m]
+    mod = tree / "pkg" / "mod.py"
+    plain = base64.b64encode(pickle.dumps(((1,), {}))).decode()
+    call = {"module": "pkg.mod", "function": "C.twice", "firstline": 9, "path": str(mod), "root": str(tree)}
+    specs = [json.dumps(dict(call, args=boxed)), json.dumps(dict(call, args=plain))]
+    out = tmp_path / "plain.xml"
+    subprocess.run([sys.executable, "-c", program("replay_plain.py"), str(out)] + specs, check=True)
+    lines = {x.get("i"): x for x in map(json.loads, (tmp_path / "plain.xml.replay").read_text().splitlines())}
+    # The plain call went first and was made; the one that imports pytest was not.
+    assert lines[1]["result"] == "[1, 1]"
+    assert "test runner" in lines[0]["unreplayed"]
+
+
+def test_recording_works_beside_a_shard_s_or_the_ledger_s_except(tmp_path):
+    # The driver's `--except` (tests other shards own, frozen tests) before `--observe`: the
+    # recorder's names never shadow the driver's own (a function once named `keep` did).
+    tree = package(tmp_path)
+    report = tmp_path / "observe.json"
+    argv = [sys.executable, "-c", program("observe_driver.py"), "--except", "tests.test_mod::test_gone",
+            "--observe", "--record", "5", str(report), "pkg/mod.py:1-21", "--", "-q", "-p", "no:cacheprovider",
+            "tests"]
+    done = subprocess.run(argv, cwd=tree, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert {c["function"] for c in json.loads(report.read_text())["calls"]} >= {"where", "caller", "spread"}

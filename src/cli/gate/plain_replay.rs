@@ -55,6 +55,9 @@ struct RecordedCall {
     root: String,
     path: String,
     firstline: u32,
+    /// The calling module's name: the plain program calls from a frame of that name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    caller: Option<String>,
     #[serde(default)]
     generator: bool,
     args: String,

@@ -9,9 +9,9 @@ never run by a check.
 
 `--record N` before `OUT` (issue 66, CONTRACT.md 16.1): each function or method whose lines
 the patch changes also records its calls, at most N distinct ones each, first seen first: its
-arguments pickled by this program when the call is made, its result written down by
-replay_canon's `canon` when it returns (or the type of what it raised; a generator's, what its
-caller consumed of it). The report's `calls` hold them, and `unrecorded` what could not be.
+arguments pickled by this program when the call is made (compiled into the function's body:
+no frame or local name added), its result written down by replay_canon's `canon` when it
+returns (or the type of what it raised; a generator's, what its caller consumed of it). The report's `calls` hold them, and `unrecorded` what could not be.
 
 A patch mutant's run is `python -c DRIVER --select --mutant FILE START END HEX ID... -- ARGS`:
 pytest with only the tests named (JUnit's `module::function`, `module.Class::function`) kept,
@@ -233,13 +233,66 @@ SEEN = {real: {} for real in WATCHED}
 FINDER = Finder()
 if LOADED:
     sys.meta_path.insert(0, FINDER)
-# Recorded calls (issue 66, CONTRACT.md 16.1): a decorator, innermost, on each function or
-# method (of a module or a class, at any depth of classes) whose lines the patch changes.
+# Recorded calls (issue 66, CONTRACT.md 16.1), compiled into the body of each function or
+# method (of a module or a class, at any depth of classes) whose lines the patch changes, as
+# the probes are: no wrapper, so no frame is added between a caller and the function (code that
+# reads its caller's frame, as `attrs.make_class` does for `__module__`, sees what it would),
+# and no local name added. The body becomes
+#     RNAME.enter("Qual.name")
+#     try:
+#         BODY   (each `return X` of its own scope `return RNAME.exit(X)`, each `yield X`
+#                 `yield RNAME.item(X)`)
+#         RNAME.exit(None)
+#     except BaseException:
+#         RNAME.raised()
+#         raise
+# (a docstring stays first). Each call is known by its frame: `enter` reads the parameters
+# from it, `exit`, `item` and `raised` find the call by it.
 RNAME = "__patchgate_%s__" % os.urandom(8).hex()
 CALLS, UNRECORDED = [], {}
 MAX_ARGS_BYTES, MAX_CALLS, MAX_YIELDED = 32 << 10, 500, 10000
+CO_VARARGS, CO_VARKEYWORDS, CO_GENERATOR = 0x04, 0x08, 0x20
 import threading
 BUSY = threading.local()
+# The driver's own reference: code under test that takes `sys._getframe` away (attrs' tests do)
+# takes nothing from the recorder.
+GETFRAME = sys._getframe
+class Returns(ast.NodeTransformer):
+    # The function's own `return` and `yield` (never those of a function, lambda or class
+    # defined in it).
+    def visit_FunctionDef(self, node):
+        return node
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+    def hook(self, name, value, node):
+        call = ast.Call(ast.Attribute(ast.Name(RNAME, ast.Load()), name, ast.Load()), [value or ast.Constant(None)], [])
+        return ast.copy_location(call, node)
+    def visit_Return(self, node):
+        self.generic_visit(node)
+        node.value = self.hook("exit", node.value, node)
+        return node
+    def visit_Yield(self, node):
+        self.generic_visit(node)
+        node.value = self.hook("item", node.value, node)
+        return node
+    def visit_YieldFrom(self, node):
+        # What a `yield from` hands on is not seen item by item: the call cannot be compared.
+        self.generic_visit(node)
+        node.value = self.hook("delegates", node.value, node)
+        return node
+def instrument(s, qual):
+    body = s.body
+    doc = body[:1] if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+        and isinstance(body[0].value.value, str) else []
+    rest = [Returns().visit(x) for x in body[len(doc):]]
+    def hook(name, args):
+        return ast.Expr(ast.Call(ast.Attribute(ast.Name(RNAME, ast.Load()), name, ast.Load()), args, []))
+    guarded = ast.Try(
+        body=rest + [hook("exit", [ast.Constant(None)])],
+        handlers=[ast.ExceptHandler(ast.Name("BaseException", ast.Load()), None, [hook("raised", []), ast.Raise()])],
+        orelse=[], finalbody=[])
+    at = rest[0] if rest else s
+    s.body = doc + [ast.copy_location(hook("enter", [ast.Constant(qual)]), at), ast.copy_location(guarded, at)]
+    ast.fix_missing_locations(s)
 def record(tree, lines):
     def walk(body, prefix):
         for s in body:
@@ -249,11 +302,10 @@ def record(tree, lines):
                 # (Definitions under `if TYPE_CHECKING:`, `try: ... except ImportError:`.)
                 for part in (s.body, s.orelse, getattr(s, "finalbody", []), *[h.body for h in getattr(s, "handlers", [])]):
                     walk(part, prefix)
-            elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            elif isinstance(s, ast.FunctionDef):
                 start = min([s.lineno] + [d.lineno for d in s.decorator_list])
                 if any(start <= n <= (s.end_lineno or s.lineno) for n in lines):
-                    call = ast.Call(ast.Name(RNAME, ast.Load()), [ast.Constant(prefix + s.name), ast.Constant(s.lineno)], [])
-                    s.decorator_list.append(ast.fix_missing_locations(ast.copy_location(call, s)))
+                    instrument(s, prefix + s.name)
     walk(tree.body, "")
 def qualified(t):
     return "%s.%s" % (getattr(t, "__module__", "?"), getattr(t, "__qualname__", "?"))
@@ -267,108 +319,113 @@ def import_root(module, real):
 def unrecorded(site, why):
     key = (site["file"], site["function"], why)
     UNRECORDED[key] = UNRECORDED.get(key, 0) + 1
-def recorder(module, real):
-    root = import_root(module, real)
-    def rec(qual, line):
-        def deco(f):
-            return wrap(f, {"function": qual, "line": line, "file": NAMES[real], "module": module, "root": root, "path": real})
-        return deco
-    return rec
-class Tap:
-    # A generator's items as its caller takes them: the call's result is what was consumed.
-    def __init__(self, it, entry):
-        self.it, self.entry = it, entry
-        entry["yielded"], entry["end"] = [], "open"
-    def __iter__(self):
-        return self
-    def __next__(self):
-        return self.send(None)
-    def send(self, value):
+def written(entry, key, value):
+    # `value` written down into the call's `key` (the recorder's own calls are never recorded).
+    BUSY.on = True
+    try:
+        if key == "yielded":
+            if len(entry["yielded"]) >= MAX_YIELDED:
+                raise Uncomparable("more than %d items consumed" % MAX_YIELDED)
+            entry["yielded"].append(canon(value))
+        else:
+            entry[key] = canon(value)
+    except Uncomparable as e:
+        entry["uncomparable"] = str(e)
+    except Exception as e:
+        entry["uncomparable"] = "it cannot be written down (%s)" % type(e).__name__
+    finally:
+        BUSY.on = False
+class Recorder:
+    # One per instrumented module: its calls, by frame.
+    def __init__(self, module, real):
+        self.site = {"module": module, "root": import_root(module, real), "path": real, "file": NAMES[real]}
+        self.seen, self.active = {}, {}
+    def enter(self, qual):
+        # Never raises into the code under test.
         try:
-            x = next(self.it) if value is None else self.it.send(value)
-        except StopIteration:
-            self.entry["end"] = "end"
-            raise
-        except BaseException as e:
-            self.entry["end"] = "raised " + qualified(type(e))
-            raise
-        items = self.entry["yielded"]
-        if "uncomparable" not in self.entry:
-            BUSY.on = True
-            try:
-                if len(items) >= MAX_YIELDED:
-                    raise Uncomparable("more than %d items consumed" % MAX_YIELDED)
-                items.append(canon(x))
-            except Uncomparable as e:
-                self.entry["uncomparable"] = str(e)
-            finally:
-                BUSY.on = False
-        return x
-    def throw(self, *e):
-        return self.it.throw(*e)
-    def close(self):
-        return self.it.close()
-def tapped(it, entry):
-    return (yield from Tap(it, entry))
-def wrap(f, site):
-    import base64, functools, inspect, pickle
-    if not inspect.isfunction(f) or inspect.iscoroutinefunction(f) or inspect.isasyncgenfunction(f):
-        unrecorded(site, "not a plain function (a coroutine, or a decorator's object)")
-        return f
-    site["firstline"] = f.__code__.co_firstlineno
-    site["generator"] = inspect.isgeneratorfunction(f)
-    seen = set()
-    def begin(a, k):
+            self.entered(qual, GETFRAME(1))
+        except Exception:
+            pass
+    def entered(self, qual, frame):
+        import base64, pickle
+        code = frame.f_code
+        site = dict(self.site, function=qual, line=code.co_firstlineno, firstline=code.co_firstlineno,
+                    generator=bool(code.co_flags & CO_GENERATOR))
+        seen = self.seen.setdefault(qual, set())
         if getattr(BUSY, "on", False) or len(seen) >= RECORD or len(CALLS) >= MAX_CALLS:
-            return None
+            return
         BUSY.on = True
         try:
+            # The caller's module name: what code that reads its caller's frame sees (the plain
+            # program calls from a frame of that name).
+            caller = frame.f_back.f_globals.get("__name__") if frame.f_back is not None else None
+            site["caller"] = caller if isinstance(caller, str) else "__main__"
+            # The call's arguments, from its parameters as bound: positional ones by position,
+            # then `*args`; keyword-only ones and `**kwargs` by name.
+            names, values = code.co_varnames, frame.f_locals
+            n, k = code.co_argcount, code.co_kwonlyargcount
+            a = [values[x] for x in names[:n]]
+            kw = {x: values[x] for x in names[n:n + k]}
+            i = n + k
+            if code.co_flags & CO_VARARGS:
+                a += list(values[names[i]])
+                i += 1
+            if code.co_flags & CO_VARKEYWORDS:
+                kw.update(values[names[i]])
             try:
-                data = pickle.dumps((a, k), 4)
+                data = pickle.dumps((tuple(a), kw), 4)
             except Exception as e:
                 unrecorded(site, "its arguments cannot be pickled (%s)" % type(e).__name__)
-                return None
+                return
             if len(data) > MAX_ARGS_BYTES:
                 unrecorded(site, "its arguments are over 32 KiB pickled")
-                return None
+                return
             if data in seen:
-                return None
+                return
             seen.add(data)
             try:
-                shown = ", ".join([canon(x) for x in a] + ["%s=%s" % (n, canon(x)) for n, x in k.items()])
+                shown = ", ".join([canon(x) for x in a] + ["%s=%s" % (m, canon(x)) for m, x in kw.items()])
             except Uncomparable:
                 shown = "(not shown)"
             entry = dict(site, args=base64.b64encode(data).decode(), shown=shown[:200], check=CONTEXT or "(import)")
+            if site["generator"]:
+                entry["yielded"], entry["end"] = [], "open"
             CALLS.append(entry)
-            return entry
+            self.active[id(frame)] = entry
+        except Exception as e:
+            unrecorded(site, "its arguments cannot be read (%s)" % type(e).__name__)
         finally:
             BUSY.on = False
-    if site["generator"]:
-        @functools.wraps(f)
-        def w(*a, **k):
-            entry = begin(a, k)
-            it = f(*a, **k)
-            return it if entry is None else tapped(it, entry)
-        return w
-    @functools.wraps(f)
-    def w(*a, **k):
-        entry = begin(a, k)
-        if entry is None:
-            return f(*a, **k)
-        try:
-            r = f(*a, **k)
-        except BaseException as e:
-            entry["raised"] = qualified(type(e))
-            raise
-        BUSY.on = True
-        try:
-            entry["result"] = canon(r)
-        except Uncomparable as e:
-            entry["uncomparable"] = str(e)
-        finally:
-            BUSY.on = False
-        return r
-    return w
+    def exit(self, value):
+        entry = self.active.pop(id(GETFRAME(1)), None)
+        if entry is not None:
+            if entry["generator"]:
+                entry["end"] = "end"
+            else:
+                written(entry, "result", value)
+        return value
+    def item(self, value):
+        entry = self.active.get(id(GETFRAME(1)))
+        if entry is not None and "uncomparable" not in entry:
+            written(entry, "yielded", value)
+        return value
+    def delegates(self, value):
+        entry = self.active.get(id(GETFRAME(1)))
+        if entry is not None:
+            entry["uncomparable"] = "it delegates with `yield from`"
+        return value
+    def raised(self):
+        entry = self.active.pop(id(GETFRAME(1)), None)
+        if entry is not None:
+            e = sys.exc_info()[0]
+            if not entry["generator"]:
+                entry["raised"] = qualified(e)
+            elif e is GeneratorExit:
+                entry["end"] = "open"
+            else:
+                entry["end"] = "raised " + qualified(e)
+def recorder(module, real):
+    return Recorder(module, real)
 import pytest
 CONTEXT = ""
 def switch(ctx):

@@ -75,7 +75,7 @@ def _compound(v, t, out, left, path):
     if t is list or t is tuple:
         out.append("[" if t is list else "(")
         _items(list.__iter__(v) if t is list else tuple.__iter__(v), out, left, path)
-        out.append("]" if t is list else ")")
+        out.append("]" if t is list else ",)" if tuple.__len__(v) == 1 else ")")
         return
     if t is dict:
         out.append("{")

@@ -3,15 +3,18 @@
 Run as `python -c CANON+PLAIN OUT CALL...` in the room (CANON is replay_canon.py, put before this
 file by the Rust that runs it), each CALL one call the observed run recorded, as JSON: `module`,
 `function` (its qualified name), `firstline`, `path`, `root` (where its top package is found),
-`args` (the pickled arguments, base64), `generator`, and a generator's `take` and `ended`.
+`args` (the pickled arguments, base64), `caller` (the calling module's name: the call is made
+from a frame of that name), `generator`, and a generator's `take` and `ended`.
 
 It is a plain script: no test runner or property engine imported, warnings and logging as the
 interpreter starts them, a fresh empty working directory, a script's own `argv`. It imports each
 call's module from its import root, finds the function as the module defines it (through
 `staticmethod`, `classmethod`, `property` and `functools.wraps` to the function whose code
 starts on the recorded line), and calls it with the recorded arguments, in the recorded order.
-Each call's result, written by replay_canon's `canon` (a generator's: the items its caller took,
-and how it ended), is one JSON line of `OUT.replay`, written and flushed as the call ends: a call
+The test runner and the property engine are never imported: a call whose arguments import one
+(a class a test module defines) is not made, nor any after it (such calls go last). Each call's
+result, written by replay_canon's `canon` (a generator's: the items its caller took, and how it
+ended), is one JSON line of `OUT.replay`, written and flushed as the call ends: a call
 that never returns has no line. `OUT` gets a JUnit receipt of the calls made. The first line says the program started, the
 last that it ended.
 """
@@ -90,6 +93,24 @@ def consume(it, c):
     return yielded(items, end)
 
 
+# The test runner and the property engine: once imported (a call's arguments unpickled from a
+# class a test module defines import that module), the program is no longer plain, and no later
+# call is made.
+RUNNERS = ("pytest", "_pytest", "hypothesis")
+
+
+def runner_loaded():
+    return any(m in sys.modules for m in RUNNERS)
+
+
+def caller(name):
+    """A function that calls from a frame whose module is `name`: the recorded call's caller, as
+    code that reads its caller's frame (`attrs.make_class` names a class's module so) sees it."""
+    scope = {"__name__": name}
+    exec("def call(fn, args, kwargs):\n    return fn(*args, **kwargs)\n", scope)
+    return scope["call"]
+
+
 def replay(c):
     """One line: the call's result, or what it raised, or why it was not made."""
     try:
@@ -97,8 +118,10 @@ def replay(c):
         args, kwargs = pickle.loads(base64.b64decode(c["args"]))
     except BaseException as e:
         return {"unreplayed": "%s: %s" % (qualified(type(e)), str(e)[:200])}
+    if runner_loaded():
+        return {"unreplayed": "its arguments import the test runner: not a plain program"}
     try:
-        result = fn(*args, **kwargs)
+        result = caller(c.get("caller") or "__main__")(fn, args, kwargs)
         if c.get("generator"):
             result = consume(result, c)
             return {"result": result}
@@ -113,8 +136,15 @@ def main():
     with open(OUT + ".replay", "w") as lines:
         lines.write(json.dumps({"start": len(CALLS)}) + "\n")
         lines.flush()
-        for i, c in enumerate(CALLS):
-            line = dict(replay(c), i=i)
+        # The calls whose arguments may name a test module's class last: a call that imports
+        # the runner ends the plain calls (the order is only an order; the check is above).
+        order = sorted(range(len(CALLS)), key=lambda i: b"test" in base64.b64decode(CALLS[i]["args"]))
+        for i in order:
+            c = CALLS[i]
+            if runner_loaded():
+                line = {"unreplayed": "not made: an earlier call imported the test runner", "i": i}
+            else:
+                line = dict(replay(c), i=i)
             lines.write(json.dumps(line) + "\n")
             lines.flush()
         lines.write(json.dumps({"end": len(CALLS)}) + "\n")
