@@ -109,12 +109,16 @@ def commit(work, message):
         "--no-verify", "--allow-empty", "-m", message)
 
 
-REPLAY = "\n[replay]\nbehaves_under_test = \"listed\"\ncalls = 10\n"
+REPLAY = ("\n[replay]\nbehaves_under_test = \"listed\"\ncalls = 10\n"
+          "unobserved_difference = \"listed\"\nspecial_case = \"listed\"\n"
+          "unasserted_difference = \"listed\"\n")
+AGAINST_BASE = ("unobserved-difference", "special-case", "unasserted-difference")
 
 
 def replayed(answer):
-    """The behaviour step's calls by state (CONTRACT.md 16.2, as the core decides it), and the
-    calls not recorded."""
+    """The behaviour step's calls by state (CONTRACT.md 16.2, as the core decides it), the
+    calls not recorded, and against the base (16.3): the rows' counts and the causes the step
+    names (each `listed`, in its summary)."""
     states = collections.Counter()
     unrecorded = 0
     for s in answer.get("steps", []):
@@ -122,6 +126,13 @@ def replayed(answer):
         if s.get("step") != "behavior":
             continue
         unrecorded = sum(u.get("count", 0) for u in facts.get("unrecorded", []))
+        for r in facts.get("against_base", []):
+            states["base-" + r["recorded"]] += 1
+            states["neighbours"] += r["neighbours"]
+            states["neighbours-differ"] += r["differing"]
+        for cause in AGAINST_BASE:
+            if "; %s (listed)" % cause in s.get("summary", ""):
+                states[cause] += 1
         for c in facts.get("calls", []):
             rec, plain = c["recorded"], c["plain"]
             key = lambda r: (r["end"], r.get("digest"))
@@ -288,6 +299,11 @@ def report(name, rows, skipped):
               f"behaves-under-test would stop {len(would)}")
         for r in would:
             print(f"    {r['commit']} {r['subject'][:70]}")
+        for cause in AGAINST_BASE:
+            would = [r for r in rows if r.get("calls", {}).get(cause)]
+            print(f"  {cause} would stop {len(would)}")
+            for r in would:
+                print(f"    {r['commit']} {r['subject'][:70]}")
 
 
 def main():

@@ -85,6 +85,41 @@ fn behavior(rule: &str, (recorded, one, two): (&str, &str, &str)) -> Value {
         "recorded": result(recorded), "plain": [result(one), result(two)]}]})
 }
 
+/// A `behavior` fact compared with the base (CONTRACT.md 16.3): one agreeing recorded call,
+/// and one row against the base with the rules all at `rule`; whether a test the patch adds
+/// fails on the base.
+fn against_base(
+    rule: &str,
+    (recorded, neighbours, differing): (&str, u32, u32),
+    added: Option<bool>,
+) -> Value {
+    let same = "a".repeat(64);
+    let mut b = behavior("required", (&same, &same, &same));
+    let result = |d: &str| json!({"end": "returned", "shown": "x", "digest": d});
+    let differences: Vec<Value> = match (recorded, differing) {
+        ("differs", _) | (_, 1..) => vec![json!({"input": "cents + 1", "arguments": "2000",
+            "base": result(&"a".repeat(64)), "patch": result(&"b".repeat(64))})],
+        _ => vec![],
+    };
+    let o = b.as_object_mut().unwrap();
+    for key in [
+        "unobserved_difference",
+        "special_case",
+        "unasserted_difference",
+    ] {
+        o.insert(key.to_owned(), json!(rule));
+    }
+    o.insert(
+        "against_base".to_owned(),
+        json!([{"call": 0, "recorded": recorded, "neighbours": neighbours, "differing": differing,
+                "differences": differences}]),
+    );
+    if let Some(a) = added {
+        o.insert("added_fail_on_base".to_owned(), json!(a));
+    }
+    b
+}
+
 fn rows() -> Vec<Row> {
     let suite = |exit: Value, failed: &[&str]| json!({"exit_code": exit, "failed_tests": failed});
     let changed = |files: &[&str]| json!(files);
@@ -1573,6 +1608,82 @@ fn rows() -> Vec<Row> {
             "all-gates-held",
             Some(["pass", "pass", "pass"]),
         ),
+        // Issue 66 (CONTRACT.md 16.3): the recorded calls and their neighbours on the base.
+        (
+            "against the base: a neighbour differs, no recorded call",
+            with(&[("behavior", against_base("required", ("agrees", 6, 1), None))]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["pass", "unknown", "pass"]),
+        ),
+        (
+            "against the base: the recorded call differs, none of its neighbours",
+            with(&[(
+                "behavior",
+                against_base("required", ("differs", 6, 0), Some(true)),
+            )]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["pass", "unknown", "pass"]),
+        ),
+        (
+            "against the base: recorded calls differ, no added test fails on the base",
+            with(&[(
+                "behavior",
+                against_base("required", ("differs", 6, 2), Some(false)),
+            )]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["pass", "unknown", "pass"]),
+        ),
+        (
+            "against the base: recorded calls differ, an added test fails on the base (a fix)",
+            with(&[(
+                "behavior",
+                against_base("required", ("differs", 6, 2), Some(true)),
+            )]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+        (
+            "against the base: agrees everywhere (a refactor)",
+            with(&[("behavior", against_base("required", ("agrees", 6, 0), None))]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+        (
+            "against the base: a neighbour differs, listed",
+            with(&[("behavior", against_base("listed", ("agrees", 6, 1), None))]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
+        (
+            "against the base: uncompared is never a difference",
+            with(&[(
+                "behavior",
+                against_base("required", ("uncompared", 0, 0), None),
+            )]),
+            200,
+            "MERGE_OK",
+            "route",
+            "all-gates-held",
+            Some(["pass", "pass", "pass"]),
+        ),
         // Issue 52: whether the checks ran the change (docs/design/observe.md).
         (
             "observe: a check runs the changed lines",
@@ -2550,6 +2661,25 @@ async fn invalid_facts_are_refused_field_by_field() {
                        "plain": [{"end": "returned", "shown": "1"}, {"end": "returned", "shown": "1"}]}]}),
             )]),
             "/behavior/calls/0/recorded/digest",
+        ),
+        (
+            with(&[("behavior", {
+                let mut b = against_base("required", ("agrees", 6, 1), None);
+                b["against_base"][0]["call"] = json!(1);
+                b
+            })]),
+            "/behavior/against_base/0/call",
+        ),
+        (
+            with(&[("behavior", against_base("required", ("agrees", 1, 2), None))]),
+            "/behavior/against_base/0/differing",
+        ),
+        (
+            with(&[(
+                "behavior",
+                against_base("sometimes", ("agrees", 6, 1), None),
+            )]),
+            "/behavior/special_case",
         ),
     ];
     for (doc, pointer) in cases {
@@ -3720,6 +3850,18 @@ fn every_escalation_names_its_cause() {
         (
             "observe: an added branch no check takes, required",
             "unobserved-branch",
+        ),
+        (
+            "against the base: a neighbour differs, no recorded call",
+            "unobserved-difference",
+        ),
+        (
+            "against the base: the recorded call differs, none of its neighbours",
+            "special-case",
+        ),
+        (
+            "against the base: recorded calls differ, no added test fails on the base",
+            "unasserted-difference",
         ),
     ]
     .into_iter()

@@ -4731,8 +4731,45 @@ fn a_failure_only_under_the_observer_is_not_the_patch_s() {
 fn replay_on(dir: &Path) {
     let config = dir.join("patchgate.toml");
     let mut text = std::fs::read_to_string(&config).expect("config");
-    text.push_str("\n[replay]\nbehaves_under_test = \"required\"\ncalls = 10\n");
+    text.push_str(
+        "\n[replay]\nbehaves_under_test = \"required\"\ncalls = 10\nunobserved_difference = \"required\"\nspecial_case = \"required\"\nunasserted_difference = \"required\"\n",
+    );
     std::fs::write(&config, text).expect("write config");
+}
+
+/// `patch` on the Python example with `[replay]` on, which a plain pytest passes, gated; its
+/// facts in `facts.json` of the directory returned.
+fn gated_with_the_replay(patch: &str) -> (Gated, tempfile::TempDir) {
+    let repo = repository_with("gate-python", patch, replay_on, |_| {});
+    assert!(
+        plain_pytest_passes(repo.path()),
+        "{patch}: a plain pytest passes"
+    );
+    let out = tempfile::tempdir().expect("tempdir");
+    let facts_at = out.path().join("facts.json");
+    let g = gate(
+        repo.path(),
+        &["--facts-out", facts_at.to_str().expect("utf-8")],
+    );
+    (g, out)
+}
+
+/// The gate before issue 66: the facts at `facts_at` without the replay (`behavior`) merge.
+fn merges_without_the_replay(facts_at: &Path, patch: &str) {
+    let mut facts: Value =
+        serde_json::from_slice(&std::fs::read(facts_at).expect("facts")).expect("json");
+    facts.as_object_mut().expect("facts").remove("behavior");
+    std::fs::write(facts_at, serde_json::to_vec(&facts).expect("json")).expect("write");
+    let old = patchgate()
+        .args(["gate", "--facts", facts_at.to_str().expect("utf-8")])
+        .output()
+        .expect("decide");
+    assert_eq!(
+        String::from_utf8_lossy(&old.stdout),
+        "MERGE_OK reason=all-gates-held\n",
+        "{patch}: {}",
+        String::from_utf8_lossy(&old.stderr)
+    );
 }
 
 /// Issue 66 (CONTRACT.md 16.2), attacks first. Each patch rounds a discount to the nearest
@@ -4754,15 +4791,8 @@ fn code_that_answers_differently_outside_the_tests_is_blocked() {
         "relative-path-aware",
         "computed-import-aware",
     ] {
-        let repo = repository_with("gate-python", patch, replay_on, |_| {});
-        assert!(
-            plain_pytest_passes(repo.path()),
-            "{patch}: a plain pytest passes"
-        );
-        let out = tempfile::tempdir().expect("tempdir");
+        let (g, out) = gated_with_the_replay(patch);
         let facts_at = out.path().join("facts.json");
-        let facts_arg = facts_at.to_str().expect("utf-8");
-        let g = gate(repo.path(), &["--facts-out", facts_arg]);
         expect(&g, "BLOCK", "concrete-behavior", 1);
         assert_eq!(
             g.answer["cause"], "behaves-under-test",
@@ -4779,21 +4809,7 @@ fn code_that_answers_differently_outside_the_tests_is_blocked() {
             "{patch}: {summary}"
         );
         assert_eq!(step(&g.answer, "fixtures")["verdict"], "pass", "{patch}");
-        // The gate before issue 66: the same facts without the replay merge.
-        let mut facts: Value =
-            serde_json::from_slice(&std::fs::read(&facts_at).expect("facts")).expect("json");
-        facts.as_object_mut().expect("facts").remove("behavior");
-        std::fs::write(&facts_at, serde_json::to_vec(&facts).expect("json")).expect("write");
-        let old = patchgate()
-            .args(["gate", "--facts", facts_arg])
-            .output()
-            .expect("decide");
-        assert_eq!(
-            String::from_utf8_lossy(&old.stdout),
-            "MERGE_OK reason=all-gates-held\n",
-            "{patch}: {}",
-            String::from_utf8_lossy(&old.stderr)
-        );
+        merges_without_the_replay(&facts_at, patch);
     }
     let repo = repository_with("gate-python", "honest-refactor", replay_on, |_| {});
     let g = gate(repo.path(), &[]);
@@ -4801,6 +4817,15 @@ fn code_that_answers_differently_outside_the_tests_is_blocked() {
     let b = step(&g.answer, "behavior");
     let calls = b["facts"]["calls"].as_array().expect("calls");
     assert!(!calls.is_empty(), "{b}");
+    // Against the base (16.3): every recorded call and every neighbour answered alike.
+    let rows = b["facts"]["against_base"].as_array().expect("against_base");
+    assert!(
+        !rows.is_empty()
+            && rows.iter().all(|r| r["recorded"] == "agrees"
+                && r["differing"] == 0
+                && r["neighbours"].as_u64() > Some(0)),
+        "{b}"
+    );
     assert!(
         calls
             .iter()
@@ -4808,4 +4833,45 @@ fn code_that_answers_differently_outside_the_tests_is_blocked() {
                 && c["plain"][0]["digest"] == c["plain"][1]["digest"]),
         "{b}"
     );
+}
+
+/// Issue 66 (CONTRACT.md 16.3), attacks first: `by_price` right only where the checks look.
+/// `list-only-fast-path` returns any iterable but a list unsorted; `length-special-case`
+/// breaks ties by SKU (not in their order) for every length but the fixture's 3;
+/// `limit-constant` drops every item past 8,192. A plain pytest passes on each, and the gate
+/// before (the same facts without the replay) merges each. Against the base, a neighbour of
+/// the recorded call (a tuple, one item more, 8,193 items: a length the patch's own literal
+/// draws) answers otherwise than the base, and no recorded call does: ESCALATE
+/// `inadmissible-evidence`, cause `unobserved-difference`, the input named.
+#[test]
+fn code_right_only_where_the_checks_look_escalates() {
+    require_python();
+    for (patch, input) in [
+        ("list-only-fast-path", "with items as a tuple"),
+        ("length-special-case", "with items one longer"),
+        ("limit-constant", "with items of length 8193"),
+    ] {
+        let (g, out) = gated_with_the_replay(patch);
+        let facts_at = out.path().join("facts.json");
+        expect(&g, "ESCALATE", "inadmissible-evidence", 2);
+        assert_eq!(
+            g.answer["cause"], "unobserved-difference",
+            "{patch}: {}",
+            g.answer
+        );
+        let b = step(&g.answer, "behavior");
+        assert_eq!(b["verdict"], "unknown", "{patch}: {b}");
+        let summary = b["summary"].as_str().unwrap_or_default();
+        assert!(
+            summary.contains("unobserved-difference: by_price(") && summary.contains(input),
+            "{patch}: {summary}"
+        );
+        let rows = b["facts"]["against_base"].as_array().expect("rows");
+        assert!(
+            rows.iter().all(|r| r["recorded"] == "agrees")
+                && rows.iter().any(|r| r["differing"].as_u64() > Some(0)),
+            "{patch}: {b}"
+        );
+        merges_without_the_replay(&facts_at, patch);
+    }
 }

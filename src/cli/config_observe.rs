@@ -16,6 +16,35 @@ pub struct ReplayConfig {
     /// Most distinct calls recorded per changed function (1-100), first seen first.
     #[serde(default = "replay_calls", deserialize_with = "calls_in_range")]
     pub calls: u8,
+    /// CONTRACT.md 16.3, against the base: the patch answers otherwise than the base on a
+    /// neighbour of the recorded calls and on none of them → `unobserved-difference`.
+    #[serde(default = "observe_off")]
+    pub unobserved_difference: crate::core::gate::ObserveRule,
+    /// ... on a recorded call and on none of its neighbours → `special-case`.
+    #[serde(default = "observe_off")]
+    pub special_case: crate::core::gate::ObserveRule,
+    /// ... on recorded calls, and no test the patch adds fails on the base →
+    /// `unasserted-difference`.
+    #[serde(default = "observe_off")]
+    pub unasserted_difference: crate::core::gate::ObserveRule,
+    /// Most neighbours made of each recorded call (1-32).
+    #[serde(
+        default = "replay_neighbours",
+        deserialize_with = "neighbours_in_range"
+    )]
+    pub neighbours: u8,
+}
+
+fn replay_neighbours() -> u8 {
+    32
+}
+
+fn neighbours_in_range<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u8, D::Error> {
+    let n = u8::deserialize(d)?;
+    match n {
+        1..=32 => Ok(n),
+        _ => Err(serde::de::Error::custom("`neighbours` is 1 to 32")),
+    }
 }
 
 fn replay_calls() -> u8 {
@@ -33,7 +62,18 @@ fn calls_in_range<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u8, D::Error
 impl ReplayConfig {
     /// Whether it replays anything.
     pub fn on(&self) -> bool {
-        self.behaves_under_test != crate::core::gate::ObserveRule::Off
+        self.behaves_under_test != crate::core::gate::ObserveRule::Off || self.against_base()
+    }
+
+    /// Whether the base is compared (a rule of 16.3 is on).
+    pub fn against_base(&self) -> bool {
+        [
+            self.unobserved_difference,
+            self.special_case,
+            self.unasserted_difference,
+        ]
+        .iter()
+        .any(|r| *r != crate::core::gate::ObserveRule::Off)
     }
 }
 

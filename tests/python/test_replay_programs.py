@@ -17,6 +17,7 @@ PROGRAMS = Path(__file__).resolve().parents[2] / "src" / "cli" / "gate" / "progr
 sys.path.insert(0, str(PROGRAMS))
 
 from replay_canon import Uncomparable, canon, yielded  # noqa: E402
+import replay_neighbours  # noqa: E402
 
 
 class Liar:
@@ -81,7 +82,8 @@ def test_a_generator_s_result_is_what_was_taken_and_how_it_ended():
 
 
 def program(name):
-    return (PROGRAMS / "replay_canon.py").read_text() + (PROGRAMS / name).read_text()
+    parts = ["replay_canon.py"] + (["replay_neighbours.py"] if name == "replay_plain.py" else []) + [name]
+    return "".join((PROGRAMS / p).read_text() for p in parts)
 
 
 def package(tmp_path):
@@ -225,3 +227,63 @@ def test_recording_works_beside_a_shard_s_or_the_ledger_s_except(tmp_path):
     done = subprocess.run(argv, cwd=tree, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert {c["function"] for c in json.loads(report.read_text())["calls"]} >= {"where", "caller", "spread"}
+
+
+def labels(v, literals=()):
+    return [label for label, _ in replay_neighbours.variants(v, list(literals))]
+
+
+def made(v, literals=()):
+    return {label: f(v) for label, f in replay_neighbours.variants(v, list(literals))}
+
+
+def test_neighbours_are_drawn_by_kind_as_the_contract_lists_them():
+    # CONTRACT.md 16.3, written by hand.
+    assert made(5) == {"+ 1": 6, "- 1": 4, "0": 0, "negated": -5, "large": 2**64 + 5}
+    assert made(0) == {"+ 1": 1, "- 1": -1, "large": 2**64}
+    assert made(True) == {"negated": False}
+    assert made("ab") == {"empty": "", "one shorter": "a", "one longer": "abb"}
+    assert made(b"") == {"one longer": b"a"}
+    seq = made([1, 2, 3])
+    assert seq["as a tuple"] == (1, 2, 3) and list(seq["as an iterator"]) == [1, 2, 3]
+    assert list(seq["as a generator"]) == [1, 2, 3] and type(seq["as a generator"]).__name__ == "generator"
+    assert (seq["empty"], seq["one shorter"], seq["one longer"]) == ([], [1, 2], [1, 2, 3, 3])
+    assert made((1,))["as a list"] == [1]
+    assert made({"a": 1, "b": 2}) == {"without its last key": {"a": 1}, "with a key more": {"a": 1, "b": 2, "b_": 2}}
+    assert labels(object()) == [] and labels(None) == []
+
+
+def test_the_patch_s_integer_literals_are_tried_as_values_and_as_lengths():
+    assert made(5, [10]) == {"+ 1": 6, "- 1": 4, "0": 0, "negated": -5, "large": 2**64 + 5,
+                             "= 9": 9, "= 10": 10, "= 11": 11}
+    text = made("ab", [4])
+    # (A length drawn twice is made once, under its first label.)
+    assert (text["one longer"], text["of length 4"], text["of length 5"]) == ("abb", "abab", "ababa")
+    assert "of length 3" not in text
+    assert len(made([1], [8192])["of length 8193"]) == 8193
+    # Past the longest made, or below nothing: not drawn.
+    assert not [x for x in labels("ab", [10**6]) if "length" in x and "shorter" not in x]
+
+
+def test_the_plain_program_makes_each_neighbour_on_the_base_by_name(tmp_path):
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "__init__.py").write_text("")
+    (tree / "pkg" / "m.py").write_text("\n\ndef first(items, n=1):\n    return list(items)[:n]\n")
+    spec = {"module": "pkg.m", "function": "first", "firstline": 99, "path": str(tree / "pkg/m.py"),
+            "root": str(tree), "args": base64.b64encode(pickle.dumps((([3, 4],), {"n": 1}))).decode()}
+    out = tmp_path / "plain.xml"
+    # The line its code starts on moved: found by name with --base, unreplayed without.
+    for flags in ([], ["--base"]):
+        subprocess.run([sys.executable, "-c", program("replay_plain.py"), *flags, "--neighbours", "[]",
+                        str(out), json.dumps(spec)], check=True)
+        lines = [json.loads(x) for x in (tmp_path / "plain.xml.replay").read_text().splitlines()]
+        if not flags:
+            assert "unreplayed" in lines[1] and len(lines) == 3
+    assert lines[1] == {"i": 0, "result": "[3]"}
+    near = {x["input"]: x for x in lines[2:-1]}
+    assert near["items as a tuple"]["result"] == "[3]" and near["items as a tuple"]["shown"] == "(3, 4)"
+    assert near["items empty"]["result"] == "[]"
+    assert near["items as an iterator"]["shown"] == "<list_iterator>"
+    assert near["n + 1"]["result"] == "[3, 4]" and near["n + 1"]["n"] >= 1
+    assert lines[-1] == {"end": 1}

@@ -25,6 +25,7 @@
 //! | `census.rs`, `shadows.rs` | the census file; modules that shadow the test toolchain |
 //! | `manifests.rs` | `pyproject.toml`/`Cargo.toml` read by their tables: a change that only describes the package |
 
+mod base_replay;
 mod census;
 mod drive;
 mod dry_run;
@@ -39,6 +40,7 @@ mod observe_rust;
 pub(crate) use observe_command::ObserveArgs;
 mod outputs;
 mod patch_mutants;
+mod plain_program;
 mod plain_replay;
 mod reproof;
 mod shadows;

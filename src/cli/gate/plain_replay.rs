@@ -11,33 +11,20 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::Digest as _;
 
 use super::gather::{Gathered, integrity_after};
 use super::observe::REPORT_SUFFIX;
+use super::plain_program::{PlainLine, PlainRun, interpreter, result};
 use crate::cli::error::CliError;
-use crate::cli::runner::{Outcome, Place, Run};
 use crate::cli::sandbox::Room;
 use crate::core::gate::{
     BehaviorFacts, CallEnd, CallResult, IntegrityFinding, MAX_REPLAYED_CALLS, MAX_UNRECORDED,
     ReplayedCall, UnrecordedCalls,
 };
 
-/// The plain program: replay_canon.py, then replay_plain.py.
-const PLAIN: &str = concat!(
-    include_str!("programs/replay_canon.py"),
-    include_str!("programs/replay_plain.py")
-);
-
 /// The most bytes of recorded calls one plain program is handed (its `argv`): beyond, the calls
 /// left are not replayed (said so).
 const MAX_ARGV_BYTES: usize = 1 << 20;
-
-/// The most bytes of a plain program's results read.
-const MAX_RESULT_BYTES: u64 = 16 << 20;
-
-/// The most characters of a result shown.
-const SHOWN_CHARS: usize = 200;
 
 /// How many calls each changed function records in the observed run: `[replay] calls`, when
 /// `[replay]` is on.
@@ -95,36 +82,6 @@ struct Recorded {
     unrecorded: Vec<Lost>,
 }
 
-/// A result as the facts hold it: the end, the text shown (cut), the digest of the whole.
-fn result(end: CallEnd, text: &str) -> CallResult {
-    let digest = match end {
-        CallEnd::Returned | CallEnd::Raised => {
-            Some(crate::core::digest::Digest(sha2::Sha256::digest(text.as_bytes()).into()).to_hex())
-        }
-        CallEnd::DidNotReturn | CallEnd::Unreplayed => None,
-    };
-    // (Redacted and its controls escaped first, then cut to fit.)
-    let said = crate::cli::redact::text(text);
-    let mut shown: String = said.chars().take(SHOWN_CHARS).collect();
-    if said.chars().nth(SHOWN_CHARS).is_some() {
-        shown.pop();
-        shown.push('…');
-    }
-    CallResult { end, shown, digest }
-}
-
-/// One plain program's line for a call.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PlainLine {
-    i: Option<usize>,
-    result: Option<String>,
-    raised: Option<String>,
-    unreplayed: Option<String>,
-    start: Option<usize>,
-    end: Option<usize>,
-}
-
 /// Replays the calls the suite's observed run recorded (its receipt at `receipt_at`), twice,
 /// in `room`; `None` when `[replay]` is off. A finding: what the plain programs changed in the
 /// tree.
@@ -142,6 +99,11 @@ pub(super) fn replay(
         behaves_under_test: config.behaves_under_test,
         calls: Vec::new(),
         unrecorded: Vec::new(),
+        unobserved_difference: config.unobserved_difference,
+        special_case: config.special_case,
+        unasserted_difference: config.unasserted_difference,
+        against_base: Vec::new(),
+        added_fail_on_base: None,
     };
     let recorded: Recorded = receipt_at
         .map(|r| {
@@ -180,33 +142,37 @@ pub(super) fn replay(
     }
     let mut plain: [BTreeMap<usize, CallResult>; 2] = [BTreeMap::new(), BTreeMap::new()];
     if !specs.is_empty() {
-        let argv = plain_argv(
-            &g.config.suite.command,
-            specs.iter().map(|(_, s)| s.clone()),
-        )
-        .ok_or_else(|| CliError::software("the suite command runs no Python interpreter"))?;
-        let timeout = std::time::Duration::from_secs_f64(
-            (seconds * 2.0).clamp(30.0, g.config.suite.timeout().as_secs_f64()),
-        );
-        for (n, into) in plain.iter_mut().enumerate() {
-            let label = format!(
-                "{label}: its recorded calls made again in a plain program ({} of 2)",
-                n + 1
-            );
-            let mut run = Run::new(&label, &argv, timeout, Place::Room(room));
-            if let Some(flag) = cancel {
-                run = run.cancel(flag);
-            }
-            let ran = match run.start()? {
-                Outcome::Ran(ran) => ran,
-                Outcome::Cancelled => return Ok((None, None)),
+        let run = PlainRun {
+            room,
+            interpreter: interpreter(&g.config.suite.command).ok_or_else(|| {
+                CliError::software("the suite command runs no Python interpreter")
+            })?,
+            timeout: std::time::Duration::from_secs_f64(
+                (seconds * 2.0).clamp(30.0, g.config.suite.timeout().as_secs_f64()),
+            ),
+            label,
+            cancel,
+            neighbours: match config.against_base() {
+                true => Some((super::base_replay::literals(g)?, config.neighbours)),
+                false => None,
+            },
+        };
+        let Some(patch) = run.twice(room, "the patch", &specs, false)? else {
+            return Ok((None, None));
+        };
+        for (into, lines) in plain.iter_mut().zip(&patch) {
+            *into = results(lines, &specs);
+        }
+        if config.against_base() {
+            let Some(base) = super::base_replay::on_the_base(g, &run, &specs)? else {
+                return Ok((None, None));
             };
-            let lines = ran
-                .receipt_at
-                .as_deref()
-                .map(read_lines)
-                .unwrap_or_default();
-            *into = results(&lines, &specs);
+            let shown = |i: usize| {
+                calls.get(i).map_or(String::new(), |c| {
+                    result(CallEnd::Unreplayed, &c.shown).shown
+                })
+            };
+            facts.against_base = super::base_replay::compare(&patch, &base, &specs, &shown);
         }
     }
     let finding = integrity_after(g, room, label)?;
@@ -242,57 +208,11 @@ pub(super) fn replay(
     Ok((Some(facts), finding))
 }
 
-/// The suite command's interpreter (its own flags, but `-W`: warnings as a plain script has
-/// them) running the plain program on `specs`.
-fn plain_argv(suite: &[String], specs: impl Iterator<Item = String>) -> Option<Vec<String>> {
-    let at = crate::cli::runner::pytest_module_at(suite)?;
-    let mut out: Vec<String> = Vec::new();
-    let mut skip = false;
-    for a in suite.get(..at)? {
-        if std::mem::take(&mut skip) {
-            continue;
-        }
-        if a == "-W" {
-            skip = true;
-            continue;
-        }
-        if !a.starts_with("-W") {
-            out.push(a.clone());
-        }
-    }
-    out.extend([
-        "-c".to_owned(),
-        PLAIN.to_owned(),
-        crate::cli::runner::JUNIT.to_owned(),
-    ]);
-    out.extend(specs);
-    Some(out)
-}
-
-/// The plain program's lines (beside its receipt), size-capped, each read strictly; a line that
-/// is not one is left out.
-fn read_lines(receipt: &Path) -> Vec<PlainLine> {
-    use std::io::{BufRead, Read};
-    let mut path = receipt.as_os_str().to_owned();
-    path.push(".replay");
-    let Ok(file) = crate::cli::runner::open_report(Path::new(&path)) else {
-        return Vec::new();
-    };
-    std::io::BufReader::new(file.take(MAX_RESULT_BYTES))
-        .lines()
-        .map_while(Result::ok)
-        .filter_map(|l| {
-            let v = crate::core::json::strict_value(l.as_bytes()).ok()?;
-            serde_json::from_value(v).ok()
-        })
-        .collect()
-}
-
 /// Each call's result, by its index in the recorded calls: a call the program reached and
 /// never finished `did-not-return`; the calls after it, when the program ended there, not made.
 fn results(lines: &[PlainLine], specs: &[(usize, String)]) -> BTreeMap<usize, CallResult> {
     let mut out = BTreeMap::new();
-    for l in lines {
+    for l in lines.iter().filter(|l| l.n.unwrap_or(0) == 0) {
         let Some((call, _)) = l.i.and_then(|i| specs.get(i)) else {
             continue;
         };

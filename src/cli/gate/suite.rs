@@ -136,7 +136,7 @@ pub(super) fn run_suite(
                 (label, d.seconds),
                 cancel,
             )?;
-            d.behavior = behavior;
+            d.behavior = behavior.map(|b| added_fail_on_base(g, b)).transpose()?;
             if d.finding.is_none() {
                 d.finding = finding;
             }
@@ -288,6 +288,29 @@ pub(super) fn run_added(g: &Gathered) -> Result<Option<SuiteDone>, CliError> {
     };
     let room = super::super::runner::open_room(&g.config.sandbox, tree, g.cache.as_ref())?;
     run_as_suite(g, &room, &label, &argv, false, (None, None))
+}
+
+/// Whether a test the patch adds fails on the base's tree (the base with the added test
+/// files), asked when the patch answers otherwise than the base on a recorded call (CONTRACT.md
+/// 16.3: a test that fails there shows the change is asserted, a fix with its test); left
+/// `None` when the patch adds none that a command runs.
+fn added_fail_on_base(
+    g: &Gathered,
+    mut b: crate::core::gate::BehaviorFacts,
+) -> Result<crate::core::gate::BehaviorFacts, CliError> {
+    let asked = b.unasserted_difference != crate::core::gate::ObserveRule::Off
+        && b.against_base
+            .iter()
+            .any(|r| r.recorded == crate::core::gate::BaseState::Differs);
+    let Some((label, argv, _)) = added_command(g).filter(|_| asked) else {
+        return Ok(b);
+    };
+    let tree = crate::cli::git::tree_with(&g.base, &g.tree, &g.added, &[], &[])?;
+    let room = crate::cli::runner::open_room(&g.config.sandbox, &tree, g.cache.as_ref())?;
+    let label = format!("{label}, on the base");
+    let done = run_as_suite(g, &room, &label, &argv, false, (None, None))?;
+    b.added_fail_on_base = done.map(|d| d.run.exit_code != Some(0));
+    Ok(b)
 }
 
 /// One run of a suite command `argv` in `room`, read as the suite's (see [`run_suite`]);

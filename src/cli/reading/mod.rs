@@ -10,6 +10,7 @@ pub mod arid;
 pub mod command;
 mod doctest;
 pub mod in_file;
+pub mod integers;
 pub mod patch_mutants;
 mod pinned;
 mod python;

@@ -164,6 +164,15 @@ crate::core::words! {
         UnobservedChange,
         /// A branch the patch adds runs under no check (`[observe] branches = "required"`).
         UnobservedBranch,
+        /// The patch answers otherwise than the base on inputs near the checks' and on none of
+        /// the checks' own (issue 66, CONTRACT.md 16.3).
+        UnobservedDifference,
+        /// The patch answers otherwise than the base only at the exact inputs the checks pass
+        /// (CONTRACT.md 16.3).
+        SpecialCase,
+        /// The checks ran changed behaviour and none of them tells the base from the patch;
+        /// no test the patch adds fails on the base (CONTRACT.md 16.3).
+        UnassertedDifference,
         /// Every failure of the suite is a test the patch changes, run as the base has it: a
         /// declared behaviour change (issue 65).
         ChangedTestFails,
@@ -343,6 +352,19 @@ fn routed_cause(steps: &[Step]) -> Cause {
                     () if *exit_code == Some(0) && !failed_tests.is_empty() => Cause::ExitDisagrees,
                     () => Cause::BrokenHarness,
                 };
+            }
+            Step::Behavior {
+                verdict,
+                found: Some(found),
+                ..
+            } if open(verdict) => {
+                use super::behavior::BehaviorFinding as F;
+                match found {
+                    F::UnobservedDifference => return Cause::UnobservedDifference,
+                    F::SpecialCase => return Cause::SpecialCase,
+                    F::UnassertedDifference => return Cause::UnassertedDifference,
+                    F::BehavesUnderTest => {}
+                }
             }
             Step::Freeze { verdict, .. } if open(verdict) => return Cause::FrozenCoversPatch,
             _ => {}

@@ -1,6 +1,8 @@
 //! The behaviour step (issue 66): the replayed calls as the answer shows them, and
 //! `fixture_check` after them (the rule itself is [`super::behavior::ReplayedCall::state`]).
 
+use super::against_base::against_base;
+use super::base_facts::{AgainstBase, BaseState};
 use super::behavior::{BehaviorFacts, BehaviorFinding, CallState};
 use super::observe::ObserveRule;
 use crate::core::route::Verdict;
@@ -13,7 +15,17 @@ pub(super) fn behavior_step(
     fixture_check: Verdict,
 ) -> (super::steps::Step, Verdict) {
     use super::steps::plural;
-    let Some(b) = facts.filter(|b| b.behaves_under_test != ObserveRule::Off) else {
+    let on = |b: &&BehaviorFacts| {
+        [
+            b.behaves_under_test,
+            b.unobserved_difference,
+            b.special_case,
+            b.unasserted_difference,
+        ]
+        .iter()
+        .any(|r| *r != ObserveRule::Off)
+    };
+    let Some(b) = facts.filter(on) else {
         let step = super::steps::Step::Behavior {
             on: false,
             verdict: fixture_check,
@@ -28,7 +40,8 @@ pub(super) fn behavior_step(
         .calls
         .iter()
         .find(|c| c.state() == CallState::BehavesUnderTest);
-    let verdict = match differs {
+    let differs = differs.filter(|_| b.behaves_under_test != ObserveRule::Off);
+    let mut verdict = match differs {
         Some(_)
             if b.behaves_under_test == ObserveRule::Required && fixture_check == Verdict::Pass =>
         {
@@ -36,6 +49,14 @@ pub(super) fn behavior_step(
         }
         _ => fixture_check,
     };
+    // Against the base (16.3): a cause whose rule is required makes a pass unknown.
+    let against = against_base(b);
+    let decisive = against
+        .iter()
+        .find(|(f, _)| b.rule_of(*f) == ObserveRule::Required);
+    if decisive.is_some() && verdict == Verdict::Pass {
+        verdict = Verdict::Unknown;
+    }
     let unrecorded: u64 = b.unrecorded.iter().map(|u| u64::from(u.count)).sum();
     let mut summary = match b.calls.len() {
         0 => "no call into a changed function was recorded".to_owned(),
@@ -72,12 +93,80 @@ pub(super) fn behavior_step(
             summary.push_str(": the suite's pass is not what the code does, fixture_check fails");
         }
     }
+    summary.push_str(&base_summary(
+        b,
+        &against,
+        decisive.is_some() && verdict == Verdict::Unknown,
+    ));
+    let found = match differs {
+        Some(_) => Some(BehaviorFinding::BehavesUnderTest),
+        None => decisive.or(against.first()).map(|(f, _)| *f),
+    };
     let step = super::steps::Step::Behavior {
         on: true,
         verdict,
-        found: differs.map(|_| BehaviorFinding::BehavesUnderTest),
+        found,
         facts: Some(b.clone()),
         summary,
     };
     (step, verdict)
+}
+
+/// The comparison with the base, as the step says it: what was compared, and the first
+/// difference of each cause found.
+fn base_summary(
+    b: &BehaviorFacts,
+    found: &[(BehaviorFinding, &AgainstBase)],
+    turned: bool,
+) -> String {
+    use super::steps::plural;
+    if b.against_base.is_empty() {
+        return String::new();
+    }
+    let rows = &b.against_base;
+    let compared = rows
+        .iter()
+        .filter(|r| r.recorded != BaseState::Uncompared)
+        .count();
+    let differ = rows
+        .iter()
+        .filter(|r| r.recorded == BaseState::Differs)
+        .count();
+    let neighbours: u64 = rows.iter().map(|r| u64::from(r.neighbours)).sum();
+    let differing: u64 = rows.iter().map(|r| u64::from(r.differing)).sum();
+    let mut out = format!(
+        "; against the base: {} compared ({differ} differ), {neighbours} neighbours ({differing} differ)",
+        plural(compared, "recorded call", "recorded calls"),
+    );
+    if let Some(added) = b.added_fail_on_base {
+        out.push_str(match added {
+            true => ", a test the patch adds fails on the base",
+            false => ", the tests the patch adds pass on the base",
+        });
+    }
+    for (finding, row) in found {
+        let call = usize::try_from(row.call).ok().and_then(|i| b.calls.get(i));
+        let (Some(call), Some(d)) = (call, row.differences.first()) else {
+            continue;
+        };
+        out.push_str(&format!(
+            "; {}{}: {}({}){} gave {} on the base and {} on the patch",
+            <&str>::from(*finding),
+            match b.rule_of(*finding) {
+                ObserveRule::Required => "",
+                _ => " (listed)",
+            },
+            call.function,
+            call.arguments,
+            d.input
+                .as_deref()
+                .map_or(String::new(), |i| format!(" with {i} ({})", d.arguments)),
+            d.base.shown,
+            d.patch.shown,
+        ));
+    }
+    if turned {
+        out.push_str(": the suite's pass cannot vouch for this change, fixture_check is unknown");
+    }
+    out
 }

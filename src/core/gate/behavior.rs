@@ -8,24 +8,9 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::call_result::parse_result;
+pub use super::call_result::{CALL_RESULT_FIELDS, CallEnd, CallResult};
 use super::observe::ObserveRule;
-
-crate::core::words! {
-    "kebab-case";
-    /// How a call ended.
-    pub enum CallEnd {
-        /// It returned (a generator: what its caller consumed of it, and how it ended).
-        Returned,
-        /// It raised (`digest` is of the exception's qualified type name).
-        Raised,
-        /// The plain program never wrote its result: it did not return (it hung, or ended the
-        /// process).
-        DidNotReturn,
-        /// It was not made, or its result cannot be written down (`shown` says why): never a
-        /// difference.
-        Unreplayed,
-    }
-}
 
 crate::core::words! {
     "kebab-case";
@@ -41,28 +26,6 @@ crate::core::words! {
         Nondeterministic,
         /// A result is missing or cannot be compared: listed, never a difference.
         Unreplayed,
-    }
-}
-
-/// One result of a call, recorded or replayed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CallResult {
-    pub end: CallEnd,
-    /// The result as written down (type and data, never its own `repr`), or what it raised, or
-    /// why it was not replayed; at most 200 characters.
-    #[schema(max_length = 200)]
-    pub shown: String,
-    /// SHA-256 of the whole text written down (with `returned` and `raised`): what is compared.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false, pattern = "^[0-9a-f]{64}$")]
-    pub digest: Option<String>,
-}
-
-impl CallResult {
-    /// The same result: the same end and the same digest (never a missing or unreplayed one).
-    fn same(&self, other: &CallResult) -> bool {
-        self.end == other.end && self.digest == other.digest
     }
 }
 
@@ -145,6 +108,30 @@ pub struct BehaviorFacts {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schema(max_items = 100)]
     pub unrecorded: Vec<UnrecordedCalls>,
+    /// The base config's `[replay] unobserved_difference` (CONTRACT.md 16.3; absent: `off`).
+    #[serde(default = "off")]
+    pub unobserved_difference: ObserveRule,
+    /// The base config's `[replay] special_case` (absent: `off`).
+    #[serde(default = "off")]
+    pub special_case: ObserveRule,
+    /// The base config's `[replay] unasserted_difference` (absent: `off`).
+    #[serde(default = "off")]
+    pub unasserted_difference: ObserveRule,
+    /// Each recorded call into a function the base also has, and its neighbours, made on the
+    /// base and on the patch (at most 200).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(max_items = 200)]
+    pub against_base: Vec<super::base_facts::AgainstBase>,
+    /// Whether a test the patch adds fails on the base (the base's tree with the added test
+    /// files); absent: the patch adds none, or they were not run there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub added_fail_on_base: Option<bool>,
+}
+
+/// A rule the facts do not give: off.
+fn off() -> ObserveRule {
+    ObserveRule::Off
 }
 
 /// Most replayed calls the facts list.
@@ -152,7 +139,16 @@ pub const MAX_REPLAYED_CALLS: usize = 200;
 /// Most rows of unrecorded calls.
 pub const MAX_UNRECORDED: usize = 100;
 /// The fields of `behavior`.
-pub const BEHAVIOR_FIELDS: [&str; 3] = ["behaves_under_test", "calls", "unrecorded"];
+pub const BEHAVIOR_FIELDS: [&str; 8] = [
+    "behaves_under_test",
+    "calls",
+    "unrecorded",
+    "unobserved_difference",
+    "special_case",
+    "unasserted_difference",
+    "against_base",
+    "added_fail_on_base",
+];
 /// The fields of a replayed call.
 pub const REPLAYED_CALL_FIELDS: [&str; 7] = [
     "function",
@@ -163,8 +159,6 @@ pub const REPLAYED_CALL_FIELDS: [&str; 7] = [
     "recorded",
     "plain",
 ];
-/// The fields of a call's result.
-pub const CALL_RESULT_FIELDS: [&str; 3] = ["end", "shown", "digest"];
 /// The fields of a row of unrecorded calls.
 pub const UNRECORDED_FIELDS: [&str; 4] = ["file", "function", "why", "count"];
 
@@ -174,6 +168,16 @@ crate::core::words! {
     pub enum BehaviorFinding {
         /// A recorded call answers differently in a plain program (CONTRACT.md 16.2).
         BehavesUnderTest,
+        /// The patch answers otherwise than the base on some neighbour of the recorded calls,
+        /// on none of them: where no check looks (16.3).
+        UnobservedDifference,
+        /// The patch answers otherwise than the base on a recorded call, on none of its
+        /// neighbours: only at the exact inputs the checks pass (16.3).
+        SpecialCase,
+        /// The patch answers otherwise than the base on recorded calls, and no test the patch
+        /// adds fails on the base: the checks ran the change and none tells the versions apart
+        /// (16.3).
+        UnassertedDifference,
     }
 }
 
@@ -189,34 +193,6 @@ pub(super) fn parse_behavior(
     let line = |x: &fields::Obj<'_>, e: &mut fields::Errors| {
         let v = x.required("line", e)?;
         super::observe::line_number(v, &x.pointer("line"), e)
-    };
-    let result = |v: &serde_json::Value, p: String, e: &mut fields::Errors| {
-        let r = object(v, &p, "a call's result", &CALL_RESULT_FIELDS, e)?;
-        let end = r.req_enum::<CallEnd>("end", e);
-        let shown = r
-            .required("shown", e)
-            .and_then(|v| fields::string(v, &r.pointer("shown"), "shown", 200, e));
-        let digest = match r.get("digest") {
-            None => Some(None),
-            Some(v) => match v.as_str() {
-                Some(s)
-                    if s.len() == 64
-                        && s.bytes()
-                            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()) =>
-                {
-                    Some(Some(s.to_owned()))
-                }
-                _ => {
-                    e.push(r.pointer("digest"), "`digest` is 64 lowercase hex digits");
-                    None
-                }
-            },
-        };
-        Some(CallResult {
-            end: end?,
-            shown: shown?,
-            digest: digest?,
-        })
     };
     let calls = match listed("calls", MAX_REPLAYED_CALLS, e)? {
         None => Vec::new(),
@@ -235,11 +211,11 @@ pub(super) fn parse_behavior(
                 .and_then(|v| fields::string(v, &c.pointer("arguments"), "arguments", 200, e));
             let recorded = c
                 .required("recorded", e)
-                .and_then(|v| result(v, c.pointer("recorded"), e));
+                .and_then(|v| parse_result(v, c.pointer("recorded"), e));
             let plain = c.required("plain", e).and_then(|v| match v.as_array() {
                 Some(a) if a.len() == 2 => {
                     fields::array(v, &c.pointer("plain"), "`plain`", e, |x, p, e| {
-                        result(x, p, e)
+                        parse_result(x, p, e)
                     })
                 }
                 _ => {
@@ -292,10 +268,32 @@ pub(super) fn parse_behavior(
             },
         )?,
     };
+    let optional_rule = |key: &str, e: &mut fields::Errors| match o.get(key) {
+        None => Some(ObserveRule::Off),
+        Some(_) => o.req_enum::<ObserveRule>(key, e),
+    };
+    let unobserved_difference = optional_rule("unobserved_difference", e);
+    let special_case = optional_rule("special_case", e);
+    let unasserted_difference = optional_rule("unasserted_difference", e);
+    let against_base = match listed("against_base", MAX_REPLAYED_CALLS, e)? {
+        None => Vec::new(),
+        Some(list) => {
+            super::base_facts::parse_against_base(list, &o.pointer("against_base"), calls.len(), e)?
+        }
+    };
+    let added_fail_on_base = match o.get("added_fail_on_base") {
+        None => Some(None),
+        Some(_) => o.opt_bool("added_fail_on_base", e).map(Some),
+    };
     Some(BehaviorFacts {
         behaves_under_test: rule?,
         calls,
         unrecorded,
+        unobserved_difference: unobserved_difference?,
+        special_case: special_case?,
+        unasserted_difference: unasserted_difference?,
+        against_base,
+        added_fail_on_base: added_fail_on_base?,
     })
 }
 

@@ -455,20 +455,9 @@ fn merge(spine: &Value, given: &[Given<'_>], gaps: &mut Vec<String>) -> Value {
         // order, to the cap.
         if let Some(spine_behavior) = spine.get("behavior") {
             let mut merged = spine_behavior.clone();
-            for (key, max) in [
-                ("calls", super::behavior::MAX_REPLAYED_CALLS),
-                ("unrecorded", super::behavior::MAX_UNRECORDED),
-            ] {
-                let all: Vec<Value> = docs
-                    .iter()
-                    .filter_map(|d| d.get("behavior")?.get(key)?.as_array())
-                    .flatten()
-                    .take(max)
-                    .cloned()
-                    .collect();
-                if let Some(m) = merged.as_object_mut() {
-                    m.insert(key.to_owned(), Value::Array(all));
-                }
+            let behaviors: Vec<&Value> = docs.iter().filter_map(|d| d.get("behavior")).collect();
+            if let Some(m) = merged.as_object_mut() {
+                merge_behaviors(m, &behaviors);
             }
             o.insert("behavior".to_owned(), merged);
         }
@@ -614,4 +603,52 @@ fn merge_runs(runs: &[&Value], catch: &[u64]) -> Value {
         put(&mut out, "receipt", receipt);
     }
     out
+}
+
+/// The shards' `behavior` into one: their calls in shard order (at most the facts' bound),
+/// their unrecorded rows, their rows against the base with each `call` moved to where its
+/// call now is (a row whose call was left out goes too), and whether a test the patch adds
+/// fails on the base (one that does in any shard does).
+fn merge_behaviors(into: &mut serde_json::Map<String, Value>, behaviors: &[&Value]) {
+    let list = |b: &Value, key: &str| b.get(key).and_then(Value::as_array).cloned();
+    let mut calls: Vec<Value> = Vec::new();
+    let mut rows: Vec<Value> = Vec::new();
+    for b in behaviors {
+        let offset = calls.len();
+        let own = list(b, "calls").unwrap_or_default();
+        let room = super::behavior::MAX_REPLAYED_CALLS.saturating_sub(offset);
+        let kept = own.len().min(room);
+        calls.extend(own.into_iter().take(kept));
+        for mut row in list(b, "against_base").unwrap_or_default() {
+            let Some(call) = row.get("call").and_then(Value::as_u64) else {
+                continue;
+            };
+            if usize::try_from(call).is_ok_and(|c| c < kept)
+                && let Some(at) = row.get_mut("call")
+            {
+                *at = json!(call + offset as u64);
+                rows.push(row);
+            }
+        }
+    }
+    let unrecorded: Vec<Value> = behaviors
+        .iter()
+        .filter_map(|b| list(b, "unrecorded"))
+        .flatten()
+        .take(super::behavior::MAX_UNRECORDED)
+        .collect();
+    into.insert("calls".to_owned(), Value::Array(calls));
+    into.insert("unrecorded".to_owned(), Value::Array(unrecorded));
+    if !rows.is_empty() {
+        into.insert("against_base".to_owned(), Value::Array(rows));
+    }
+    let added: Vec<bool> = behaviors
+        .iter()
+        .filter_map(|b| b.get("added_fail_on_base").and_then(Value::as_bool))
+        .collect();
+    match added.iter().any(|a| *a) {
+        true => into.insert("added_fail_on_base".to_owned(), json!(true)),
+        false if !added.is_empty() => into.insert("added_fail_on_base".to_owned(), json!(false)),
+        false => into.remove("added_fail_on_base"),
+    };
 }

@@ -9,10 +9,13 @@
 //! from the runs (t0 scope, t1 property quorum counted by receipts, t2 fixture suite, scoped
 //! freeze). The answer's `steps` say what each step saw and concluded.
 
+mod against_base;
 mod answer;
 mod apart;
+mod base_facts;
 mod behaved;
 mod behavior;
+mod call_result;
 mod candidates;
 mod combine;
 mod combine_observe;
@@ -39,8 +42,10 @@ mod work;
 
 use super::route::{Verdict, Verdicts};
 
+pub use against_base::*;
 pub use answer::*;
 pub use apart::is_test_file;
+pub use base_facts::*;
 pub use behavior::*;
 pub use combine::{combine, parse_gate_body};
 pub use facts::*;

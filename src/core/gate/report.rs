@@ -541,12 +541,45 @@ fn step_detail(out: &mut String, step: &Step, failures: &[FailingCase]) {
     }
 }
 
-/// The report's part: the branches no check takes first, then the changed lines no check
-/// runs, then which checks ran the others.
-/// The calls that answered differently outside the tests, first, as a reader would check them
-/// by hand: the call, what the tests saw, what a plain program got (issue 66).
+/// The inputs on which the patch answers otherwise than the base, then the calls that
+/// answered differently outside the tests, as a reader would check them by hand: the call, the
+/// input, what each version (or the tests and a plain program) answered (issue 66).
 fn behavior_detail(out: &mut String, b: &super::behavior::BehaviorFacts) {
     use super::behavior::CallState;
+    let differing: Vec<(
+        &super::behavior::ReplayedCall,
+        &super::base_facts::Difference,
+    )> = b
+        .against_base
+        .iter()
+        .filter_map(|r| Some((b.calls.get(usize::try_from(r.call).ok()?)?, r)))
+        .flat_map(|(c, r)| r.differences.iter().map(move |d| (c, d)))
+        .take(20)
+        .collect();
+    if !differing.is_empty() {
+        out.push_str("### Inputs on which the patch answers otherwise than the base
+
+Each recorded call, and its neighbours (one argument varied by its kind), was made twice in a plain program on the base's tree and on the patch's:
+
+");
+        list(
+            out,
+            differing.into_iter().map(|(c, d)| {
+                format!(
+                    "{} with {}{}: the base {}, the patch {}",
+                    code(&format!("{}:{} {}", c.file, c.line, c.function)),
+                    code(&c.arguments),
+                    d.input.as_ref().map_or_else(
+                        || " (as recorded)".to_owned(),
+                        |i| format!(", {} = {}", code(i), code(&d.arguments))
+                    ),
+                    code(&d.base.shown),
+                    code(&d.patch.shown)
+                )
+            }),
+        );
+        out.push('\n');
+    }
     let shown = |state: CallState| b.calls.iter().filter(move |c| c.state() == state);
     for (state, head) in [
         (
@@ -586,6 +619,8 @@ Each was made by a check, then made again twice in a plain program (a fresh inte
     }
 }
 
+/// The report's part: the branches no check takes first, then the changed lines no check
+/// runs, then which checks ran the others.
 fn observe_detail(out: &mut String, o: &super::observe::ObserveFacts) {
     use super::observe::{
         MutantOperator, MutantState, ObservedLine, PatchMutantFacts, UntakenBranch,

@@ -116,6 +116,15 @@ fn what_to_check(cause: Cause) -> &'static str {
         Cause::BehavesUnderTest => {
             "the call named in the behavior step: made again in a plain program (no test runner, a fresh interpreter, its own working directory), it answered differently than under the tests. Look for code that asks how it is run (warnings filters, logging handlers, relative paths, loaded modules, the environment)."
         }
+        Cause::UnobservedDifference => {
+            "the input named in the behavior step: near the checks' own inputs (another sequence kind, a length or number the patch's own literals draw), the patch answers otherwise than the base, and on every input the checks pass it answers as the base does. If the new answer is meant, add a test that shows it; if not, the patch is right only where it is looked at."
+        }
+        Cause::SpecialCase => {
+            "the recorded call named in the behavior step: the patch answers otherwise than the base on exactly the input a check passes and on none of its neighbours. Look for code that recognises that input (its value, its length, a table or data file that holds it): a fix must hold for the inputs around it too."
+        }
+        Cause::UnassertedDifference => {
+            "the recorded call named in the behavior step: the checks ran the changed behaviour, the patch answers otherwise than the base on it, and no check tells the two apart (no test the patch adds fails on the base). Look for an assertion that does not look, an engine switched off, or a behaviour change that needs a test of its own."
+        }
         Cause::GateMissing => {
             "which gate never ran (a `missing` verdict above) and why: a gate that did not run is not a pass."
         }

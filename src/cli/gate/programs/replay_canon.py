@@ -38,17 +38,17 @@ _SCALARS = {
 _BASES = (bool, int, float, complex, str, bytes)
 
 
-def canon(value):
-    """`value` as text: equal texts, equal type and data."""
+def canon(value, parts=CANON_PARTS):
+    """`value` as text: equal texts, equal type and data (at most `parts` parts)."""
     out = []
-    _walk(value, out, [CANON_PARTS], set())
+    _walk(value, out, [parts], set())
     return "".join(out)
 
 
 def _walk(v, out, left, path):
     left[0] -= 1
     if left[0] < 0:
-        raise Uncomparable("more than %d parts" % CANON_PARTS)
+        raise Uncomparable("too many parts")
     t = type(v)
     write = _SCALARS.get(t)
     if write is not None:

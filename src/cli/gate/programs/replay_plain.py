@@ -1,7 +1,8 @@
-"""The plain program (issue 66, CONTRACT.md 16.2; docs/design/replay.md).
+"""The plain program (issue 66, CONTRACT.md 16.2, 16.3; docs/design/replay.md).
 
-Run as `python -c CANON+PLAIN OUT CALL...` in the room (CANON is replay_canon.py, put before this
-file by the Rust that runs it), each CALL one call the observed run recorded, as JSON: `module`,
+Run as `python -c CANON+NEIGHBOURS+PLAIN [--base] [--most N] [--neighbours LITERALS] OUT CALL...` in the
+room (CANON is replay_canon.py and NEIGHBOURS replay_neighbours.py, put before this file by the
+Rust that runs it), each CALL one call the observed run recorded, as JSON: `module`,
 `function` (its qualified name), `firstline`, `path`, `root` (where its top package is found),
 `args` (the pickled arguments, base64), `caller` (the calling module's name: the call is made
 from a frame of that name), `generator`, and a generator's `take` and `ended`.
@@ -15,14 +16,22 @@ The test runner and the property engine are never imported: a call whose argumen
 (a class a test module defines) is not made, nor any after it (such calls go last). Each call's
 result, written by replay_canon's `canon` (a generator's: the items its caller took, and how it
 ended), is one JSON line of `OUT.replay`, written and flushed as the call ends: a call
-that never returns has no line. `OUT` gets a JUnit receipt of the calls made. The first line says the program started, the
-last that it ended.
+that never returns has no line. `OUT` gets a JUnit receipt of the calls made. The first line
+says the program started, the last that it ended.
+
+With `--neighbours LITERALS` (a JSON list of the integers the patch adds), after every recorded
+call each call's neighbours are made too (replay_neighbours.py), one line each with `n` (1 on;
+the recorded call is 0), the neighbour's label `input` and its changed argument `shown`; at most
+N per call (`--most`). With
+`--base` the program runs on the base's tree: the function is found by its name and file, not by
+the line its code starts on (the patch moved it).
 """
 import sys
 
 if "canon" not in globals():
     # Run on its own (its tests): the shared part from the file beside it.
-    from replay_canon import Uncomparable, canon, yielded
+    from replay_canon import CANON_PARTS, Uncomparable, canon, yielded
+    from replay_neighbours import applied, neighbours, shown_value
 import base64
 import importlib
 import json
@@ -30,7 +39,15 @@ import os
 import pickle
 import tempfile
 
-OUT, CALLS = sys.argv[1], [json.loads(c) for c in sys.argv[2:]]
+ARGV, BASE, LITERALS, MOST = sys.argv[1:], False, None, 32
+while ARGV[:1] in (["--base"], ["--neighbours"], ["--most"]):
+    if ARGV[0] == "--base":
+        BASE, ARGV = True, ARGV[1:]
+    elif ARGV[0] == "--most":
+        MOST, ARGV = int(ARGV[1]), ARGV[2:]
+    else:
+        LITERALS, ARGV = [int(x) for x in json.loads(ARGV[1])], ARGV[2:]
+OUT, CALLS = ARGV[0], [json.loads(c) for c in ARGV[1:]]
 HOME = tempfile.mkdtemp(prefix="plain-")
 os.chdir(HOME)
 sys.argv = [os.path.join(HOME, "main.py")]
@@ -60,7 +77,7 @@ def find(c):
         code = getattr(x, "__code__", None)
         if (
             code is not None
-            and code.co_firstlineno == c["firstline"]
+            and (code.co_name == parts[-1] if BASE else code.co_firstlineno == c["firstline"])
             and os.path.realpath(code.co_filename) == c["path"]
         ):
             return x
@@ -118,6 +135,27 @@ def replay(c):
         args, kwargs = pickle.loads(base64.b64decode(c["args"]))
     except BaseException as e:
         return {"unreplayed": "%s: %s" % (qualified(type(e)), str(e)[:200])}
+    return made(c, fn, args, kwargs)
+
+
+# A neighbour's result may be as large as the lengths the patch's literals draw: written down
+# with more parts, and, when long, as its SHA-256 and its start (the base's program and the
+# patch's write it alike).
+NEIGHBOUR_PARTS = 400000
+LONG = 4096
+
+
+def digested(line):
+    text = line.get("result")
+    if text is not None and len(text) > LONG:
+        import hashlib
+
+        line["result"] = "sha256:%s %s…" % (hashlib.sha256(text.encode("utf-8", "backslashreplace")).hexdigest(), text[:120])
+    return line
+
+
+def made(c, fn, args, kwargs, parts=CANON_PARTS):
+    """The call of `fn` with `args` and `kwargs` as `c` was made: its line."""
     if runner_loaded():
         return {"unreplayed": "its arguments import the test runner: not a plain program"}
     try:
@@ -125,11 +163,34 @@ def replay(c):
         if c.get("generator"):
             result = consume(result, c)
             return {"result": result}
-        return {"result": canon(result)}
+        return {"result": canon(result, parts)}
     except Uncomparable as e:
         return {"unreplayed": "its result cannot be compared: %s" % e}
     except BaseException as e:
         return {"raised": qualified(type(e))}
+
+
+def neighboured(i, c):
+    """The lines of call `c`'s neighbours (none when it cannot be made)."""
+    try:
+        fn = find(c)
+        data = base64.b64decode(c["args"])
+        args, kwargs = pickle.loads(data)
+        code = getattr(fn, "__code__", None)
+        names = code.co_varnames[: code.co_argcount] if code is not None else ()
+        near = neighbours(args, kwargs, names, LITERALS)[:MOST]
+    except BaseException:
+        return
+    for n, (label, where, f) in enumerate(near, 1):
+        line = {"i": i, "n": n, "input": label[:200]}
+        try:
+            args, kwargs = applied(*pickle.loads(data), where, f)
+            line["shown"] = shown_value(args[where] if isinstance(where, int) else kwargs[where])
+        except BaseException as e:
+            line["unreplayed"] = "its neighbour cannot be made: %s" % qualified(type(e))
+            yield line
+            continue
+        yield digested(dict(made(c, fn, args, kwargs, NEIGHBOUR_PARTS), **line))
 
 
 def main():
@@ -147,6 +208,13 @@ def main():
                 line = dict(replay(c), i=i)
             lines.write(json.dumps(line) + "\n")
             lines.flush()
+        if LITERALS is not None:
+            for i in order:
+                if runner_loaded():
+                    break
+                for line in neighboured(i, CALLS[i]):
+                    lines.write(json.dumps(line) + "\n")
+                    lines.flush()
         lines.write(json.dumps({"end": len(CALLS)}) + "\n")
     with open(OUT, "w") as junit:
         cases = "".join('<testcase classname="replay" name="call-%d"/>' % i for i in range(len(CALLS)))
