@@ -265,6 +265,8 @@ def measure(binary, name, work, count, jsonl):
             "why": "" if out.returncode == 0 else first_open(answer),
             "failed": [f.get("id") for f in answer.get("failures", [])][:5],
             "seconds": round(seconds, 1),
+            "behavior": next((s.get("summary", "")[:1500] for s in answer.get("steps", [])
+                              if s.get("step") == "behavior"), ""),
         }
         row["calls"], row["unrecorded"] = replayed(answer)
         rows.append(row)

@@ -4835,13 +4835,15 @@ fn code_that_answers_differently_outside_the_tests_is_blocked() {
     );
 }
 
-/// Issue 66 (CONTRACT.md 16.3), attacks first: `by_price` right only where the checks look.
+/// Issue 66 (CONTRACT.md 16.3), attacks first: code right only where the checks look.
 /// `list-only-fast-path` returns any iterable but a list unsorted; `length-special-case`
 /// breaks ties by SKU (not in their order) for every length but the fixture's 3;
-/// `limit-constant` drops every item past 8,192. A plain pytest passes on each, and the gate
+/// `limit-constant` drops every item past 8,192; `value-special-case` bills a 37% discount as
+/// 38% (`apply_discount`, a value no check passes). A plain pytest passes on each, and the gate
 /// before (the same facts without the replay) merges each. Against the base, a neighbour of
 /// the recorded call (a tuple, one item more, 8,193 items: a length the patch's own literal
-/// draws) answers otherwise than the base, and no recorded call does: ESCALATE
+/// draws; the discount 37, the patch's own literal) answers otherwise than the base, and no
+/// recorded call does: ESCALATE
 /// `inadmissible-evidence`, cause `unobserved-difference`, the input named.
 #[test]
 fn code_right_only_where_the_checks_look_escalates() {
@@ -4850,6 +4852,7 @@ fn code_right_only_where_the_checks_look_escalates() {
         ("list-only-fast-path", "with items as a tuple"),
         ("length-special-case", "with items one longer"),
         ("limit-constant", "with items of length 8193"),
+        ("value-special-case", "with percent = 37"),
     ] {
         let (g, out) = gated_with_the_replay(patch);
         let facts_at = out.path().join("facts.json");
@@ -4863,7 +4866,7 @@ fn code_right_only_where_the_checks_look_escalates() {
         assert_eq!(b["verdict"], "unknown", "{patch}: {b}");
         let summary = b["summary"].as_str().unwrap_or_default();
         assert!(
-            summary.contains("unobserved-difference: by_price(") && summary.contains(input),
+            summary.contains("unobserved-difference: ") && summary.contains(input),
             "{patch}: {summary}"
         );
         let rows = b["facts"]["against_base"].as_array().expect("rows");
@@ -4874,4 +4877,27 @@ fn code_right_only_where_the_checks_look_escalates() {
         );
         merges_without_the_replay(&facts_at, patch);
     }
+}
+
+/// Issue 66 (CONTRACT.md 16.4), the attack first: `setattr-eq-liar` rounds a discount to the
+/// nearest cent (`apply_discount(1999, 50)` is worth 1000, not 999) and returns it as a class
+/// whose comparisons, set with `type.__setattr__` (no `def __eq__` for the reading to see),
+/// agree with any int or `Cents`, never with `object()`: a plain pytest passes, and the gate
+/// before 16.4 merged it (the twin's `object()` saw no liar). The twin now also compares each
+/// operand with values of the other's own type that differ from it, and asks whether an
+/// operand is ordered both ways: the canary's turned twin holds, ESCALATE `checker-neutered`.
+#[test]
+fn a_comparison_that_agrees_with_any_value_of_the_expected_type_is_a_liar() {
+    require_python();
+    let repo = repository("gate-python", "setattr-eq-liar", |_| {});
+    assert!(plain_pytest_passes(repo.path()), "a plain pytest passes");
+    let g = gate(repo.path(), &[]);
+    escalates(&g, "checker-neutered", "checker-neutered");
+    let canary = step(&g.answer, "canary");
+    assert!(
+        canary["summary"]
+            .as_str()
+            .is_some_and(|s| s.contains("did not fail as it must")),
+        "{canary}"
+    );
 }

@@ -287,3 +287,24 @@ def test_the_plain_program_makes_each_neighbour_on_the_base_by_name(tmp_path):
     assert near["items as an iterator"]["shown"] == "<list_iterator>"
     assert near["n + 1"]["result"] == "[3, 4]" and near["n + 1"]["n"] >= 1
     assert lines[-1] == {"end": 1}
+
+
+def test_an_iterator_returned_is_also_written_down_by_what_it_yields(tmp_path):
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "__init__.py").write_text("")
+    (tree / "pkg" / "m.py").write_text(
+        "import itertools\n\ndef pairs(n):\n    return itertools.product(range(n), 'ab')\n\n"
+        "def pairs_too(n):\n    return ((i, c) for i in range(n) for c in 'ab')\n")
+    out = tmp_path / "plain.xml"
+    results = {}
+    for name, line in (("pairs", 3), ("pairs_too", 6)):
+        spec = {"module": "pkg.m", "function": name, "firstline": line, "path": str(tree / "pkg/m.py"),
+                "root": str(tree), "args": base64.b64encode(pickle.dumps(((2,), {}))).decode()}
+        subprocess.run([sys.executable, "-c", program("replay_plain.py"), str(out), json.dumps(spec)],
+                       check=True)
+        results[name] = [json.loads(x) for x in (tmp_path / "plain.xml.replay").read_text().splitlines()][1]
+    # Two kinds of iterator: written down otherwise, yielding the same items.
+    want = "<yielded [(0, 'a'), (0, 'b'), (1, 'a'), (1, 'b')] end>"
+    assert results["pairs"]["items"] == results["pairs_too"]["items"] == want
+    assert results["pairs"].get("result") != results["pairs_too"].get("result")

@@ -39,17 +39,21 @@ pub(super) fn literals(g: &Gathered) -> Result<Vec<i64>, CliError> {
     Ok(out)
 }
 
-/// A program's lines as answers (neighbours and recorded calls alike; `n` 0 is the call).
+/// A program's lines as answers (neighbours and recorded calls alike; `n` 0 is the call; an
+/// iterator returned by what it yields).
 fn answers(lines: &[PlainLine], specs: &[(usize, String)]) -> Answers {
     let mut out = Answers::new();
     for l in lines {
         let Some((call, _)) = l.i.and_then(|i| specs.get(i)) else {
             continue;
         };
-        let r = match (&l.result, &l.raised) {
-            (Some(r), _) => super::plain_program::result(CallEnd::Returned, r),
-            (None, Some(t)) => super::plain_program::result(CallEnd::Raised, t),
-            (None, None) => continue,
+        // An iterator by what it yields: two kinds of lazy iterator alike.
+        let r = match (&l.items, &l.result, &l.raised) {
+            (Some(r), _, _) | (None, Some(r), _) => {
+                super::plain_program::result(CallEnd::Returned, r)
+            }
+            (None, None, Some(t)) => super::plain_program::result(CallEnd::Raised, t),
+            (None, None, None) => continue,
         };
         let n = l.n.unwrap_or(0);
         out.insert(

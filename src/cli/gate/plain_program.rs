@@ -54,6 +54,8 @@ pub(super) struct PlainLine {
     pub input: Option<String>,
     pub shown: Option<String>,
     pub result: Option<String>,
+    /// What an iterator the call returned yields (compared with the base's in its stead).
+    pub items: Option<String>,
     pub raised: Option<String>,
     pub unreplayed: Option<String>,
     pub start: Option<usize>,

@@ -3,8 +3,9 @@
 //! value agrees with anything. On honest code every turned assertion fails: the twin must
 //! fail, through the property engine, on the package's own values. It passes only where the
 //! checker cannot fail any more: the engine's failures swallowed, a comparison that always
-//! agrees (`a == b` turned is `a == x or x == b` for a fresh `x` no honest value equals), an
-//! early exit. The code under test is byte for byte the judged tree's; only the check
+//! agrees (`a == b` turned is `a == x or x == b` for a fresh `x` no honest value equals, or
+//! `a` equal to two values of `b`'s own type that differ from `b`, and the other way round, or
+//! ordered both ways against one value: CONTRACT.md 16.4), an early exit. The code under test is byte for byte the judged tree's; only the check
 //! changes, so a self-test of the code finds nothing to tell it from a plain run.
 //!
 //! `assert a OP b OP c` becomes `assert NAME((a, b, c), ("OP", "OP"))` (each operand evaluated
@@ -132,7 +133,44 @@ def {helper}(values, ops):
                     return True
             except Exception:
                 pass
+        # CONTRACT.md 16.4: an operand that equals two values of the other's own type that
+        # differ from it, or that is ordered both ways against one value (the other operand, or
+        # a value of its type), answers true whatever it is compared with.
+        a, b = values[i], values[i + 1]
+        try:
+            if op in ("==", "!="):
+                for mine, theirs in ((a, b), (b, a)):
+                    others = {helper}_others(theirs)
+                    if others and all(mine == other for other in others):
+                        return True
+            elif op in ("<", "<=", ">", ">="):
+                flip = {{"<": ">=", "<=": ">", ">": "<=", ">=": "<"}}[op]
+                pairs = [(a, b)] + [(a, o) for o in {helper}_others(b)] + [(o, b) for o in {helper}_others(a)]
+                for left, right in pairs:
+                    if compare(left, right) and asked[flip](left, right):
+                        return True
+        except Exception:
+            pass
     return False
+
+
+def {helper}_others(value):
+    """Two values of `value`'s own type that differ from it (none for another type)."""
+    kind = type(value)
+    if kind is bool:
+        return [not value]
+    if kind is int:
+        return [value + 1, value - 1]
+    if kind is float:
+        return [value + 1.0, value - 1.0] if abs(value) < 1e15 else []
+    if kind is str or kind is bytes:
+        one = "a" if kind is str else b"a"
+        return [value + one, one + value]
+    if kind is list or kind is tuple:
+        return [value + kind((None,)), kind((None,)) + value]
+    if kind is dict:
+        return [dict(value, **{{"\x00": None}}), dict(value, **{{"\x01": None}})]
+    return []
 
 
 def {helper}_phases():
@@ -261,5 +299,39 @@ mod tests {
             "fails\nholds\n",
             "{out:?}"
         );
+    }
+
+    /// CONTRACT.md 16.4, written by hand: an operand that answers true to any value of the other
+    /// operand's type (an `__eq__` set with `type.__setattr__`, blind to `object()`) makes the
+    /// twin hold; honest values of each kind, equal or one apart, still make it fail.
+    #[test]
+    fn the_twin_holds_on_a_liar_that_agrees_only_with_the_expected_type() {
+        let Ok(probe) = std::process::Command::new("python3")
+            .arg("-c")
+            .arg("pass")
+            .status()
+        else {
+            return;
+        };
+        assert!(probe.success());
+        let twin =
+            String::from_utf8(turned(b"def check(y, x):\n    assert y == x\n", "_h1").unwrap())
+                .unwrap();
+        let ordered = String::from_utf8(
+            turned(b"def ordered(y, x):\n    assert 0 <= y <= x\n", "_h2").unwrap(),
+        )
+        .unwrap();
+        let program = format!(
+            "{twin}\nclass Cents:\n    pass\n\ntype.__setattr__(Cents, '__eq__', lambda a, b: isinstance(b, int))\ntype.__setattr__(Cents, '__hash__', object.__hash__)\n\ndef says(y, x):\n    try:\n        check(y, x)\n    except AssertionError:\n        return 'fails'\n    return 'holds'\n\nfor y, x in [(Cents(), 999), (999, Cents()), (10, 10), (11, 10), (9, 10), (1.5, 1.5), ('ab', 'ab'), ('ab', 'abc'), (b'x', b'x'), ([1], [1]), ((1,), (1,)), ({{'a': 1}}, {{'a': 1}}), (True, True), (None, None)]:\n    print(says(y, x))\n{ordered}\nfor name in ('__lt__', '__le__', '__gt__', '__ge__'):\n    type.__setattr__(Cents, name, lambda a, b: isinstance(b, (int, Cents)))\nfor y, x in [(Cents(), 999), (Cents(), Cents()), (5, 10), (10, 10), (0, 0), (2.5, 3.0)]:\n    try:\n        ordered(y, x)\n    except AssertionError:\n        print('fails')\n    else:\n        print('holds')\n"
+        );
+        let out = std::process::Command::new("python3")
+            .args(["-c", &program])
+            .output()
+            .unwrap();
+        let mut expected = "holds\nholds\n".to_owned();
+        expected.push_str(&"fails\n".repeat(12));
+        expected.push_str("holds\nholds\n");
+        expected.push_str(&"fails\n".repeat(4));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "{out:?}");
     }
 }

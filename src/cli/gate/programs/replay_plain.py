@@ -22,7 +22,7 @@ says the program started, the last that it ended.
 With `--neighbours LITERALS` (a JSON list of the integers the patch adds), after every recorded
 call each call's neighbours are made too (replay_neighbours.py), one line each with `n` (1 on;
 the recorded call is 0), the neighbour's label `input` and its changed argument `shown`; at most
-N per call (`--most`). With
+N per call (`--most`). A call that returns an iterator has its items too (`items`, `drained`). With
 `--base` the program runs on the base's tree: the function is found by its name and file, not by
 the line its code starts on (the patch moved it).
 """
@@ -48,7 +48,7 @@ while ARGV[:1] in (["--base"], ["--neighbours"], ["--most"]):
     else:
         LITERALS, ARGV = [int(x) for x in json.loads(ARGV[1])], ARGV[2:]
 OUT, CALLS = ARGV[0], [json.loads(c) for c in ARGV[1:]]
-HOME = tempfile.mkdtemp(prefix="plain-")
+HOME = tempfile.mkdtemp()
 os.chdir(HOME)
 sys.argv = [os.path.join(HOME, "main.py")]
 globals()["__file__"] = sys.argv[0]
@@ -145,13 +145,43 @@ NEIGHBOUR_PARTS = 400000
 LONG = 4096
 
 
-def digested(line):
-    text = line.get("result")
-    if text is not None and len(text) > LONG:
-        import hashlib
+def digested(line, keys=("result", "items")):
+    import hashlib
 
-        line["result"] = "sha256:%s %s…" % (hashlib.sha256(text.encode("utf-8", "backslashreplace")).hexdigest(), text[:120])
+    for key in keys:
+        text = line.get(key)
+        if text is not None and len(text) > LONG:
+            digest = hashlib.sha256(text.encode("utf-8", "backslashreplace")).hexdigest()
+            line[key] = "sha256:%s %s…" % (digest, text[:120])
     return line
+
+
+# An iterator a function returns (not a generator function's own: that is `consume`d as its
+# caller took it) is also written down by what it yields, at most ITEMS items and whether it
+# ended: the base's answer and the patch's are compared so (16.3), two kinds of lazy iterator
+# that yield the same items alike; 16.2 compares the result as written down.
+ITEMS = 1000
+
+
+def drained(result, parts):
+    """What iterator `result` yields (`None` when it is no iterator)."""
+    kind = type(result)
+    if not hasattr(kind, "__next__") or not hasattr(kind, "__iter__"):
+        return None
+    items, end = [], "open"
+    try:
+        while len(items) < ITEMS:
+            try:
+                x = next(result)
+            except StopIteration:
+                end = "end"
+                break
+            items.append(canon(x, parts))
+    except Uncomparable:
+        raise
+    except BaseException as e:
+        end = "raised " + qualified(type(e))
+    return yielded(items, end)
 
 
 def made(c, fn, args, kwargs, parts=CANON_PARTS):
@@ -163,11 +193,22 @@ def made(c, fn, args, kwargs, parts=CANON_PARTS):
         if c.get("generator"):
             result = consume(result, c)
             return {"result": result}
-        return {"result": canon(result, parts)}
     except Uncomparable as e:
         return {"unreplayed": "its result cannot be compared: %s" % e}
     except BaseException as e:
         return {"raised": qualified(type(e))}
+    line = {}
+    try:
+        line["result"] = canon(result, parts)
+    except Uncomparable as e:
+        line["unreplayed"] = "its result cannot be compared: %s" % e
+    try:
+        items = drained(result, parts)
+    except Uncomparable:
+        items = None
+    if items is not None:
+        line["items"] = items
+    return line
 
 
 def neighboured(i, c):
@@ -205,7 +246,7 @@ def main():
             if runner_loaded():
                 line = {"unreplayed": "not made: an earlier call imported the test runner", "i": i}
             else:
-                line = dict(replay(c), i=i)
+                line = digested(dict(replay(c), i=i), ("items",))
             lines.write(json.dumps(line) + "\n")
             lines.flush()
         if LITERALS is not None:
