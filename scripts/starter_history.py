@@ -214,7 +214,7 @@ def first_open(answer):
     return ""
 
 
-def measure(binary, name, work, count, jsonl):
+def measure(binary, name, work, count, jsonl, only=()):
     plain = PROJECTS[name]["plain"]
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     rows = []
@@ -222,6 +222,8 @@ def measure(binary, name, work, count, jsonl):
     for c in candidates(work, name):
         if len(rows) == count:
             break
+        if only and not c.startswith(tuple(only)):
+            continue
         subject = git(work, "log", "-1", "--format=%s", c).stdout.strip()
         diff = git(work, "diff", "--binary", "--full-index", "--no-renames", f"{c}^1", c).stdout
         git(work, "checkout", "-q", "-f", "-B", "measured", "main")
@@ -315,6 +317,8 @@ def main():
     ap.add_argument("--jsonl")
     ap.add_argument("--replay", action="store_true",
                     help="with [replay] listed: count the recorded calls' states (issue 66)")
+    ap.add_argument("--only", default="",
+                    help="comma-separated commit prefixes: gate only these (to look at one again)")
     ap.add_argument("projects", nargs="+", metavar="PROJECT=REPO")
     args = ap.parse_args()
     binary = str(pathlib.Path(args.binary).resolve())
@@ -327,7 +331,8 @@ def main():
             work = pathlib.Path(tmp) / name
             print(f"{name}: adopting at {PROJECTS[name]['tag']}", flush=True)
             adopt(binary, name, pathlib.Path(mirror).resolve(), work, args.replay)
-            rows, skipped = measure(binary, name, work, args.count, args.jsonl)
+            only = [c for c in args.only.split(",") if c]
+            rows, skipped = measure(binary, name, work, args.count, args.jsonl, only)
         report(name, rows, skipped)
         total += rows
     stops = sum(r["exit"] != 0 for r in total)

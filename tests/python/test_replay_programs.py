@@ -308,3 +308,33 @@ def test_an_iterator_returned_is_also_written_down_by_what_it_yields(tmp_path):
     want = "<yielded [(0, 'a'), (0, 'b'), (1, 'a'), (1, 'b')] end>"
     assert results["pairs"]["items"] == results["pairs_too"]["items"] == want
     assert results["pairs"].get("result") != results["pairs_too"].get("result")
+
+
+def test_a_sentinel_default_stays_the_module_s_own_object(tmp_path):
+    # more-itertools' minmax(iterable, default=_marker): recorded with its default bound, the
+    # argument is the module's `_marker`; pickled as a copy it was another object, and the plain
+    # program returned it where the tests saw ValueError.
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "__init__.py").write_text("")
+    (tree / "pkg" / "m.py").write_text(
+        "_marker = object()\n\ndef first(items, default=_marker):\n    for x in items:\n        return x\n"
+        "    if default is _marker:\n        raise ValueError('empty')\n    return default\n")
+    tests = tree / "tests"
+    tests.mkdir()
+    (tests / "__init__.py").write_text("")
+    (tests / "test_m.py").write_text(
+        "import pytest\nfrom pkg.m import first\n\ndef test_empty():\n    with pytest.raises(ValueError):\n"
+        "        first([])\n")
+    report = tmp_path / "observe.json"
+    argv = [sys.executable, "-c", program("observe_driver.py"), "--record", "5", str(report),
+            "pkg/m.py:3-8", "--", "-q", "-p", "no:cacheprovider", "tests"]
+    done = subprocess.run(argv, cwd=tree, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    calls = json.loads(report.read_text())["calls"]
+    assert [c.get("raised") for c in calls] == ["builtins.ValueError"]
+    out = tmp_path / "plain.xml"
+    subprocess.run([sys.executable, "-c", program("replay_plain.py"), str(out), json.dumps(calls[0])],
+                   cwd=tree, check=True)
+    lines = [json.loads(x) for x in (tmp_path / "plain.xml.replay").read_text().splitlines()]
+    assert lines[1] == {"raised": "builtins.ValueError", "i": 0}

@@ -20,7 +20,7 @@ and only the files that may hold them collected; `--except ID...` runs every tes
 import sys
 if "canon" not in globals():
     # Run on its own (its tests): the shared part from the file beside it.
-    from replay_canon import canon, yielded, Uncomparable
+    from replay_canon import canon, pickled_args, yielded, Uncomparable
 split = sys.argv.index("--")
 head, args = sys.argv[1:split], sys.argv[split + 1:]
 plugins, watch = [], {}
@@ -347,7 +347,7 @@ class Recorder:
         except Exception:
             pass
     def entered(self, qual, frame):
-        import base64, pickle
+        import base64
         code = frame.f_code
         site = dict(self.site, function=qual, line=code.co_firstlineno, firstline=code.co_firstlineno,
                     generator=bool(code.co_flags & CO_GENERATOR))
@@ -373,7 +373,7 @@ class Recorder:
             if code.co_flags & CO_VARKEYWORDS:
                 kw.update(values[names[i]])
             try:
-                data = pickle.dumps((tuple(a), kw), 4)
+                data = pickled_args((tuple(a), kw), frame.f_globals)
             except Exception as e:
                 unrecorded(site, "its arguments cannot be pickled (%s)" % type(e).__name__)
                 return

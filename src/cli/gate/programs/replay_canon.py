@@ -137,6 +137,48 @@ def _reduced(v, t, out, left, path):
     out.append(">")
 
 
+def _by_name(v):
+    import types
+
+    plain = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+             bool, int, float, complex, str, bytes, type(None), list, tuple, dict, set, frozenset)
+    return not isinstance(v, plain)
+
+
+def pickled_args(value, scope):
+    """`value` pickled (protocol 4), each object that is a global of `scope` (the called
+    function's module namespace) by its name: a sentinel (`_marker = object()`, a default the
+    function tests with `is`) stays that very object when the plain program unpickles it."""
+    import io
+    import pickle
+
+    refs = {id(v): k for k, v in list(scope.items()) if _by_name(v)}
+
+    class Pickler(pickle.Pickler):
+        def persistent_id(self, obj):
+            name = refs.get(id(obj))
+            return None if name is None else ("global", name)
+
+    out = io.BytesIO()
+    Pickler(out, 4).dump(value)
+    return out.getvalue()
+
+
+def unpickled_args(data, module):
+    """`pickled_args`' bytes read back, a global of `module` by its name."""
+    import importlib
+    import io
+    import pickle
+
+    class Unpickler(pickle.Unpickler):
+        def persistent_load(self, pid):
+            if type(pid) is tuple and len(pid) == 2 and pid[0] == "global" and type(pid[1]) is str:
+                return getattr(importlib.import_module(module), pid[1])
+            raise pickle.UnpicklingError("not a reference this program writes")
+
+    return Unpickler(io.BytesIO(data)).load()
+
+
 def yielded(items, end):
     """A generator's result: the items its caller consumed (each as `canon` writes it) and how it
     ended: `open` (the caller stopped taking), `end`, or `raised T`."""

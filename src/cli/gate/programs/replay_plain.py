@@ -30,13 +30,12 @@ import sys
 
 if "canon" not in globals():
     # Run on its own (its tests): the shared part from the file beside it.
-    from replay_canon import CANON_PARTS, Uncomparable, canon, yielded
+    from replay_canon import CANON_PARTS, Uncomparable, canon, unpickled_args, yielded
     from replay_neighbours import applied, neighbours, shown_value
 import base64
 import importlib
 import json
 import os
-import pickle
 import tempfile
 
 ARGV, BASE, LITERALS, MOST = sys.argv[1:], False, None, 32
@@ -132,7 +131,7 @@ def replay(c):
     """One line: the call's result, or what it raised, or why it was not made."""
     try:
         fn = find(c)
-        args, kwargs = pickle.loads(base64.b64decode(c["args"]))
+        args, kwargs = unpickled_args(base64.b64decode(c["args"]), c["module"])
     except BaseException as e:
         return {"unreplayed": "%s: %s" % (qualified(type(e)), str(e)[:200])}
     return made(c, fn, args, kwargs)
@@ -216,7 +215,7 @@ def neighboured(i, c):
     try:
         fn = find(c)
         data = base64.b64decode(c["args"])
-        args, kwargs = pickle.loads(data)
+        args, kwargs = unpickled_args(data, c["module"])
         code = getattr(fn, "__code__", None)
         names = code.co_varnames[: code.co_argcount] if code is not None else ()
         near = neighbours(args, kwargs, names, LITERALS)[:MOST]
@@ -225,7 +224,7 @@ def neighboured(i, c):
     for n, (label, where, f) in enumerate(near, 1):
         line = {"i": i, "n": n, "input": label[:200]}
         try:
-            args, kwargs = applied(*pickle.loads(data), where, f)
+            args, kwargs = applied(*unpickled_args(data, c["module"]), where, f)
             line["shown"] = shown_value(args[where] if isinstance(where, int) else kwargs[where])
         except BaseException as e:
             line["unreplayed"] = "its neighbour cannot be made: %s" % qualified(type(e))
