@@ -214,7 +214,7 @@ def first_open(answer):
     return ""
 
 
-def measure(binary, name, work, count, jsonl, only=()):
+def measure(binary, name, work, count, jsonl, only=(), after=None):
     plain = PROJECTS[name]["plain"]
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     rows = []
@@ -223,6 +223,9 @@ def measure(binary, name, work, count, jsonl, only=()):
         if len(rows) == count:
             break
         if only and not c.startswith(tuple(only)):
+            continue
+        if after:
+            after = None if c.startswith(after) else after
             continue
         subject = git(work, "log", "-1", "--format=%s", c).stdout.strip()
         diff = git(work, "diff", "--binary", "--full-index", "--no-renames", f"{c}^1", c).stdout
@@ -319,6 +322,7 @@ def main():
                     help="with [replay] listed: count the recorded calls' states (issue 66)")
     ap.add_argument("--only", default="",
                     help="comma-separated commit prefixes: gate only these (to look at one again)")
+    ap.add_argument("--after", help="a commit prefix: gate only the candidates after it (to go on)")
     ap.add_argument("projects", nargs="+", metavar="PROJECT=REPO")
     args = ap.parse_args()
     binary = str(pathlib.Path(args.binary).resolve())
@@ -332,7 +336,7 @@ def main():
             print(f"{name}: adopting at {PROJECTS[name]['tag']}", flush=True)
             adopt(binary, name, pathlib.Path(mirror).resolve(), work, args.replay)
             only = [c for c in args.only.split(",") if c]
-            rows, skipped = measure(binary, name, work, args.count, args.jsonl, only)
+            rows, skipped = measure(binary, name, work, args.count, args.jsonl, only, args.after)
         report(name, rows, skipped)
         total += rows
     stops = sum(r["exit"] != 0 for r in total)
