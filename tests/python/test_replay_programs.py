@@ -266,10 +266,7 @@ def test_the_patch_s_integer_literals_are_tried_as_values_and_as_lengths():
 
 
 def test_the_plain_program_makes_each_neighbour_on_the_base_by_name(tmp_path):
-    tree = tmp_path / "tree"
-    (tree / "pkg").mkdir(parents=True)
-    (tree / "pkg" / "__init__.py").write_text("")
-    (tree / "pkg" / "m.py").write_text("\n\ndef first(items, n=1):\n    return list(items)[:n]\n")
+    tree = one_module(tmp_path, "\n\ndef first(items, n=1):\n    return list(items)[:n]\n")
     spec = {"module": "pkg.m", "function": "first", "firstline": 99, "path": str(tree / "pkg/m.py"),
             "root": str(tree), "args": base64.b64encode(pickle.dumps((([3, 4],), {"n": 1}))).decode()}
     out = tmp_path / "plain.xml"
@@ -289,11 +286,18 @@ def test_the_plain_program_makes_each_neighbour_on_the_base_by_name(tmp_path):
     assert lines[-1] == {"end": 1}
 
 
-def test_an_iterator_returned_is_also_written_down_by_what_it_yields(tmp_path):
+def one_module(tmp_path, text):
+    """A tree with package `pkg` holding module `m` of `text`; the tree."""
     tree = tmp_path / "tree"
     (tree / "pkg").mkdir(parents=True)
     (tree / "pkg" / "__init__.py").write_text("")
-    (tree / "pkg" / "m.py").write_text(
+    (tree / "pkg" / "m.py").write_text(text)
+    return tree
+
+
+def test_an_iterator_returned_is_also_written_down_by_what_it_yields(tmp_path):
+    tree = one_module(
+        tmp_path,
         "import itertools\n\ndef pairs(n):\n    return itertools.product(range(n), 'ab')\n\n"
         "def pairs_too(n):\n    return ((i, c) for i in range(n) for c in 'ab')\n")
     out = tmp_path / "plain.xml"
@@ -314,10 +318,8 @@ def test_a_sentinel_default_stays_the_module_s_own_object(tmp_path):
     # more-itertools' minmax(iterable, default=_marker): recorded with its default bound, the
     # argument is the module's `_marker`; pickled as a copy it was another object, and the plain
     # program returned it where the tests saw ValueError.
-    tree = tmp_path / "tree"
-    (tree / "pkg").mkdir(parents=True)
-    (tree / "pkg" / "__init__.py").write_text("")
-    (tree / "pkg" / "m.py").write_text(
+    tree = one_module(
+        tmp_path,
         "_marker = object()\n\ndef first(items, default=_marker):\n    for x in items:\n        return x\n"
         "    if default is _marker:\n        raise ValueError('empty')\n    return default\n")
     tests = tree / "tests"
