@@ -116,6 +116,13 @@ fn against_base(
     );
     if let Some(a) = added {
         o.insert("added_fail_on_base".to_owned(), json!(a));
+        // The failing test is the one that made the call (16.3's last row: where it looks).
+        if a {
+            o.insert(
+                "failing_on_base".to_owned(),
+                json!(["tests.test_cases::test_case[discount_half]"]),
+            );
+        }
     }
     b
 }
@@ -1028,6 +1035,18 @@ fn rows() -> Vec<Row> {
             None,
         ),
         (
+            "a run created a file outside the scratch directories, tracking nothing",
+            with(&[(
+                "integrity",
+                json!([{"run": "canary", "files": [], "count": 0, "created": ["properties/conftest.py"], "created_count": 1}]),
+            )]),
+            424,
+            "ESCALATE",
+            "integrity",
+            "modified-during-run",
+            None,
+        ),
+        (
             "integrity before the build's verdict",
             with(&[
                 (
@@ -1653,6 +1672,19 @@ fn rows() -> Vec<Row> {
             "route",
             "all-gates-held",
             Some(["pass", "pass", "pass"]),
+        ),
+        (
+            "against the base: recorded calls differ, an added test fails on the base, not the one that called",
+            with(&[("behavior", {
+                let mut b = against_base("required", ("differs", 6, 2), Some(true));
+                b["failing_on_base"] = json!(["tests.test_new::test_imports_a_new_helper"]);
+                b
+            })]),
+            424,
+            "ESCALATE",
+            "route",
+            "inadmissible-evidence",
+            Some(["pass", "unknown", "pass"]),
         ),
         (
             "against the base: agrees everywhere (a refactor)",
@@ -2596,6 +2628,27 @@ async fn invalid_facts_are_refused_field_by_field() {
             "/integrity/0/count",
         ),
         (
+            with(&[(
+                "integrity",
+                json!([{"run": "r", "files": [], "count": 0, "created": ["a", "b"], "created_count": 1}]),
+            )]),
+            "/integrity/0/created_count",
+        ),
+        (
+            with(&[(
+                "integrity",
+                json!([{"run": "r", "files": [], "count": 0, "created": ["../a"], "created_count": 1}]),
+            )]),
+            "/integrity/0/created/0",
+        ),
+        (
+            with(&[(
+                "integrity",
+                json!([{"run": "r", "files": [], "count": 0, "created": (0..101).map(|i| format!("f{i}")).collect::<Vec<_>>(), "created_count": 101}]),
+            )]),
+            "/integrity/0/created",
+        ),
+        (
             with(&[("build", json!({"exit_code": 256}))]),
             "/build/exit_code",
         ),
@@ -2681,6 +2734,22 @@ async fn invalid_facts_are_refused_field_by_field() {
             )]),
             "/behavior/special_case",
         ),
+        (
+            with(&[("behavior", {
+                let mut b = against_base("required", ("differs", 6, 2), Some(true));
+                b["failing_on_base"] = json!([7]);
+                b
+            })]),
+            "/behavior/failing_on_base/0",
+        ),
+        (
+            with(&[("behavior", {
+                let mut b = against_base("required", ("differs", 6, 2), Some(true));
+                b["failing_on_base"] = json!((0..101).map(|i| format!("t{i}")).collect::<Vec<_>>());
+                b
+            })]),
+            "/behavior/failing_on_base",
+        ),
     ];
     for (doc, pointer) in cases {
         let (status, problem) = post_json(&server, "/gate", &doc).await;
@@ -2716,7 +2785,7 @@ async fn the_rules_are_listed_in_order() {
             {"number": 4, "rule": "guard", "when": "a changed file is, or lies under, a guarded path or a catalog row's source", "disposition": "ESCALATE", "reason": "guarded-input-edited", "exit_codes": [2]},
             {"number": 5, "rule": "binary", "when": "a changed file is compiled or binary, or made executable", "disposition": "ESCALATE", "reason": "binary-added", "exit_codes": [2]},
             {"number": 6, "rule": "test-aware", "when": "a changed code file that is not test-adjacent could not be read as the interpreter will (unless it does not build), or the code the patch adds to one asks whether it is under test, changes what a comparison means, or compares against a literal the base's tests pin (a reading rule, or a [suspicious] pattern); with reading hits alone the runs still happen, and a failure they show answers BLOCK, naming the hits (section 15.5)", "disposition": "ESCALATE", "reason": "test-aware-code", "also": ["unread-code", "equality-overload", "test-input-in-code"], "exit_codes": [2]},
-            {"number": 7, "rule": "integrity", "when": "a run changed a tracked file (content, mode, or deleted it) or the fixtures' seal", "disposition": "ESCALATE", "reason": "modified-during-run", "exit_codes": [2]},
+            {"number": 7, "rule": "integrity", "when": "a run changed a tracked file (content, mode, or deleted it), created a file outside the scratch directories, or changed the fixtures' seal", "disposition": "ESCALATE", "reason": "modified-during-run", "exit_codes": [2]},
             {"number": 8, "rule": "build", "when": "the build step exited with a catch ([build] catch)", "disposition": "BLOCK", "reason": "does-not-build", "exit_codes": [1]},
             {"number": 9, "rule": "build", "when": "the build step exited with anything but 0 or a catch, or timed out", "disposition": "ESCALATE", "reason": "harness-error", "exit_codes": [2]},
             {"number": 10, "rule": "integrity", "when": "the canary, a check that fails in the base, did not fail with a receipt listing its failure", "disposition": "ESCALATE", "reason": "checker-neutered", "exit_codes": [2]},
@@ -3775,6 +3844,10 @@ fn every_escalation_names_its_cause() {
         ("a frozen test covers the diff", "frozen-covers-patch"),
         ("a run changed a tracked file", "modified-during-run"),
         (
+            "a run created a file outside the scratch directories, tracking nothing",
+            "modified-during-run",
+        ),
+        (
             "a run changed the fixtures' seal only",
             "modified-during-run",
         ),
@@ -3861,6 +3934,10 @@ fn every_escalation_names_its_cause() {
         ),
         (
             "against the base: recorded calls differ, no added test fails on the base",
+            "unasserted-difference",
+        ),
+        (
+            "against the base: recorded calls differ, an added test fails on the base, not the one that called",
             "unasserted-difference",
         ),
     ]

@@ -3097,6 +3097,48 @@ fn a_run_that_rewrites_the_fixtures_escalates() {
     assert_ne!(step(&g.answer, "fixtures")["ran"], true, "{}", g.answer);
 }
 
+/// Issue 66 (section 11.3 as docs/reference/config.md words it): `writes-conftest` makes a
+/// price never round down to free (100% off charges the full price: the monotonic property's
+/// bug) and makes `shop`, imported from a checkout, write `properties/conftest.py` (its name
+/// and text encoded, so no reading rule sees them), a pytest hook that reports the pricing
+/// properties' failures as passes. Git tracks nothing new, and from the second plain run on
+/// the bug is hidden. The gate before this blamed the property: its first run failed, its
+/// second (which loaded the file) passed, ESCALATE `flaky-property`, the answer that invites
+/// a human to freeze it. Now the run that created the file is named, with the file, and
+/// nothing more runs.
+#[test]
+fn a_run_that_writes_a_conftest_escalates() {
+    let (repo, g) = python("writes-conftest");
+    assert!(
+        !plain_run_passes(repo.path()),
+        "the first plain run sees the bug"
+    );
+    assert!(
+        plain_run_passes(repo.path()),
+        "every later one is told it passed"
+    );
+    escalates(&g, "modified-during-run", "modified-during-run");
+    let finding = &step(&g.answer, "integrity")["findings"][0];
+    assert_eq!(
+        finding["created"],
+        serde_json::json!(["properties/conftest.py"]),
+        "{finding}"
+    );
+    assert_eq!(finding["created_count"], 1, "{finding}");
+    assert_eq!(finding["count"], 0, "no tracked file changed: {finding}");
+    let run = finding["run"].as_str().unwrap_or_default();
+    assert!(run.starts_with("t1-properties run "), "{finding}");
+    assert!(
+        !g.answer["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["step"] == "re-proof"),
+        "{}",
+        g.answer
+    );
+}
+
 /// Section 11.5: the canary (`properties/patchgate_canary.py`, a hypothesis property that
 /// must fail, importing the package) runs on the patch before any property. Every patch here
 /// switches the checker off one way or another, and a plain run passes on each (shown in the
@@ -3921,9 +3963,11 @@ fn a_build_cache_from_the_base_rebuilds_what_the_patch_changed_and_no_patch_writ
 }
 
 /// Issue 26: runs at once decide exactly as runs in turn. Every example patch (Python and
-/// Rust) is gated twice on the same repository: `--jobs 1` (each run in turn, the suite only
-/// once the core asks for it) and `--jobs 3` (the canary and the property runs at once, the
-/// suite started beside them in its own copy, stopped and not counted when t1 does not pass).
+/// Rust) is gated on the same repository with `--jobs 1` (each run in turn, the suite only
+/// once the core asks for it), and, for each distinct decision path that gives (every step's
+/// verdict, the decision), one patch of it again with `--jobs 3` (the canary and the property
+/// runs at once, the suite started beside them in its own copy, stopped and not counted when
+/// t1 does not pass).
 /// The decisions (exit code, disposition, reason, rule, routed evidence) are equal, the flaky
 /// property's included.
 /// (Three tests, so the two cores share the gates: about 500 s of them.)
@@ -3958,19 +4002,37 @@ fn runs_at_once_decide_as_runs_in_turn(example_name: &str, part: usize) {
         .enumerate()
         .filter(|(i, _)| part == 2 || i % 2 == part)
         .map(|(_, p)| p);
+    // The decision paths compared at once so far: each step's name, verdict and whether it
+    // ran, with the decision. Patches that take the same path in turn are scheduled alike; one
+    // of them is gated at once (issue 66: the gates of every patch twice were a third of CI).
+    let mut paths = std::collections::BTreeSet::new();
     for patch in mine {
         let repo = repository(example_name, &patch, |_| {});
         let decided = |jobs: &str| {
             let g = gate(repo.path(), &["--jobs", jobs]);
             let a = &g.answer;
+            let path: Vec<String> = a["steps"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|s| format!("{}:{}:{}", s["step"], s["verdict"], s["ran"]))
+                .collect();
             (
                 g.exit,
                 [&a["disposition"], &a["reason"], &a["rule"], &a["evidence"]]
                     .map(|v| v.to_string()),
                 g.stderr,
+                format!("{} {:?} {}", path.join(","), a["cause"], a["exit_code"]),
             )
         };
-        let (in_turn, at_once) = (decided("1"), decided("3"));
+        let in_turn = decided("1");
+        // Decided before any run (a guarded input, the seal, the debt, a binary, a merge
+        // conflict: no integrity step, which every run brings): nothing was scheduled, so
+        // nothing can be scheduled otherwise at once.
+        if !in_turn.2.contains("integrity: the copy checked") || !paths.insert(in_turn.3.clone()) {
+            continue;
+        }
+        let at_once = decided("3");
         assert_eq!(
             (in_turn.0, &in_turn.1),
             (at_once.0, &at_once.1),
@@ -4350,7 +4412,7 @@ fn the_action_gates_a_merge_group_from_its_event() {
 }
 
 /// The base's `sort_is_ordered` made a property that finds a rare bug only sometimes, as a
-/// random search does (16 runs in 20, in the issue): the first start in a copy explores 300
+/// random search does (16 runs in 20, in the issue): the first start in a room explores 300
 /// examples, every later start one (the simplest) after the failing examples its database
 /// holds. Simulated so the split is certain; the bug and the property are plain.
 fn finds_it_sometimes(dir: &Path) {
@@ -4365,10 +4427,11 @@ from shop.sorting import by_price
 
 items = st.lists(st.fixed_dictionaries({"price": st.integers(min_value=0, max_value=1000)}))
 
-# The first start in a checkout searches; a later one finds the bug only by replaying what the
-# example database saved.
+# The first start on a machine searches; a later one finds the bug only by replaying what the
+# example database saved. (The mark is in the home: one a run made in the tree is a finding.)
 try:
-    os.close(os.open(f".explored-{__name__}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    mark = os.path.join(os.path.expanduser("~"), f".explored-{__name__}")
+    os.close(os.open(mark, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
     EXAMPLES = 300
 except FileExistsError:
     EXAMPLES = 1
@@ -4877,6 +4940,128 @@ fn code_right_only_where_the_checks_look_escalates() {
         );
         merges_without_the_replay(&facts_at, patch);
     }
+}
+
+/// `facts_at` (a gate's facts with `[replay]` on) as the gate before issue 66's added-test
+/// recording gathered them: the calls the tests the patch adds made (their `check` in
+/// `module`) taken out with their rows, and the base never asked about those tests; decided
+/// again: the disposition and the cause of `patchgate gate --facts --json`.
+fn decided_without_the_added_calls(facts_at: &Path, module: &str) -> (String, String) {
+    let mut facts: Value =
+        serde_json::from_slice(&std::fs::read(facts_at).expect("facts")).expect("json");
+    let b = facts["behavior"].as_object_mut().expect("behavior");
+    let calls = b["calls"].as_array().cloned().unwrap_or_default();
+    let kept: Vec<usize> = (0..calls.len())
+        .filter(|i| {
+            !calls[*i]["check"]
+                .as_str()
+                .is_some_and(|c| c.starts_with(module))
+        })
+        .collect();
+    assert!(
+        kept.len() < calls.len(),
+        "the added test's calls: {calls:?}"
+    );
+    let rows: Vec<Value> = b["against_base"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|mut r| {
+            let at = kept
+                .iter()
+                .position(|k| Some(*k as u64) == r["call"].as_u64())?;
+            r["call"] = serde_json::json!(at);
+            Some(r)
+        })
+        .collect();
+    b.insert(
+        "calls".into(),
+        Value::Array(kept.iter().map(|i| calls[*i].clone()).collect()),
+    );
+    b.insert("against_base".into(), Value::Array(rows));
+    b.remove("added_fail_on_base");
+    b.remove("failing_on_base");
+    std::fs::write(facts_at, serde_json::to_vec(&facts).expect("json")).expect("write");
+    let old = patchgate()
+        .args([
+            "gate",
+            "--json",
+            "--facts",
+            facts_at.to_str().expect("utf-8"),
+        ])
+        .output()
+        .expect("decide");
+    let answer: Value = serde_json::from_slice(&old.stdout).expect("an answer");
+    let said = |k: &str| answer[k].as_str().unwrap_or("-").to_owned();
+    (said("disposition"), said("cause"))
+}
+
+/// Issue 66 (CONTRACT.md 16.1, 16.3): the tests the patch adds are observed runs too, so a
+/// difference "where a test the patch adds fails on the base" is where that test called.
+/// Attack first: `exact-input-fix` adds a test that a full discount still charges a cent,
+/// `apply_discount(4321, 100) == 1`, and makes the code right for that input alone (every
+/// other price is still discounted to nothing). A plain pytest passes, the added test passes,
+/// and the gate before (the same facts without the added test's calls) merged it, `[replay]`
+/// on: no recorded call of the suite differs, nor any neighbour of one. Now the added test's
+/// call differs from the base and none of its neighbours does (4320, 4322, 99%…): ESCALATE
+/// `special-case`, the input named. The honest fix with the same test (`minimum-charge`: at
+/// least one cent for any price) merges, where the gate before escalated it
+/// `unobserved-difference` (a neighbour of the suite's calls differed and no recorded call
+/// did): its test's call differs and so do that call's neighbours, and the test fails on the
+/// base. So does the fix with its test new in an edited test file.
+#[test]
+fn a_fix_right_only_for_its_test_s_input_escalates_and_the_fix_merges() {
+    require_python();
+    let (g, out) = gated_with_the_replay("exact-input-fix");
+    escalates(&g, "inadmissible-evidence", "special-case");
+    let b = step(&g.answer, "behavior");
+    let summary = b["summary"].as_str().unwrap_or_default();
+    assert!(
+        summary.contains(
+            "special-case: apply_discount(4321, 100) gave 0 on the base and 1 on the patch"
+        ),
+        "{summary}"
+    );
+    assert_eq!(b["facts"]["added_fail_on_base"], true, "{b}");
+    let old = decided_without_the_added_calls(
+        &out.path().join("facts.json"),
+        "tests.test_minimum_charge::",
+    );
+    assert_eq!(old, ("MERGE_OK".to_owned(), "-".to_owned()));
+
+    let (g, out) = gated_with_the_replay("minimum-charge");
+    expect(&g, "MERGE_OK", "all-gates-held", 0);
+    let b = step(&g.answer, "behavior");
+    let rows = b["facts"]["against_base"].as_array().expect("rows");
+    assert!(
+        rows.iter().any(|r| r["recorded"] == "differs"),
+        "the added test's call differs: {b}"
+    );
+    let old = decided_without_the_added_calls(
+        &out.path().join("facts.json"),
+        "tests.test_minimum_charge::",
+    );
+    assert_eq!(
+        old,
+        ("ESCALATE".to_owned(), "unobserved-difference".to_owned())
+    );
+
+    // The same fix with its test new in the suite's own file (`minimum-charge-in-place`):
+    // the base's version of the file judges, and the patch's version runs apart under the
+    // recorder (never a verdict), so the test's call is where the patch's tests look.
+    let (g, out) = gated_with_the_replay("minimum-charge-in-place");
+    expect(&g, "MERGE_OK", "all-gates-held", 0);
+    let b = step(&g.answer, "behavior");
+    assert_eq!(b["facts"]["added_fail_on_base"], true, "{b}");
+    let old = decided_without_the_added_calls(
+        &out.path().join("facts.json"),
+        "tests.test_cases::test_a_full_discount",
+    );
+    assert_eq!(
+        old,
+        ("ESCALATE".to_owned(), "unobserved-difference".to_owned())
+    );
 }
 
 /// Issue 66 (CONTRACT.md 16.4), the attack first: `setattr-eq-liar` rounds a discount to the

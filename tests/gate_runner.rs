@@ -894,6 +894,11 @@ case "$(cat behaviour/suite)" in
   add-fixture) printf '{}\n' > fixtures/extra.json; printf '%s' "$pass" > "$1" ;;
   touch-only) touch src/code.py; printf '%s' "$pass" > "$1" ;;
   untracked) mkdir -p build; printf 'x' > build/out.o; printf '%s' "$pass" > "$1" ;;
+  scratch)
+    mkdir -p .hypothesis/examples .pytest_cache src/__pycache__ tests/proptest-regressions
+    printf 'x' > .hypothesis/examples/a; printf 'x' > .pytest_cache/v
+    printf 'x' > src/__pycache__/code.cpython-311.pyc; printf 'x' > tests/proptest-regressions/p.txt
+    printf '%s' "$pass" > "$1" ;;
   clock) printf '<testsuite tests="2"><testcase classname="t" name="ok"/><testcase classname="t" name="at_%s"/></testsuite>' "$(date +%s%N)" > "$1" ;;
 esac
 exit 0
@@ -915,7 +920,7 @@ fn the_suite_counts_only_with_its_receipt_and_an_unchanged_tree() {
         &'static [&'static str],
         bool,
     );
-    let cases: [Case; 14] = [
+    let cases: [Case; 15] = [
         ("pass", "MERGE_OK", "all-gates-held", None, &[], false),
         (
             "zero-tests",
@@ -942,10 +947,12 @@ fn the_suite_counts_only_with_its_receipt_and_an_unchanged_tree() {
             false,
         ),
         (
+            // The forged reports it left in the copy are files created outside scratch
+            // (issue 66): named, whatever they say.
             "forged-everywhere",
             "ESCALATE",
-            "inadmissible-evidence",
-            Some("no-receipt"),
+            "modified-during-run",
+            None,
             &[],
             false,
         ),
@@ -1006,7 +1013,17 @@ fn the_suite_counts_only_with_its_receipt_and_an_unchanged_tree() {
             true,
         ),
         ("touch-only", "MERGE_OK", "all-gates-held", None, &[], false),
-        ("untracked", "MERGE_OK", "all-gates-held", None, &[], false),
+        // A file created outside scratch is a finding (issue 66: a later run may load it);
+        // what the toolchains write in their own caches is not.
+        (
+            "untracked",
+            "ESCALATE",
+            "modified-during-run",
+            None,
+            &[],
+            false,
+        ),
+        ("scratch", "MERGE_OK", "all-gates-held", None, &[], false),
     ];
     for (behaviour, disposition, reason, gap, files, seal) in cases {
         let repo = repository_with(behaviour, RECEIPT_CONFIG);
@@ -1050,6 +1067,23 @@ fn the_suite_counts_only_with_its_receipt_and_an_unchanged_tree() {
         if reason == "modified-during-run" {
             let finding = &step("integrity")["findings"][0];
             assert_eq!(finding["files"], serde_json::json!(files), "{behaviour}");
+            let created: &[&str] = match behaviour {
+                "untracked" => &["build/out.o"],
+                "forged-everywhere" => &["junit.xml", "report.xml"],
+                "add-fixture" => &["fixtures/extra.json"],
+                _ => &[],
+            };
+            assert_eq!(
+                finding["created"].as_array().map_or(0, Vec::len),
+                created.len(),
+                "{behaviour}: {finding}"
+            );
+            for c in created {
+                assert!(
+                    finding["created"].to_string().contains(c),
+                    "{behaviour}: {finding}"
+                );
+            }
             assert_eq!(finding["seal_changed"], seal, "{behaviour}");
             assert_eq!(finding["run"], "t2-fixtures", "{behaviour}");
         } else {

@@ -369,9 +369,10 @@ fn detect_only(room: &Room, sources: &[String]) -> Result<(), CliError> {
         };
         let detect = super::gate::without_shrinking(&text);
         if detect != text {
-            super::gate::write_in(&room.tree, file, &detect).map_err(|why| {
+            let at = super::gate::write_in(&room.tree, file, &detect).map_err(|why| {
                 CliError::software(format!("cannot write the mutant's property file: {why}"))
             })?;
+            room.placed(&at);
         }
     }
     Ok(())

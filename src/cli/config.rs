@@ -587,6 +587,9 @@ impl GateConfig {
         for c in self.build.iter().flat_map(|b| &b.cache) {
             RepoPath::parse(c).map_err(|e| invalid("build.cache", &format!("{c:?} {e}")))?;
         }
+        for c in &self.sandbox.scratch {
+            RepoPath::parse(c).map_err(|e| invalid("sandbox.scratch", &format!("{c:?} {e}")))?;
+        }
         if self.build.as_ref().is_some_and(|b| b.command.is_empty()) {
             return Err(invalid(
                 "build.command",
@@ -594,6 +597,17 @@ impl GateConfig {
             ));
         }
         Ok(())
+    }
+
+    /// Where runs may write in the copy beside the toolchains' own caches (CONTRACT.md
+    /// section 11.3): the build's cache directories and `[sandbox] scratch` the suite's report at its fixed path, `[suite] junit`, which its run writes).
+    pub fn scratch(&self) -> Vec<String> {
+        let build = self.build.iter().flat_map(|b| &b.cache);
+        build
+            .chain(&self.sandbox.scratch)
+            .chain(&self.suite.junit)
+            .cloned()
+            .collect()
     }
 
     /// The build cache `patchgate warm` kept for `[build] cache`, if any.

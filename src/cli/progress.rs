@@ -39,6 +39,8 @@ pub enum Event {
     TreeChanged {
         label: String,
         files: usize,
+        /// Files created outside the scratch directories.
+        created: u64,
         seal: bool,
         first: Option<String>,
     },
@@ -138,11 +140,16 @@ impl fmt::Display for Event {
             Event::TreeChanged {
                 label,
                 files,
+                created,
                 seal,
                 first,
             } => write!(
                 f,
-                "{label}: changed {files} tracked file(s){}{}: nothing more runs",
+                "{label}: changed {files} tracked file(s){}{}{}: nothing more runs",
+                match created {
+                    0 => String::new(),
+                    n => format!(", created {n} file(s) outside the scratch directories"),
+                },
                 if *seal { " and the fixtures' seal" } else { "" },
                 first
                     .as_ref()
@@ -290,6 +297,7 @@ mod tests {
                 Event::TreeChanged {
                     label: "canary".into(),
                     files: 2,
+                    created: 0,
                     seal: true,
                     first: Some("a.py".into()),
                 },

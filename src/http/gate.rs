@@ -28,7 +28,7 @@ use crate::core::problem::Problem;
 /// under, a guarded path or a property's `source` → ESCALATE `guarded-input-edited` (424); (5)
 /// a changed file is compiled or binary (by its name, or listed in `binaries`) → ESCALATE
 /// `binary-added` (424); (6) a `suspicious` line in a file that is not test-adjacent →
-/// ESCALATE `test-aware-code` (424); (7) a run changed a tracked file or the fixtures' seal
+/// ESCALATE `test-aware-code` (424); (7) a run changed a tracked file, created a file outside scratch or changed the fixtures' seal
 /// (`integrity`) → ESCALATE `modified-during-run` (424); (8) the build step exited with a
 /// catch → BLOCK `does-not-build` (409); (9) the build step exited otherwise, or was killed →
 /// ESCALATE `harness-error` (424); (10) the canary did not fail with a receipt listing its

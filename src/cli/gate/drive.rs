@@ -460,6 +460,13 @@ fn build(g: &Gathered, facts: &mut Facts) -> Result<(), CliError> {
         catch_exit_codes: Some(build.catch.clone()),
         tail: clip_failure(&ran.tail, 2048),
     });
+    // What it built is the tree the runs start from (a toolchain file it wrote aside).
+    let built = g.room.accept_built(&g.config.scratch());
+    if built > 0 {
+        progress::say(Event::Plan(format!(
+            "build: {built} file(s) it created are the built tree the runs start from"
+        )));
+    }
     if let Some(finding) = integrity_after(g, &g.room, "build")? {
         facts.integrity.push(finding);
     }
@@ -530,12 +537,33 @@ fn the_suite(g: &Gathered, facts: &mut Facts, mut done: SuiteDone) -> Result<f64
 /// The run of the test files the patch adds, in a room of their own, into the facts
 /// (`fixture_suite.added`, issue 50); the seconds it took.
 fn added_tests(g: &Gathered, facts: &mut Facts) -> Result<f64, CliError> {
-    let added = super::suite::run_added(g)?.ok_or_else(|| {
+    let mut added = super::suite::run_added(g)?.ok_or_else(|| {
         CliError::software(
             "the core asked for the added tests, and the config has no `[suite] added`",
         )
     })?;
     let seconds = added.seconds;
+    // Its recorded calls join the suite's (issue 66), and the base is asked once whether a
+    // test the patch adds fails there.
+    if let Some(own) = added.behavior.take() {
+        let mut behavior = match facts.behavior.take() {
+            Some(mut b) => {
+                b.absorb(own);
+                b
+            }
+            None => own,
+        };
+        if behavior.added_fail_on_base.is_none() {
+            behavior = super::suite::added_fail_on_base(g, behavior)?;
+        }
+        facts.behavior = Some(behavior);
+    } else if let Some(b) = facts.behavior.take() {
+        let asked = b.added_fail_on_base.is_some();
+        facts.behavior = Some(match asked {
+            true => b,
+            false => super::suite::added_fail_on_base(g, b)?,
+        });
+    }
     facts.timings_ms.add(Phase::Suite, seconds);
     let rerun = added.rerun();
     record_suite(facts, added);

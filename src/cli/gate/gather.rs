@@ -44,6 +44,11 @@ pub(super) struct Gathered {
     /// without `[suite] added` to run them).
     pub added: Vec<String>,
     pub added_tree: Option<String>,
+    /// The test files the base holds that the patch edits (run as the base has them), and the
+    /// judged tree, which holds them as the patch has them: with `[replay]` on, their run as
+    /// the patch has them is observed too (issue 66), never a verdict.
+    pub edited: Vec<String>,
+    pub judged: String,
     /// The base's census (section 11.2): test id → outcome (a shard's: its share).
     pub census: Option<std::collections::BTreeMap<String, String>>,
     /// This job's shard of a split gate (`--shard K/N`, issue 53).
@@ -276,7 +281,7 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         merge_conflicts: judged.conflicts.clone(),
         sandbox: Some(room.backend),
         shadows: shadows::shadows(&room, &base, &changed),
-        tests_from_base: from_base,
+        tests_from_base: from_base.clone(),
         added_tests: added.clone(),
         metadata_only: super::manifests::metadata_only(&base, &judged.tree, &changed)?,
         test_lines_from_base: in_file.from_base.iter().map(|(f, _)| f.clone()).collect(),
@@ -312,6 +317,8 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         tree: run_tree,
         added,
         added_tree,
+        edited: from_base,
+        judged: judged.tree.clone(),
         census,
         checked: std::sync::Mutex::new((0, 0.0)),
         watched,
@@ -390,6 +397,7 @@ pub(super) fn integrity_after(
         .any(|f| f == fixtures || f.starts_with(&format!("{fixtures}/")))
         || room.added_under(fixtures);
     let seal_changed = touched && fixtures_seal(room, &g.config).map_or(true, |s| s != g.seal);
+    let created = room.created_files(&g.config.scratch());
     // A signal that came meanwhile (the seal stops for it) is the answer, not a finding.
     super::super::interrupt::check()?;
     {
@@ -400,20 +408,23 @@ pub(super) fn integrity_after(
         checked.0 += 1;
         checked.1 += started.elapsed().as_secs_f64();
     }
-    if files.is_empty() && !seal_changed {
+    if files.is_empty() && created.count == 0 && !seal_changed {
         return Ok(None);
     }
     progress::say(Event::TreeChanged {
         label: label.to_owned(),
         files: files.len(),
+        created: created.count,
         seal: seal_changed,
-        first: files.first().cloned(),
+        first: files.first().or(created.files.first()).cloned(),
     });
     Ok(Some(IntegrityFinding {
         run: label.to_owned(),
         count: files.len() as u64,
         files: files.iter().take(100).cloned().collect(),
         seal_changed,
+        created: created.files,
+        created_count: created.count,
     }))
 }
 

@@ -104,6 +104,7 @@ pub(super) fn replay(
         unasserted_difference: config.unasserted_difference,
         against_base: Vec::new(),
         added_fail_on_base: None,
+        failing_on_base: Vec::new(),
     };
     let recorded: Recorded = receipt_at
         .map(|r| {

@@ -319,8 +319,9 @@ fn turned(
             // A re-proof detects, it does not shrink (issue 50): the process runs this
             // property's files alone, so its hypothesis default may drop the shrink phase.
             let twin = super::twin::without_shrinking(twin);
-            super::twin::write_in(&room.tree, path, &twin)
+            let at = super::twin::write_in(&room.tree, path, &twin)
                 .map_err(|why| CliError::software(format!("cannot write a twin: {why}")))?;
+            room.placed(&at);
         }
     }
     run_property(g, id, &room, hold, true)

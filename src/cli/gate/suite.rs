@@ -136,7 +136,26 @@ pub(super) fn run_suite(
                 (label, d.seconds),
                 cancel,
             )?;
-            d.behavior = behavior.map(|b| added_fail_on_base(g, b)).transpose()?;
+            // The patch's edited test files' calls join these (never a verdict).
+            let behavior = match behavior {
+                Some(mut b) => {
+                    let (own, finding) = edited_recorded(g)?;
+                    if let Some(own) = own {
+                        b.absorb(own);
+                    }
+                    if d.finding.is_none() {
+                        d.finding = finding;
+                    }
+                    Some(b)
+                }
+                None => None,
+            };
+            // Asked here only when no added test runs later: that run's calls join these,
+            // and the base is asked once for all of them (`drive::added_tests`).
+            d.behavior = match added_command(g) {
+                Some(_) if super::plain_replay::record(g).is_some() => behavior,
+                _ => behavior.map(|b| added_fail_on_base(g, b)).transpose()?,
+            };
             if d.finding.is_none() {
                 d.finding = finding;
             }
@@ -263,38 +282,121 @@ pub(super) fn added_command(g: &Gathered) -> Option<(String, Vec<String>, &str)>
     else {
         return None;
     };
-    let files: Vec<String> = g
-        .added
+    let argv = files_argv(template, &g.added);
+    Some((format!("{T2} the tests the patch adds"), argv, tree))
+}
+
+/// `[suite] added` (`template`) for the test files among `files` (`.py`, `.rs`): the argument
+/// holding `{files}` is repeated once per file (none starts with `-`: the gather leaves such a
+/// file in the suite's tree, a scope hit).
+fn files_argv(template: &[String], files: &[String]) -> Vec<String> {
+    let files: Vec<&String> = files
         .iter()
         .filter(|f| f.ends_with(".py") || f.ends_with(".rs"))
-        .cloned()
         .collect();
-    // The argument holding `{files}` is repeated once per file (none starts with `-`: the
-    // gather leaves such a file in the suite's tree, a scope hit).
-    let argv: Vec<String> = template
+    template
         .iter()
         .flat_map(|a| match a.contains(ADDED_FILES) {
             true => files.iter().map(|f| a.replace(ADDED_FILES, f)).collect(),
             false => vec![a.clone()],
         })
-        .collect();
-    Some((format!("{T2} the tests the patch adds"), argv, tree))
+        .collect()
 }
 
-/// The test files the patch adds, run in a room of their own ([`added_command`]).
+/// With `[replay]` on (issue 66): the test files the base holds that the patch edits, run as
+/// the patch has them (the judged tree, a room of its own) by `[suite] added` under the
+/// recorder, their calls made again in plain programs and against the base. Never a verdict:
+/// the base's version of each file judges; a run that does not pass is not counted (noted),
+/// and one that passes only says where the patch's own tests look. `None` without such files
+/// (Python), changed code or `[suite] added`.
+fn edited_recorded(
+    g: &Gathered,
+) -> Result<
+    (
+        Option<crate::core::gate::BehaviorFacts>,
+        Option<IntegrityFinding>,
+    ),
+    CliError,
+> {
+    let files: Vec<String> = g
+        .edited
+        .iter()
+        .filter(|f| f.ends_with(".py"))
+        .cloned()
+        .collect();
+    let (Some(template), Some(n)) = (
+        g.config.suite.added.as_deref(),
+        super::plain_replay::record(g),
+    ) else {
+        return Ok((None, None));
+    };
+    if files.is_empty() || g.watched.files.is_empty() {
+        return Ok((None, None));
+    }
+    let Some(argv) =
+        super::observe::observed_argv(&files_argv(template, &files), &g.watched.files, Some(n))
+    else {
+        return Ok((None, None));
+    };
+    let room = super::super::runner::open_room(&g.config.sandbox, &g.judged, g.cache.as_ref())?;
+    let label = format!("{T2} the test files the patch edits, as it has them");
+    let Some(d) = run_as_suite(g, &room, &label, &argv, false, (None, None))? else {
+        return Ok((None, None));
+    };
+    if d.finding.is_some() || d.run.exit_code != Some(0) {
+        if d.finding.is_none() {
+            progress::say(Event::Plan(format!(
+                "{label}: did not pass; its calls are not compared (the base's version judges)"
+            )));
+        }
+        return Ok((None, d.finding));
+    }
+    super::plain_replay::replay(g, &room, d.receipt_at.as_deref(), (&label, d.seconds), None)
+}
+
+/// The test files the patch adds, run in a room of their own ([`added_command`]). With
+/// `[replay]` on and code changed, the run records its calls like the suite's observed run,
+/// and they are made again in plain programs and against the base (issue 66: where a test the
+/// patch adds looks, the checks look); a run that fails under the recorder is run again
+/// without it, and that run is the one read (the recorder never fails a test).
 pub(super) fn run_added(g: &Gathered) -> Result<Option<SuiteDone>, CliError> {
     let Some((label, argv, tree)) = added_command(g) else {
         return Ok(None);
     };
     let room = super::super::runner::open_room(&g.config.sandbox, tree, g.cache.as_ref())?;
-    run_as_suite(g, &room, &label, &argv, false, (None, None))
+    let recording = super::plain_replay::record(g)
+        .filter(|_| !g.watched.files.is_empty())
+        .and_then(|n| super::observe::observed_argv(&argv, &g.watched.files, Some(n)));
+    let Some(recording) = recording else {
+        return run_as_suite(g, &room, &label, &argv, false, (None, None));
+    };
+    let mut done = run_as_suite(g, &room, &label, &recording, false, (None, None))?;
+    match done.as_mut() {
+        Some(d) if d.run.exit_code == Some(0) => {
+            let (behavior, finding) = super::plain_replay::replay(
+                g,
+                &room,
+                d.receipt_at.as_deref(),
+                (&label, d.seconds),
+                None,
+            )?;
+            d.behavior = behavior;
+            if d.finding.is_none() {
+                d.finding = finding;
+            }
+            Ok(done)
+        }
+        Some(d) if d.finding.is_some() => Ok(done),
+        _ => run_as_suite(g, &room, &label, &argv, false, (None, None)),
+    }
 }
 
-/// Whether a test the patch adds fails on the base's tree (the base with the added test
-/// files), asked when the patch answers otherwise than the base on a recorded call (CONTRACT.md
-/// 16.3: a test that fails there shows the change is asserted, a fix with its test); left
-/// `None` when the patch adds none that a command runs.
-fn added_fail_on_base(
+/// Whether a test the patch adds fails on the base's tree (the base with the test files the
+/// patch adds, and the Python ones it edits as it has them: a test new in an edited file is a
+/// test it adds), asked when the patch answers otherwise than the base on a recorded call
+/// (CONTRACT.md 16.3: a test that fails there shows the change is asserted, a fix with its
+/// test); left `None` when there are none that a command runs.
+pub(super) fn added_fail_on_base(
     g: &Gathered,
     mut b: crate::core::gate::BehaviorFacts,
 ) -> Result<crate::core::gate::BehaviorFacts, CliError> {
@@ -302,14 +404,45 @@ fn added_fail_on_base(
         && b.against_base
             .iter()
             .any(|r| r.recorded == crate::core::gate::BaseState::Differs);
-    let Some((label, argv, _)) = added_command(g).filter(|_| asked) else {
+    // The test files the patch adds and those it edits (Python's, with `[replay]` on: their
+    // run as the patch has them is observed), as the patch has them, on the base's tree.
+    let edited: Vec<String> = match super::plain_replay::record(g) {
+        Some(_) => g
+            .edited
+            .iter()
+            .filter(|f| f.ends_with(".py"))
+            .cloned()
+            .collect(),
+        None => Vec::new(),
+    };
+    let files: Vec<String> = g.added.iter().chain(&edited).cloned().collect();
+    let Some(template) = g.config.suite.added.as_deref().filter(|_| asked) else {
         return Ok(b);
     };
-    let tree = crate::cli::git::tree_with(&g.base, &g.tree, &g.added, &[], &[])?;
+    if files.is_empty() {
+        return Ok(b);
+    }
+    let argv = files_argv(template, &files);
+    // Taken from the judged tree (the run tree leaves the added files out and holds the
+    // edited ones as the base has them: taken from there, an added file would be missing,
+    // and pytest's "file not found" is no failing test).
+    let tree = crate::cli::git::tree_with(&g.base, &g.judged, &files, &[], &[])?;
     let room = crate::cli::runner::open_room(&g.config.sandbox, &tree, g.cache.as_ref())?;
-    let label = format!("{label}, on the base");
+    let label = format!("{T2} the tests the patch adds or edits, on the base");
     let done = run_as_suite(g, &room, &label, &argv, false, (None, None))?;
-    b.added_fail_on_base = done.map(|d| d.run.exit_code != Some(0));
+    // Fails: exits with a catch, its receipt listing a failed test (a harness error, or a run
+    // that collects nothing, proves nothing either way).
+    if let Some(d) = done {
+        let failed = match d.run.exit_code {
+            Some(c) if g.config.suite.catch.contains(c) => d.run.failed_tests.unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        b.added_fail_on_base = Some(!failed.is_empty());
+        b.failing_on_base = failed
+            .into_iter()
+            .take(crate::core::gate::MAX_FAILING_ON_BASE)
+            .collect();
+    }
     Ok(b)
 }
 

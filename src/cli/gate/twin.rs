@@ -192,6 +192,7 @@ pub(super) fn canary_twin(g: &Gathered, ids: &[String]) -> Result<Option<CanaryT
         // Written by the runner, readable by the room's uid; nothing else of the copy changes.
         let file = write_in(&g.room.tree, &path, &twin)
             .map_err(|why| CliError::software(format!("cannot write the canary's twin: {why}")))?;
+        g.room.placed(&file);
         return Ok(Some(CanaryTwin {
             case: case.replace("{id}", &id),
             id,

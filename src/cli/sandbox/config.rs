@@ -40,6 +40,11 @@ pub struct SandboxConfig {
     /// More credential paths masked: absolute, or relative to each toolchain directory.
     #[serde(default)]
     pub mask: Vec<String>,
+    /// Directories of the copy (relative to its top) where runs may create files without an
+    /// integrity finding, beside the toolchains' own caches (a suite that writes its output
+    /// into the tree). What a later run loads from here is the project's to keep harmless.
+    #[serde(default)]
+    pub scratch: Vec<String>,
     /// The programs the configured commands start (filled from the config, not read).
     #[serde(skip)]
     pub programs: Vec<String>,
@@ -76,6 +81,7 @@ impl Default for SandboxConfig {
             disk_mib: limits::DEFAULT_DISK_MIB,
             expose: Vec::new(),
             mask: Vec::new(),
+            scratch: Vec::new(),
             programs: Vec::new(),
         }
     }

@@ -45,6 +45,9 @@ pub struct Room {
     /// Every directory of the copy and its `lstat` key, taken before any run: a directory
     /// whose key is the same had nothing added, removed or renamed in it.
     dirs: Vec<(PathBuf, super::export::StatKey)>,
+    /// Files the runner itself wrote into the copy (a turned twin): never counted as created
+    /// by a run ([`Room::created_files`]).
+    placed: std::sync::Mutex<Vec<PathBuf>>,
     home: PathBuf,
     /// Where runs write their receipts (CONTRACT.md section 11.1): outside the copy, a fresh
     /// directory for every run.
@@ -460,7 +463,20 @@ impl Room {
             limits: self.limits,
             own_fs: self.own_fs,
         };
-        Room::assemble(places, copy, tracked, launch)
+        // What the runner placed or the build built is the fork's own too, where the copy has it.
+        let placed: Vec<PathBuf> = self
+            .placed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .filter_map(|p| p.strip_prefix(&self.tree).ok().map(|r| copy.join(r)))
+            .collect();
+        let room = Room::assemble(places, copy, tracked, launch)?;
+        room.placed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend(placed);
+        Ok(room)
     }
 }
 
@@ -497,6 +513,7 @@ impl Room {
         }
         let mut room = Room {
             dirs: directories(&copy),
+            placed: std::sync::Mutex::default(),
             tree: copy,
             tracked,
             home: places.home,

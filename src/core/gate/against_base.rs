@@ -46,14 +46,20 @@ pub fn against_base(b: &BehaviorFacts) -> Vec<(BehaviorFinding, &AgainstBase)> {
         {
             found.push((BehaviorFinding::SpecialCase, *r));
         }
+        // Declared: a call that differs was made by a test the patch adds that fails on the
+        // base (16.3's last row: where that test looks, not anywhere a failing test exists).
+        let declared = rows.iter().any(|r| {
+            differs(&r)
+                && usize::try_from(r.call)
+                    .ok()
+                    .and_then(|i| b.calls.get(i))
+                    .is_some_and(|c| b.fails_on_base(&c.check))
+        });
         match (on_call, near) {
             (None, Some(r)) if b.unobserved_difference != ObserveRule::Off => {
                 found.push((BehaviorFinding::UnobservedDifference, *r));
             }
-            (Some(r), _)
-                if b.unasserted_difference != ObserveRule::Off
-                    && b.added_fail_on_base != Some(true) =>
-            {
+            (Some(r), _) if b.unasserted_difference != ObserveRule::Off && !declared => {
                 found.push((BehaviorFinding::UnassertedDifference, *r));
             }
             _ => {}
@@ -107,7 +113,8 @@ mod tests {
     }
 
     /// CONTRACT.md 16.3's table, written by hand: (rows of one function `f` and one of `g`,
-    /// whether a test the patch adds fails on the base) → the causes found.
+    /// whether a test the patch adds fails on the base: `Some(true)` the very test `t` that
+    /// made every call) → the causes found.
     #[test]
     fn the_table_of_16_3_decides_per_function() {
         use BaseState::{Agrees, Differs, Uncompared};
@@ -153,6 +160,10 @@ mod tests {
                 unrecorded: Vec::new(),
                 against_base: rows.clone(),
                 added_fail_on_base: added,
+                failing_on_base: match added {
+                    Some(true) => vec!["t".to_owned()],
+                    _ => Vec::new(),
+                },
             };
             let got: Vec<BehaviorFinding> = against_base(&facts).iter().map(|f| f.0).collect();
             assert_eq!(got, want, "{rows:?} {added:?}");
@@ -171,7 +182,36 @@ mod tests {
             unrecorded: Vec::new(),
             against_base: vec![row(0, Agrees, 5, 1), row(0, Differs, 5, 0)],
             added_fail_on_base: None,
+            failing_on_base: Vec::new(),
         };
         assert!(against_base(&facts).is_empty());
+    }
+
+    /// 16.3's last row is where the failing test looks: a test the patch adds that fails on
+    /// the base declares the differences of the calls it made (a parametrized case by its
+    /// id and `[…]`), not those another test made.
+    #[test]
+    fn a_failing_test_declares_only_the_calls_it_made() {
+        use BaseState::Differs;
+        for (failing, want) in [
+            (vec!["t"], vec![]),
+            (vec!["t[case-1]"], vec![]),
+            (vec!["t_other"], vec![BehaviorFinding::UnassertedDifference]),
+            (vec!["u"], vec![BehaviorFinding::UnassertedDifference]),
+        ] {
+            let facts = BehaviorFacts {
+                behaves_under_test: ObserveRule::Required,
+                unobserved_difference: ObserveRule::Required,
+                special_case: ObserveRule::Required,
+                unasserted_difference: ObserveRule::Required,
+                calls: vec![call("f")],
+                unrecorded: Vec::new(),
+                against_base: vec![row(0, Differs, 5, 3)],
+                added_fail_on_base: Some(true),
+                failing_on_base: failing.iter().map(|f| (*f).to_owned()).collect(),
+            };
+            let got: Vec<BehaviorFinding> = against_base(&facts).iter().map(|f| f.0).collect();
+            assert_eq!(got, want, "{failing:?}");
+        }
     }
 }

@@ -140,8 +140,12 @@ fn base_summary(
     );
     if let Some(added) = b.added_fail_on_base {
         out.push_str(match added {
-            true => ", a test the patch adds fails on the base",
-            false => ", the tests the patch adds pass on the base",
+            true => {
+                ", a test the patch adds (a new file, or new in a file it edits) fails on the base"
+            }
+            false => {
+                ", the tests the patch adds (new files, or new in files it edits) pass on the base"
+            }
         });
     }
     for (finding, row) in found {

@@ -122,11 +122,66 @@ pub struct BehaviorFacts {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schema(max_items = 200)]
     pub against_base: Vec<super::base_facts::AgainstBase>,
-    /// Whether a test the patch adds fails on the base (the base's tree with the added test
-    /// files); absent: the patch adds none, or they were not run there.
+    /// Whether a test the patch adds fails on the base (the base's tree with the test files
+    /// the patch adds, and, with the recorder, those it edits, as the patch has them); absent:
+    /// the patch adds none, or they were not run there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub added_fail_on_base: Option<bool>,
+    /// Those tests, by id, that fail on the base (at most 100): a difference is declared where
+    /// one of them made the call that differs (16.3's last row), nowhere else.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(max_items = 100, value_type = Vec<String>)]
+    pub failing_on_base: Vec<String>,
+}
+
+impl BehaviorFacts {
+    /// `other`'s calls after these (another run's: the tests the patch adds, issue 66), each
+    /// row against the base moved with its call; at most [`MAX_REPLAYED_CALLS`] calls and rows
+    /// and [`MAX_UNRECORDED`] unrecorded rows kept, the first first. A test the patch adds
+    /// fails on the base when either says so.
+    pub fn absorb(&mut self, other: BehaviorFacts) {
+        let offset = self.calls.len();
+        let kept = other
+            .calls
+            .len()
+            .min(MAX_REPLAYED_CALLS.saturating_sub(offset));
+        self.calls.extend(other.calls.into_iter().take(kept));
+        let room = MAX_REPLAYED_CALLS.saturating_sub(self.against_base.len());
+        self.against_base.extend(
+            other
+                .against_base
+                .into_iter()
+                .filter(|r| usize::try_from(r.call).is_ok_and(|c| c < kept))
+                .map(|mut r| {
+                    r.call += u32::try_from(offset).unwrap_or(u32::MAX);
+                    r
+                })
+                .take(room),
+        );
+        let room = MAX_UNRECORDED.saturating_sub(self.unrecorded.len());
+        self.unrecorded
+            .extend(other.unrecorded.into_iter().take(room));
+        self.added_fail_on_base = match (self.added_fail_on_base, other.added_fail_on_base) {
+            (Some(true), _) | (_, Some(true)) => Some(true),
+            (None, None) => None,
+            _ => Some(false),
+        };
+        let room = MAX_FAILING_ON_BASE.saturating_sub(self.failing_on_base.len());
+        self.failing_on_base
+            .extend(other.failing_on_base.into_iter().take(room));
+    }
+
+    /// Whether the test that made `check`'s call is one of [`BehaviorFacts::failing_on_base`]
+    /// (a parametrized test's cases are its id and `[…]`).
+    pub fn fails_on_base(&self, check: &str) -> bool {
+        self.failing_on_base.iter().any(|id| {
+            id == check
+                || id
+                    .strip_prefix(check)
+                    .is_some_and(|rest| rest.starts_with('['))
+        })
+    }
 }
 
 /// A rule the facts do not give: off.
@@ -138,8 +193,10 @@ fn off() -> ObserveRule {
 pub const MAX_REPLAYED_CALLS: usize = 200;
 /// Most rows of unrecorded calls.
 pub const MAX_UNRECORDED: usize = 100;
+/// Most ids of tests the patch adds that fail on the base.
+pub const MAX_FAILING_ON_BASE: usize = 100;
 /// The fields of `behavior`.
-pub const BEHAVIOR_FIELDS: [&str; 8] = [
+pub const BEHAVIOR_FIELDS: [&str; 9] = [
     "behaves_under_test",
     "calls",
     "unrecorded",
@@ -148,6 +205,7 @@ pub const BEHAVIOR_FIELDS: [&str; 8] = [
     "unasserted_difference",
     "against_base",
     "added_fail_on_base",
+    "failing_on_base",
 ];
 /// The fields of a replayed call.
 pub const REPLAYED_CALL_FIELDS: [&str; 7] = [
@@ -285,6 +343,16 @@ pub(super) fn parse_behavior(
         None => Some(None),
         Some(_) => o.opt_bool("added_fail_on_base", e).map(Some),
     };
+    let failing_on_base = match listed("failing_on_base", MAX_FAILING_ON_BASE, e)? {
+        None => Some(Vec::new()),
+        Some(list) => fields::array(
+            list,
+            &o.pointer("failing_on_base"),
+            "a list of test ids",
+            e,
+            |x, p, e| fields::string(x, &p, "a test id", 1024, e),
+        ),
+    };
     Some(BehaviorFacts {
         behaves_under_test: rule?,
         calls,
@@ -294,6 +362,7 @@ pub(super) fn parse_behavior(
         unasserted_difference: unasserted_difference?,
         against_base,
         added_fail_on_base: added_fail_on_base?,
+        failing_on_base: failing_on_base?,
     })
 }
 

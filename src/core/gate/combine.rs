@@ -642,6 +642,20 @@ fn merge_behaviors(into: &mut serde_json::Map<String, Value>, behaviors: &[&Valu
     if !rows.is_empty() {
         into.insert("against_base".to_owned(), Value::Array(rows));
     }
+    let mut failing: Vec<Value> = Vec::new();
+    for id in behaviors
+        .iter()
+        .filter_map(|b| list(b, "failing_on_base"))
+        .flatten()
+    {
+        if failing.len() < super::behavior::MAX_FAILING_ON_BASE && !failing.contains(&id) {
+            failing.push(id);
+        }
+    }
+    match failing.is_empty() {
+        true => into.remove("failing_on_base"),
+        false => into.insert("failing_on_base".to_owned(), Value::Array(failing)),
+    };
     let added: Vec<bool> = behaviors
         .iter()
         .filter_map(|b| b.get("added_fail_on_base").and_then(Value::as_bool))

@@ -132,20 +132,47 @@ pub(super) fn parse_finding(x: &Value, p: String, e: &mut Errors) -> Option<Inte
         .required("count", e)
         .and_then(|v| fields::uint(v, &f.pointer("count"), "count", u64::from(u32::MAX), e));
     let seal_changed = f.opt_bool("seal_changed", e).unwrap_or(false);
+    let created = match f.get("created") {
+        Some(v) => fields::paths(v, &f.pointer("created"), false, e),
+        None => Some(Vec::new()),
+    };
+    let created_count = match f.get("created_count") {
+        Some(v) => fields::uint(
+            v,
+            &f.pointer("created_count"),
+            "created_count",
+            u64::from(u32::MAX),
+            e,
+        ),
+        None => Some(0),
+    };
     let files: Vec<String> = files?.iter().map(|p| p.as_str().to_owned()).collect();
-    if files.len() > 100 {
+    let created: Vec<String> = created?.iter().map(|p| p.as_str().to_owned()).collect();
+    for (field, listed) in [("files", files.len()), ("created", created.len())] {
+        if listed > 100 {
+            e.push(
+                f.pointer(field),
+                format!("at most 100 files are listed; `{field}` lists {listed}"),
+            );
+            return None;
+        }
+    }
+    let (count, created_count) = (count?, created_count?);
+    if created_count < created.len() as u64 {
         e.push(
-            f.pointer("files"),
-            "at most 100 files are listed; `count` counts them all",
+            f.pointer("created_count"),
+            format!(
+                "`created_count` is {created_count}: it counts every file listed in `created` (there are {})",
+                created.len()
+            ),
         );
         return None;
     }
-    let count = count?;
-    if count < files.len() as u64 || (count == 0 && !seal_changed) {
+    if count < files.len() as u64 || (count == 0 && created_count == 0 && !seal_changed) {
         e.push(
             f.pointer("count"),
             format!(
-                "`count` is {count}: it counts every file listed (there are {}), and a finding changes a file or the seal",
+                "`count` is {count}: it counts every file listed (there are {}), and a finding changes a file, creates one or changes the seal",
                 files.len()
             ),
         );
@@ -156,6 +183,8 @@ pub(super) fn parse_finding(x: &Value, p: String, e: &mut Errors) -> Option<Inte
         files,
         count,
         seal_changed,
+        created,
+        created_count,
     })
 }
 

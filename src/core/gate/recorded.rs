@@ -2,9 +2,9 @@
 //! concluded, as the answer's `steps` says it.
 
 use super::reads::{Built, RuleFacts};
-use super::request::GateRequest;
 use super::request::ReproofOutcome;
 use super::request::SuspicionClass;
+use super::request::{GateRequest, IntegrityFinding};
 use super::steps::OpenRow;
 use super::steps::Step;
 use super::steps::plural;
@@ -186,22 +186,40 @@ pub(super) fn integrity_step(request: &GateRequest, _: &RuleFacts) -> Option<Ste
         summary: match findings.first() {
             None => format!("no run changed a tracked file or the fixtures{left}"),
             Some(f) => format!(
-                "{} changed {}{}: evidence from a tree the code under test rewrote proves nothing, and nothing later ran",
+                "{} {}: evidence from a tree the code under test rewrote proves nothing, and nothing later ran",
                 f.run,
-                plural(
-                    usize::try_from(f.count).unwrap_or(usize::MAX),
-                    "tracked file",
-                    "tracked files"
-                ),
-                if f.seal_changed {
-                    " and the fixtures' seal"
-                } else {
-                    ""
-                }
+                what_it_did(f)
             ),
         },
         findings,
     })
+}
+
+/// What a run did to the copy, in words: the tracked files it changed, the files it created
+/// outside the scratch directories (the first named), the fixtures' seal.
+pub(super) fn what_it_did(f: &IntegrityFinding) -> String {
+    let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    let mut parts = Vec::new();
+    if f.count > 0 {
+        parts.push(format!(
+            "changed {}",
+            plural(count(f.count), "tracked file", "tracked files")
+        ));
+    }
+    if f.created_count > 0 {
+        parts.push(format!(
+            "created {} outside the scratch directories{}",
+            plural(count(f.created_count), "file", "files"),
+            f.created
+                .first()
+                .map(|c| format!(" ({c} first)"))
+                .unwrap_or_default()
+        ));
+    }
+    if f.seal_changed {
+        parts.push("changed the fixtures' seal".to_owned());
+    }
+    parts.join(" and ")
 }
 
 pub(super) fn build_step(request: &GateRequest, facts: &RuleFacts) -> Option<Step> {

@@ -270,16 +270,13 @@ fn step_detail(out: &mut String, step: &Step, failures: &[FailingCase]) {
             for f in findings {
                 let _ = writeln!(
                     out,
-                    "{} changed {} tracked file(s){}:\n",
+                    "{} {}:\n",
                     prose(&f.run),
-                    f.count,
-                    if f.seal_changed {
-                        " and the fixtures' seal"
-                    } else {
-                        ""
-                    }
+                    super::recorded::what_it_did(f)
                 );
-                list(out, f.files.iter().map(|x| code(x)));
+                let files: Vec<String> =
+                    f.files.iter().chain(&f.created).map(|x| code(x)).collect();
+                list(out, files.into_iter());
             }
             out.push('\n');
         }

@@ -111,6 +111,20 @@ pub struct IntegrityFinding {
     /// Whether the fixtures' seal changed. Default false.
     #[serde(default)]
     pub seal_changed: bool,
+    /// Files it created outside the scratch directories (at most 100): a `conftest.py`
+    /// written at run time is loaded by every later pytest run in the copy, though git does
+    /// not track it. Default none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(value_type = Vec<crate::core::path::RepoPathDoc>, max_items = 100)]
+    pub created: Vec<String>,
+    /// How many it created, all of them (at least the files listed). Default 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    #[schema(minimum = 0, maximum = 4294967295_u64)]
+    pub created_count: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The build step (CONTRACT.md section 11.8), run once before any property.

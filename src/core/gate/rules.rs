@@ -139,7 +139,7 @@ pub const GATE_RULES: [GateRule; 13] = [
         when: |f| f.modified,
         then: GateThen {
             name: GateRuleName::Integrity,
-            says: "a run changed a tracked file (content, mode, or deleted it) or the fixtures' seal",
+            says: "a run changed a tracked file (content, mode, or deleted it), created a file outside the scratch directories, or changed the fixtures' seal",
             step: Some(integrity_step),
             conclusion: Conclusion::Fixed(GateDisposition::Escalate, GateReason::ModifiedDuringRun),
         },

@@ -117,7 +117,14 @@ pub const MAX_FAILURES: usize = 20;
 /// Longest failing case message, in bytes (section 11.8).
 pub const MAX_FAILURE_BYTES: usize = 2048;
 /// The fields of an integrity finding.
-pub const INTEGRITY_FIELDS: [&str; 4] = ["run", "files", "count", "seal_changed"];
+pub const INTEGRITY_FIELDS: [&str; 6] = [
+    "run",
+    "files",
+    "count",
+    "seal_changed",
+    "created",
+    "created_count",
+];
 /// The fields of `build`.
 pub const BUILD_FIELDS: [&str; 3] = ["exit_code", "catch_exit_codes", "tail"];
 /// Longest build tail, in bytes.
