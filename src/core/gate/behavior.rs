@@ -131,7 +131,7 @@ pub struct BehaviorFacts {
     /// Those tests, by id, that fail on the base (at most 100): a difference is declared where
     /// one of them made the call that differs (16.3's last row), nowhere else.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schema(max_items = 100, value_type = Vec<String>)]
+    #[schema(max_items = 100, value_type = Vec<crate::core::runs::TestIdDoc>)]
     pub failing_on_base: Vec<String>,
 }
 
@@ -350,7 +350,14 @@ pub(super) fn parse_behavior(
             &o.pointer("failing_on_base"),
             "a list of test ids",
             e,
-            |x, p, e| fields::string(x, &p, "a test id", 1024, e),
+            |x, p, e| {
+                let id = fields::string(x, &p, "a test id", super::shape::MAX_TEST_ID_CHARS, e)?;
+                if id.is_empty() {
+                    e.push(p, "a test id must not be empty");
+                    return None;
+                }
+                Some(id)
+            },
         ),
     };
     Some(BehaviorFacts {
