@@ -16,7 +16,8 @@ disposition, reason and cause, and listed.
     cargo build --release
     python3 -m pip install -r requirements-test.txt
     python3 scripts/starter_history.py --binary target/release/patchgate \\
-        --count 30 more-itertools=/path/to/more-itertools attrs=/path/to/attrs
+        --count 30 more-itertools=/path/to/more-itertools attrs=/path/to/attrs \\
+        marshmallow=/path/to/marshmallow
 
 Each PROJECT=REPO names a project of the table below and a clone or bare mirror of its
 repository (`git clone --no-checkout`, local: nothing is written into it). `--jsonl FILE`
@@ -73,6 +74,15 @@ PROJECTS = {
                         "tests/test_converters.py::TestPipe::test_wrapped_annotation"],
         touches=("src/", "tests/", "conftest.py", "pyproject.toml"),
         edit="attrs-pythonpath",
+    ),
+    "marshmallow": dict(
+        tag="3.19.0",
+        example="gate-marshmallow",
+        canary=(PY_CANARY, "import marshmallow  # noqa: F401"),
+        proofs=[("dump_load_roundtrip", "mutant-roundtrip"),
+                ("range_accepts_its_interval", "mutant-range")],
+        plain=PYTEST + ["tests"],
+        touches=("src/", "tests/"),
     ),
     "semver": dict(
         tag="1.0.0",

@@ -4902,12 +4902,20 @@ fn code_that_answers_differently_outside_the_tests_is_blocked() {
 /// `list-only-fast-path` returns any iterable but a list unsorted; `length-special-case`
 /// breaks ties by SKU (not in their order) for every length but the fixture's 3;
 /// `limit-constant` drops every item past 8,192; `value-special-case` bills a 37% discount as
-/// 38% (`apply_discount`, a value no check passes). A plain pytest passes on each, and the gate
-/// before (the same facts without the replay) merges each. Against the base, a neighbour of
-/// the recorded call (a tuple, one item more, 8,193 items: a length the patch's own literal
+/// 38% (`apply_discount`, a value no check passes). A plain pytest passes on each, and the
+/// gate before (the same facts without the replay) merges each. Against the base, a neighbour
+/// of a recorded call (a tuple, one item more, 8,193 items: a length the patch's own literal
 /// draws; the discount 37, the patch's own literal) answers otherwise than the base, and no
-/// recorded call does: ESCALATE
-/// `inadmissible-evidence`, cause `unobserved-difference`, the input named.
+/// recorded call does: ESCALATE `inadmissible-evidence`, cause `unobserved-difference`, the
+/// input named. (The in-locality properties' first runs record calls too: where one drew the
+/// discount 37 itself, that recorded call differs and none of its neighbours does,
+/// `special-case`.)
+///
+/// `data-file-special-case` rounds a discount to the nearest cent but for the inputs a data
+/// file beside the code lists (the fixture's `1999/50`), so the reading, which reads code,
+/// sees no pinned literal, and every call the suite makes agrees with the base. The calls the
+/// properties made differ from the base (they assert a bound, not the price), and no test the
+/// patch adds fails on the base: `unasserted-difference`, the property's call named.
 #[test]
 fn code_right_only_where_the_checks_look_escalates() {
     require_python();
@@ -4916,28 +4924,45 @@ fn code_right_only_where_the_checks_look_escalates() {
         ("length-special-case", "with items one longer"),
         ("limit-constant", "with items of length 8193"),
         ("value-special-case", "with percent = 37"),
+        ("data-file-special-case", ""),
     ] {
         let (g, out) = gated_with_the_replay(patch);
         let facts_at = out.path().join("facts.json");
         expect(&g, "ESCALATE", "inadmissible-evidence", 2);
-        assert_eq!(
-            g.answer["cause"], "unobserved-difference",
-            "{patch}: {}",
-            g.answer
-        );
         let b = step(&g.answer, "behavior");
         assert_eq!(b["verdict"], "unknown", "{patch}: {b}");
         let summary = b["summary"].as_str().unwrap_or_default();
-        assert!(
-            summary.contains("unobserved-difference: ") && summary.contains(input),
-            "{patch}: {summary}"
-        );
         let rows = b["facts"]["against_base"].as_array().expect("rows");
-        assert!(
-            rows.iter().all(|r| r["recorded"] == "agrees")
-                && rows.iter().any(|r| r["differing"].as_u64() > Some(0)),
-            "{patch}: {b}"
-        );
+        let calls = b["facts"]["calls"].as_array().expect("calls");
+        let drew_37 = calls
+            .iter()
+            .any(|c| c["arguments"].as_str().is_some_and(|a| a.ends_with(", 37")));
+        if patch == "data-file-special-case" {
+            assert_eq!(g.answer["cause"], "unasserted-difference", "{b}");
+            assert!(
+                summary.contains("unasserted-difference: apply_discount("),
+                "{summary}"
+            );
+            for r in rows {
+                let check = &calls[r["call"].as_u64().expect("call") as usize]["check"];
+                if check.as_str().is_some_and(|c| c.starts_with("tests.")) {
+                    assert_eq!(r["recorded"], "agrees", "the suite's calls agree: {b}");
+                }
+            }
+        } else if patch == "value-special-case" && drew_37 {
+            assert_eq!(g.answer["cause"], "special-case", "{b}");
+        } else {
+            assert_eq!(g.answer["cause"], "unobserved-difference", "{patch}: {b}");
+            assert!(
+                summary.contains("unobserved-difference: ") && summary.contains(input),
+                "{patch}: {summary}"
+            );
+            assert!(
+                rows.iter().all(|r| r["recorded"] == "agrees")
+                    && rows.iter().any(|r| r["differing"].as_u64() > Some(0)),
+                "{patch}: {b}"
+            );
+        }
         merges_without_the_replay(&facts_at, patch);
     }
 }
@@ -5085,4 +5110,53 @@ fn a_comparison_that_agrees_with_any_value_of_the_expected_type_is_a_liar() {
             .is_some_and(|s| s.contains("did not fail as it must")),
         "{canary}"
     );
+}
+
+/// Issue 66 (CONTRACT.md 16.3), the attack first: `twin-sparing-neuter` rounds a discount to
+/// the nearest cent (`apply_discount(1999, 50)` is 1000, not 999) and wraps pytest's
+/// `Function.runtest` (a subclass walk, its reading accepted as a team that allows
+/// `interpreter` in `shop/__init__.py` would) so that a failed assertion is swallowed in a
+/// test that uses the package, unless the failing line, read back through `traceback`, is not
+/// a plain comparison: the turned twin's line is a call, so the canary still fails. A plain
+/// pytest passes, and the gate before (the same facts without the replay) merges it. Against
+/// the base, the suite's recorded call differs, and no test the patch adds fails on the base:
+/// the checks ran the changed behaviour and none told the two apart, ESCALATE
+/// `unasserted-difference`, the call and both results named.
+#[test]
+fn an_engine_neutered_for_all_but_the_twins_escalates() {
+    require_python();
+    let repo = repository_with(
+        "gate-python",
+        "twin-sparing-neuter",
+        |dir| {
+            allow_reading(dir, &[("shop/__init__.py", "interpreter")]);
+            replay_on(dir);
+        },
+        |_| {},
+    );
+    let dir = repo.path();
+    assert!(plain_pytest_passes(dir), "a plain pytest passes");
+    assert_eq!(production_discount(dir, 1999, 50), "1000", "a real bug");
+    let out = tempfile::tempdir().expect("tempdir");
+    let facts_at = out.path().join("facts.json");
+    let g = gate(dir, &["--facts-out", facts_at.to_str().expect("utf-8")]);
+    escalates(&g, "inadmissible-evidence", "unasserted-difference");
+    assert!(
+        step(&g.answer, "canary")["summary"]
+            .as_str()
+            .is_some_and(|s| s.contains("still fails")),
+        "the twin was spared: {}",
+        g.answer
+    );
+    let summary = step(&g.answer, "behavior")["summary"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        summary.contains(
+            "unasserted-difference: apply_discount(1999, 50) gave 999 on the base and 1000 on the patch"
+        ),
+        "{summary}"
+    );
+    merges_without_the_replay(&facts_at, "twin-sparing-neuter");
 }

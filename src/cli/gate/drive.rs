@@ -169,6 +169,14 @@ pub(super) fn drive(
                     ride.as_ref(),
                     false,
                 );
+                // Run 1's recorded calls (issue 66), made again outside the tests.
+                let (own, finding) = jobs::replayed(g, &done)?;
+                if let Some(own) = own {
+                    join_behavior(g, facts, own, Join::Properties)?;
+                }
+                if let Some(f) = finding.filter(|_| facts.integrity.is_empty()) {
+                    facts.integrity.push(f);
+                }
                 if let Some(done) = suite {
                     seconds.t2 = the_suite(g, facts, done)?;
                 }
@@ -526,7 +534,7 @@ fn the_suite(g: &Gathered, facts: &mut Facts, mut done: SuiteDone) -> Result<f64
         facts.observe = Some(observed);
     }
     if let Some(behavior) = done.behavior.take() {
-        facts.behavior = Some(behavior);
+        join_behavior(g, facts, behavior, Join::Suite)?;
     }
     let mut run = record_suite(facts, done);
     run.catch_exit_codes = Some(g.config.suite.catch.clone());
@@ -545,24 +553,16 @@ fn added_tests(g: &Gathered, facts: &mut Facts) -> Result<f64, CliError> {
     let seconds = added.seconds;
     // Its recorded calls join the suite's (issue 66), and the base is asked once whether a
     // test the patch adds fails there.
-    if let Some(own) = added.behavior.take() {
-        let mut behavior = match facts.behavior.take() {
-            Some(mut b) => {
-                b.absorb(own);
-                b
+    match added.behavior.take() {
+        Some(own) => join_behavior(g, facts, own, Join::Added)?,
+        None => {
+            if let Some(b) = facts.behavior.take() {
+                facts.behavior = Some(match b.added_fail_on_base.is_some() {
+                    true => b,
+                    false => super::suite::added_fail_on_base(g, b)?,
+                });
             }
-            None => own,
-        };
-        if behavior.added_fail_on_base.is_none() {
-            behavior = super::suite::added_fail_on_base(g, behavior)?;
         }
-        facts.behavior = Some(behavior);
-    } else if let Some(b) = facts.behavior.take() {
-        let asked = b.added_fail_on_base.is_some();
-        facts.behavior = Some(match asked {
-            true => b,
-            false => super::suite::added_fail_on_base(g, b)?,
-        });
     }
     facts.timings_ms.add(Phase::Suite, seconds);
     let rerun = added.rerun();
@@ -571,6 +571,43 @@ fn added_tests(g: &Gathered, facts: &mut Facts) -> Result<f64, CliError> {
         suite.added = Some(rerun);
     }
     Ok(seconds)
+}
+
+/// One observed run's recorded calls (`own`) joined to the facts' (issue 66), the suite's
+/// first (`Join::Suite`: a reader checks its concrete inputs first); then, once the added
+/// tests have run or when none will, the base asked whether a test the patch adds fails
+/// there, unless it was asked already.
+fn join_behavior(
+    g: &Gathered,
+    facts: &mut Facts,
+    mut own: crate::core::gate::BehaviorFacts,
+    from: Join,
+) -> Result<(), CliError> {
+    let mut b = match (facts.behavior.take(), from) {
+        (Some(earlier), Join::Suite) => {
+            own.absorb(earlier);
+            own
+        }
+        (Some(mut b), _) => {
+            b.absorb(own);
+            b
+        }
+        (None, _) => own,
+    };
+    let added_ran = from == Join::Added;
+    if b.added_fail_on_base.is_none() && (added_ran || super::suite::added_command(g).is_none()) {
+        b = super::suite::added_fail_on_base(g, b)?;
+    }
+    facts.behavior = Some(b);
+    Ok(())
+}
+
+/// Which observed run's calls [`join_behavior`] joins.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Join {
+    Suite,
+    Properties,
+    Added,
 }
 
 /// A suite run's failing cases and integrity finding into the facts; its own facts, to be

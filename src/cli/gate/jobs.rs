@@ -15,8 +15,8 @@ use super::gather::{Gathered, integrity_after};
 use super::outputs::add_failures;
 use super::twin::CanaryTwin;
 use crate::core::gate::{
-    CanaryFacts, CanaryPart, Facts, IntegrityFinding, MAX_PROPERTY_CASES, Phase, PropertyRuns,
-    Replay, WorkItem, WorkKind,
+    BehaviorFacts, CanaryFacts, CanaryPart, Facts, IntegrityFinding, MAX_PROPERTY_CASES, Phase,
+    PropertyRuns, Replay, WorkItem, WorkKind,
 };
 use crate::core::ladder::T1;
 use crate::core::runs::Receipt;
@@ -73,11 +73,54 @@ impl Job {
     }
 }
 
-/// A job run: how it ended, and what it changed that it may not.
+/// A job run: how it ended, and what it changed that it may not; its label when it recorded
+/// the changed functions' calls (run 1 of the properties, issue 66).
 pub(super) struct Done<'j> {
     job: &'j Job,
     ran: Ran,
     finding: Option<IntegrityFinding>,
+    recorded: Option<String>,
+}
+
+/// `argv` (run `n` of the properties) as the observed run that records the changed
+/// functions' calls (CONTRACT.md 16.1: the in-locality properties' first runs are observed
+/// runs too), when `[replay]` is on, the patch changes code and the command runs pytest.
+fn recording(g: &Gathered, n: u8, argv: &[String]) -> Option<Vec<String>> {
+    let calls = super::plain_replay::record(g).filter(|_| n == 1)?;
+    if g.watched.files.is_empty() || g.watched.unread().is_none() {
+        return None;
+    }
+    super::observe::observed_argv(argv, &g.watched.files, Some(calls))
+}
+
+/// The calls the recording runs in `done` made, each made again in plain programs and on the
+/// base ([`super::plain_replay::replay`]), joined into one behaviour; what those programs
+/// changed in the room.
+pub(super) fn replayed(
+    g: &Gathered,
+    done: &[Done<'_>],
+) -> Result<(Option<BehaviorFacts>, Option<IntegrityFinding>), CliError> {
+    let mut joined: Option<BehaviorFacts> = None;
+    let mut changed = None;
+    for d in done {
+        let Some(label) = &d.recorded else { continue };
+        let (own, finding) = super::plain_replay::replay(
+            g,
+            &g.room,
+            d.ran.receipt_at.as_deref(),
+            (label, d.ran.seconds),
+            None,
+        )?;
+        changed = changed.or(finding);
+        joined = match (joined, own) {
+            (Some(mut b), Some(own)) => {
+                b.absorb(own);
+                Some(b)
+            }
+            (b, own) => b.or(own),
+        };
+    }
+    Ok((joined, changed))
 }
 
 /// How the canary rides in a batched property run: the arguments or the id (its turned twin,
@@ -210,7 +253,12 @@ pub(super) fn run_jobs<'j>(
     let asked_failed: std::sync::Mutex<Option<CliError>> = std::sync::Mutex::new(None);
     let one = |job: &'j Job| -> Result<Option<Done<'j>>, CliError> {
         let (label, argv, timeout) = job.command(&g.config, ride)?;
-        let mut run = Run::new(&label, &argv, timeout, Place::Room(&g.room)).cancel(&stop);
+        let record = match job {
+            Job::Properties { n, .. } => recording(g, *n, &argv),
+            Job::Canary => None,
+        };
+        let argv = record.as_ref().unwrap_or(&argv);
+        let mut run = Run::new(&label, argv, timeout, Place::Room(&g.room)).cancel(&stop);
         if matches!(job, Job::Canary) {
             run = run.must_fail();
         }
@@ -219,7 +267,13 @@ pub(super) fn run_jobs<'j>(
             Outcome::Cancelled => return Ok(None),
         };
         let finding = integrity_after(g, &g.room, &label)?;
-        Ok(Some(Done { job, ran, finding }))
+        let recorded = record.map(|_| label);
+        Ok(Some(Done {
+            job,
+            ran,
+            finding,
+            recorded,
+        }))
     };
     std::thread::scope(|scope| {
         for _ in 0..slots.clamp(1, work.len().max(1)) {
