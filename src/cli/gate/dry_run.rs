@@ -186,6 +186,9 @@ pub(super) fn dry_run(args: &GateArgs, g: &Gathered, planner: &Planner<'_>) -> C
                         for job in work {
                             let (label, argv, _) = job.command(&g.config, ride.as_ref())?;
                             out.push_str(&format!("  run: {label}: {}\n", argv.join(" ")));
+                            if jobs::recording(g, &job, &argv).is_some() {
+                                out.push_str("    (observed: it records the changed functions' calls, made again outside the tests and on the base: [replay])\n");
+                            }
                         }
                         if let Some(t) = &twin {
                             out.push_str(&format!(

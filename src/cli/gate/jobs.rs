@@ -85,8 +85,11 @@ pub(super) struct Done<'j> {
 /// `argv` (run `n` of the properties) as the observed run that records the changed
 /// functions' calls (CONTRACT.md 16.1: the in-locality properties' first runs are observed
 /// runs too), when `[replay]` is on, the patch changes code and the command runs pytest.
-fn recording(g: &Gathered, n: u8, argv: &[String]) -> Option<Vec<String>> {
-    let calls = super::plain_replay::record(g).filter(|_| n == 1)?;
+pub(super) fn recording(g: &Gathered, job: &Job, argv: &[String]) -> Option<Vec<String>> {
+    let Job::Properties { n: 1, .. } = job else {
+        return None;
+    };
+    let calls = super::plain_replay::record(g)?;
     if g.watched.files.is_empty() || g.watched.unread().is_none() {
         return None;
     }
@@ -253,10 +256,7 @@ pub(super) fn run_jobs<'j>(
     let asked_failed: std::sync::Mutex<Option<CliError>> = std::sync::Mutex::new(None);
     let one = |job: &'j Job| -> Result<Option<Done<'j>>, CliError> {
         let (label, argv, timeout) = job.command(&g.config, ride)?;
-        let record = match job {
-            Job::Properties { n, .. } => recording(g, *n, &argv),
-            Job::Canary => None,
-        };
+        let record = recording(g, job, &argv);
         let argv = record.as_ref().unwrap_or(&argv);
         let mut run = Run::new(&label, argv, timeout, Place::Room(&g.room)).cancel(&stop);
         if matches!(job, Job::Canary) {
