@@ -219,10 +219,23 @@ def build_project(root, binary, spec):
     sh(root, "git", "commit", "-q", "-am", spec["patch"])
 
 
-def project(binary, repeat, name):
+# `--replay`: the starter's commented `[replay]` turned on, every rule required (issue 66).
+REPLAY = """
+[replay]
+behaves_under_test = "required"
+unobserved_difference = "required"
+special_case = "required"
+unasserted_difference = "required"
+calls = 10
+"""
+
+
+def project(binary, repeat, name, replay=False):
     """A real-project row: `patchgate gate` on the honest patch against a plain pytest of the
     same suite (the suite's own command, its receipt flag left out) in a checkout, alternating,
-    --repeat times each after a warm-up; medians."""
+    --repeat times each after a warm-up; medians. With `replay`, then the same with `[replay]`
+    on (committed to the base), alternating with the plain run again: before and after in one
+    run."""
     import tomllib
     spec = PROJECTS[name]
     with tempfile.TemporaryDirectory() as root:
@@ -265,6 +278,25 @@ def project(binary, repeat, name):
         print(f"patchgate gate:                       {med(gates):.2f} s  ({med(gates) / med(plains):.2f}x the baseline; target <= 1.5x)")
         print(f"patchgate gate --jobs 1:              {med(in_turn):.2f} s  ({med(in_turn) / med(plains):.2f}x)")
         print(f"  test processes the gate started: {processes}; where the time went (last gate, ms): {answer.get('timings_ms')}")
+        print(f"answer: {answer['disposition']} reason={answer['reason']}")
+        if not replay:
+            return
+        sh(root, "git", "checkout", "-q", "main")
+        with open(os.path.join(root, "patchgate.toml"), "a") as f:
+            f.write(REPLAY)
+        sh(root, "git", "commit", "-q", "-am", "[replay] on")
+        sh(root, "git", "checkout", "-q", "patch")
+        answer, _ = gate()
+        plains2, replays = [], []
+        for _ in range(repeat):
+            plains2.append(timed(plain))
+            replays.append(timed(gate))
+        behavior = next((s for s in answer["steps"] if s["step"] == "behavior"), {})
+        print(f"plain pytest again:                   {med(plains2):.2f} s")
+        print(f"patchgate gate, [replay] on:          {med(replays):.2f} s  ({med(replays) / med(plains2):.2f}x the plain run; "
+              f"{med(replays) / med(gates):.2f}x the gate without it)")
+        print(f"  behavior: {behavior.get('summary', '')[:300]}")
+        print(f"  where the time went (last gate, ms): {answer.get('timings_ms')}")
         print(f"answer: {answer['disposition']} reason={answer['reason']}")
 
 
@@ -453,12 +485,14 @@ def main():
                     help="which rows: overhead (20,000 fixtures, 500 properties), boltons, toolz and attrs (real Python "
                          "projects; project: both), "
                          "rust (examples/gate-rust against cargo nextest), zeroize (a real crate against cargo test)")
+    ap.add_argument("--replay", action="store_true",
+                    help="the Python project rows again with [replay] on (issue 66), after the rows as they are")
     args = ap.parse_args()
     binary = os.path.abspath(args.binary)
     rows = args.rows.split(",")
     for name in ("boltons", "toolz", "attrs"):
         if name in rows or "project" in rows:
-            project(binary, args.repeat, name)
+            project(binary, args.repeat, name, args.replay)
     if "rust" in rows:
         rust(binary, args.repeat)
     if "zeroize" in rows:
