@@ -429,18 +429,36 @@ async fn a_stalled_upload_holds_an_upload_slot_never_a_decision_slot_and_release
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
     let stalled = std::thread::spawn(move || {
-        let mut s = TcpStream::connect(addr).expect("connect");
-        let head = "POST /seal HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-tar\r\nContent-Length: 100000\r\n\r\n";
-        s.write_all(head.as_bytes()).expect("head");
-        // A member header that announces 90,000 bytes, then only some of them: the archive
-        // stalls mid-member (zero blocks would end it: an empty tree, answered at once).
-        let mut h = tar::Header::new_gnu();
-        h.set_path("fixtures/big").expect("path");
-        h.set_size(90_000);
-        h.set_mode(0o644);
-        h.set_cksum();
-        s.write_all(h.as_bytes()).expect("header");
-        s.write_all(&[7u8; 1000]).expect("part of the body");
+        // Started once the server holds it: an upload answered at once (shed, because the
+        // server took another request first) is made again, so no probe below races it.
+        let s = loop {
+            let mut s = TcpStream::connect(addr).expect("connect");
+            let head = "POST /seal HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-tar\r\nContent-Length: 100000\r\n\r\n";
+            s.write_all(head.as_bytes()).expect("head");
+            // A member header that announces 90,000 bytes, then only some of them: the archive
+            // stalls mid-member (zero blocks would end it: an empty tree, answered at once).
+            let mut h = tar::Header::new_gnu();
+            h.set_path("fixtures/big").expect("path");
+            h.set_size(90_000);
+            h.set_mode(0o644);
+            h.set_cksum();
+            s.write_all(h.as_bytes()).expect("header");
+            s.write_all(&[7u8; 1000]).expect("part of the body");
+            s.set_read_timeout(Some(Duration::from_millis(300)))
+                .expect("timeout");
+            let mut byte = [0u8; 1];
+            match std::io::Read::read(&mut s, &mut byte) {
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    break s;
+                }
+                _ => continue,
+            }
+        };
         let _ = started_tx.send(());
         let _ = rx.recv();
         // Disconnect mid-upload.
@@ -468,10 +486,14 @@ async fn a_stalled_upload_holds_an_upload_slot_never_a_decision_slot_and_release
             .send()
             .await
             .expect("req");
-        if res.status().as_u16() == 503 {
+        let status = res.status().as_u16();
+        if status == 503 {
             break res;
         }
-        assert!(Instant::now() < deadline, "a second upload was never shed");
+        assert!(
+            Instant::now() < deadline,
+            "a second upload was never shed (answered {status})"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert_eq!(shed.headers()["retry-after"], "1");
