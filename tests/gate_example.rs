@@ -4002,9 +4002,9 @@ fn runs_at_once_decide_as_runs_in_turn(example_name: &str, part: usize) {
         .enumerate()
         .filter(|(i, _)| part == 2 || i % 2 == part)
         .map(|(_, p)| p);
-    // The decision paths compared at once so far: each step's name, verdict and whether it
-    // ran, with the decision. Patches that take the same path in turn are scheduled alike; one
-    // of them is gated at once (issue 66: the gates of every patch twice were a third of CI).
+    // The decision paths compared so far: each step's name, verdict and whether it ran, with
+    // the decision. Patches that take the same path at once are scheduled alike; one of them
+    // is gated in turn too (issue 66: the gates of every patch twice were a third of CI).
     let mut paths = std::collections::BTreeSet::new();
     for patch in mine {
         let repo = repository(example_name, &patch, |_| {});
@@ -4025,14 +4025,16 @@ fn runs_at_once_decide_as_runs_in_turn(example_name: &str, part: usize) {
                 format!("{} {:?} {}", path.join(","), a["cause"], a["exit_code"]),
             )
         };
-        let in_turn = decided("1");
+        // At once first (the cheaper: about 0.7x in turn here), so a patch whose path was
+        // already compared costs one gate at once, never one in turn.
+        let at_once = decided("3");
         // Decided before any run (a guarded input, the seal, the debt, a binary, a merge
         // conflict: no integrity step, which every run brings): nothing was scheduled, so
-        // nothing can be scheduled otherwise at once.
-        if !in_turn.2.contains("integrity: the copy checked") || !paths.insert(in_turn.3.clone()) {
+        // nothing can be scheduled otherwise in turn.
+        if !at_once.2.contains("integrity: the copy checked") || !paths.insert(at_once.3.clone()) {
             continue;
         }
-        let at_once = decided("3");
+        let in_turn = decided("1");
         assert_eq!(
             (in_turn.0, &in_turn.1),
             (at_once.0, &at_once.1),
@@ -5086,6 +5088,44 @@ fn a_fix_right_only_for_its_test_s_input_escalates_and_the_fix_merges() {
     assert_eq!(
         old,
         ("ESCALATE".to_owned(), "unobserved-difference".to_owned())
+    );
+}
+
+/// Issue 66: `patchgate replay --base REF` shows 16's table without deciding, on a base whose
+/// config has no `[replay]` (the example's own): every rule listed, exit 0 whatever the gate
+/// would say. On `exact-input-fix` the added test's call is the row that differs from the
+/// base on the call and on none of its neighbours, and the table names `special-case` there
+/// (CONTRACT.md 16.3's second row); the suite's calls agree with the base.
+#[test]
+fn replay_shows_the_table_and_decides_nothing() {
+    require_python();
+    let repo = repository("gate-python", "exact-input-fix", |_| {});
+    let out = patchgate()
+        .current_dir(repo.path())
+        .args(["replay", "--base", "main"])
+        .output()
+        .expect("replay");
+    let table = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{table}\n{stderr}");
+    assert!(
+        table.contains("| function | arguments | made by | under the tests |"),
+        "{table}"
+    );
+    let row = table
+        .lines()
+        .find(|l| l.contains("`4321, 100`"))
+        .unwrap_or_else(|| panic!("the added test's call is a row:\n{table}"));
+    assert!(row.contains("differs; neighbours differing: 0 of"), "{row}");
+    assert!(
+        table.contains("- `special-case`: `apply_discount` with `4321, 100`"),
+        "{table}"
+    );
+    assert!(
+        table
+            .lines()
+            .any(|l| l.contains("`1999, 50`") && l.contains("agrees;")),
+        "the suite's calls agree with the base:\n{table}"
     );
 }
 

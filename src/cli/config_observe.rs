@@ -60,6 +60,19 @@ fn calls_in_range<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u8, D::Error
 }
 
 impl ReplayConfig {
+    /// `patchgate replay`'s: every rule `listed`, the base's `calls` and `neighbours` kept.
+    pub fn listed(base: Option<ReplayConfig>) -> Self {
+        use crate::core::gate::ObserveRule::Listed;
+        ReplayConfig {
+            behaves_under_test: Listed,
+            calls: base.map_or_else(replay_calls, |b| b.calls),
+            unobserved_difference: Listed,
+            special_case: Listed,
+            unasserted_difference: Listed,
+            neighbours: base.map_or_else(replay_neighbours, |b| b.neighbours),
+        }
+    }
+
     /// Whether it replays anything.
     pub fn on(&self) -> bool {
         self.behaves_under_test != crate::core::gate::ObserveRule::Off || self.against_base()
@@ -100,6 +113,14 @@ fn observe_off() -> crate::core::gate::ObserveRule {
 }
 
 impl ObserveConfig {
+    /// `patchgate replay`'s: the observed run records; no patch mutant is made (nothing is
+    /// decided from them).
+    pub const LISTED: ObserveConfig = ObserveConfig {
+        changes: crate::core::gate::ObserveRule::Listed,
+        branches: crate::core::gate::ObserveRule::Listed,
+        mutants: 0,
+    };
+
     /// Whether any rule looks.
     pub fn on(&self) -> bool {
         self.changes != crate::core::gate::ObserveRule::Off

@@ -102,6 +102,11 @@ enum Command {
     /// mutants it would make; nothing runs, nothing is decided.
     #[command(after_help = exits!("0 listed; 65 the coverage report is not coverage.py's JSON"))]
     Observe(Box<gate::ObserveArgs>),
+    /// The table of CONTRACT.md section 16 for one patch (issue 66): the gate's runs with
+    /// `[replay]` on and every rule listed, each recorded call made again in a plain program and
+    /// against the base, and what each rule would say; nothing is decided.
+    #[command(after_help = exits!("0 listed; 65 the base's inputs are invalid; 69 no sandbox; 130 interrupted"))]
+    Replay(Box<gate::ReplayArgs>),
     /// Route one evidence document through the precedence ladder (exit 0/1/2).
     #[command(after_help = exits!("0 MERGE_OK, 1 BLOCK, 2 ESCALATE; with --checks/--statuses also 75 PENDING (a check still runs)"))]
     Route(route::RouteArgs),
@@ -298,6 +303,7 @@ pub fn main() -> Exit {
     if matches!(
         cli.command,
         Command::Gate(_)
+            | Command::Replay(_)
             | Command::Warm(_)
             | Command::Admit(_)
             | Command::Census(_)
@@ -315,6 +321,7 @@ pub fn main() -> Exit {
         Command::Census(args) => census::run(*args),
         Command::Read(args) => reading::command::run(*args),
         Command::Observe(args) => gate::observe_command::run(*args),
+        Command::Replay(args) => gate::replay_command::run(*args),
         Command::Route(args) => route::run(args),
         Command::Quorum(args) => quorum::run(*args),
         Command::Seal(args) => seal::run(*args),

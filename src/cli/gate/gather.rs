@@ -85,7 +85,13 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
     let judged = judged_tree(&base, &head)?;
 
     // The config, from the base commit.
-    let config = GateConfig::from_base(&base, base_ref, &args.at.config)?;
+    let mut config = GateConfig::from_base(&base, base_ref, &args.at.config)?;
+    if args.listing {
+        config.replay = Some(super::super::config_observe::ReplayConfig::listed(
+            config.replay,
+        ));
+        config.observe = Some(super::super::config_observe::ObserveConfig::LISTED);
+    }
 
     let changed = git_changed(&base, &judged.tree)?;
     let mut binaries = git_made_executable(&base, &judged.tree)?;

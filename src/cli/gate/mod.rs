@@ -22,6 +22,7 @@
 //! | `suite.rs` | the `suite` and `rerun` steps, and the suite started early in its own copy |
 //! | `outputs.rs` | the one decision and everything written from it |
 //! | `dry_run.rs` | `--dry-run`: the plan, said, nothing run |
+//! | `replay_command.rs` | `patchgate replay`: the steps with every replay rule listed, the table printed |
 //! | `census.rs`, `shadows.rs` | the census file; modules that shadow the test toolchain |
 //! | `manifests.rs` | `pyproject.toml`/`Cargo.toml` read by their tables: a change that only describes the package |
 
@@ -42,6 +43,8 @@ mod outputs;
 mod patch_mutants;
 mod plain_program;
 mod plain_replay;
+pub(crate) mod replay_command;
+pub(crate) use replay_command::ReplayArgs;
 mod reproof;
 mod shadows;
 mod shard;
@@ -144,6 +147,9 @@ pub struct GateArgs {
     pub combine: Vec<PathBuf>,
     #[command(flatten)]
     pub remote: RemoteArgs,
+    /// `patchgate replay`: the base's `[replay]` rules taken as `listed`, `[observe]` on.
+    #[arg(skip)]
+    pub listing: bool,
 }
 
 impl GateArgs {

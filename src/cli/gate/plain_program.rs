@@ -99,8 +99,7 @@ impl PlainRun<'_> {
         }
         argv.push(crate::cli::runner::JUNIT.to_owned());
         argv.extend(specs.iter().map(|(_, s)| s.clone()));
-        let mut out: [Vec<PlainLine>; 2] = [Vec::new(), Vec::new()];
-        for (n, into) in out.iter_mut().enumerate() {
+        let one = |n: usize| -> Result<Option<Vec<PlainLine>>, CliError> {
             let label = format!(
                 "{}: its recorded calls made again in a plain program on {whose} ({} of 2)",
                 self.label,
@@ -110,17 +109,32 @@ impl PlainRun<'_> {
             if let Some(flag) = self.cancel {
                 run = run.cancel(flag);
             }
-            let ran = match run.start()? {
-                Outcome::Ran(ran) => ran,
-                Outcome::Cancelled => return Ok(None),
-            };
-            *into = ran
-                .receipt_at
-                .as_deref()
-                .map(read_lines)
-                .unwrap_or_default();
-        }
-        Ok(Some(out))
+            Ok(match run.start()? {
+                Outcome::Ran(ran) => Some(
+                    ran.receipt_at
+                        .as_deref()
+                        .map(read_lines)
+                        .unwrap_or_default(),
+                ),
+                Outcome::Cancelled => None,
+            })
+        };
+        // The two at once: each its own process, receipt and working directory, so neither
+        // sees the other (issue 66's cost: they ran one after the other).
+        let (first, second) = std::thread::scope(|s| {
+            let second = s.spawn(|| one(1));
+            let first = one(0);
+            (
+                first,
+                second
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            )
+        });
+        let (Some(first), Some(second)) = (first?, second?) else {
+            return Ok(None);
+        };
+        Ok(Some([first, second]))
     }
 }
 

@@ -158,14 +158,26 @@ pub(super) fn replay(
                 false => None,
             },
         };
-        let Some(patch) = run.twice(room, "the patch", &specs, false)? else {
+        // The base's programs (in a room of their own) beside the patch's.
+        let (patch, base) = std::thread::scope(|s| {
+            let base = config
+                .against_base()
+                .then(|| s.spawn(|| super::base_replay::on_the_base(g, &run, &specs)));
+            let patch = run.twice(room, "the patch", &specs, false);
+            let base = base.map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            });
+            (patch, base)
+        });
+        let Some(patch) = patch? else {
             return Ok((None, None));
         };
         for (into, lines) in plain.iter_mut().zip(&patch) {
             *into = results(lines, &specs);
         }
-        if config.against_base() {
-            let Some(base) = super::base_replay::on_the_base(g, &run, &specs)? else {
+        if let Some(base) = base {
+            let Some(base) = base? else {
                 return Ok((None, None));
             };
             let shown = |i: usize| {
