@@ -319,7 +319,7 @@ fn ctrl_c_stops_every_runner_and_leaves_nothing_behind() {
 ///
 /// A new subcommand must say which it is: the table must name every subcommand of the clap
 /// tree.
-const CTRL_C: [(&str, &str); 20] = [
+const CTRL_C: [(&str, &str); 21] = [
     ("serve", "drains"),
     ("gate", "kills-the-check"),
     ("init", "dies"),
@@ -338,6 +338,8 @@ const CTRL_C: [(&str, &str); 20] = [
     ("calibrate", "dies"),
     ("read", "dies"),
     ("observe", "dies"),
+    // The gate's own steps, through the same interrupt catch as `gate`.
+    ("replay", "kills-the-check"),
     ("healthcheck", "dies"),
     ("openapi", "dies"),
 ];
