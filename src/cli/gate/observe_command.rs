@@ -11,7 +11,7 @@ use clap::Args;
 use super::super::config::ObserveConfig;
 use super::super::error::{CliError, CliResult};
 use super::super::output;
-use crate::core::gate::{ObserveRule, ObservedLine};
+use crate::core::gate::ObservedLine;
 use crate::exit::Exit;
 
 #[derive(Debug, Args)]
@@ -41,9 +41,8 @@ pub fn run(args: ObserveArgs) -> CliResult {
     };
     // Listed, whatever the base says: this command decides nothing.
     let observe = ObserveConfig {
-        changes: ObserveRule::Listed,
-        branches: ObserveRule::Listed,
         mutants: args.mutants.or(config.map(|c| c.mutants)).unwrap_or(5),
+        ..ObserveConfig::LISTED
     };
     // (The ledger's frozen tests are not read here: every test counts.)
     let watched = super::observe::watched(
