@@ -156,6 +156,25 @@ async fn the_report_matches_figures_worked_by_hand() {
     )
     .await;
     assert_eq!(status, 200);
+    // A catch in the least time a number can say (5e-324 s, found by schemathesis): one catch
+    // divided by it is past every number JSON carries, so no yield, as for no time; a 200.
+    let tiny = Value::Array(vec![row("t1", "caught", 5e-324), row("t2", "pass", 1.0)]);
+    let (status, report) = post(
+        &server,
+        "/ladder/report",
+        "application/json",
+        tiny.to_string(),
+    )
+    .await;
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(report["tiers"][0]["yield_per_s"], Value::Null, "{report}");
+    assert_eq!(report["tiers"][0]["caught"], 1, "{report}");
+    assert!(
+        report["notes"][0]
+            .as_str()
+            .is_some_and(|n| n.contains("t1: 5e-324 s is too little time to divide by")),
+        "{report}"
+    );
 }
 
 #[tokio::test]

@@ -161,15 +161,23 @@ fn failing_ids(answer: &Value) -> Vec<String> {
 
 /// more-itertools set up as the guide says, on `main`: the sdist, the user's overlay (the
 /// catalog, two properties, a pinned-fixture test and its fixtures), `init`, the canary made
-/// to import the package, the seal; `census --write` and an `admit --write` per property,
-/// each committed. Returns the census's stderr.
-fn more_itertools(dir: &Path, path: Option<&Path>) -> String {
+/// to import the package, the seal and `census --write`, committed. Returns the census's
+/// stderr.
+fn more_itertools_census(dir: &Path, path: Option<&Path>) -> String {
     let project = example("gate-more-itertools");
     unpack(dir, &project, "more_itertools-10.8.0.tar.gz");
     init_python(dir, path, "more_itertools");
     seal(dir, path, "more-itertools 10.8.0 and its gate");
     let census = ok(dir, path, &["census", "--write"]);
     commit(dir, "the census");
+    census
+}
+
+/// more-itertools with its census (`more_itertools_census`), then an `admit --write` per
+/// property, committed. Returns the census's stderr.
+fn more_itertools(dir: &Path, path: Option<&Path>) -> String {
+    let project = example("gate-more-itertools");
+    let census = more_itertools_census(dir, path);
     for said in prove(
         dir,
         path,
@@ -745,12 +753,14 @@ fn toolz_s_suite_is_the_first_run_of_its_properties() {
 
 /// The same project under pytest 8, whose report lists the same tests without counting the
 /// subtests: the census is the same 697 ids, and the suite bug still BLOCKs with its case.
+/// Only the reports differ between the two pytests, so the properties are not admitted here
+/// (pytest 9's test proves them): the suite's failure decides before they could vote.
 #[test]
 fn more_itertools_under_pytest_8() {
     let bin = pytest8();
     let tmp = common::git_repo();
     let dir = tmp.path();
-    let census = more_itertools(dir, Some(&bin));
+    let census = more_itertools_census(dir, Some(&bin));
     assert!(
         census.contains("wrote suite.census: 697 tests (696 pass, 1 skip"),
         "{census}"

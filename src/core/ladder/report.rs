@@ -147,10 +147,12 @@ fn finish_report(tally: ReportTally) -> Report {
         .into_iter()
         .map(|(tier, t)| {
             let total_s: f64 = t.seconds.iter().sum();
+            // A total too small to divide by (a subnormal number of seconds) has no yield a
+            // number can carry: null, as for no time, and the note says why.
             let yield_per_s = if is_scope_tier(&tier) || total_s <= 0.0 {
                 None
             } else {
-                Some(t.caught as f64 / total_s)
+                Some(t.caught as f64 / total_s).filter(|y| y.is_finite())
             };
             TierReport {
                 runs: t.seconds.len() as u64,
@@ -181,6 +183,11 @@ fn finish_report(tally: ReportTally) -> Report {
         }
         if t.total_s <= 0.0 {
             notes.push(format!("{}: no time recorded, so no yield.", t.tier));
+        } else if t.yield_per_s.is_none() {
+            notes.push(format!(
+                "{}: {:e} s is too little time to divide by, so no yield.",
+                t.tier, t.total_s
+            ));
         } else if t.caught == 0 {
             notes.push(format!(
                 "{}: caught nothing in {} runs ({:.1} s): it is buying a contract check, not bug detection.",
