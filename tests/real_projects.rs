@@ -358,14 +358,19 @@ fn more_itertools_under_pytest_9() {
     for row in cases {
         let (patch, failing) = (row.0, row.4);
         let (code, answer) = gated(dir, &example("gate-more-itertools"), row);
-        // Issue 53: the gate split in 3 shards decides as this one machine did.
-        let (split_code, split, _) = sharded(dir, 3);
-        assert_eq!(
-            decided(split_code, &split),
-            decided(code, &answer),
-            "{patch} in 3 shards: {split}"
-        );
-        assert_eq!(step(&split, "shards")["combined"], json!([1, 2, 3]));
+        // Issue 53: the gate split in 3 shards decides as this one machine did, on a merge, a
+        // property's failure and a suite's. (Split for every row until stop 80: the fixture
+        // bug fails in the suite as the suite bug does, a syntax error is decided by the build
+        // before any test, and the docs-only patch's suite is split as the honest patch's is.)
+        if matches!(patch, "honest" | "property-bug" | "suite-bug") {
+            let (split_code, split, _) = sharded(dir, 3);
+            assert_eq!(
+                decided(split_code, &split),
+                decided(code, &answer),
+                "{patch} in 3 shards: {split}"
+            );
+            assert_eq!(step(&split, "shards")["combined"], json!([1, 2, 3]));
+        }
         if let Some(case) = failing {
             assert!(
                 failing_ids(&answer).iter().any(|id| id == case),
