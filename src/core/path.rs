@@ -310,6 +310,14 @@ mod tests {
     }
 }
 
+/// A real segment, as [`REPO_PATH_PATTERN`] spells it: not starting with a dot, or one dot and
+/// then not a dot, or two dots and then anything (no `/`, no NUL).
+macro_rules! real_segment {
+    () => {
+        r"[^/\x00.][^/\x00]*|\.[^/\x00.][^/\x00]*|\.\.[^/\x00]+"
+    };
+}
+
 /// What every repo-relative path [`normalize_path`] accepts satisfies: not absolute, no `..`
 /// segment, no NUL, and a segment that is neither empty nor `.`. Written without lookaround:
 /// empty or `.` segments up to the first real one (a segment that is not empty, `.` or `..`),
@@ -317,9 +325,11 @@ mod tests {
 /// `..` segment, and a generator can only draw it by rejection: schemathesis spent 200 s a run
 /// drawing 4096-byte paths for it.)
 pub const REPO_PATH_PATTERN: &str = concat!(
-    r"^(?:\.(?:/\.?)*/)?",
-    r"(?:[^/\x00.][^/\x00]*|\.[^/\x00.][^/\x00]*|\.\.[^/\x00]+)",
-    r"(?:/(?:[^/\x00.][^/\x00]*|\.[^/\x00.][^/\x00]*|\.\.[^/\x00]+|\.?))*$",
+    r"^(?:\.(?:/\.?)*/)?(?:",
+    real_segment!(),
+    r")(?:/(?:",
+    real_segment!(),
+    r"|\.?))*$",
 );
 
 super::value_schema!(
