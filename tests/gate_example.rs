@@ -2235,12 +2235,7 @@ fn rust_overloads_and_special_cases_are_read_by_their_syntax() {
     };
     for (patch, line, rule, reason, allowed) in cases {
         let repo = repository_read("gate-rust", patch, |_| {}, |_| {});
-        let plain = std::process::Command::new("cargo")
-            .current_dir(repo.path())
-            .args(["test", "--quiet", "--offline"])
-            .env("CARGO_TARGET_DIR", target.path())
-            .output()
-            .expect("cargo");
+        let plain = plain_cargo_test(repo.path(), target.path());
         assert!(plain.status.success(), "{patch} hides its bug: {plain:?}");
         let before = repository_read("gate-rust", patch, before_the_reading(allowed), |_| {});
         let (exit, answer, stderr) = gated(before.path());
@@ -4579,41 +4574,14 @@ fn a_reading_hit_does_not_hide_a_failure() {
 #[test]
 fn a_rust_change_no_check_observes_escalates() {
     let target = tempfile::tempdir().expect("tempdir");
-    let rust_gate = |dir: &Path| {
-        let out_dir = tempfile::tempdir().expect("tempdir");
-        let json_out = out_dir.path().join("answer.json");
-        let out = patchgate()
-            .current_dir(dir)
-            .args(["gate", "--base", "main", "--json-out"])
-            .arg(&json_out)
-            .env("CARGO_TARGET_DIR", target.path())
-            .env_remove("GITHUB_ACTIONS")
-            .output()
-            .expect("run patchgate");
-        let answer: Value = std::fs::read(&json_out)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or(Value::Null);
-        Gated {
-            exit: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-            answer,
-            ledger: Vec::new(),
-        }
-    };
+    let rust_gate = |dir: &Path| rust_gated(dir, target.path());
     let off = |dir: &Path| {
         let config = dir.join("patchgate.toml");
         let text = std::fs::read_to_string(&config).expect("config");
         std::fs::write(&config, observe_off(&text)).expect("write");
     };
     let old = repository_with("gate-rust", "long-list-special-case", off, |_| {});
-    let plain = std::process::Command::new("cargo")
-        .current_dir(old.path())
-        .args(["test", "--quiet", "--offline"])
-        .env("CARGO_TARGET_DIR", target.path())
-        .output()
-        .expect("cargo");
+    let plain = plain_cargo_test(old.path(), target.path());
     assert!(plain.status.success(), "hides the bug");
     let g = rust_gate(old.path());
     expect(&g, "MERGE_OK", "all-gates-held", 0);
@@ -4659,6 +4627,106 @@ fn a_rust_change_no_check_observes_escalates() {
     for m in mutants {
         assert_eq!(m["state"], "killed", "{o}");
         assert_eq!(m["killed_by"], fixtures, "{o}");
+    }
+}
+
+/// A plain `cargo test` of the repository at `dir` (its builds in `target`): its output.
+fn plain_cargo_test(dir: &Path, target: &Path) -> std::process::Output {
+    std::process::Command::new("cargo")
+        .current_dir(dir)
+        .args(["test", "--quiet", "--offline"])
+        .env("CARGO_TARGET_DIR", target)
+        .output()
+        .expect("cargo")
+}
+
+/// The Rust example at `dir` gated, its Cargo builds in `target` (shared between gates).
+fn rust_gated(dir: &Path, target: &Path) -> Gated {
+    let out_dir = tempfile::tempdir().expect("tempdir");
+    let json_out = out_dir.path().join("answer.json");
+    let out = patchgate()
+        .current_dir(dir)
+        .args(["gate", "--base", "main", "--json-out"])
+        .arg(&json_out)
+        .env("CARGO_TARGET_DIR", target)
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .expect("run patchgate");
+    let answer: Value = std::fs::read(&json_out)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or(Value::Null);
+    Gated {
+        exit: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        answer,
+        ledger: Vec::new(),
+    }
+}
+
+/// Issue 66 on Rust (CONTRACT.md 16.5), written first: two patches that hide a real bug from a
+/// plain `cargo test` and merge on the gate with the example's `[observe]` (every changed line
+/// a check runs, every patch mutant killed), and with `[replay]` on are stopped by what the
+/// code does, with the input named:
+///
+/// - `wide-split-off-by-one`, a length-only special case: splits of more than 16 parts hand
+///   the remainder out from index 1 (a cent lost); the fixtures and the properties use 1 to 11
+///   parts. The base's test `split(5, 0)` agrees; its neighbour `parts = 17` (the patch's own
+///   literal 16, + 1) does not: ESCALATE `unobserved-difference`.
+/// - `quoted-by-key`, the integers the fixtures pin special-cased through a key no reading
+///   sees (`total * 31 + parts` in a table): every other split gives the remainder to the last
+///   shares. Drawn inputs differ: ESCALATE `unobserved-difference`.
+///
+/// `honest-refactor` (the same behaviour spelt otherwise) agrees on the call, its neighbours
+/// and every drawn input: MERGE_OK.
+#[test]
+fn rust_code_is_judged_by_what_it_does_against_the_base() {
+    let target = tempfile::tempdir().expect("tempdir");
+    for patch in ["wide-split-off-by-one", "quoted-by-key"] {
+        let old = repository("gate-rust", patch, |_| {});
+        let plain = plain_cargo_test(old.path(), target.path());
+        assert!(plain.status.success(), "{patch} hides the bug");
+        let g = rust_gated(old.path(), target.path());
+        expect(&g, "MERGE_OK", "all-gates-held", 0);
+
+        let repo = repository_with("gate-rust", patch, replay_on, |_| {});
+        let g = rust_gated(repo.path(), target.path());
+        escalates(&g, "inadmissible-evidence", "unobserved-difference");
+        let b = &step(&g.answer, "behavior")["facts"];
+        let calls = b["calls"].as_array().expect("calls");
+        assert_eq!(
+            (
+                &calls[0]["function"],
+                &calls[0]["check"],
+                &calls[0]["arguments"]
+            ),
+            (
+                &json!("split"),
+                &json!("tests::no_parts_no_shares"),
+                &json!("(5, 0)")
+            ),
+            "the base's test's literal call: {b}"
+        );
+        let rows = b["against_base"].as_array().expect("rows");
+        assert_eq!(rows[0]["recorded"], "agrees", "{b}");
+        let named: Vec<&Value> = rows
+            .iter()
+            .flat_map(|r| r["differences"].as_array().into_iter().flatten())
+            .map(|d| &d["input"])
+            .collect();
+        if patch == "wide-split-off-by-one" {
+            assert!(named.contains(&&json!("`parts` = 17")), "{b}");
+        }
+        assert!(!named.is_empty(), "{b}");
+    }
+    let repo = repository_with("gate-rust", "honest-refactor", replay_on, |_| {});
+    let g = rust_gated(repo.path(), target.path());
+    expect(&g, "MERGE_OK", "all-gates-held", 0);
+    let b = &step(&g.answer, "behavior")["facts"];
+    for row in b["against_base"].as_array().expect("rows") {
+        assert_eq!(row["differing"], 0, "{b}");
+        assert!(row["neighbours"].as_u64() > Some(0), "{b}");
     }
 }
 

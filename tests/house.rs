@@ -134,6 +134,24 @@ fn src_has_no_circle_no_long_file_and_no_unexplained_allow() {
     );
 }
 
+/// The Rust program the gate builds against the base's crate and the patch's (issue 66,
+/// CONTRACT.md 16.5) is a Rust file: rustfmt leaves it as it is (clippy reads it through the
+/// unit tests that include it).
+#[test]
+fn the_rust_program_is_formatted() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new("rustfmt")
+        .args(["--check", "--edition", "2021"])
+        .arg(root.join("src/cli/gate/programs/replay_rust.rs"))
+        .output()
+        .expect("rustfmt");
+    assert!(
+        out.status.success(),
+        "rustfmt:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
 /// The programs the gate hands an interpreter are Python files (issue 66: the observed run's
 /// driver, the canonical writing of values, the plain program), checked as Python: pyflakes
 /// finds nothing in them, and their own tests (tests/python, run by pytest) pass.

@@ -35,10 +35,12 @@ pub(super) fn result(end: CallEnd, text: &str) -> CallResult {
         }
         CallEnd::DidNotReturn | CallEnd::Unreplayed => None,
     };
-    // (Redacted and its controls escaped first, then cut to fit.)
-    let said = crate::cli::redact::text(text);
+    // (Redacted and its controls escaped first, then cut to fit: of a long text only its
+    // first characters are read, the most a secret shown could reach into.)
+    let head: String = text.chars().take(SHOWN_CHARS * 8).collect();
+    let said = crate::cli::redact::text(&head);
     let mut shown: String = said.chars().take(SHOWN_CHARS).collect();
-    if said.chars().nth(SHOWN_CHARS).is_some() {
+    if said.chars().nth(SHOWN_CHARS).is_some() || head.len() < text.len() {
         shown.pop();
         shown.push('…');
     }
@@ -161,7 +163,7 @@ pub(super) fn interpreter(suite: &[String]) -> Option<Vec<String>> {
 
 /// The plain program's lines (beside its receipt), size-capped, each read strictly; a line that
 /// is not one is left out.
-fn read_lines(receipt: &Path) -> Vec<PlainLine> {
+pub(super) fn read_lines(receipt: &Path) -> Vec<PlainLine> {
     use std::io::{BufRead, Read};
     let mut path = receipt.as_os_str().to_owned();
     path.push(".replay");

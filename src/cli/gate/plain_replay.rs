@@ -82,6 +82,21 @@ struct Recorded {
     unrecorded: Vec<Lost>,
 }
 
+/// The behaviour's facts before any call: the base config's rules, nothing found.
+pub(super) fn no_calls(config: &crate::cli::config_observe::ReplayConfig) -> BehaviorFacts {
+    BehaviorFacts {
+        behaves_under_test: config.behaves_under_test,
+        calls: Vec::new(),
+        unrecorded: Vec::new(),
+        unobserved_difference: config.unobserved_difference,
+        special_case: config.special_case,
+        unasserted_difference: config.unasserted_difference,
+        against_base: Vec::new(),
+        added_fail_on_base: None,
+        failing_on_base: Vec::new(),
+    }
+}
+
 /// Replays the calls the suite's observed run recorded (its receipt at `receipt_at`), twice,
 /// in `room`; `None` when `[replay]` is off. A finding: what the plain programs changed in the
 /// tree.
@@ -95,17 +110,7 @@ pub(super) fn replay(
     let Some(config) = g.config.replay.filter(|r| r.on()) else {
         return Ok((None, None));
     };
-    let mut facts = BehaviorFacts {
-        behaves_under_test: config.behaves_under_test,
-        calls: Vec::new(),
-        unrecorded: Vec::new(),
-        unobserved_difference: config.unobserved_difference,
-        special_case: config.special_case,
-        unasserted_difference: config.unasserted_difference,
-        against_base: Vec::new(),
-        added_fail_on_base: None,
-        failing_on_base: Vec::new(),
-    };
+    let mut facts = no_calls(&config);
     let recorded: Recorded = receipt_at
         .map(|r| {
             let mut path = r.as_os_str().to_owned();

@@ -159,6 +159,17 @@ pub(super) fn run_suite(
             if d.finding.is_none() {
                 d.finding = finding;
             }
+        } else {
+            // Rust's changed `pub fn`s against the base's (CONTRACT.md 16.5).
+            let (behavior, finding) =
+                super::rust_replay::replay(g, room, (label, d.seconds), cancel)?;
+            d.behavior = match added_command(g) {
+                Some(_) if super::plain_replay::record(g).is_some() => behavior,
+                _ => behavior.map(|b| added_fail_on_base(g, b)).transpose()?,
+            };
+            if d.finding.is_none() {
+                d.finding = finding;
+            }
         }
         let wanted = g.watched.config.map_or(0, |c| usize::from(c.mutants));
         if let Some(o) = d.observe.as_mut().filter(|o| o.read && wanted > 0) {

@@ -17,6 +17,7 @@ mod python;
 mod resolve;
 mod rust;
 pub mod rust_probes;
+pub mod rust_signatures;
 mod source;
 mod syntax;
 pub mod table;

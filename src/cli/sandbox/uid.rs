@@ -33,6 +33,11 @@ impl Room {
     pub fn settle(&self) -> Result<(), CliError> {
         self.own(&self.tree)
     }
+
+    /// [`Room::settle`] for what the runner wrote under `path` in the copy alone.
+    pub fn settle_at(&self, path: &Path) -> Result<(), CliError> {
+        self.own(path)
+    }
 }
 
 /// A uid of the room's own, for a runner started as root: in a range no distribution hands
