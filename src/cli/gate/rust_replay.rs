@@ -232,6 +232,7 @@ fn functions(
             let path: Vec<&str> = module
                 .iter()
                 .chain(&f.module)
+                .chain(&f.owner)
                 .map(String::as_str)
                 .chain([f.name.as_str()])
                 .collect();
@@ -244,10 +245,8 @@ fn functions(
                 }
             };
             let same = theirs.iter().any(|b| {
-                b.name == f.name
-                    && b.module == f.module
-                    && b.params == f.params
-                    && b.returns == f.returns
+                (&b.name, &b.module, &b.owner, &b.params, &b.returns)
+                    == (&f.name, &f.module, &f.owner, &f.params, &f.returns)
             });
             if !same {
                 // A new function, or one whose signature changed: nothing of the base's to

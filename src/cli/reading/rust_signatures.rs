@@ -120,6 +120,8 @@ pub struct PubFn {
     pub name: String,
     /// The modules inside the file it sits in (`pub mod` items).
     pub module: Vec<String>,
+    /// The type whose inherent impl holds it (an associated function), if any.
+    pub owner: Option<String>,
     /// The line of its `fn`, and its last line (1-based).
     pub rows: (u32, u32),
     /// Each parameter: its pattern as written and its type, or why the function is not compared.
@@ -141,10 +143,34 @@ pub fn pub_fns(source: &[u8]) -> Vec<PubFn> {
         let mut cursor = scope.walk();
         for item in scope.named_children(&mut cursor) {
             let row = item.start_position().row + 1;
-            if tests.iter().any(|(a, b)| (*a..=*b).contains(&row)) || !is_pub(source, item) {
+            if tests.iter().any(|(a, b)| (*a..=*b).contains(&row)) {
                 continue;
             }
             match item.kind() {
+                // An inherent impl of a type named plainly (no generics): its associated
+                // functions (`Version::parse`); a method needs a value to call it on.
+                "impl_item"
+                    if item.child_by_field_name("trait").is_none()
+                        && item.child_by_field_name("type_parameters").is_none() =>
+                {
+                    let owner = item
+                        .child_by_field_name("type")
+                        .filter(|t| t.kind() == "type_identifier")
+                        .map(|t| text(source, t));
+                    if let (Some(owner), Some(body)) = (owner, item.child_by_field_name("body")) {
+                        let mut inner = body.walk();
+                        for f in body.named_children(&mut inner) {
+                            if f.kind() == "function_item"
+                                && is_pub(source, f)
+                                && let Some(mut f) = pub_fn(source, f, &module)
+                            {
+                                f.owner = Some(owner.to_owned());
+                                out.push(f);
+                            }
+                        }
+                    }
+                }
+                _ if !is_pub(source, item) => {}
                 "mod_item" => {
                     if let (Some(name), Some(body)) = (
                         item.child_by_field_name("name"),
@@ -194,6 +220,7 @@ fn pub_fn(source: &[u8], item: Node<'_>, module: &[String]) -> Option<PubFn> {
     Some(PubFn {
         name,
         module: module.to_vec(),
+        owner: None,
         rows,
         params,
         returns,
@@ -241,6 +268,9 @@ fn params(source: &[u8], item: Node<'_>) -> Result<Vec<(String, ArgType)>, Strin
                 out.push((pattern.trim_start_matches("mut ").to_owned(), t));
             }
             "line_comment" | "block_comment" | "attribute_item" => {}
+            "self_parameter" => {
+                return Err("a method: no value of its type to call it on".to_owned());
+            }
             other => return Err(format!("a parameter the comparison cannot make ({other})")),
         }
     }
@@ -444,11 +474,29 @@ impl Literals<'_> {
                 _ => None,
             },
             ArgType::Char => self.quoted(b'\''),
-            ArgType::Str | ArgType::String => {
-                let s = match self.peek() {
-                    Some(b'r') => self.raw(),
-                    _ => self.quoted(b'"'),
-                }?;
+            ArgType::Str => self.string().map(|s| format!("String::from({s})")),
+            // An owned string as tests spell one: `String::from("a")`, `"a".to_string()`,
+            // `"a".to_owned()`, `"a".into()`.
+            ArgType::String => {
+                let wrapped = self.rest().starts_with(b"String::from");
+                if wrapped {
+                    self.i += "String::from".len();
+                    self.expect(b'(')?;
+                    self.ws();
+                }
+                let s = self.string()?;
+                if wrapped {
+                    self.expect(b')')?;
+                } else if self.rest().first() == Some(&b'.') {
+                    self.i += 1;
+                    match self.word() {
+                        "to_string" | "to_owned" | "into" => {
+                            self.expect(b'(')?;
+                            self.expect(b')')?;
+                        }
+                        _ => return None,
+                    }
+                }
                 Some(format!("String::from({s})"))
             }
             ArgType::Slice(e) | ArgType::Vec(e) => {
@@ -502,6 +550,14 @@ impl Literals<'_> {
                 }
                 _ => None,
             },
+        }
+    }
+
+    /// A string literal, plain or raw, as written.
+    fn string(&mut self) -> Option<String> {
+        match self.peek() {
+            Some(b'r') => self.raw(),
+            _ => self.quoted(b'"'),
         }
     }
 
@@ -657,7 +713,7 @@ mod tests {
     fn literal_arguments_are_read_only_when_the_program_can_hold_them() {
         let u64_2 = [ArgType::Int("u64"), ArgType::Int("u64")];
         type Case<'a> = (&'a str, &'a [ArgType], Option<&'a [&'a str]>);
-        let cases: [Case<'_>; 13] = [
+        let cases: [Case<'_>; 15] = [
             ("(5, 0)", &u64_2, Some(&["5u64", "0u64"])),
             ("(1_000, 0x10u64,)", &u64_2, Some(&["1000u64", "16u64"])),
             ("(5, -1)", &u64_2, None),
@@ -672,6 +728,25 @@ mod tests {
                 Some(&[r#"String::from("kitten")"#, r#"String::from(r"sit\ting")"#]),
             ),
             (r#"("a\q")"#, &[ArgType::Str], None),
+            (
+                r#"(String::from("a"), "b".to_string(), "c".into(), "d".len())"#,
+                &[
+                    ArgType::String,
+                    ArgType::String,
+                    ArgType::String,
+                    ArgType::String,
+                ],
+                None,
+            ),
+            (
+                r#"(String::from("a"), "b".to_string(), "c".into())"#,
+                &[ArgType::String, ArgType::String, ArgType::String],
+                Some(&[
+                    r#"String::from("a")"#,
+                    r#"String::from("b")"#,
+                    r#"String::from("c")"#,
+                ]),
+            ),
             (
                 "(&[1, 2], vec![Some('x'), None])",
                 &[
@@ -706,7 +781,8 @@ fn private(x: u64) {}
 pub(crate) fn crate_only(x: u64) {}
 pub fn generic<T: Copy>(x: T) {}
 pub mod inner { pub fn named(s: &str) -> usize { s.len() } }
-impl X { pub fn method(&self) {} }
+impl X { pub fn method(&self) {} pub fn new(n: u8) -> Self { X } fn private() {} }
+impl Display for X { fn fmt(&self) {} }
 #[cfg(test)]
 mod tests {
     use super::split;
@@ -716,19 +792,24 @@ mod tests {
 }
 "#;
         let fns = pub_fns(source);
-        let names: Vec<(&str, &[String])> = fns
+        let names: Vec<(&str, &[String], Option<&str>, bool)> = fns
             .iter()
-            .map(|f| (f.name.as_str(), f.module.as_slice()))
+            .map(|f| {
+                let (name, module) = (f.name.as_str(), f.module.as_slice());
+                (name, module, f.owner.as_deref(), f.params.is_ok())
+            })
             .collect();
+        let inner = ["inner".to_owned()];
         assert_eq!(
             names,
             [
-                ("split", &[][..]),
-                ("generic", &[][..]),
-                ("named", &["inner".to_owned()][..])
+                ("split", &[][..], None, true),
+                ("generic", &[][..], None, false),
+                ("named", &inner[..], None, true),
+                ("method", &[][..], Some("X"), false),
+                ("new", &[][..], Some("X"), true),
             ]
         );
-        assert!(fns[1].params.is_err());
         let types = [ArgType::Int("u64"), ArgType::Int("u64")];
         let calls = literal_calls(source, "split", &types, false);
         assert_eq!(
