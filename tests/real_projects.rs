@@ -18,6 +18,9 @@
 //! - `examples/gate-zeroize`: zeroize 1.9.2 from crates.io (a published manifest: `autotests =
 //!   false`, every test target declared; three integration test files of its own, one test
 //!   `#[ignore]`d), beside two properties and a pinned-fixture test the user adds.
+//! - `examples/gate-strsim`: strsim 0.11.1 from crates.io (its own 88 unit tests and 9
+//!   integration tests), beside one property the user adds, with `[replay]` turned on: its
+//!   changed `pub fn`s called on the base's crate and the patch's (issue 66, CONTRACT.md 16.5).
 
 mod common;
 
@@ -1177,4 +1180,132 @@ fn rust_probes_against_llvm_cov() {
         median(cov.clone()),
         median(cov) / median(plain)
     );
+}
+
+/// strsim 0.11.1 set up as the guide says, on `main`: the crate from crates.io, the user's
+/// overlay (a catalog of one property over `src`, its fixture), `init --rust`, the canary made
+/// to call into the crate, the seal, `cargo fetch`, `warm`, `census --write`, each committed.
+fn strsim(dir: &Path) {
+    let project = example("gate-strsim");
+    unpack(dir, &project, "strsim-0.11.1.crate");
+    ok(dir, None, &["init", "--rust"]);
+    let canary = dir.join("tests/patchgate_canary.rs");
+    let text = std::fs::read_to_string(&canary).unwrap();
+    let mine = text.replace(
+        "    // let _ = mycrate::some_function();  // your crate: make the canary see what it does",
+        "    let _ = strsim::levenshtein(\"a\", \"b\");",
+    );
+    assert_ne!(
+        mine, text,
+        "the starter's canary says where to call the crate"
+    );
+    std::fs::write(&canary, mine).unwrap();
+    seal(dir, None, "strsim 0.11.1 and its gate");
+    let fetch = std::process::Command::new("cargo")
+        .current_dir(dir)
+        .args(["fetch", "--quiet"])
+        .status()
+        .expect("cargo fetch");
+    assert!(fetch.success(), "cargo fetch");
+    ok(dir, None, &["warm"]);
+    ok(dir, None, &["census", "--write"]);
+    commit(dir, "the census");
+}
+
+/// Issue 66 on a real crate (CONTRACT.md 16.5), the attack written first: `truncated-at-64`
+/// compares a `levenshtein` argument longer than 64 bytes on its first 64 (a limit no test
+/// reaches: strsim's tests pass words). A plain `cargo test` passes, and the starter (its
+/// `[observe]` on: the condition runs, its mutant is killed) merges it. With the starter's
+/// `[replay]` block uncommented in a reviewed base commit, the calls strsim's own tests make
+/// with literals (`levenshtein("kitten", "sitting")`, by `tests::levenshtein_diff_short`) are
+/// each called on the base's crate and the patch's with their neighbours: one of `a` of length
+/// 65 (the patch's own 64, + 1) differs, no recorded call does: ESCALATE
+/// `unobserved-difference`. An honest refactor of the same function merges, every neighbour
+/// agreeing.
+#[test]
+fn strsim_s_changed_code_is_judged_by_what_it_does() {
+    let tmp = common::git_repo();
+    let dir = tmp.path();
+    strsim(dir);
+    let project = example("gate-strsim");
+    let patched = |branch: &str, from: &str, patch: &str| {
+        git(dir, &["checkout", "-q", "-b", branch, from]);
+        apply(dir, &project.join(format!("patches/{patch}.patch")));
+        commit(dir, patch);
+    };
+    patched("before", "main", "truncated-at-64");
+    let plain = std::process::Command::new("cargo")
+        .current_dir(dir)
+        .args(["test", "--quiet", "--offline"])
+        .output()
+        .expect("cargo");
+    assert!(plain.status.success(), "a plain cargo test passes");
+    let (code, answer, stderr) = gate(dir, None);
+    assert_eq!(
+        (code, &answer["disposition"]),
+        (0, &json!("MERGE_OK")),
+        "the starter merges it: {stderr}"
+    );
+
+    git(dir, &["checkout", "-q", "main"]);
+    let config = dir.join("patchgate.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let mut on = text.clone();
+    for line in [
+        "[replay]",
+        "unobserved_difference = \"required\"",
+        "special_case = \"required\"",
+        "unasserted_difference = \"listed\"",
+    ] {
+        on = on.replacen(&format!("# {line}\n"), &format!("{line}\n"), 1);
+    }
+    assert_ne!(on, text, "the starter's [replay] block");
+    std::fs::write(&config, on).unwrap();
+    commit(dir, "[replay] on");
+    patched("attack", "main", "truncated-at-64");
+    let (code, answer, stderr) = gate(dir, None);
+    assert_eq!(
+        (code, &answer["reason"], &answer["cause"]),
+        (
+            2,
+            &json!("inadmissible-evidence"),
+            &json!("unobserved-difference")
+        ),
+        "{stderr}"
+    );
+    let behavior = answer["steps"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["step"] == "behavior"))
+        .expect("the behaviour step");
+    let facts = &behavior["facts"];
+    let calls = facts["calls"].as_array().expect("calls");
+    assert!(
+        calls.iter().any(|c| c["function"] == "levenshtein"
+            && c["check"] == "tests::levenshtein_diff_short"
+            && c["arguments"] == "(\"kitten\", \"sitting\")"),
+        "strsim's own test's literal call: {facts}"
+    );
+    let rows = facts["against_base"].as_array().expect("rows");
+    assert!(rows.iter().all(|r| r["recorded"] != "differs"), "{facts}");
+    assert!(
+        rows.iter()
+            .flat_map(|r| r["differences"].as_array().into_iter().flatten())
+            .any(|d| d["input"] == "`a` of length 65"),
+        "{facts}"
+    );
+
+    patched("honest", "main", "honest-refactor");
+    let (code, answer, stderr) = gate(dir, None);
+    assert_eq!(
+        (code, &answer["disposition"]),
+        (0, &json!("MERGE_OK")),
+        "{stderr}"
+    );
+    let behavior = answer["steps"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["step"] == "behavior"))
+        .expect("the behaviour step");
+    for row in behavior["facts"]["against_base"].as_array().expect("rows") {
+        assert_eq!(row["differing"], 0, "{behavior}");
+    }
 }
