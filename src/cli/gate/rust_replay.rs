@@ -213,10 +213,24 @@ fn functions(
         });
     };
     for (((file, lines), patch), base) in files.iter().zip(patch).zip(base) {
+        let patch = patch.unwrap_or_default();
         let Some(module) = file.strip_prefix(&src).and_then(module_of) else {
+            // Another package's library (one package is built per gate), or no library's
+            // sources (a test, a binary, a build script): its changed functions are said.
+            let other = package_of(room, file).filter(|p| p.dir != package.dir);
+            if let Some(other) = other {
+                for f in rust_signatures::functions(&patch) {
+                    if lines.iter().any(|l| (f.rows.0..=f.rows.1).contains(l)) {
+                        let why = format!(
+                            "in package {}: one package is compared per gate ({})",
+                            other.name, package.name
+                        );
+                        lost(file, &f.name, why);
+                    }
+                }
+            }
             continue;
         };
-        let patch = patch.unwrap_or_default();
         for n in crate::cli::reading::integers::rust(&patch, lines) {
             if !literals.contains(&n)
                 && literals.len() < crate::cli::reading::integers::MAX_INTEGERS
@@ -224,8 +238,8 @@ fn functions(
                 literals.push(n);
             }
         }
-        let theirs = rust_signatures::pub_fns(&base.unwrap_or_default());
-        for f in rust_signatures::pub_fns(&patch) {
+        let theirs = rust_signatures::functions(&base.unwrap_or_default());
+        for f in rust_signatures::functions(&patch) {
             if !lines.iter().any(|l| (f.rows.0..=f.rows.1).contains(l)) {
                 continue;
             }

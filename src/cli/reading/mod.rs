@@ -16,6 +16,7 @@ mod pinned;
 mod python;
 mod resolve;
 mod rust;
+mod rust_literals;
 pub mod rust_probes;
 pub mod rust_signatures;
 mod source;

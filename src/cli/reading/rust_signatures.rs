@@ -25,7 +25,7 @@ pub enum ArgType {
     Option(Box<ArgType>),
 }
 
-const INTS: [&str; 12] = [
+pub(super) const INTS: [&str; 12] = [
     "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
 ];
 
@@ -130,47 +130,74 @@ pub struct PubFn {
     pub returns: String,
 }
 
-/// Every free `pub fn` of `source` outside its test code, reachable through `pub mod`s; none
-/// when it does not parse whole.
-pub fn pub_fns(source: &[u8]) -> Vec<PubFn> {
+/// Every function of `source` outside its test code, free or in an impl: those another crate
+/// calls by a path (`pub`, through `pub mod`s, or a plainly named type's inherent `pub fn`)
+/// with their parameters, every other one with why it is not called (`params` an error);
+/// none when the file does not parse whole.
+pub fn functions(source: &[u8]) -> Vec<PubFn> {
     let Some(tree) = super::patch_mutants::parse_code(source, false) else {
         return Vec::new();
     };
     let tests = super::rust::test_rows(source, tree.root_node());
     let mut out = Vec::new();
-    let mut stack: Vec<(Node<'_>, Vec<String>)> = vec![(tree.root_node(), Vec::new())];
-    while let Some((scope, module)) = stack.pop() {
+    // Each scope, its modules, and why its functions cannot be called from outside (`None`:
+    // they can, when `pub`).
+    type Scope<'t> = (Node<'t>, Vec<String>, Option<&'static str>);
+    let mut stack: Vec<Scope<'_>> = vec![(tree.root_node(), Vec::new(), None)];
+    let mut add = |source: &[u8],
+                   f: Node<'_>,
+                   module: &[String],
+                   owner: Option<String>,
+                   unreachable: Option<&str>| {
+        if let Some(mut f) = pub_fn(source, f, module) {
+            f.owner = owner;
+            if let Some(why) = unreachable {
+                f.params = Err(why.to_owned());
+            }
+            out.push(f);
+        }
+    };
+    while let Some((scope, module, reach)) = stack.pop() {
         let mut cursor = scope.walk();
         for item in scope.named_children(&mut cursor) {
             let row = item.start_position().row + 1;
             if tests.iter().any(|(a, b)| (*a..=*b).contains(&row)) {
                 continue;
             }
+            let private =
+                (!is_pub(source, item)).then_some("not `pub`: only the crate's own code calls it");
             match item.kind() {
-                // An inherent impl of a type named plainly (no generics): its associated
-                // functions (`Version::parse`); a method needs a value to call it on.
-                "impl_item"
-                    if item.child_by_field_name("trait").is_none()
-                        && item.child_by_field_name("type_parameters").is_none() =>
-                {
+                // An impl's functions: a plainly named type's inherent ones are called by its
+                // name (`Version::parse`); a trait's through the trait, a generic type's with
+                // no one type: said, not called. A method needs a value to call it on.
+                "impl_item" => {
                     let owner = item
                         .child_by_field_name("type")
-                        .filter(|t| t.kind() == "type_identifier")
-                        .map(|t| text(source, t));
-                    if let (Some(owner), Some(body)) = (owner, item.child_by_field_name("body")) {
+                        .map(|t| text(source, t).to_owned());
+                    let why = match (
+                        item.child_by_field_name("trait").is_some(),
+                        item.child_by_field_name("type_parameters").is_some(),
+                    ) {
+                        (true, _) => Some("a trait's function: called through the trait"),
+                        (false, true) => Some("a generic type's function"),
+                        (false, false) => reach,
+                    };
+                    if let Some(body) = item.child_by_field_name("body") {
                         let mut inner = body.walk();
                         for f in body.named_children(&mut inner) {
-                            if f.kind() == "function_item"
-                                && is_pub(source, f)
-                                && let Some(mut f) = pub_fn(source, f, &module)
-                            {
-                                f.owner = Some(owner.to_owned());
-                                out.push(f);
+                            let own = match (why, is_pub(source, f)) {
+                                (Some(w), _) => Some(w),
+                                (None, false) => {
+                                    Some("not `pub`: only the crate's own code calls it")
+                                }
+                                (None, true) => None,
+                            };
+                            if f.kind() == "function_item" {
+                                add(source, f, &module, owner.clone(), own);
                             }
                         }
                     }
                 }
-                _ if !is_pub(source, item) => {}
                 "mod_item" => {
                     if let (Some(name), Some(body)) = (
                         item.child_by_field_name("name"),
@@ -179,14 +206,11 @@ pub fn pub_fns(source: &[u8]) -> Vec<PubFn> {
                     {
                         let mut inner = module.clone();
                         inner.push(text(source, name).to_owned());
-                        stack.push((body, inner));
+                        let reach = reach.or(private.map(|_| "in a module that is not `pub`"));
+                        stack.push((body, inner, reach));
                     }
                 }
-                "function_item" => {
-                    if let Some(f) = pub_fn(source, item, &module) {
-                        out.push(f);
-                    }
-                }
+                "function_item" => add(source, item, &module, None, reach.or(private)),
                 _ => {}
             }
         }
@@ -320,7 +344,7 @@ pub fn literal_calls(
         if written.len() > MAX_ARGUMENT_BYTES {
             continue;
         }
-        let Some(args) = parse_arguments(written, types) else {
+        let Some(args) = super::rust_literals::parse_arguments(written, types) else {
             continue;
         };
         let test = enclosing_test(source, node).unwrap_or_else(|| format!("line {row}"));
@@ -374,308 +398,6 @@ fn enclosing_test(source: &[u8], node: Node<'_>) -> Option<String> {
     (!names.is_empty()).then(|| names.join("::"))
 }
 
-/// `(a, b, ...)` read as literals of `types`, each an expression of its owned type; `None`
-/// when one is not a literal the program can hold.
-pub fn parse_arguments(written: &str, types: &[ArgType]) -> Option<Vec<String>> {
-    let mut p = Literals {
-        s: written.as_bytes(),
-        i: 0,
-    };
-    p.expect(b'(')?;
-    let mut out = Vec::new();
-    for (n, t) in types.iter().enumerate() {
-        if n > 0 {
-            p.expect(b',')?;
-        }
-        out.push(p.value(t, 0)?);
-    }
-    p.ws();
-    if p.peek() == Some(b',') {
-        p.i += 1;
-    }
-    p.expect(b')')?;
-    p.ws();
-    (p.i == p.s.len()).then_some(out)
-}
-
-/// A reader of Rust literal syntax, just enough for the argument types above.
-struct Literals<'a> {
-    s: &'a [u8],
-    i: usize,
-}
-
-impl Literals<'_> {
-    fn peek(&self) -> Option<u8> {
-        self.s.get(self.i).copied()
-    }
-
-    /// The bytes from `from` to where it stands.
-    fn since(&self, from: usize) -> &[u8] {
-        self.s.get(from..self.i).unwrap_or_default()
-    }
-
-    /// The bytes from where it stands on.
-    fn rest(&self) -> &[u8] {
-        self.s.get(self.i..).unwrap_or_default()
-    }
-
-    /// What was read from `from` on, as text.
-    fn taken(&self, from: usize) -> Option<String> {
-        std::str::from_utf8(self.since(from))
-            .ok()
-            .map(str::to_owned)
-    }
-
-    fn ws(&mut self) {
-        while self.peek().is_some_and(|b| b.is_ascii_whitespace()) {
-            self.i += 1;
-        }
-    }
-
-    fn expect(&mut self, b: u8) -> Option<()> {
-        self.ws();
-        (self.peek() == Some(b)).then(|| self.i += 1)
-    }
-
-    fn word(&mut self) -> &str {
-        self.ws();
-        let start = self.i;
-        while self
-            .peek()
-            .is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
-            || (self.peek().is_some_and(|b| b == b'+' || b == b'-')
-                && self.i > start
-                && matches!(self.s.get(self.i - 1), Some(b'e' | b'E'))
-                && !self.since(start).starts_with(b"0x"))
-        {
-            self.i += 1;
-        }
-        std::str::from_utf8(self.since(start)).unwrap_or("")
-    }
-
-    fn value(&mut self, t: &ArgType, depth: usize) -> Option<String> {
-        if depth > 3 {
-            return None;
-        }
-        self.ws();
-        match t {
-            ArgType::Int(ty) => {
-                let negative = self.peek() == Some(b'-');
-                self.i += usize::from(negative);
-                int(self.word(), ty, negative)
-            }
-            ArgType::Float(ty) => {
-                let negative = self.peek() == Some(b'-');
-                self.i += usize::from(negative);
-                float(self.word(), ty, negative)
-            }
-            ArgType::Bool => match self.word() {
-                w @ ("true" | "false") => Some(w.to_owned()),
-                _ => None,
-            },
-            ArgType::Char => self.quoted(b'\''),
-            ArgType::Str => self.string().map(|s| format!("String::from({s})")),
-            // An owned string as tests spell one: `String::from("a")`, `"a".to_string()`,
-            // `"a".to_owned()`, `"a".into()`.
-            ArgType::String => {
-                let wrapped = self.rest().starts_with(b"String::from");
-                if wrapped {
-                    self.i += "String::from".len();
-                    self.expect(b'(')?;
-                    self.ws();
-                }
-                let s = self.string()?;
-                if wrapped {
-                    self.expect(b')')?;
-                } else if self.rest().first() == Some(&b'.') {
-                    self.i += 1;
-                    match self.word() {
-                        "to_string" | "to_owned" | "into" => {
-                            self.expect(b'(')?;
-                            self.expect(b')')?;
-                        }
-                        _ => return None,
-                    }
-                }
-                Some(format!("String::from({s})"))
-            }
-            ArgType::Slice(e) | ArgType::Vec(e) => {
-                if matches!(t, ArgType::Slice(_)) && self.peek() == Some(b'&') {
-                    self.i += 1;
-                    self.ws();
-                }
-                let close = match self.peek() {
-                    Some(b'[') => b']',
-                    Some(b'v') if self.word() == "vec" => {
-                        self.expect(b'!')?;
-                        self.ws();
-                        match self.peek() {
-                            Some(b'[') => b']',
-                            Some(b'(') => b')',
-                            _ => return None,
-                        }
-                    }
-                    _ => return None,
-                };
-                self.i += 1;
-                let mut items = Vec::new();
-                loop {
-                    self.ws();
-                    if self.peek() == Some(close) {
-                        self.i += 1;
-                        break;
-                    }
-                    if !items.is_empty() {
-                        self.expect(b',')?;
-                        self.ws();
-                        if self.peek() == Some(close) {
-                            self.i += 1;
-                            break;
-                        }
-                    }
-                    items.push(self.value(e, depth + 1)?);
-                    if items.len() > 1000 {
-                        return None;
-                    }
-                }
-                Some(format!("vec![{}]", items.join(", ")))
-            }
-            ArgType::Option(e) => match self.word() {
-                "None" => Some("None".to_owned()),
-                "Some" => {
-                    self.expect(b'(')?;
-                    let v = self.value(e, depth + 1)?;
-                    self.expect(b')')?;
-                    Some(format!("Some({v})"))
-                }
-                _ => None,
-            },
-        }
-    }
-
-    /// A string literal, plain or raw, as written.
-    fn string(&mut self) -> Option<String> {
-        match self.peek() {
-            Some(b'r') => self.raw(),
-            _ => self.quoted(b'"'),
-        }
-    }
-
-    /// A `'…'` or `"…"` literal with valid escapes, as written.
-    fn quoted(&mut self, q: u8) -> Option<String> {
-        let start = self.i;
-        (self.peek() == Some(q)).then_some(())?;
-        self.i += 1;
-        let mut chars = 0;
-        loop {
-            match self.peek()? {
-                b if b == q => break,
-                b'\\' => {
-                    self.i += 1;
-                    match self.peek()? {
-                        b'n' | b'r' | b't' | b'\\' | b'0' | b'\'' | b'"' => self.i += 1,
-                        b'x' => {
-                            let (Some(hi), Some(lo)) =
-                                (self.s.get(self.i + 1), self.s.get(self.i + 2))
-                            else {
-                                return None;
-                            };
-                            (matches!(hi, b'0'..=b'7') && lo.is_ascii_hexdigit()).then_some(())?;
-                            self.i += 3;
-                        }
-                        b'u' => {
-                            let close = self.rest().iter().position(|b| *b == b'}')?;
-                            let hex = std::str::from_utf8(self.s.get(self.i + 2..self.i + close)?)
-                                .ok()?;
-                            (self.s.get(self.i + 1) == Some(&b'{')).then_some(())?;
-                            char::from_u32(u32::from_str_radix(hex, 16).ok()?)?;
-                            self.i += close + 1;
-                        }
-                        b'\n' if q == b'"' => self.i += 1,
-                        _ => return None,
-                    }
-                }
-                _ => {
-                    let width = std::str::from_utf8(self.rest())
-                        .ok()
-                        .and_then(|r| r.chars().next())
-                        .map_or(1, char::len_utf8);
-                    self.i += width;
-                }
-            }
-            chars += 1;
-        }
-        self.i += 1;
-        if q == b'\'' && chars != 1 {
-            return None;
-        }
-        self.taken(start)
-    }
-
-    /// A raw string `r#"…"#`, as written.
-    fn raw(&mut self) -> Option<String> {
-        let start = self.i;
-        self.i += 1;
-        let hashes = self.rest().iter().take_while(|b| **b == b'#').count();
-        self.i += hashes;
-        (self.peek() == Some(b'"')).then_some(())?;
-        self.i += 1;
-        let mut end = vec![b'"'];
-        end.extend(std::iter::repeat_n(b'#', hashes));
-        let at = self.rest().windows(end.len()).position(|w| w == end)?;
-        self.i += at + end.len();
-        self.taken(start)
-    }
-}
-
-/// An integer literal of type `ty` (its suffix, when it has one, the same), in range.
-fn int(word: &str, ty: &str, negative: bool) -> Option<String> {
-    let body = match INTS.iter().find(|s| word.ends_with(**s)) {
-        Some(s) if *s == ty => &word[..word.len() - s.len()],
-        Some(_) => return None,
-        None => word,
-    };
-    let digits: String = body.chars().filter(|c| *c != '_').collect();
-    let (radix, digits) = match digits.get(..2) {
-        Some("0x") => (16, &digits[2..]),
-        Some("0o") => (8, &digits[2..]),
-        Some("0b") => (2, &digits[2..]),
-        _ => (10, digits.as_str()),
-    };
-    let magnitude = u128::from_str_radix(digits, radix).ok()?;
-    let bits: u32 = match ty.trim_start_matches(['i', 'u']) {
-        "size" => usize::BITS,
-        n => n.parse().ok()?,
-    };
-    let fits = match (ty.starts_with('i'), negative) {
-        (false, true) => magnitude == 0,
-        (false, false) => bits == 128 || magnitude < 1u128 << bits,
-        (true, false) => magnitude < 1u128 << (bits - 1),
-        (true, true) => magnitude <= 1u128 << (bits - 1),
-    };
-    fits.then(|| format!("{}{magnitude}{ty}", if negative { "-" } else { "" }))
-}
-
-/// A float literal (or a decimal integer one) of type `ty`.
-fn float(word: &str, ty: &str, negative: bool) -> Option<String> {
-    let body = match ["f32", "f64"].iter().find(|s| word.ends_with(**s)) {
-        Some(s) if *s == ty => &word[..word.len() - 3],
-        Some(_) => return None,
-        None => word,
-    };
-    let clean: String = body.chars().filter(|c| *c != '_').collect();
-    let ok = clean.starts_with(|c: char| c.is_ascii_digit())
-        && clean
-            .chars()
-            .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'))
-        && clean.parse::<f64>().is_ok();
-    let clean = match clean.ends_with('.') {
-        true => format!("{clean}0"),
-        false => clean,
-    };
-    ok.then(|| format!("{}{clean}{ty}", if negative { "-" } else { "" }))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -708,73 +430,8 @@ mod tests {
         }
     }
 
-    /// Literal arguments, written by hand: what the program may hold, and what it may not.
     #[test]
-    fn literal_arguments_are_read_only_when_the_program_can_hold_them() {
-        let u64_2 = [ArgType::Int("u64"), ArgType::Int("u64")];
-        type Case<'a> = (&'a str, &'a [ArgType], Option<&'a [&'a str]>);
-        let cases: [Case<'_>; 15] = [
-            ("(5, 0)", &u64_2, Some(&["5u64", "0u64"])),
-            ("(1_000, 0x10u64,)", &u64_2, Some(&["1000u64", "16u64"])),
-            ("(5, -1)", &u64_2, None),
-            ("(5u8, 1)", &u64_2, None),
-            ("(5, n)", &u64_2, None),
-            ("(5 + 1, 2)", &u64_2, None),
-            ("(-128)", &[ArgType::Int("i8")], Some(&["-128i8"])),
-            ("(128)", &[ArgType::Int("i8")], None),
-            (
-                r#"("kitten", r"sit\ting")"#,
-                &[ArgType::Str, ArgType::String],
-                Some(&[r#"String::from("kitten")"#, r#"String::from(r"sit\ting")"#]),
-            ),
-            (r#"("a\q")"#, &[ArgType::Str], None),
-            (
-                r#"(String::from("a"), "b".to_string(), "c".into(), "d".len())"#,
-                &[
-                    ArgType::String,
-                    ArgType::String,
-                    ArgType::String,
-                    ArgType::String,
-                ],
-                None,
-            ),
-            (
-                r#"(String::from("a"), "b".to_string(), "c".into())"#,
-                &[ArgType::String, ArgType::String, ArgType::String],
-                Some(&[
-                    r#"String::from("a")"#,
-                    r#"String::from("b")"#,
-                    r#"String::from("c")"#,
-                ]),
-            ),
-            (
-                "(&[1, 2], vec![Some('x'), None])",
-                &[
-                    ArgType::Slice(Box::new(ArgType::Int("u8"))),
-                    ArgType::Vec(Box::new(ArgType::Option(Box::new(ArgType::Char)))),
-                ],
-                Some(&["vec![1u8, 2u8]", "vec![Some('x'), None]"]),
-            ),
-            (
-                "(1.5, 2)",
-                &[ArgType::Float("f64"), ArgType::Float("f64")],
-                Some(&["1.5f64", "2f64"]),
-            ),
-            (
-                "(1e3, 1.)",
-                &[ArgType::Float("f32"), ArgType::Float("f32")],
-                Some(&["1e3f32", "1.0f32"]),
-            ),
-        ];
-        for (written, types, want) in cases {
-            let got = parse_arguments(written, types);
-            let want = want.map(|w| w.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
-            assert_eq!(got, want, "{written}");
-        }
-    }
-
-    #[test]
-    fn free_pub_fns_are_found_with_their_modules_and_calls_in_tests_with_literals() {
+    fn functions_are_found_with_why_not_called_and_tests_calls_with_literals() {
         let source = br#"
 pub fn split(total: u64, parts: u64) -> Vec<u64> { Vec::new() }
 fn private(x: u64) {}
@@ -791,7 +448,7 @@ mod tests {
     fn no_parts() { assert!(split(5, 0).is_empty()); assert_eq!(split(n, 1), vec![]); }
 }
 "#;
-        let fns = pub_fns(source);
+        let fns = functions(source);
         let names: Vec<(&str, &[String], Option<&str>, bool)> = fns
             .iter()
             .map(|f| {
@@ -800,16 +457,28 @@ mod tests {
             })
             .collect();
         let inner = ["inner".to_owned()];
+        let x = Some("X");
         assert_eq!(
             names,
             [
                 ("split", &[][..], None, true),
+                ("private", &[][..], None, false),
+                ("crate_only", &[][..], None, false),
                 ("generic", &[][..], None, false),
                 ("named", &inner[..], None, true),
-                ("method", &[][..], Some("X"), false),
-                ("new", &[][..], Some("X"), true),
+                ("method", &[][..], x, false),
+                ("new", &[][..], x, true),
+                ("private", &[][..], x, false),
+                ("fmt", &[][..], x, false),
             ]
         );
+        let why = |i: usize| fns[i].params.as_ref().err().map(String::as_str);
+        assert_eq!(
+            why(1),
+            Some("not `pub`: only the crate's own code calls it")
+        );
+        assert_eq!(why(5), Some("a method: no value of its type to call it on"));
+        assert_eq!(why(8), Some("a trait's function: called through the trait"));
         let types = [ArgType::Int("u64"), ArgType::Int("u64")];
         let calls = literal_calls(source, "split", &types, false);
         assert_eq!(
