@@ -19,7 +19,7 @@
 //!   false`, every test target declared; three integration test files of its own, one test
 //!   `#[ignore]`d), beside two properties and a pinned-fixture test the user adds.
 //! - `examples/gate-strsim`: strsim 0.11.1 from crates.io (its own 88 unit tests and 9
-//!   integration tests), beside one property the user adds, with `[replay]` turned on: its
+//!   integration tests), beside one property the user adds, the starter's `[replay]` on: its
 //!   changed `pub fn`s called on the base's crate and the patch's (issue 66, CONTRACT.md 16.5).
 
 mod common;
@@ -1214,9 +1214,9 @@ fn strsim(dir: &Path) {
 
 /// Issue 66 on a real crate (CONTRACT.md 16.5), the attack written first: `truncated-at-64`
 /// compares a `levenshtein` argument longer than 64 bytes on its first 64 (a limit no test
-/// reaches: strsim's tests pass words). A plain `cargo test` passes, and the starter (its
-/// `[observe]` on: the condition runs, its mutant is killed) merges it. With the starter's
-/// `[replay]` block uncommented in a reviewed base commit, the calls strsim's own tests make
+/// reaches: strsim's tests pass words). A plain `cargo test` passes, and the starter before
+/// issue 66 (its `[observe]` on: the condition runs, its mutant is killed) merges it. With the
+/// starter's `[replay]` (on since stop 81), the calls strsim's own tests make
 /// with literals (`levenshtein("kitten", "sitting")`, by `tests::levenshtein_diff_short`) are
 /// each called on the base's crate and the patch's with their neighbours: one of `a` of length
 /// 65 (the patch's own 64, + 1) differs, no recorded call does: ESCALATE
@@ -1233,35 +1233,41 @@ fn strsim_s_changed_code_is_judged_by_what_it_does() {
         apply(dir, &project.join(format!("patches/{patch}.patch")));
         commit(dir, patch);
     };
-    patched("before", "main", "truncated-at-64");
+    // The gate before issue 66: the starter without its `[replay]` block.
+    git(dir, &["checkout", "-q", "-b", "before-66", "main"]);
+    let config = dir.join("patchgate.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let off = text.replace("\n[replay]\n", "\n[replay-was-here]\n");
+    let off: String = off
+        .split_inclusive('\n')
+        .scan(false, |within, line| {
+            *within = (*within || line == "[replay-was-here]\n") && line != "\n";
+            Some(if *within {
+                format!("# {line}")
+            } else {
+                line.to_owned()
+            })
+        })
+        .collect();
+    assert_ne!(off, text, "the starter's [replay] block");
+    std::fs::write(&config, off).unwrap();
+    commit(dir, "the starter before issue 66");
+    patched("before", "before-66", "truncated-at-64");
     let plain = std::process::Command::new("cargo")
         .current_dir(dir)
         .args(["test", "--quiet", "--offline"])
         .output()
         .expect("cargo");
     assert!(plain.status.success(), "a plain cargo test passes");
-    let (code, answer, stderr) = gate(dir, None);
+    let (code, stdout, stderr) = run(dir, None, &["gate", "--base", "before-66", "--json"]);
+    let answer: Value = serde_json::from_str(&stdout).unwrap_or(Value::Null);
     assert_eq!(
         (code, &answer["disposition"]),
         (0, &json!("MERGE_OK")),
-        "the starter merges it: {stderr}"
+        "the starter before issue 66 merges it: {stderr}"
     );
 
-    git(dir, &["checkout", "-q", "main"]);
-    let config = dir.join("patchgate.toml");
-    let text = std::fs::read_to_string(&config).unwrap();
-    let mut on = text.clone();
-    for line in [
-        "[replay]",
-        "unobserved_difference = \"required\"",
-        "special_case = \"required\"",
-        "unasserted_difference = \"listed\"",
-    ] {
-        on = on.replacen(&format!("# {line}\n"), &format!("{line}\n"), 1);
-    }
-    assert_ne!(on, text, "the starter's [replay] block");
-    std::fs::write(&config, on).unwrap();
-    commit(dir, "[replay] on");
+    // The starter as `init --rust` writes it now: `[replay]` on.
     patched("attack", "main", "truncated-at-64");
     let (code, answer, stderr) = gate(dir, None);
     assert_eq!(

@@ -42,6 +42,9 @@ struct Compared {
     calls: Vec<LiteralCall>,
 }
 
+/// What is compared: the functions, their package, the integers the patch adds.
+type Found = (Vec<Compared>, Package, Vec<i64>);
+
 /// The crate a changed file belongs to: its directory in the tree and its package name.
 struct Package {
     dir: String,
@@ -182,13 +185,12 @@ fn replayed(c: &Compared, check: &str, arguments: &str) -> ReplayedCall {
 /// The changed functions to compare, the package they are in, and the integers the patch
 /// adds; the ones that cannot be compared said in `facts.unrecorded`. `None`: no changed
 /// `.rs` file of a library's sources.
-#[allow(clippy::type_complexity)]
 fn functions(
     g: &Gathered,
     room: &Room,
     most_calls: usize,
     facts: &mut BehaviorFacts,
-) -> Result<Option<(Vec<Compared>, Package, Vec<i64>)>, CliError> {
+) -> Result<Option<Found>, CliError> {
     let files: Vec<(&String, &BTreeSet<u32>)> = g
         .watched
         .files
@@ -589,7 +591,7 @@ fn made(
 
 /// The plain program's shared part, as the programs include it.
 #[cfg(test)]
-#[allow(dead_code)]
+#[allow(dead_code, reason = "the programs use all of it; the tests, a part")]
 mod runtime {
     include!("programs/replay_rust.rs");
 }
@@ -675,7 +677,7 @@ mod tests {
 
     /// A result's `Debug` text where its type has one; none where it has not.
     #[test]
-    #[allow(clippy::needless_borrow)]
+    #[allow(clippy::needless_borrow, reason = "as the programs spell it")]
     fn a_result_without_debug_is_not_shown() {
         use super::runtime::{Shown, ViaDebug, WithoutDebug};
         struct Opaque;

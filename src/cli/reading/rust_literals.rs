@@ -1,10 +1,115 @@
-//! Literal arguments as a Rust test writes them (issue 66; CONTRACT.md 16.5), read just far
+//! The argument types Rust's comparison with the base draws values of, and literal arguments
+//! as a Rust test writes them (issue 66; CONTRACT.md 16.5), read just far
 //! enough to know each is a literal the plain program can hold as its argument's type, and
 //! turned into an expression of that owned type: an integer in range with its suffix, if any,
 //! the same; a float; a `bool`; a `char` or string literal (raw too) with valid escapes; an
 //! owned string as tests spell one; `&[…]`, `[…]`, `vec![…]` of those; `Some(…)`, `None`.
 
-use super::rust_signatures::{ArgType, INTS};
+/// An argument type the comparison draws values of: the integers, floats, `bool`, `char`,
+/// `&str`/`String`, and slices, `Vec`s and `Option`s of those.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArgType {
+    Int(&'static str),
+    Float(&'static str),
+    Bool,
+    Char,
+    /// `&str`: held as a `String`.
+    Str,
+    String,
+    /// `&[T]`: held as a `Vec`.
+    Slice(Box<ArgType>),
+    Vec(Box<ArgType>),
+    Option(Box<ArgType>),
+}
+
+const INTS: [&str; 12] = [
+    "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
+];
+
+impl ArgType {
+    /// The type as written (whitespace and lifetimes aside), when it has a strategy.
+    pub fn parse(written: &str) -> Option<ArgType> {
+        let mut compact = String::new();
+        let mut chars = written.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                c if c.is_whitespace() => {}
+                // A lifetime (`&'a str`): left out.
+                '\'' => {
+                    while chars
+                        .next_if(|c| c.is_alphanumeric() || *c == '_')
+                        .is_some()
+                    {}
+                }
+                c => compact.push(c),
+            }
+        }
+        Self::of(&compact, 0)
+    }
+
+    fn of(t: &str, depth: usize) -> Option<ArgType> {
+        if depth > 3 {
+            return None;
+        }
+        let inner = |prefix: &str, suffix: &str| {
+            t.strip_prefix(prefix)
+                .and_then(|r| r.strip_suffix(suffix))
+                .and_then(|r| Self::of(r, depth + 1))
+                .map(Box::new)
+        };
+        Some(match t {
+            "&str" => ArgType::Str,
+            "String" => ArgType::String,
+            "bool" => ArgType::Bool,
+            "char" => ArgType::Char,
+            "f32" => ArgType::Float("f32"),
+            "f64" => ArgType::Float("f64"),
+            _ if t.starts_with("&[") => ArgType::Slice(inner("&[", "]")?),
+            _ if t.starts_with("Vec<") => ArgType::Vec(inner("Vec<", ">")?),
+            _ if t.starts_with("Option<") => ArgType::Option(inner("Option<", ">")?),
+            _ => ArgType::Int(INTS.iter().find(|i| **i == t)?),
+        })
+    }
+
+    /// The type a value is held as in the program (`&str` as `String`, `&[T]` as `Vec`).
+    pub fn owned(&self) -> String {
+        match self {
+            ArgType::Int(t) | ArgType::Float(t) => (*t).to_owned(),
+            ArgType::Bool => "bool".to_owned(),
+            ArgType::Char => "char".to_owned(),
+            ArgType::Str | ArgType::String => "String".to_owned(),
+            ArgType::Slice(e) | ArgType::Vec(e) => format!("Vec<{}>", e.owned()),
+            ArgType::Option(e) => format!("Option<{}>", e.owned()),
+        }
+    }
+
+    /// The expression that passes the held value `at` (a reference to it) as this type.
+    pub fn pass(&self, at: &str) -> String {
+        match self {
+            ArgType::Str => format!("{at}.as_str()"),
+            ArgType::Slice(e) | ArgType::Vec(e) if e.passes_itself() => match self {
+                ArgType::Slice(_) => format!("&{at}[..]"),
+                _ => format!("{at}.clone()"),
+            },
+            ArgType::Slice(e) => format!(
+                "&{at}.iter().map(|x| {}).collect::<Vec<_>>()[..]",
+                e.pass("x")
+            ),
+            ArgType::Vec(e) => format!("{at}.iter().map(|x| {}).collect::<Vec<_>>()", e.pass("x")),
+            ArgType::Option(e) => format!("{at}.as_ref().map(|x| {})", e.pass("x")),
+            _ => format!("{at}.clone()"),
+        }
+    }
+
+    /// Held as itself: no conversion when passed.
+    fn passes_itself(&self) -> bool {
+        match self {
+            ArgType::Str | ArgType::Slice(_) => false,
+            ArgType::Vec(e) | ArgType::Option(e) => e.passes_itself(),
+            _ => true,
+        }
+    }
+}
 
 /// `(a, b, ...)` read as literals of `types`, each an expression of its owned type; `None`
 /// when one is not a literal the program can hold.
@@ -311,6 +416,34 @@ fn float(word: &str, ty: &str, negative: bool) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The types with a strategy (CONTRACT.md 16.5), written by hand, and some without.
+    #[test]
+    fn argument_types_have_strategies_only_as_the_contract_lists() {
+        let rows: [(&str, Option<&str>); 14] = [
+            ("u64", Some("u64")),
+            ("&'a str", Some("String")),
+            ("& str", Some("String")),
+            ("String", Some("String")),
+            ("&[u8]", Some("Vec<u8>")),
+            ("Vec<&str>", Some("Vec<String>")),
+            ("Option<f64>", Some("Option<f64>")),
+            ("&[Option<char>]", Some("Vec<Option<char>>")),
+            ("bool", Some("bool")),
+            ("&mut [u8]", None),
+            ("&Path", None),
+            ("impl AsRef<str>", None),
+            ("T", None),
+            ("HashMap<String, u8>", None),
+        ];
+        for (written, owned) in rows {
+            assert_eq!(
+                ArgType::parse(written).map(|t| t.owned()).as_deref(),
+                owned,
+                "{written}"
+            );
+        }
+    }
 
     /// Literal arguments, written by hand: what the program may hold, and what it may not.
     #[test]

@@ -192,26 +192,56 @@ mod tests {
     /// id and `[…]`), not those another test made.
     #[test]
     fn a_failing_test_declares_only_the_calls_it_made() {
-        use BaseState::Differs;
         for (failing, want) in [
             (vec!["t"], vec![]),
             (vec!["t[case-1]"], vec![]),
             (vec!["t_other"], vec![BehaviorFinding::UnassertedDifference]),
             (vec!["u"], vec![BehaviorFinding::UnassertedDifference]),
         ] {
-            let facts = BehaviorFacts {
+            let facts = facts_failing(&failing, "t");
+            let got: Vec<BehaviorFinding> = against_base(&facts).iter().map(|f| f.0).collect();
+            assert_eq!(got, want, "{failing:?}");
+        }
+        // The recorder names a module as imported, the receipt by its package path: the same
+        // test, its module named more fully on one side; not a module that only ends alike.
+        for (failing, check, want) in [
+            ("toolz.tests.test_size::f[0]", "test_size::f", vec![]),
+            ("test_size::f", "toolz.tests.test_size::f", vec![]),
+            ("tests.test_size::f[-1]", "tests.test_size::f", vec![]),
+            (
+                "toolz.tests.my_test_size::f[0]",
+                "test_size::f",
+                vec![BehaviorFinding::UnassertedDifference],
+            ),
+            (
+                "toolz.tests.test_size::g",
+                "test_size::f",
+                vec![BehaviorFinding::UnassertedDifference],
+            ),
+        ] {
+            let facts = facts_failing(&[failing], check);
+            let got: Vec<BehaviorFinding> = against_base(&facts).iter().map(|f| f.0).collect();
+            assert_eq!(got, want, "{failing} / {check}");
+        }
+    }
+
+    /// One function's call made by `check`, differing on the base, with `failing` failing there.
+    fn facts_failing(failing: &[&str], check: &str) -> BehaviorFacts {
+        {
+            use BaseState::Differs;
+            let mut c = call("f");
+            c.check = check.to_owned();
+            BehaviorFacts {
                 behaves_under_test: ObserveRule::Required,
                 unobserved_difference: ObserveRule::Required,
                 special_case: ObserveRule::Required,
                 unasserted_difference: ObserveRule::Required,
-                calls: vec![call("f")],
+                calls: vec![c],
                 unrecorded: Vec::new(),
                 against_base: vec![row(0, Differs, 5, 3)],
                 added_fail_on_base: Some(true),
                 failing_on_base: failing.iter().map(|f| (*f).to_owned()).collect(),
-            };
-            let got: Vec<BehaviorFinding> = against_base(&facts).iter().map(|f| f.0).collect();
-            assert_eq!(got, want, "{failing:?}");
+            }
         }
     }
 }
