@@ -139,33 +139,49 @@ async fn a_suspicious_pattern_is_never_empty_and_the_document_says_so() {
 
 /// Issue 50 (found by schemathesis): `POST /gate/next` refused `suspicious[].seen_in: null`,
 /// which the document allowed. The parser refuses a null there (an absent field is how "none"
-/// is said), and now the document says so too, for `seen_in` and `pattern` alike.
+/// is said), and now the document says so too, for `seen_in` and `pattern` alike. Issue 67
+/// (schemathesis again): `unread[].detail` likewise.
 #[tokio::test]
-async fn a_suspicious_line_s_optional_strings_are_never_null_and_the_document_says_so() {
+async fn optional_strings_are_never_null_and_the_document_says_so() {
     let doc: serde_json::Value =
         serde_json::from_str(&patchgate::http::openapi::document_json()).unwrap();
-    for field in ["seen_in", "pattern"] {
-        let schema = &doc["components"]["schemas"]["SuspiciousLine"]["properties"][field];
-        assert_eq!(schema["type"], "string", "{field}: {schema}");
+    for (schema, field) in [
+        ("SuspiciousLine", "seen_in"),
+        ("SuspiciousLine", "pattern"),
+        ("UnreadFile", "detail"),
+    ] {
+        let at = &doc["components"]["schemas"][schema]["properties"][field];
+        assert_eq!(at["type"], "string", "{schema}.{field}: {at}");
     }
     let server = common::TestServer::start();
     let sha = "1".repeat(64);
-    let body = serde_json::json!({
-        "changed_files": ["src/a.py"],
-        "seal": {"actual": sha, "expected": sha},
-        "catalog": {"properties": []},
-        "suspicious": [{"file": "src/a.py", "line": 1, "rule": "pinned-literal", "class": "special-case", "code": "x", "seen_in": null}],
-    });
-    let res = common::client()
-        .post(server.url("/gate/next"))
-        .json(&body)
-        .send()
-        .await
-        .expect("request");
-    assert_eq!(res.status().as_u16(), 422);
-    let problem: serde_json::Value = res.json().await.unwrap();
-    assert!(
-        problem.to_string().contains("/suspicious/0/seen_in"),
-        "{problem}"
-    );
+    let nulls = [
+        (
+            "suspicious",
+            serde_json::json!([{"file": "src/a.py", "line": 1, "rule": "pinned-literal", "class": "special-case", "code": "x", "seen_in": null}]),
+            "/suspicious/0/seen_in",
+        ),
+        (
+            "unread",
+            serde_json::json!([{"file": "src/a.py", "reason": "symbolic-link", "detail": null}]),
+            "/unread/0/detail",
+        ),
+    ];
+    for (key, value, pointer) in nulls {
+        let mut body = serde_json::json!({
+            "changed_files": ["src/a.py"],
+            "seal": {"actual": sha, "expected": sha},
+            "catalog": {"properties": []},
+        });
+        body[key] = value;
+        let res = common::client()
+            .post(server.url("/gate/next"))
+            .json(&body)
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(res.status().as_u16(), 422, "{key}");
+        let problem: serde_json::Value = res.json().await.unwrap();
+        assert!(problem.to_string().contains(pointer), "{problem}");
+    }
 }

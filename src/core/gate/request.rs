@@ -481,7 +481,7 @@ pub struct UnreadFile {
     /// What exactly (the cookie's codec, the link's target, the parser's first error), at
     /// most 200 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(min_length = 1, max_length = 200)]
+    #[schema(nullable = false, min_length = 1, max_length = 200)]
     pub detail: Option<String>,
 }
 
