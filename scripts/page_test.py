@@ -125,6 +125,9 @@ def fixture_files(out):
         log.append(line(f"{day}T10:00:00.000000Z", endpoint, i, patch_id=f"pr-{i}", disposition=disposition,
                         attribution=attribution, **extra))
     log.append(line("2026-11-12T10:00:00.000000Z", "quorum", 99, outcome="promote", debt_counted=4, debt_cap=5))
+    # A gate rule's decision (a guard hit): the attributions count it too (issue 67).
+    log.append(line("2026-11-19T10:00:00.000000Z", "gate", 98, patch_id="pr-98", disposition="ESCALATE",
+                    reason="guarded-input-edited"))
     ledger = [{"patch": f"p{i}", "tier": tier, "verdict": verdict, "seconds": seconds}
               for i, (tier, verdict, seconds) in enumerate([
                   ("t0-scope", "pass", 0.01), ("t1-properties", "caught", 2.0), ("t1-properties", "pass", 2.5),
@@ -206,11 +209,13 @@ def review_checks(driver, url, out):
     got = cells(driver, "chart-dispositions")
     check(len(got) == len(want) and all(same(c, v) for g, w in zip(got, want) for c, v in zip(g, w)),
           f"dispositions per week: the table is /review's ({got})")
-    keys = sorted({k for w in weeks for k in w["by_attribution"]})
-    want = [[w["week"]] + [w["by_attribution"].get(k, 0) for k in keys] for w in weeks]
+    keys = sorted({k for w in weeks for k in w["by_reason"]})
+    want = [[w["week"]] + [w["by_reason"].get(k, 0) for k in keys] for w in weeks]
     got = cells(driver, "chart-attributions")
     check(len(got) == len(want) and all(same(c, v) for g, w in zip(got, want) for c, v in zip(g, w)),
-          "attributions per week: the table is /review's")
+          "attributions per week: the table is /review's, every decision counted")
+    check("guarded-input-edited" in keys and sum(sum(w["by_reason"].values()) for w in weeks)
+          == sum(w["decisions"] for w in weeks), "the attributions add up to the decisions, gate rules' included")
     debt = [w for w in review["by_week"] if w.get("freeze_debt") is not None]
     want = [[w["week"], w["freeze_debt"], w["debt_cap"]] for w in debt]
     got = cells(driver, "chart-debt")

@@ -490,3 +490,28 @@ async fn calibration_shares_by_attribution_class() {
     assert_eq!(status, 422);
     assert!(problem.to_string().contains("line 1"), "{problem}");
 }
+
+/// Issue 67: the review's attributions (the Markdown pie and its table) count every decision,
+/// a gate rule's reason included, as `decisions` does: here 3 of 3, not the router's 2.
+#[test]
+fn the_attributions_count_every_decision_gate_rules_included() {
+    let lines = [
+        decision("MERGE_OK", "all-gates-held"),
+        decision("ESCALATE", "inadmissible-evidence"),
+        json!({"timestamp": "2026-11-29T01:00:00Z", "target": "patchgate::decision", "endpoint": "gate",
+            "disposition": "ESCALATE", "reason": "guarded-input-edited"}),
+    ];
+    let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let review = patchgate::core::ladder::review(body.as_bytes()).expect("a review");
+    assert_eq!(review.decisions, 3);
+    let md = patchgate::core::ladder::review_markdown(&review, None);
+    for part in [
+        "pie title Attributions",
+        "\"all-gates-held\" : 1",
+        "\"inadmissible-evidence\" : 1",
+        "\"guarded-input-edited\" : 1",
+        "| `guarded-input-edited` | 1 |",
+    ] {
+        assert!(md.contains(part), "{part}\n---\n{md}");
+    }
+}

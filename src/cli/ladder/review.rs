@@ -57,7 +57,8 @@ pub fn review(args: ReviewArgs) -> CliResult {
         for (k, v) in &review.by_disposition {
             text.push_str(&format!("  {k:<10} {v}\n"));
         }
-        for (k, v) in &review.by_attribution {
+        // Every decision by its reason, gate rules' included: they add up to `decisions`.
+        for (k, v) in &review.by_reason {
             text.push_str(&format!("  {k:<38} {v}\n"));
         }
         if !review.by_week.is_empty() {

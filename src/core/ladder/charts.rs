@@ -136,13 +136,15 @@ pub fn review_markdown(review: &Review, ladder: Option<&Report>) -> String {
             out.push('\n');
         }
     }
-    if !review.by_attribution.is_empty() {
+    // Every decision by its reason: the router's attribution, or the gate rule's reason (a
+    // guard hit, a reading): the pie and the table add up to `decisions` (issue 67).
+    if !review.by_reason.is_empty() {
         out.push_str("\n### Attributions\n\n```mermaid\npie title Attributions\n");
-        for (a, n) in &review.by_attribution {
+        for (a, n) in &review.by_reason {
             let _ = writeln!(out, "    {} : {n}", label(a));
         }
         out.push_str("```\n\n| attribution | decisions |\n|---|---:|\n");
-        for (a, n) in &review.by_attribution {
+        for (a, n) in &review.by_reason {
             let _ = writeln!(out, "| `{a}` | {n} |");
         }
     }

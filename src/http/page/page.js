@@ -328,7 +328,7 @@ function drawReview(name, r) {
       [["escalation rate", "s0"], ["escalated on inadmissible-evidence", "s1"]],
       numbers(["week", "decisions", "escalation rate", "inadmissible-evidence"],
         decided.map((w) => [[w.week, w.week], [String(w.decisions), w.decisions], [pct(w.escalation_rate), w.escalation_rate], [pct(w.inadmissible_share), w.inadmissible_share]]))));
-    for (const [field, id, caption] of [["by_disposition", "chart-dispositions", "Dispositions per week"], ["by_attribution", "chart-attributions", "Attributions per week"]]) {
+    for (const [field, id, caption] of [["by_disposition", "chart-dispositions", "Dispositions per week"], ["by_reason", "chart-attributions", "Attributions per week"]]) {
       const keys = keysOf(decided, field);
       const cls = (k, i) => (field === "by_disposition" && DISPOSITION_CLASS[k]) || `s${i % 8}`;
       const series = keys.map((k, i) => ({ values: decided.map((w) => w[field][k] || 0), cls: cls(k, i) }));
