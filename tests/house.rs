@@ -191,3 +191,29 @@ fn the_python_programs_lint_clean_and_pass_their_own_tests() {
         String::from_utf8_lossy(&tests.stderr)
     );
 }
+
+/// Issue 67: no two files of one name in `src/cli` (a `mod.rs` aside): a newcomer who opens
+/// `twin.rs` knows which one it is. Reading (`cli/reading/`) and rewriting (`cli/rewriting/`)
+/// are rooms of their own.
+#[test]
+fn no_two_files_of_one_name_in_src_cli() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli");
+    let mut seen: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    let mut dirs = vec![root.clone()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).expect("dir").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if let Some(name) = p.file_name().and_then(|n| n.to_str())
+                && name.ends_with(".rs")
+                && name != "mod.rs"
+            {
+                let at = p.strip_prefix(&root).unwrap().display().to_string();
+                seen.entry(name.to_owned()).or_default().push(at);
+            }
+        }
+    }
+    let twice: Vec<&Vec<String>> = seen.values().filter(|v| v.len() > 1).collect();
+    assert!(twice.is_empty(), "files of one name: {twice:?}");
+}

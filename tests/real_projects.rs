@@ -1017,7 +1017,7 @@ fn zeroize_under_cargo_test() {
 #[test]
 #[ignore]
 fn rust_probes_against_llvm_cov() {
-    use patchgate::cli::reading::rust_probes::{Site, probe};
+    use patchgate::cli::rewriting::rust_probes::{Site, probe};
     use std::collections::{BTreeMap, BTreeSet};
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();

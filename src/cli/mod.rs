@@ -25,6 +25,7 @@ pub mod reading;
 mod redact;
 mod relay;
 mod remote;
+pub mod rewriting;
 mod route;
 mod runner;
 mod sandbox;

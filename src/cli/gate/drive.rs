@@ -346,7 +346,7 @@ fn patch_mutants(
                         .unwrap_or_else(std::sync::PoisonError::into_inner)
                         .next();
                     let Some((n, m)) = next else { break };
-                    let done = super::patch_mutants::run_one(g, n, &m, timeout);
+                    let done = super::patch_mutant_runs::run_one(g, n, &m, timeout);
                     let failed = done.is_err();
                     if tx.send((n, done)).is_err() || failed {
                         break;

@@ -12,7 +12,7 @@ use super::super::progress::{self, Event};
 use super::super::reading::in_file::in_file_tests;
 use super::super::reading::read_patch;
 use super::super::sandbox::Room;
-use super::{GateArgs, census, shadows};
+use super::{GateArgs, base_census as census, shadows};
 use crate::core::catalog::Catalog;
 use crate::core::freeze_ledger::Frozen;
 use crate::core::gate::{Configured, Facts, IntegrityFinding, Judged, SealFacts};

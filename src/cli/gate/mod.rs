@@ -26,8 +26,8 @@
 //! | `census.rs`, `shadows.rs` | the census file; modules that shadow the test toolchain |
 //! | `manifests.rs` | `pyproject.toml`/`Cargo.toml` read by their tables: a change that only describes the package |
 
+mod base_census;
 mod base_replay;
-mod census;
 mod drive;
 mod dry_run;
 mod gather;
@@ -40,7 +40,7 @@ mod observe_driver;
 mod observe_rust;
 pub(crate) use observe_command::ObserveArgs;
 mod outputs;
-mod patch_mutants;
+mod patch_mutant_runs;
 mod plain_program;
 mod plain_replay;
 pub(crate) mod replay_command;
@@ -52,7 +52,7 @@ mod shard;
 mod suite;
 mod twin;
 
-pub(crate) use census::parse_census;
+pub(crate) use base_census::parse_census;
 pub(crate) use twin::{without_shrinking, write_in};
 
 use std::path::PathBuf;

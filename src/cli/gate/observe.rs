@@ -127,7 +127,7 @@ pub(super) fn except_argv(
 pub(super) fn selecting_argv(
     argv: &[String],
     checks: &[String],
-    (file, m): (&str, &crate::cli::reading::patch_mutants::PatchMutant),
+    (file, m): (&str, &crate::cli::rewriting::patch_mutants::PatchMutant),
 ) -> Option<Vec<String>> {
     let hex: String = m.replacement.bytes().map(|b| format!("{b:02x}")).collect();
     let mutant = [

@@ -78,7 +78,7 @@ pub fn run(args: ObserveArgs) -> CliResult {
         }),
     }
     .ok_or_else(|| CliError::software("observing is off"))?;
-    let made = super::patch_mutants::made(&tree, &facts, usize::from(observe.mutants))?;
+    let made = super::patch_mutant_runs::made(&tree, &facts, usize::from(observe.mutants))?;
     facts.mutants = made.iter().map(|(f, _)| f.clone()).collect();
     let text = if args.json {
         let apply: Vec<serde_json::Value> = made

@@ -1,5 +1,5 @@
 //! The observe step for Rust (issue 52; docs/design/observe.md, O.3): the suite's first run
-//! with probes compiled into the changed `.rs` files ([`crate::cli::reading::rust_probes`]).
+//! with probes compiled into the changed `.rs` files ([`crate::cli::rewriting::rust_probes`]).
 //! The probed text is written into the run's copy just before the run (cargo rebuilds what it
 //! touches), and the judged text put back as soon as it ends, before the copy is checked:
 //! a file the run itself changed is left as the run left it, for the check to find. The
@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::super::error::CliError;
-use super::super::reading::rust_probes::{self, Site};
+use super::super::rewriting::rust_probes::{self, Site};
 use super::super::sandbox::Room;
 use super::gather::Gathered;
 use super::observe::{FileCoverage, Report};
@@ -235,7 +235,7 @@ fn tests_of(exe: &str, thread: &str, cases: &[String]) -> Vec<String> {
 pub(super) fn selecting_argv(
     argv: &[String],
     checks: &[String],
-    _written: (&str, &crate::cli::reading::patch_mutants::PatchMutant),
+    _written: (&str, &crate::cli::rewriting::patch_mutants::PatchMutant),
 ) -> Option<Vec<String>> {
     let mut names: BTreeSet<&str> = BTreeSet::new();
     for c in checks {
@@ -305,7 +305,7 @@ mod tests {
     fn a_rust_mutant_selects_its_tests() {
         let argv = ["sh", "-c", "x", "sh", "{junit}"].map(String::from);
         let checks = ["tests::a", "integration::top", "(import)"].map(String::from);
-        let m = crate::cli::reading::patch_mutants::PatchMutant {
+        let m = crate::cli::rewriting::patch_mutants::PatchMutant {
             line: 1,
             operator: crate::core::gate::MutantOperator::DeleteStatement,
             start: 0,

@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::super::error::CliError;
-use super::census::Census;
+use super::base_census::Census;
 use crate::core::gate::{Shard, ShardFacts, partition, partition_digest};
 
 /// This job's shard: its own facts, the census tests it owns, and those other shards own.
@@ -114,7 +114,7 @@ impl ShardRun {
 /// (line 7)`), runs none of the crate's doctests (seen on 1.95), and a doctest's name moves
 /// with its line. So every shard runs the doctests, each still held to its owner's share.
 fn libtest_names(id: &str) -> Vec<String> {
-    if super::census::doctest_key(id) != id {
+    if super::base_census::doctest_key(id) != id {
         return Vec::new();
     }
     match id.split_once("::") {

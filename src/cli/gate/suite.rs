@@ -13,7 +13,7 @@ use super::super::runner::{
     Outcome, Place, ReceiptRead, Run, argv_for, open_report, receipt_of, receipted,
 };
 use super::super::sandbox::Room;
-use super::census;
+use super::base_census as census;
 use super::gather::{Gathered, integrity_after};
 use crate::core::gate::{ChangedTest, IntegrityFinding, Rerun, SuiteFacts, fit_test_id};
 use crate::core::ladder::T2;
@@ -173,7 +173,7 @@ pub(super) fn run_suite(
         }
         let wanted = g.watched.config.map_or(0, |c| usize::from(c.mutants));
         if let Some(o) = d.observe.as_mut().filter(|o| o.read && wanted > 0) {
-            o.mutants = super::patch_mutants::make(&g.tree, o, wanted)?;
+            o.mutants = super::patch_mutant_runs::make(&g.tree, o, wanted)?;
         }
     }
     Ok(done)

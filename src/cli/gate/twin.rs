@@ -1,5 +1,5 @@
 //! The turned twins the gate runs (CONTRACT.md section 15.3): a property's own test file with
-//! its assertions turned ([`crate::cli::reading::twin`]), which must fail on the judged tree's
+//! its assertions turned ([`crate::cli::rewriting::turned_twin`]), which must fail on the judged tree's
 //! code, byte for byte, through the property engine and on the package's own values.
 //! - The re-proof writes it in place of the admitted property's file in its copy and runs the
 //!   property's own command: the code, the command and the environment are a plain property
@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use super::super::error::CliError;
 use super::super::git::blobs;
 use super::gather::Gathered;
-use crate::cli::reading::twin::turned;
+use crate::cli::rewriting::turned_twin::turned;
 
 /// The most bytes of a property's test file that is turned.
 const MAX_TWIN_SOURCE: usize = 4 << 20;

@@ -8,7 +8,7 @@
 
 use tree_sitter::Node;
 
-use super::patch_mutants::parse_code;
+use super::syntax::parse_code;
 use super::syntax::{descendants, text};
 
 /// Whether the only differences between `base` and `head` (both of `file`, Python or Rust)

@@ -28,7 +28,7 @@ const SUFFIXES: [&str; 12] = [
 ];
 
 fn integers(source: &[u8], lines: &BTreeSet<u32>, python: bool) -> Vec<i64> {
-    let Some(tree) = super::patch_mutants::parse_code(source, python) else {
+    let Some(tree) = super::syntax::parse_code(source, python) else {
         return Vec::new();
     };
     let (kind, negation) = match python {

@@ -11,19 +11,16 @@ pub mod command;
 mod doctest;
 pub mod in_file;
 pub mod integers;
-pub mod patch_mutants;
 mod pinned;
 mod python;
 mod resolve;
-mod rust;
+pub(crate) mod rust;
 mod rust_literals;
-pub mod rust_probes;
 pub mod rust_signatures;
-mod source;
-mod syntax;
+pub(crate) mod source;
+pub(crate) mod syntax;
 pub mod table;
 pub mod test_defs;
-pub mod twin;
 
 use std::collections::HashSet;
 

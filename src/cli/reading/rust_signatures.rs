@@ -30,7 +30,7 @@ pub struct PubFn {
 /// with their parameters, every other one with why it is not called (`params` an error);
 /// none when the file does not parse whole.
 pub fn functions(source: &[u8]) -> Vec<PubFn> {
-    let Some(tree) = super::patch_mutants::parse_code(source, false) else {
+    let Some(tree) = super::syntax::parse_code(source, false) else {
         return Vec::new();
     };
     let tests = super::rust::test_rows(source, tree.root_node());
@@ -219,7 +219,7 @@ pub fn literal_calls(
     types: &[ArgType],
     all_test: bool,
 ) -> Vec<LiteralCall> {
-    let Some(tree) = super::patch_mutants::parse_code(source, false) else {
+    let Some(tree) = super::syntax::parse_code(source, false) else {
         return Vec::new();
     };
     let tests = super::rust::test_rows(source, tree.root_node());

@@ -139,6 +139,25 @@ fn pinnable(literal: &str) -> Option<String> {
     (significant.len() >= 3).then_some(digits)
 }
 
+/// `source` parsed whole, or `None` (not UTF-8, not parsed, or with a syntax error).
+pub(crate) fn parse(source: &[u8], language: &tree_sitter::Language) -> Option<tree_sitter::Tree> {
+    std::str::from_utf8(source).ok()?;
+    let mut parser = tree_sitter::Parser::new();
+    parser.set_language(language).ok()?;
+    parser
+        .parse(source, None)
+        .filter(|t| !t.root_node().has_error())
+}
+
+/// `source` parsed as Python (`python`) or Rust, as [`parse`] does.
+pub(crate) fn parse_code(source: &[u8], python: bool) -> Option<tree_sitter::Tree> {
+    let language: tree_sitter::Language = match python {
+        true => tree_sitter_python::LANGUAGE.into(),
+        false => tree_sitter_rust::LANGUAGE.into(),
+    };
+    parse(source, &language)
+}
+
 #[cfg(test)]
 mod tests {
     use super::pinnable;

@@ -6,7 +6,7 @@
 
 use tree_sitter::Node;
 
-use super::patch_mutants::parse_code;
+use super::syntax::parse_code;
 use super::syntax::{descendants, text};
 
 /// Each side of a changed test is clipped to this many bytes (the facts carry 2 KiB).

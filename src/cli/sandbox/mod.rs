@@ -9,16 +9,16 @@
 //! runs without the namespaces or caps, and says so in every answer.
 
 mod bwrap;
-mod config;
 mod env;
 mod idmap;
 mod integrity;
 pub mod limits;
 mod place;
+mod settings;
 mod uid;
 pub mod view;
 
-pub use config::{SandboxConfig, SandboxGit, SandboxMode};
+pub use settings::{SandboxConfig, SandboxGit, SandboxMode};
 pub use uid::private_mounts_now;
 use uid::{hand_over, private_mounts, room_uid};
 

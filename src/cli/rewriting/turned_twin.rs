@@ -21,8 +21,8 @@
 
 use tree_sitter::Node;
 
-use super::source;
-use super::syntax::{descendants, text};
+use crate::cli::reading::source;
+use crate::cli::reading::syntax::{descendants, text};
 
 /// `source` (a Python test file) with its assertions turned, the helper `helper` appended; `None`
 /// when it holds no assertion to turn (or cannot be read as CPython reads it).

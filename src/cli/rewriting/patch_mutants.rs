@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use tree_sitter::Node;
 
-use super::syntax::{descendants, text};
+use crate::cli::reading::syntax::{descendants, parse, text};
 use crate::core::gate::MutantOperator;
 
 /// One mutant: the bytes `start..end` of the file replaced by `replacement`.
@@ -61,25 +61,6 @@ pub fn of_file(file: &str, source: &[u8], lines: &BTreeSet<u32>) -> Vec<PatchMut
     } else {
         Vec::new()
     }
-}
-
-/// `source` parsed whole, or `None` (not UTF-8, not parsed, or with a syntax error).
-pub(super) fn parse(source: &[u8], language: &tree_sitter::Language) -> Option<tree_sitter::Tree> {
-    std::str::from_utf8(source).ok()?;
-    let mut parser = tree_sitter::Parser::new();
-    parser.set_language(language).ok()?;
-    parser
-        .parse(source, None)
-        .filter(|t| !t.root_node().has_error())
-}
-
-/// `source` parsed as Python (`python`) or Rust, as [`parse`] does.
-pub(super) fn parse_code(source: &[u8], python: bool) -> Option<tree_sitter::Tree> {
-    let language: tree_sitter::Language = match python {
-        true => tree_sitter_python::LANGUAGE.into(),
-        false => tree_sitter_rust::LANGUAGE.into(),
-    };
-    parse(source, &language)
 }
 
 /// A node's first line, 1-based.
@@ -293,7 +274,7 @@ pub fn rust(source: &[u8], lines: &BTreeSet<u32>) -> Vec<PatchMutant> {
     let Some(tree) = parse(source, &tree_sitter_rust::LANGUAGE.into()) else {
         return Vec::new();
     };
-    let tests = super::rust::test_rows(source, tree.root_node());
+    let tests = crate::cli::reading::rust::test_rows(source, tree.root_node());
     let in_test = |line: u32| {
         tests
             .iter()

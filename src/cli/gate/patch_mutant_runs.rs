@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::super::error::CliError;
-use super::super::reading::patch_mutants::{self, PatchMutant};
+use super::super::rewriting::patch_mutants::{self, PatchMutant};
 use super::super::runner::{Outcome, Place, Run};
 use super::gather::Gathered;
 use crate::core::gate::{

@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 
 use tree_sitter::Node;
 
-use super::syntax::descendants;
+use crate::cli::reading::syntax::descendants;
 
 /// What one probe marks when a test reaches it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -228,9 +228,9 @@ fn next_row(node: Node<'_>) -> u32 {
 /// Probes `source` for its changed `lines`: `None` when it does not parse. `name` is the
 /// probe's (a fresh identifier per gate), `first` its first number.
 pub fn probe(source: &[u8], lines: &BTreeSet<u32>, name: &str, first: u32) -> Option<Probed> {
-    let tree = super::patch_mutants::parse(source, &tree_sitter_rust::LANGUAGE.into())?;
+    let tree = crate::cli::reading::syntax::parse(source, &tree_sitter_rust::LANGUAGE.into())?;
     let root = tree.root_node();
-    let tests = super::rust::test_rows(source, root);
+    let tests = crate::cli::reading::rust::test_rows(source, root);
     let in_test = |line: u32| {
         tests
             .iter()
