@@ -11,7 +11,6 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use serde_json::json;
 
 use super::error::{CliError, CliResult};
 use super::junit::Case;
@@ -35,11 +34,12 @@ pub struct CensusArgs {
 }
 
 /// A census outcome word.
-fn word(case: Case) -> &'static str {
+fn outcome_of(case: Case) -> crate::cli::gate::CensusOutcome {
+    use crate::cli::gate::CensusOutcome;
     match case {
-        Case::Passed => "pass",
-        Case::Failed => "fail",
-        Case::Skipped => "skip",
+        Case::Passed => CensusOutcome::Pass,
+        Case::Failed => CensusOutcome::Fail,
+        Case::Skipped => CensusOutcome::Skip,
     }
 }
 
@@ -226,11 +226,12 @@ pub fn run(args: CensusArgs) -> CliResult {
     let mut text = String::new();
     for (id, case) in &cases {
         // The seconds it took (issue 53: a split gate balances its shards by them).
-        let line = match millis.get(id) {
-            Some(ms) => json!({"id": id, "outcome": word(*case), "seconds": *ms as f64 / 1000.0}),
-            None => json!({"id": id, "outcome": word(*case)}),
+        let line = crate::cli::gate::CensusLine {
+            id: id.clone(),
+            outcome: outcome_of(*case),
+            seconds: millis.get(id).map(|ms| *ms as f64 / 1000.0),
         };
-        text.push_str(&line.to_string());
+        text.push_str(&serde_json::to_string(&line).unwrap_or_default());
         text.push('\n');
     }
     let count = |c: Case| cases.values().filter(|x| **x == c).count();

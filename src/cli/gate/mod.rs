@@ -52,7 +52,7 @@ mod shard;
 mod suite;
 mod twin;
 
-pub(crate) use base_census::parse_census;
+pub(crate) use base_census::{CensusLine, CensusOutcome, parse_census};
 pub(crate) use twin::{without_shrinking, write_in};
 
 use std::path::PathBuf;
