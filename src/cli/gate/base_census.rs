@@ -161,7 +161,8 @@ mod tests {
     /// `census --write` writes for a test, byte for byte (CONTRACT.md 11.2).
     #[test]
     fn a_census_line_is_read_and_written_as_the_contract_says() {
-        let rows: [(&str, Option<(&str, Option<f64>)>); 8] = [
+        type Row<'a> = (&'a str, Option<(&'a str, Option<f64>)>);
+        let rows: [Row<'_>; 8] = [
             (r#"{"id":"a::b","outcome":"pass"}"#, Some(("pass", None))),
             (
                 r#"{"id":"a::b","outcome":"skip","seconds":0.25}"#,
