@@ -797,6 +797,37 @@ fn more_itertools_under_pytest_8() {
     );
 }
 
+/// The starter's canary (`init --rust`) made to call into the crate with `call`, as the guide
+/// asks.
+fn call_the_crate(dir: &Path, call: &str) {
+    let canary = dir.join("tests/patchgate_canary.rs");
+    let text = std::fs::read_to_string(&canary).unwrap();
+    let mine = text.replace(
+        "    // let _ = mycrate::some_function();  // your crate: make the canary see what it does",
+        call,
+    );
+    assert_ne!(
+        mine, text,
+        "the starter's canary says where to call the crate"
+    );
+    std::fs::write(&canary, mine).unwrap();
+}
+
+/// A Rust crate's last steps of the guide: `cargo fetch` (the gate builds offline), `warm`,
+/// `census --write`, committed. Returns the census's stderr.
+fn fetch_warm_census(dir: &Path) -> String {
+    let fetch = std::process::Command::new("cargo")
+        .current_dir(dir)
+        .args(["fetch", "--quiet"])
+        .status()
+        .expect("cargo fetch");
+    assert!(fetch.success(), "cargo fetch (crates.io must be reachable)");
+    ok(dir, None, &["warm"]);
+    let census = ok(dir, None, &["census", "--write"]);
+    commit(dir, "the census");
+    census
+}
+
 /// zeroize 1.9.2 set up as the guide says, on `main`: the crate from crates.io, the user's
 /// overlay (the catalog, two properties, a pinned-fixture test and its fixtures, declared as
 /// test targets: a published manifest has `autotests = false`), `init --rust`, the canary
@@ -820,17 +851,10 @@ fn zeroize(dir: &Path) -> (String, String) {
     declare("pinned");
     let init = ok(dir, None, &["init", "--rust"]);
     declare("patchgate_canary");
-    let canary = dir.join("tests/patchgate_canary.rs");
-    let text = std::fs::read_to_string(&canary).unwrap();
-    let mine = text.replace(
-        "    // let _ = mycrate::some_function();  // your crate: make the canary see what it does",
+    call_the_crate(
+        dir,
         "    let mut v = vec![1u8];\n    zeroize::Zeroize::zeroize(&mut v);",
     );
-    assert_ne!(
-        mine, text,
-        "the starter's canary says where to call the crate"
-    );
-    std::fs::write(&canary, mine).unwrap();
     let config = dir.join("patchgate.toml");
     let text = std::fs::read_to_string(&config).unwrap();
     // (In argv lists, three arguments; inside the `sh -c` scripts, words.)
@@ -840,15 +864,7 @@ fn zeroize(dir: &Path) -> (String, String) {
     assert_ne!(mine, text);
     std::fs::write(&config, mine).unwrap();
     seal(dir, None, "zeroize 1.9.2 and its gate");
-    let fetch = std::process::Command::new("cargo")
-        .current_dir(dir)
-        .args(["fetch", "--quiet"])
-        .status()
-        .expect("cargo fetch");
-    assert!(fetch.success(), "cargo fetch (crates.io must be reachable)");
-    ok(dir, None, &["warm"]);
-    let census = ok(dir, None, &["census", "--write"]);
-    commit(dir, "the census");
+    let census = fetch_warm_census(dir);
     prove(
         dir,
         None,
@@ -1189,27 +1205,9 @@ fn strsim(dir: &Path) {
     let project = example("gate-strsim");
     unpack(dir, &project, "strsim-0.11.1.crate");
     ok(dir, None, &["init", "--rust"]);
-    let canary = dir.join("tests/patchgate_canary.rs");
-    let text = std::fs::read_to_string(&canary).unwrap();
-    let mine = text.replace(
-        "    // let _ = mycrate::some_function();  // your crate: make the canary see what it does",
-        "    let _ = strsim::levenshtein(\"a\", \"b\");",
-    );
-    assert_ne!(
-        mine, text,
-        "the starter's canary says where to call the crate"
-    );
-    std::fs::write(&canary, mine).unwrap();
+    call_the_crate(dir, "    let _ = strsim::levenshtein(\"a\", \"b\");");
     seal(dir, None, "strsim 0.11.1 and its gate");
-    let fetch = std::process::Command::new("cargo")
-        .current_dir(dir)
-        .args(["fetch", "--quiet"])
-        .status()
-        .expect("cargo fetch");
-    assert!(fetch.success(), "cargo fetch");
-    ok(dir, None, &["warm"]);
-    ok(dir, None, &["census", "--write"]);
-    commit(dir, "the census");
+    fetch_warm_census(dir);
 }
 
 /// Issue 66 on a real crate (CONTRACT.md 16.5), the attack written first: `truncated-at-64`
