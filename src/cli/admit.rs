@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{ArgGroup, Args};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::config::{CONFIG_FILE, GateConfig};
 use super::documents::parse_document;
@@ -138,19 +138,20 @@ pub fn run(args: AdmitArgs) -> CliResult {
     };
     interrupt::check()?;
 
-    let mut doc = json!({
-        "check_id": check.id,
-        "kind": check.kind,
-        "seal": {"base": seals.0, "mutant": seals.1},
-        "base_runs": base_runs,
-        "mutant_runs": mutant_runs,
-        "catch_exit_codes": check.catch,
-        "mutant": mutant,
-    });
-    // The property's source as it was proven: the gate sees when it changes (issue 50).
-    if let Some(digest) = super::git::source_digest(&base, &check.sources)? {
-        super::documents::put(&mut doc, "source", digest);
-    }
+    let doc = super::wire::AdmitBody {
+        check_id: &check.id,
+        kind: check.kind,
+        seal: super::wire::TreeSeals {
+            base: seals.0,
+            mutant: seals.1,
+        },
+        base_runs: &base_runs,
+        mutant_runs: &mutant_runs,
+        catch_exit_codes: &check.catch,
+        mutant: &mutant,
+        // The property's source as it was proven: the gate sees when it changes (issue 50).
+        source: super::git::source_digest(&base, &check.sources)?,
+    };
     if let Some(path) = &args.facts_out {
         let text = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
         std::fs::write(path, text)
@@ -467,25 +468,49 @@ fn write_record(path: &Path, id: &str, record: &AdmissionRecord) -> Result<(), C
 /// The record on one line, in the contract's field order, with a space after every `:` and
 /// `,`: JSON that is also YAML flow style.
 fn record_flow(record: &AdmissionRecord) -> String {
-    let runs = |runs: &[Option<u8>]| {
-        let items: Vec<String> = runs
-            .iter()
-            .map(|r| r.map_or_else(|| "null".to_owned(), |c| c.to_string()))
-            .collect();
-        format!("[{}]", items.join(", "))
-    };
-    format!(
-        "{{\"seal\": {}, \"mutant\": {}, \"base_runs\": {}, \"mutant_runs\": {}{}}}",
-        Value::from(record.seal.as_str()),
-        Value::from(record.mutant.as_str()),
-        runs(&record.base_runs),
-        runs(&record.mutant_runs),
-        record
-            .source
-            .as_ref()
-            .map(|s| format!(", \"source\": {}", Value::from(s.as_str())))
-            .unwrap_or_default()
-    )
+    use serde::Serialize as _;
+    let mut out = Vec::new();
+    let mut writer = serde_json::Serializer::with_formatter(&mut out, Flow);
+    match record.serialize(&mut writer) {
+        Ok(()) => String::from_utf8(out).unwrap_or_default(),
+        Err(_) => String::new(),
+    }
+}
+
+/// serde_json's compact writing with `", "` between items and `": "` after a key.
+struct Flow;
+
+impl serde_json::ser::Formatter for Flow {
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            writer.write_all(b", ")
+        }
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            writer.write_all(b", ")
+        }
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+    ) -> std::io::Result<()> {
+        writer.write_all(b": ")
+    }
 }
 
 /// The YAML catalog `text` with `admitted: <flow>` set in the row whose `id` is `id` (an

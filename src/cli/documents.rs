@@ -1,5 +1,6 @@
 //! The documents the CLI reads from files: a JSON or YAML document (catalog, ledger, results)
-//! and a seal file, each read strictly and named in its errors.
+//! and a seal file, each read strictly and named in its errors; and the few fields it reads of
+//! a project's own manifests (`Cargo.toml`, `pyproject.toml`), typed: every other key ignored.
 
 use std::path::Path;
 
@@ -9,6 +10,68 @@ use super::error::CliError;
 use crate::core::digest::Digest;
 
 use crate::core::catalog::Property;
+
+/// What the CLI reads of a `Cargo.toml`. A manifest that does not parse as this reads as none.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct CargoManifest {
+    pub package: Option<CargoPackage>,
+    /// The `[[test]]` targets.
+    #[serde(default)]
+    pub test: Vec<CargoTarget>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct CargoPackage {
+    pub name: Option<String>,
+    pub autotests: Option<bool>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct CargoTarget {
+    pub name: Option<String>,
+}
+
+/// What the CLI reads of a `pyproject.toml`: `[tool.pytest.ini_options] pythonpath`, a list
+/// or one whitespace-separated string.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct Pyproject {
+    #[serde(default)]
+    pub tool: PyTools,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct PyTools {
+    #[serde(default)]
+    pub pytest: PytestTool,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct PytestTool {
+    #[serde(default)]
+    pub ini_options: PytestOptions,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct PytestOptions {
+    pub pythonpath: Option<PythonPath>,
+}
+
+/// pytest's `pythonpath`: `["src", "lib"]` or `"src lib"`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(untagged)]
+pub enum PythonPath {
+    List(Vec<String>),
+    Words(String),
+}
+
+impl PythonPath {
+    pub fn dirs(self) -> Vec<String> {
+        match self {
+            PythonPath::List(v) => v,
+            PythonPath::Words(s) => s.split_whitespace().map(str::to_owned).collect(),
+        }
+    }
+}
 
 fn data(msg: impl Into<String>) -> CliError {
     CliError::data(msg)
@@ -69,14 +132,6 @@ pub fn valid(errors: crate::core::fields::Errors, invalid: &str) -> Result<(), C
             invalid,
             &crate::core::problem::Problem::invalid(errors),
         )),
-    }
-}
-
-/// Adds `key` to a JSON object the CLI writes (an optional field of a body or a row); a
-/// document that is not an object is left as it is.
-pub fn put(doc: &mut Value, key: &str, value: impl serde::Serialize) {
-    if let (Some(object), Ok(value)) = (doc.as_object_mut(), serde_json::to_value(value)) {
-        object.insert(key.to_owned(), value);
     }
 }
 

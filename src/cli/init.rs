@@ -140,20 +140,12 @@ fn package_marker(root: &Path) -> Result<Option<PathBuf>, CliError> {
 /// the lines are said, not written.
 fn autotests_off(root: &Path) -> Option<String> {
     let text = std::fs::read_to_string(root.join("Cargo.toml")).ok()?;
-    let manifest: toml::Table = text.parse().ok()?;
-    let off = manifest
-        .get("package")
-        .and_then(|p| p.get("autotests"))
-        .and_then(toml::Value::as_bool)
-        == Some(false);
+    let manifest: super::documents::CargoManifest = toml::from_str(&text).ok()?;
+    let off = manifest.package.and_then(|p| p.autotests) == Some(false);
     let declared = manifest
-        .get("test")
-        .and_then(toml::Value::as_array)
-        .is_some_and(|tests| {
-            tests
-                .iter()
-                .any(|t| t.get("name").and_then(toml::Value::as_str) == Some("patchgate_canary"))
-        });
+        .test
+        .iter()
+        .any(|t| t.name.as_deref() == Some("patchgate_canary"));
     (off && !declared).then(|| {
         "warning: Cargo.toml has `autotests = false`: tests/patchgate_canary.rs is no test target until it is declared. Add to Cargo.toml:\n\n[[test]]\nname = \"patchgate_canary\"\npath = \"tests/patchgate_canary.rs\"\n".to_owned()
     })

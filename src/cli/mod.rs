@@ -32,6 +32,7 @@ mod sandbox;
 mod seal;
 mod serve;
 mod warm;
+mod wire;
 
 use std::path::PathBuf;
 use std::time::Duration;

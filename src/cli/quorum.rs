@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::documents::{parse_document, read_seal_file};
 use super::error::{CliError, CliResult};
@@ -64,7 +64,7 @@ fn data(msg: impl Into<String>) -> CliError {
 
 pub fn run(args: QuorumArgs) -> CliResult {
     let request = build_request(&args)?;
-    decide(&args, &request)
+    decide(&args, request)
 }
 
 /// Reads a JSON or YAML document (JSON when the file says so by name or first character).
@@ -74,7 +74,7 @@ fn read_document(path: &Path, what: &str) -> Result<Value, CliError> {
     parse_document(&bytes, &path.display().to_string(), what)
 }
 
-fn build_request(args: &QuorumArgs) -> Result<Value, CliError> {
+fn build_request(args: &QuorumArgs) -> Result<Vec<u8>, CliError> {
     let catalog = read_document(&args.catalog, "catalog")?;
     let changed = args.changed.resolve()?;
     let results = match &args.results {
@@ -92,26 +92,21 @@ fn build_request(args: &QuorumArgs) -> Result<Value, CliError> {
     fill_commit_counts(&mut ledger, head)?;
     let actual = read_seal_file(&args.seal)?;
     let expected = read_seal_file(&args.expected)?;
-    let mut doc = json!({
-        "changed_files": changed,
-        "catalog": catalog,
-        "results": results,
-        "ledger": ledger,
-        "seal": {"actual": actual.to_hex(), "expected": expected.to_hex()},
-    });
-    if let Some(id) = &args.answer.patch_id {
-        super::documents::put(&mut doc, "patch_id", id);
-    }
-    if let Some(cap) = args.debt_cap {
-        super::documents::put(&mut doc, "debt_cap", cap);
-    }
-    if !args.catch_exit_codes.is_empty() {
-        super::documents::put(&mut doc, "catch_exit_codes", &args.catch_exit_codes);
-    }
-    if args.require_admission {
-        super::documents::put(&mut doc, "require_admission", true);
-    }
-    Ok(doc)
+    let body = super::wire::QuorumBody {
+        changed_files: &changed,
+        catalog: &catalog,
+        results: &results,
+        ledger: &ledger,
+        seal: super::wire::SealPair {
+            actual: actual.to_hex(),
+            expected: expected.to_hex(),
+        },
+        patch_id: args.answer.patch_id.as_deref(),
+        debt_cap: args.debt_cap,
+        catch_exit_codes: (!args.catch_exit_codes.is_empty()).then_some(&args.catch_exit_codes[..]),
+        require_admission: args.require_admission.then_some(true),
+    };
+    Ok(serde_json::to_vec(&body).unwrap_or_default())
 }
 
 /// The one line, then a row per property and the debt.
@@ -144,8 +139,7 @@ fn print(answer: &QuorumAnswer) -> Result<(), CliError> {
     output::stdout(&text)
 }
 
-fn decide(args: &QuorumArgs, doc: &Value) -> CliResult {
-    let body = serde_json::to_vec(doc).unwrap_or_default();
+fn decide(args: &QuorumArgs, body: Vec<u8>) -> CliResult {
     let answer = remote::decide::<QuorumDecision>(&args.answer.remote, body, |problem| {
         CliError::problem(
             Exit::DataErr,

@@ -84,13 +84,11 @@ fn checks_body(args: &RouteArgs) -> Result<Vec<u8>, CliError> {
             ))
         })?
     };
-    let mut head = serde_json::json!({
-        "head_sha": args.head_sha.clone().unwrap_or_default(),
-        "gates": gates,
-    });
-    if let Some(id) = &args.answer.patch_id {
-        super::documents::put(&mut head, "patch_id", id);
-    }
+    let head = super::wire::ChecksHead {
+        head_sha: args.head_sha.as_deref().unwrap_or_default(),
+        gates: &gates,
+        patch_id: args.answer.patch_id.as_deref(),
+    };
     let mut body = serde_json::to_vec(&head)
         .map_err(|e| CliError::software(format!("cannot write the request: {e}")))?;
     body.pop(); // the closing brace: the forge documents go in before it

@@ -103,10 +103,10 @@ def package(tmp_path):
         "    def twice(v):\n"
         "        return [v, v]\n"
         "def caller():\n"
-        "    \"\"\"The module that called (what attrs.make_class reads).\"\"\"\n"
+        '    """The module that called (what attrs.make_class reads)."""\n'
         "    return sys._getframe(1).f_globals['__name__']\n"
         "def framed():\n"
-        "    \"\"\"What attrs' test_missing_sys_getframe asks: it works without sys._getframe.\"\"\"\n"
+        '    """What attrs\' test_missing_sys_getframe asks: it works without sys._getframe."""\n'
         "    return hasattr(sys, '_getframe')\n"
         "def spread(a, /, b, *rest, c, **more):\n"
         "    if a:\n"
@@ -142,8 +142,20 @@ def package(tmp_path):
 def test_the_observed_run_records_calls_and_the_plain_program_makes_them_again(tmp_path):
     tree = package(tmp_path)
     report = tmp_path / "observe.json"
-    argv = [sys.executable, "-c", program("observe_driver.py"), "--record", "5", str(report),
-            "pkg/mod.py:1-21", "--", "-q", "-p", "no:cacheprovider", "tests"]
+    argv = [
+        sys.executable,
+        "-c",
+        program("observe_driver.py"),
+        "--record",
+        "5",
+        str(report),
+        "pkg/mod.py:1-21",
+        "--",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "tests",
+    ]
     done = subprocess.run(argv, cwd=tree, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     calls = json.loads(report.read_text())["calls"]
@@ -160,13 +172,19 @@ def test_the_observed_run_records_calls_and_the_plain_program_makes_them_again(t
     assert by[("caller", None)]["result"] == "'tests.test_mod'"
     spreads = [c for c in calls if c["function"] == "spread"]
     assert [c.get("result", c.get("raised")) for c in spreads] == [
-        "(1, 2, (3,), 4, {'d': 5})", "builtins.ValueError"]
+        "(1, 2, (3,), 4, {'d': 5})",
+        "builtins.ValueError",
+    ]
     assert spreads[0]["shown"] == "1, 2, 3, c=4, d=5"
     # The plain program: another working directory, a script's argv, no logging handler.
     out = tmp_path / "plain.xml"
     specs = [json.dumps(c) for c in calls]
-    done = subprocess.run([sys.executable, "-c", program("replay_plain.py"), str(out)] + specs,
-                          cwd=tree, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", program("replay_plain.py"), str(out)] + specs,
+        cwd=tree,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     lines = [json.loads(x) for x in (tmp_path / "plain.xml.replay").read_text().splitlines()]
     assert lines[0] == {"start": len(calls)} and lines[-1] == {"end": len(calls)}
@@ -179,16 +197,27 @@ def test_the_observed_run_records_calls_and_the_plain_program_makes_them_again(t
     assert got["callerNone"]["result"] == "'tests.test_mod'"
     spread = [x for x in lines[1:-1] if calls[x["i"]]["function"] == "spread"]
     assert sorted(str(x.get("result", x.get("raised"))) for x in spread) == [
-        "(1, 2, (3,), 4, {'d': 5})", "builtins.ValueError"]
+        "(1, 2, (3,), 4, {'d': 5})",
+        "builtins.ValueError",
+    ]
 
 
 def test_a_call_that_cannot_be_found_or_unpickled_is_unreplayed(tmp_path):
     tree = package(tmp_path)
-    spec = {"module": "pkg.mod", "function": "gone", "firstline": 1, "path": str(tree / "pkg/mod.py"),
-            "root": str(tree), "args": base64.b64encode(pickle.dumps(((), {}))).decode()}
+    spec = {
+        "module": "pkg.mod",
+        "function": "gone",
+        "firstline": 1,
+        "path": str(tree / "pkg/mod.py"),
+        "root": str(tree),
+        "args": base64.b64encode(pickle.dumps(((), {}))).decode(),
+    }
     out = tmp_path / "plain.xml"
-    subprocess.run([sys.executable, "-c", program("replay_plain.py"), str(out), json.dumps(spec)],
-                   cwd=os.getcwd(), check=True)
+    subprocess.run(
+        [sys.executable, "-c", program("replay_plain.py"), str(out), json.dumps(spec)],
+        cwd=os.getcwd(),
+        check=True,
+    )
     lines = [json.loads(x) for x in (tmp_path / "plain.xml.replay").read_text().splitlines()]
     assert "unreplayed" in lines[1]
 
@@ -199,6 +228,7 @@ def test_a_call_whose_arguments_import_the_test_runner_is_not_made(tmp_path):
     sys.path.insert(0, str(tree))
     try:
         from tests.helpers import Box
+
         boxed = base64.b64encode(pickle.dumps(((Box(),), {}))).decode()
     finally:
         sys.path.remove(str(tree))
@@ -221,9 +251,23 @@ def test_recording_works_beside_a_shard_s_or_the_ledger_s_except(tmp_path):
     # recorder's names never shadow the driver's own (a function once named `keep` did).
     tree = package(tmp_path)
     report = tmp_path / "observe.json"
-    argv = [sys.executable, "-c", program("observe_driver.py"), "--except", "tests.test_mod::test_gone",
-            "--observe", "--record", "5", str(report), "pkg/mod.py:1-21", "--", "-q", "-p", "no:cacheprovider",
-            "tests"]
+    argv = [
+        sys.executable,
+        "-c",
+        program("observe_driver.py"),
+        "--except",
+        "tests.test_mod::test_gone",
+        "--observe",
+        "--record",
+        "5",
+        str(report),
+        "pkg/mod.py:1-21",
+        "--",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "tests",
+    ]
     done = subprocess.run(argv, cwd=tree, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert {c["function"] for c in json.loads(report.read_text())["calls"]} >= {"where", "caller", "spread"}
@@ -249,13 +293,24 @@ def test_neighbours_are_drawn_by_kind_as_the_contract_lists_them():
     assert list(seq["as a generator"]) == [1, 2, 3] and type(seq["as a generator"]).__name__ == "generator"
     assert (seq["empty"], seq["one shorter"], seq["one longer"]) == ([], [1, 2], [1, 2, 3, 3])
     assert made((1,))["as a list"] == [1]
-    assert made({"a": 1, "b": 2}) == {"without its last key": {"a": 1}, "with a key more": {"a": 1, "b": 2, "b_": 2}}
+    assert made({"a": 1, "b": 2}) == {
+        "without its last key": {"a": 1},
+        "with a key more": {"a": 1, "b": 2, "b_": 2},
+    }
     assert labels(object()) == [] and labels(None) == []
 
 
 def test_the_patch_s_integer_literals_are_tried_as_values_and_as_lengths():
-    assert made(5, [10]) == {"+ 1": 6, "- 1": 4, "0": 0, "negated": -5, "large": 2**64 + 5,
-                             "= 9": 9, "= 10": 10, "= 11": 11}
+    assert made(5, [10]) == {
+        "+ 1": 6,
+        "- 1": 4,
+        "0": 0,
+        "negated": -5,
+        "large": 2**64 + 5,
+        "= 9": 9,
+        "= 10": 10,
+        "= 11": 11,
+    }
     text = made("ab", [4])
     # (A length drawn twice is made once, under its first label.)
     assert (text["one longer"], text["of length 4"], text["of length 5"]) == ("abb", "abab", "ababa")
@@ -267,13 +322,30 @@ def test_the_patch_s_integer_literals_are_tried_as_values_and_as_lengths():
 
 def test_the_plain_program_makes_each_neighbour_on_the_base_by_name(tmp_path):
     tree = one_module(tmp_path, "\n\ndef first(items, n=1):\n    return list(items)[:n]\n")
-    spec = {"module": "pkg.m", "function": "first", "firstline": 99, "path": str(tree / "pkg/m.py"),
-            "root": str(tree), "args": base64.b64encode(pickle.dumps((([3, 4],), {"n": 1}))).decode()}
+    spec = {
+        "module": "pkg.m",
+        "function": "first",
+        "firstline": 99,
+        "path": str(tree / "pkg/m.py"),
+        "root": str(tree),
+        "args": base64.b64encode(pickle.dumps((([3, 4],), {"n": 1}))).decode(),
+    }
     out = tmp_path / "plain.xml"
     # The line its code starts on moved: found by name with --base, unreplayed without.
     for flags in ([], ["--base"]):
-        subprocess.run([sys.executable, "-c", program("replay_plain.py"), *flags, "--neighbours", "[]",
-                        str(out), json.dumps(spec)], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                program("replay_plain.py"),
+                *flags,
+                "--neighbours",
+                "[]",
+                str(out),
+                json.dumps(spec),
+            ],
+            check=True,
+        )
         lines = [json.loads(x) for x in (tmp_path / "plain.xml.replay").read_text().splitlines()]
         if not flags:
             assert "unreplayed" in lines[1] and len(lines) == 3
@@ -299,14 +371,22 @@ def test_an_iterator_returned_is_also_written_down_by_what_it_yields(tmp_path):
     tree = one_module(
         tmp_path,
         "import itertools\n\ndef pairs(n):\n    return itertools.product(range(n), 'ab')\n\n"
-        "def pairs_too(n):\n    return ((i, c) for i in range(n) for c in 'ab')\n")
+        "def pairs_too(n):\n    return ((i, c) for i in range(n) for c in 'ab')\n",
+    )
     out = tmp_path / "plain.xml"
     results = {}
     for name, line in (("pairs", 3), ("pairs_too", 6)):
-        spec = {"module": "pkg.m", "function": name, "firstline": line, "path": str(tree / "pkg/m.py"),
-                "root": str(tree), "args": base64.b64encode(pickle.dumps(((2,), {}))).decode()}
-        subprocess.run([sys.executable, "-c", program("replay_plain.py"), str(out), json.dumps(spec)],
-                       check=True)
+        spec = {
+            "module": "pkg.m",
+            "function": name,
+            "firstline": line,
+            "path": str(tree / "pkg/m.py"),
+            "root": str(tree),
+            "args": base64.b64encode(pickle.dumps(((2,), {}))).decode(),
+        }
+        subprocess.run(
+            [sys.executable, "-c", program("replay_plain.py"), str(out), json.dumps(spec)], check=True
+        )
         results[name] = [json.loads(x) for x in (tmp_path / "plain.xml.replay").read_text().splitlines()][1]
     # Two kinds of iterator: written down otherwise, yielding the same items.
     want = "<yielded [(0, 'a'), (0, 'b'), (1, 'a'), (1, 'b')] end>"
@@ -321,22 +401,55 @@ def test_a_sentinel_default_stays_the_module_s_own_object(tmp_path):
     tree = one_module(
         tmp_path,
         "_marker = object()\n\ndef first(items, default=_marker):\n    for x in items:\n        return x\n"
-        "    if default is _marker:\n        raise ValueError('empty')\n    return default\n")
+        "    if default is _marker:\n        raise ValueError('empty')\n    return default\n",
+    )
     tests = tree / "tests"
     tests.mkdir()
     (tests / "__init__.py").write_text("")
     (tests / "test_m.py").write_text(
         "import pytest\nfrom pkg.m import first\n\ndef test_empty():\n    with pytest.raises(ValueError):\n"
-        "        first([])\n")
+        "        first([])\n"
+    )
     report = tmp_path / "observe.json"
-    argv = [sys.executable, "-c", program("observe_driver.py"), "--record", "5", str(report),
-            "pkg/m.py:3-8", "--", "-q", "-p", "no:cacheprovider", "tests"]
+    argv = [
+        sys.executable,
+        "-c",
+        program("observe_driver.py"),
+        "--record",
+        "5",
+        str(report),
+        "pkg/m.py:3-8",
+        "--",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "tests",
+    ]
     done = subprocess.run(argv, cwd=tree, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     calls = json.loads(report.read_text())["calls"]
     assert [c.get("raised") for c in calls] == ["builtins.ValueError"]
     out = tmp_path / "plain.xml"
-    subprocess.run([sys.executable, "-c", program("replay_plain.py"), str(out), json.dumps(calls[0])],
-                   cwd=tree, check=True)
+    subprocess.run(
+        [sys.executable, "-c", program("replay_plain.py"), str(out), json.dumps(calls[0])],
+        cwd=tree,
+        check=True,
+    )
     lines = [json.loads(x) for x in (tmp_path / "plain.xml.replay").read_text().splitlines()]
     assert lines[1] == {"raised": "builtins.ValueError", "i": 0}
+
+
+def test_the_module_list_names_the_standard_the_built_in_and_the_installed_modules(tmp_path):
+    # Isolated (-I) as shadows.rs runs it: a module in the working directory is not listed.
+    (tmp_path / "only_here_9f1.py").write_text("")
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", program("list_modules.py")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    names = done.stdout.splitlines()
+    assert names == sorted(set(names))
+    assert {"json", "sys", "pytest", "hypothesis"} <= set(names)
+    assert "only_here_9f1" not in names

@@ -279,7 +279,11 @@ pub fn run(args: GateArgs) -> CliResult {
                 Err(why) => unreadable.push(why.chars().take(1000).collect::<String>()),
             }
         }
-        let doc = serde_json::json!({ "shards": items, "unreadable": unreadable });
+        let doc = serde_json::to_value(crate::cli::wire::CombinedShards {
+            shards: items,
+            unreadable,
+        })
+        .unwrap_or_default();
         return outputs::finish(
             &args,
             &planner,
@@ -345,9 +349,7 @@ pub fn run(args: GateArgs) -> CliResult {
         if let Some(path) = &args.tier_ledger {
             outputs::append_rows(
                 path,
-                &g.head,
-                &g.changed,
-                &outputs::tier_rows(&answer, drove.seconds),
+                &outputs::tier_rows(&answer, drove.seconds, &g.head, &g.changed),
             )?;
         }
         Ok(exit)

@@ -11,7 +11,7 @@ use clap::Args;
 use super::super::config::ObserveConfig;
 use super::super::error::{CliError, CliResult};
 use super::super::output;
-use crate::core::gate::ObservedLine;
+use crate::core::gate::{MutantOperator, ObserveFacts, ObservedLine};
 use crate::exit::Exit;
 
 #[derive(Debug, Args)]
@@ -81,17 +81,22 @@ pub fn run(args: ObserveArgs) -> CliResult {
     let made = super::patch_mutant_runs::made(&tree, &facts, usize::from(observe.mutants))?;
     facts.mutants = made.iter().map(|(f, _)| f.clone()).collect();
     let text = if args.json {
-        let apply: Vec<serde_json::Value> = made
+        let apply = made
             .iter()
-            .map(|(f, m)| {
-                serde_json::json!({
-                    "file": f.file, "line": f.line, "operator": f.operator,
-                    "start": m.start, "end": m.end, "replacement": m.replacement,
-                })
+            .map(|(f, m)| Apply {
+                file: &f.file,
+                line: f.line,
+                operator: f.operator,
+                start: m.start,
+                end: m.end,
+                replacement: &m.replacement,
             })
             .collect();
-        serde_json::to_string_pretty(&serde_json::json!({"observe": facts, "apply": apply}))
-            .unwrap_or_default()
+        serde_json::to_string_pretty(&Observed {
+            observe: &facts,
+            apply,
+        })
+        .unwrap_or_default()
             + "\n"
     } else {
         let mut out = format!(
@@ -145,4 +150,22 @@ pub fn run(args: ObserveArgs) -> CliResult {
     };
     output::stdout(&text)?;
     Ok(Exit::Go)
+}
+
+/// `patchgate observe --json`: the observed run's facts, and each patch mutant as the runner
+/// applies it (its bytes `start..end` of `file` replaced).
+#[derive(serde::Serialize)]
+struct Observed<'a> {
+    observe: &'a ObserveFacts,
+    apply: Vec<Apply<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct Apply<'a> {
+    file: &'a str,
+    line: u32,
+    operator: MutantOperator,
+    start: usize,
+    end: usize,
+    replacement: &'a str,
 }

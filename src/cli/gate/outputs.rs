@@ -5,8 +5,6 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
-
 use super::super::error::CliError;
 use super::super::output;
 use super::super::progress::{self, Event};
@@ -18,7 +16,7 @@ use crate::core::gate::{
     Facts, FailingCase, GateAnswer, GateDecision, GateDisposition, MAX_FAILURE_BYTES, MAX_FAILURES,
     Step, clip_failure, fit_test_id, markdown_as,
 };
-use crate::core::ladder::{T1, T2, TierVerdict};
+use crate::core::ladder::{T1, T2, TierRow, TierVerdict};
 use crate::exit::Exit;
 
 /// The failing cases a receipt lists (CONTRACT.md section 11.8), added to the facts'
@@ -125,7 +123,7 @@ pub(super) fn finish(
     // Shadow mode: the same answer, said as what enforcing would do; the exit is 0.
     if args.json {
         output::stdout(
-            &(serde_json::to_string_pretty(&shadowed(&answer)).unwrap_or_default() + "\n"),
+            &(serde_json::to_string_pretty(&Shadowed::of(&answer)).unwrap_or_default() + "\n"),
         )?;
     } else {
         output::stdout(&format!(
@@ -139,15 +137,38 @@ pub(super) fn finish(
 }
 
 /// The JSON answer in shadow mode: the decision as made, and `"shadow": true`.
-fn shadowed(answer: &GateAnswer) -> serde_json::Value {
-    let mut v = serde_json::to_value(answer).unwrap_or(serde_json::Value::Null);
-    super::super::documents::put(&mut v, "shadow", true);
-    v
+#[derive(serde::Serialize)]
+struct Shadowed<'a> {
+    #[serde(flatten)]
+    answer: &'a GateAnswer,
+    shadow: bool,
+}
+
+impl<'a> Shadowed<'a> {
+    fn of(answer: &'a GateAnswer) -> Self {
+        Shadowed {
+            answer,
+            shadow: true,
+        }
+    }
 }
 
 /// The ladder-ledger rows of the tiers the decision reached, with the verdicts the core gave
 /// them: one row per tier that ran, so the ledger never disagrees with the answer.
-pub(super) fn tier_rows(answer: &GateAnswer, seconds: Seconds) -> Vec<TierRow> {
+pub(super) fn tier_rows(
+    answer: &GateAnswer,
+    seconds: Seconds,
+    patch: &str,
+    files: &[String],
+) -> Vec<TierRow> {
+    let row = |tier: &str, verdict: TierVerdict, seconds: f64, exit_code: Option<u8>| TierRow {
+        patch: patch.to_owned(),
+        tier: tier.to_owned(),
+        verdict,
+        seconds,
+        files: Some(files.to_vec()),
+        exit_code: exit_code.map(i32::from),
+    };
     answer
         .steps
         .iter()
@@ -156,23 +177,13 @@ pub(super) fn tier_rows(answer: &GateAnswer, seconds: Seconds) -> Vec<TierRow> {
                 ran: true,
                 tier: Some(t),
                 ..
-            } => Some(TierRow {
-                tier: T1,
-                verdict: *t,
-                seconds: seconds.t1,
-                exit_code: None,
-            }),
+            } => Some(row(T1, *t, seconds.t1, None)),
             Step::Fixtures {
                 ran: true,
                 tier: Some(t),
                 exit_code,
                 ..
-            } => Some(TierRow {
-                tier: T2,
-                verdict: *t,
-                seconds: seconds.t2,
-                exit_code: *exit_code,
-            }),
+            } => Some(row(T2, *t, seconds.t2, *exit_code)),
             _ => None,
         })
         .collect()
@@ -185,30 +196,12 @@ pub(super) struct Seconds {
     pub t2: f64,
 }
 
-/// A ladder-ledger row (section 4).
-pub(super) struct TierRow {
-    tier: &'static str,
-    verdict: TierVerdict,
-    seconds: f64,
-    exit_code: Option<u8>,
-}
-
-pub(super) fn append_rows(
-    path: &Path,
-    head: &str,
-    files: &[String],
-    rows: &[TierRow],
-) -> Result<(), CliError> {
+/// Appends the ladder-ledger rows (section 4), one JSON line each.
+pub(super) fn append_rows(path: &Path, rows: &[TierRow]) -> Result<(), CliError> {
     let mut file = output::create(path, true, checkout().as_deref())?;
     for r in rows {
-        let mut row = json!({
-            "patch": head, "tier": r.tier, "verdict": r.verdict.as_str(),
-            "seconds": r.seconds, "files": files,
-        });
-        if let Some(c) = r.exit_code {
-            super::super::documents::put(&mut row, "exit_code", c);
-        }
-        writeln!(file, "{row}")
+        let line = serde_json::to_string(r).unwrap_or_default();
+        writeln!(file, "{line}")
             .map_err(|e| CliError::software(format!("cannot append to the ledger: {e}")))?;
     }
     file.flush()
@@ -233,7 +226,7 @@ fn write_file(path: &Path, text: &str, append: bool) -> Result<(), CliError> {
 fn write_outputs(args: &GateArgs, answer: &GateAnswer, shadow: bool) -> Result<(), CliError> {
     if let Some(path) = &args.json_out {
         let text = if shadow {
-            serde_json::to_string_pretty(&shadowed(answer))
+            serde_json::to_string_pretty(&Shadowed::of(answer))
         } else {
             serde_json::to_string_pretty(answer)
         };
@@ -247,14 +240,11 @@ fn write_outputs(args: &GateArgs, answer: &GateAnswer, shadow: bool) -> Result<(
     if let Some(path) = &args.evidence_out {
         match &answer.evidence {
             Some(v) => {
-                let mut ev = json!({
-                    "property_check": v.property_check,
-                    "fixture_check": v.fixture_check,
-                    "flaky_freeze": v.flaky_freeze,
-                });
-                if let Some(id) = &answer.patch_id {
-                    super::super::documents::put(&mut ev, "patch_id", id);
-                }
+                let ev = serde_json::to_string(&crate::cli::wire::EvidenceFile {
+                    verdicts: v,
+                    patch_id: answer.patch_id.as_deref(),
+                })
+                .unwrap_or_default();
                 write_file(path, &format!("{ev}\n"), false)?;
             }
             None => {

@@ -369,8 +369,8 @@ fn package_of(room: &Room, file: &str) -> Option<Package> {
     while let Some(d) = dir {
         let manifest = room.tree.join(d).join("Cargo.toml");
         if let Ok(text) = std::fs::read_to_string(&manifest) {
-            let doc: toml::Table = toml::from_str(&text).ok()?;
-            let name = doc.get("package")?.get("name")?.as_str()?.to_owned();
+            let doc: crate::cli::documents::CargoManifest = toml::from_str(&text).ok()?;
+            let name = doc.package?.name?;
             let dir = match d.as_os_str().is_empty() {
                 true => String::new(),
                 false => format!("{}/", d.to_string_lossy()),

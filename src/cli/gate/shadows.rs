@@ -12,10 +12,7 @@ use crate::cli::sandbox::Room;
 
 /// Lists every top-level module the runs' Python could import, `-I` (isolated: no working
 /// directory, no user site, no `PYTHON*` variables), one per line.
-const LIST_MODULES: &str = "import pkgutil, sys\n\
-names = set(sys.stdlib_module_names) | set(sys.builtin_module_names)\n\
-names |= {m.name for m in pkgutil.iter_modules()}\n\
-print('\\n'.join(sorted(names)))";
+const LIST_MODULES: &str = include_str!("programs/list_modules.py");
 
 /// The changed files that shadow a module of the test toolchain, as repository paths. The
 /// project's own package is never its shadow (issue 64): a top-level module the base already
@@ -93,20 +90,10 @@ fn pythonpath_dirs(tree: &Path) -> Vec<String> {
         }
     }
     if let Ok(text) = std::fs::read_to_string(tree.join("pyproject.toml"))
-        && let Ok(doc) = text.parse::<toml::Table>()
-        && let Some(value) = doc
-            .get("tool")
-            .and_then(|t| t.get("pytest"))
-            .and_then(|t| t.get("ini_options"))
-            .and_then(|t| t.get("pythonpath"))
+        && let Ok(doc) = toml::from_str::<crate::cli::documents::Pyproject>(&text)
+        && let Some(value) = doc.tool.pytest.ini_options.pythonpath
     {
-        match value {
-            toml::Value::String(s) => dirs.extend(s.split_whitespace().map(str::to_owned)),
-            toml::Value::Array(items) => {
-                dirs.extend(items.iter().filter_map(|v| v.as_str()).map(str::to_owned))
-            }
-            _ => {}
-        }
+        dirs.extend(value.dirs());
     }
     let mut seen = HashSet::new();
     dirs.into_iter()

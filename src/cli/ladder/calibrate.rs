@@ -118,13 +118,13 @@ fn from_history(args: &CalibrateArgs) -> CliResult {
 
 /// A row as `POST /calibrate` reads it.
 fn row_line(r: &CalibrationRow) -> String {
-    json!({
-        "attribution": r.attribution.as_str(),
-        "fix_files": r.fix_files.iter().map(RepoPath::as_str).collect::<Vec<_>>(),
-        "fix_changed": <&str>::from(r.fix_changed),
-        "decision_id": r.decision_id,
+    serde_json::to_string(&crate::cli::wire::CalibrationLine {
+        attribution: r.attribution.as_str(),
+        fix_files: r.fix_files.iter().map(RepoPath::as_str).collect(),
+        fix_changed: r.fix_changed.into(),
+        decision_id: r.decision_id.as_deref(),
     })
-    .to_string()
+    .unwrap_or_default()
 }
 
 /// The decisions of a decision log, in its order, and how many lines are not decisions.

@@ -75,13 +75,13 @@ pub fn freeze(args: FreezeArgs) -> CliResult {
         Some(None) => true,
         None => false,
     };
-    let mut doc = json!({"outcomes": outcomes, "caught_seeded_bug": caught});
-    if let Some(n) = args.min_runs {
-        super::super::documents::put(&mut doc, "min_runs", n);
-    }
-    if let Some(r) = args.min_flip_rate {
-        super::super::documents::put(&mut doc, "min_flip_rate", r);
-    }
+    let doc = serde_json::to_value(crate::cli::wire::FreezeBody {
+        outcomes: &outcomes,
+        caught_seeded_bug: caught,
+        min_runs: args.min_runs,
+        min_flip_rate: args.min_flip_rate,
+    })
+    .unwrap_or_default();
     let answer: FreezeAnswer = match &args.remote.server {
         Some(server) => ask(
             &args.remote,

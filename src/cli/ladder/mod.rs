@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use serde_json::json;
 
 use super::error::{CliError, CliResult};
 use super::git::{git, git_changed};

@@ -15,7 +15,10 @@ pub(super) fn plan(args: PlanArgs) -> CliResult {
             server,
             "/ladder/plan",
             "application/json",
-            json!({"changed_files": raw}).to_string().into_bytes(),
+            serde_json::to_vec(&crate::cli::wire::PlanBody {
+                changed_files: &raw,
+            })
+            .unwrap_or_default(),
         )?
     } else {
         let config = load_config(args.config.as_deref())?;

@@ -60,10 +60,15 @@ pub(super) fn run(args: RunArgs) -> CliResult {
             .start()?
             .ran()?;
         let verdict = TierVerdict::of_run(run, &tier.catch);
-        let row = json!({
-            "patch": patch, "tier": name, "verdict": verdict.as_str(), "seconds": seconds,
-            "files": files.iter().map(RepoPath::as_str).collect::<Vec<_>>(), "exit_code": run,
-        });
+        let row = serde_json::to_string(&crate::core::ladder::TierRow {
+            patch: patch.clone(),
+            tier: name.clone(),
+            verdict,
+            seconds,
+            files: Some(files.iter().map(|f| f.as_str().to_owned()).collect()),
+            exit_code: run.map(i32::from),
+        })
+        .unwrap_or_default();
         writeln!(ledger, "{row}")
             .and_then(|()| ledger.flush())
             .map_err(|e| CliError::software(format!("cannot append to the ledger: {e}")))?;

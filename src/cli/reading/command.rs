@@ -81,7 +81,18 @@ pub fn run(args: ReadArgs) -> CliResult {
     let in_file = super::in_file::in_file_tests(&base, &tree, &changed)?;
     let from_base: Vec<&str> = in_file.from_base.iter().map(|(f, _)| f.as_str()).collect();
     let text = if args.json {
-        serde_json::json!({"hits": reading.hits, "unread": reading.unread, "read": reading.read, "added_lines": reading.added_lines, "test_lines": {"from_base": from_base, "mixed": in_file.mixed}}).to_string() + "\n"
+        serde_json::to_string(&ReadingJson {
+            hits: &reading.hits,
+            unread: &reading.unread,
+            read: &reading.read,
+            added_lines: reading.added_lines,
+            test_lines: TestLines {
+                from_base,
+                mixed: &in_file.mixed,
+            },
+        })
+        .unwrap_or_default()
+            + "\n"
     } else {
         let mut out = String::new();
         for h in &reading.hits {
@@ -141,4 +152,21 @@ pub fn run(args: ReadArgs) -> CliResult {
     } else {
         Exit::HumanMustLook
     })
+}
+
+/// `patchgate read --json`: what the reading found, and the test lines inside source files.
+#[derive(serde::Serialize)]
+struct ReadingJson<'a> {
+    hits: &'a [crate::core::gate::SuspiciousLine],
+    unread: &'a [crate::core::gate::UnreadFile],
+    read: &'a [String],
+    added_lines: usize,
+    test_lines: TestLines<'a>,
+}
+
+/// Whose test lines the gate runs as the base has them, and where it could not split them.
+#[derive(serde::Serialize)]
+struct TestLines<'a> {
+    from_base: Vec<&'a str>,
+    mixed: &'a [String],
 }

@@ -124,7 +124,7 @@ def _reduced(v, t, out, left, path):
     try:
         reduced = object.__reduce_ex__(v, 4)
     except Exception as e:
-        raise Uncomparable("%s cannot be pickled: %s" % (_name(t), type(e).__name__))
+        raise Uncomparable("%s cannot be pickled: %s" % (_name(t), type(e).__name__)) from None
     if isinstance(reduced, str):
         out.append("<global %s>" % reduced)
         return
@@ -140,8 +140,25 @@ def _reduced(v, t, out, left, path):
 def _by_name(v):
     import types
 
-    plain = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
-             bool, int, float, complex, str, bytes, type(None), list, tuple, dict, set, frozenset)
+    plain = (
+        type,
+        types.ModuleType,
+        types.FunctionType,
+        types.BuiltinFunctionType,
+        types.MethodType,
+        bool,
+        int,
+        float,
+        complex,
+        str,
+        bytes,
+        type(None),
+        list,
+        tuple,
+        dict,
+        set,
+        frozenset,
+    )
     return not isinstance(v, plain)
 
 

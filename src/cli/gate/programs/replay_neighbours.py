@@ -54,7 +54,13 @@ def _number_variants(v, literals):
     if type(v) is int:
         out = [("+ 1", v + 1), ("- 1", v - 1), ("0", 0), ("negated", -v if v else -1), ("large", 2**64 + v)]
     else:
-        out = [("+ 1", v + 1.0), ("- 1", v - 1.0), ("0", 0.0), ("negated", -v if v else -1.0), ("large", 1e300)]
+        out = [
+            ("+ 1", v + 1.0),
+            ("- 1", v - 1.0),
+            ("0", 0.0),
+            ("negated", -v if v else -1.0),
+            ("large", 1e300),
+        ]
     for lit in literals:
         for d in (-1, 0, 1):
             out.append(("= %d" % (lit + d), type(v)(lit + d)))

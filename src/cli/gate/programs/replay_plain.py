@@ -26,6 +26,7 @@ N per call (`--most`). A call that returns an iterator has its items too (`items
 `--base` the program runs on the base's tree: the function is found by its name and file, not by
 the line its code starts on (the patch moved it).
 """
+
 import sys
 
 if "canon" not in globals():
