@@ -36,17 +36,102 @@ pub(super) fn drive(
     g: &Gathered,
     facts: &mut Facts,
 ) -> Result<Drove, CliError> {
-    let jobs = args.jobs();
-    let suite_room: std::sync::OnceLock<Room> = std::sync::OnceLock::new();
-    let mut seconds = Seconds::default();
-    std::thread::scope(|scope| -> Result<(), CliError> {
-        let mut suite_beside: Option<SuiteBeside<'_, '_>> = None;
-        let mut reproof_beside: Option<reproof::ReproofBeside<'_>> = None;
+    std::thread::scope(|scope| {
+        let mut runner = Runner {
+            args,
+            planner,
+            g,
+            jobs: args.jobs(),
+            scope,
+            suite_beside: None,
+            reproof_beside: None,
+            suite_room: None,
+            seconds: Seconds::default(),
+            ended: HashSet::new(),
+        };
+        let ran = runner.answers(facts);
+        // A suite or re-proof started beside the others that the decision did not need:
+        // stopped, not run.
+        if let Some(e) = runner.suite_beside.take() {
+            e.stop();
+        }
+        if let Some(other) = runner.reproof_beside.take() {
+            other.stop();
+        }
+        ran.map(|()| Drove {
+            suite_room: runner.suite_room.take(),
+            seconds: runner.seconds,
+        })
+    })
+}
+
+/// How one answer's items run, in its order: the canary and the property runs together up to
+/// `--jobs` (with the suite that holds their run 1, section 15.3), the patch mutants together,
+/// every other item alone. The grouping is by the kinds and fields the core set; which item
+/// follows which is the answer's.
+enum Batch<'w> {
+    Runs {
+        runs: Vec<&'w WorkItem>,
+        holds: Option<&'w WorkItem>,
+    },
+    Mutants(Vec<&'w WorkItem>),
+    One(&'w WorkItem),
+}
+
+fn batches<'w>(now: &[&'w WorkItem]) -> Vec<Batch<'w>> {
+    let of = |f: fn(&WorkItem) -> bool| -> Vec<&'w WorkItem> {
+        now.iter().copied().filter(|w| f(w)).collect()
+    };
+    let runs = of(|w| matches!(w.kind, WorkKind::Canary | WorkKind::PropertyRuns));
+    let mutants = of(|w| w.kind == WorkKind::PatchMutant);
+    let holds = now
+        .iter()
+        .copied()
+        .find(|w| w.kind == WorkKind::Suite && !w.holds.is_empty())
+        .filter(|_| !runs.is_empty());
+    let batched: HashSet<&str> = runs
+        .iter()
+        .chain(&mutants)
+        .chain(&holds)
+        .map(|w| w.id.as_str())
+        .collect();
+    let mut out = Vec::new();
+    if !runs.is_empty() {
+        out.push(Batch::Runs { runs, holds });
+    }
+    if !mutants.is_empty() {
+        out.push(Batch::Mutants(mutants));
+    }
+    out.extend(
+        now.iter()
+            .copied()
+            .filter(|w| !batched.contains(w.id.as_str()))
+            .map(Batch::One),
+    );
+    out
+}
+
+/// The loop's state from one answer to the next: what runs beside the others, the room the
+/// suite ran in, the seconds each tier's runs took, the items ended (what `needs` names).
+struct Runner<'a, 'scope, 'env> {
+    args: &'a GateArgs,
+    planner: &'a Planner<'a>,
+    g: &'env Gathered,
+    jobs: usize,
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    suite_beside: Option<SuiteBeside<'scope, 'env>>,
+    reproof_beside: Option<reproof::ReproofBeside<'scope>>,
+    suite_room: Option<Room>,
+    seconds: Seconds,
+    ended: HashSet<String>,
+}
+
+impl Runner<'_, '_, '_> {
+    /// Asks for the plan's items, runs them, reports, and asks again, until it says `decide`.
+    fn answers(&mut self, facts: &mut Facts) -> Result<(), CliError> {
         let mut said = HashSet::new();
-        // The items ended so far, by id: what a later item's `needs` names.
-        let mut ended: HashSet<String> = HashSet::new();
         for _ in 0..MAX_STEPS {
-            let plan = planner.next(facts)?;
+            let plan = self.planner.next(facts)?;
             for line in &plan.say {
                 if said.insert(line.clone()) {
                     progress::say(Event::Plan(line.clone()));
@@ -62,245 +147,253 @@ pub(super) fn drive(
                         <&str>::from(plan.next)
                     )));
                 }
-                break;
+                return Ok(());
             }
             // Each item at most once: a plan that asks for one again is a bug, not a loop.
-            if let Some(again) = now.iter().find(|w| ended.contains(&w.id)) {
+            if let Some(again) = now.iter().find(|w| self.ended.contains(&w.id)) {
                 return Err(CliError::software(format!(
                     "the core asked for {} again",
                     again.id
                 )));
             }
-            needs_met(&plan.work, &ended)?;
-            // What may run beside the items that must, each in a copy of its own, when there
-            // are cores to spare: the suite (after a build, the room as the build left it,
-            // copied now; without one, the fresh copy made while the gate gathered), and the
-            // re-proof the same draw names once the runs pass (copied before they touch the
-            // room). The suite that holds the property runs' run 1 starts beside them too.
-            for item in plan.work.iter().take_while(|_| jobs > 1) {
-                match item.kind {
-                    WorkKind::Suite
-                        if (item.speculative || !item.holds.is_empty())
-                            && suite_beside.is_none()
-                            && facts.fixture_suite.is_none() =>
-                    {
-                        let copy = match &facts.build {
-                            Some(_) => Some(g.room.fork("the suite")?),
-                            None => None,
-                        };
-                        suite_beside =
-                            Some(SuiteBeside::start(scope, g, copy, !item.holds.is_empty()));
+            needs_met(&plan.work, &self.ended)?;
+            self.start_beside(&plan.work, facts)?;
+            let batches = batches(&now);
+            let last = batches.len().saturating_sub(1);
+            for (i, batch) in batches.into_iter().enumerate() {
+                let ids: Vec<String> = match &batch {
+                    Batch::Runs { runs, holds } => {
+                        self.property_runs(facts, runs, *holds)?;
+                        runs.iter().chain(holds).map(|w| w.id.clone()).collect()
                     }
-                    WorkKind::Reproof if item.speculative && reproof_beside.is_none() => {
-                        reproof_beside = Some(reproof::beside(scope, g, property(item)?)?);
+                    Batch::Mutants(items) => {
+                        self.patch_mutants(facts, items)?;
+                        items.iter().map(|w| w.id.clone()).collect()
                     }
-                    _ => {}
-                }
-            }
-            let phase = Instant::now();
-            // The canary and the property runs run together, up to `--jobs` at once.
-            let runs: Vec<&WorkItem> = now
-                .iter()
-                .copied()
-                .filter(|w| matches!(w.kind, WorkKind::Canary | WorkKind::PropertyRuns))
-                .collect();
-            if !runs.is_empty() {
-                let holds = now
-                    .iter()
-                    .copied()
-                    .find(|w| w.kind == WorkKind::Suite && !w.holds.is_empty());
-                let ids: Vec<String> = runs.iter().filter_map(|w| w.property.clone()).collect();
-                // The suite as run 1 of the properties it holds (section 15.3): beside the
-                // property command's runs 2 and on, or first, alone.
-                let mut suite = None;
-                if holds.is_some() && suite_beside.is_none() {
-                    suite = Some(run_suite(g, &g.room, T2, &[], true, None)?.ok_or_else(|| {
-                        CliError::software("the suite was stopped though nothing stopped it")
-                    })?);
-                }
-                let jobs::RunsStep { twin, ride, work } = jobs::of_items(g, &runs)?;
-                let slots = jobs
-                    .saturating_sub(usize::from(suite_beside.is_some()))
-                    .max(1);
-                // As each run ends: the facts with the runs ended so far (the step not) to
-                // `--facts-out`, and to the core, whose answer says whether they decide
-                // already (a canary that did not fail, a tree a run changed): then nothing
-                // more runs. The runner never reads a result to stop by itself.
-                let before = facts.clone();
-                let ended_runs = |so_far: &[&jobs::Done<'_>]| -> Result<bool, CliError> {
-                    // `--facts-out` lists every run ended (a property's runs not ended yet
-                    // `null`); the core is asked on the properties whose runs all ended.
-                    let with = |partial: bool| {
-                        let mut f = before.clone();
-                        jobs::record(g, &mut f, &ids, so_far, None, ride.as_ref(), partial);
-                        f
-                    };
-                    if args.facts_out.is_some() {
-                        let _ = write_facts(args, &with(true));
+                    Batch::One(item) => {
+                        self.one(facts, item)?;
+                        vec![item.id.clone()]
                     }
-                    decides(planner, &with(false))
                 };
-                let done = jobs::run_jobs(g, &work, slots, ride.as_ref(), &ended_runs)?;
-                drop(twin);
-                if holds.is_some() && suite.is_none() {
-                    // The property runs are done and the suite (their run 1) still runs:
-                    // the re-proof readied beside them takes the core they left.
-                    if let Some(a) = &reproof_beside {
-                        a.release();
-                    }
-                    let (room, done) = suite_beside
-                        .take()
-                        .ok_or_else(|| CliError::software("the suite was not started"))?
-                        .join()?;
-                    let _ = suite_room.set(room);
-                    suite = Some(done);
-                }
-                let first = suite.as_ref().map(|s| {
-                    s.read
-                        .clone()
-                        .unwrap_or_else(|| Err("the suite wrote no receipt".to_owned()))
-                });
-                seconds.t1 += jobs::record(
-                    g,
-                    facts,
-                    &ids,
-                    &done.iter().collect::<Vec<_>>(),
-                    first.as_ref(),
-                    ride.as_ref(),
-                    false,
-                );
-                // Run 1's recorded calls (issue 66), made again outside the tests.
-                let (own, finding) = jobs::replayed(g, &done)?;
-                if let Some(own) = own {
-                    join_behavior(g, facts, own, Join::Properties)?;
-                }
-                if let Some(f) = finding.filter(|_| facts.integrity.is_empty()) {
-                    facts.integrity.push(f);
-                }
-                if let Some(done) = suite {
-                    seconds.t2 = the_suite(g, facts, done)?;
-                }
-                if !ids.is_empty() {
-                    facts
-                        .timings_ms
-                        .add(Phase::Properties, phase.elapsed().as_secs_f64());
-                }
-                ended.extend(runs.iter().chain(holds.iter()).map(|w| w.id.clone()));
-                write_facts(args, facts)?;
-            }
-            // The patch mutants together, up to `--jobs`, each reported as it ends.
-            let mutants: Vec<&WorkItem> = now
-                .iter()
-                .copied()
-                .filter(|w| w.kind == WorkKind::PatchMutant)
-                .collect();
-            if !mutants.is_empty() {
-                let phase = Instant::now();
-                patch_mutants(args, g, facts, &mutants, jobs)?;
-                facts
-                    .timings_ms
-                    .add(Phase::Mutants, phase.elapsed().as_secs_f64());
-                ended.extend(mutants.iter().map(|w| w.id.clone()));
-                write_facts(args, facts)?;
-            }
-            // The other items one by one, each reported as it ends; the core is asked between
-            // them whether what ended decides already.
-            let rest: Vec<&WorkItem> = now
-                .iter()
-                .copied()
-                .filter(|w| !ended.contains(&w.id))
-                .collect();
-            for (i, item) in rest.iter().enumerate() {
-                let phase = Instant::now();
-                match item.kind {
-                    // Run together, above.
-                    WorkKind::Canary | WorkKind::PropertyRuns | WorkKind::PatchMutant => {}
-                    WorkKind::Build => {
-                        build(g, facts)?;
-                        facts
-                            .timings_ms
-                            .add(Phase::Build, phase.elapsed().as_secs_f64());
-                    }
-                    WorkKind::Replay => {
-                        seconds.t1 += jobs::replay(
-                            g,
-                            facts,
-                            std::slice::from_ref(&property(item)?.to_owned()),
-                            suite_room.get(),
-                        )?;
-                        facts
-                            .timings_ms
-                            .add(Phase::Properties, phase.elapsed().as_secs_f64());
-                    }
-                    WorkKind::Reproof => {
-                        let id = property(item)?;
-                        let started = match reproof_beside.take() {
-                            Some(a) if a.id == id => Some(a),
-                            Some(other) => {
-                                other.stop();
-                                None
-                            }
-                            None => None,
-                        };
-                        let done = match started {
-                            Some(a) => a.join()?,
-                            None => reproof::reprove(g, id, None, None)?,
-                        };
-                        facts.reproof.push(done.ok_or_else(|| {
-                            CliError::software("the re-proof was stopped though nothing stopped it")
-                        })?);
-                        facts
-                            .timings_ms
-                            .add(Phase::Reproof, phase.elapsed().as_secs_f64());
-                    }
-                    WorkKind::Suite => {
-                        let done = match suite_beside.take() {
-                            Some(e) => {
-                                let (room, done) = e.join()?;
-                                let _ = suite_room.set(room);
-                                done
-                            }
-                            None => {
-                                run_suite(g, &g.room, T2, &[], true, None)?.ok_or_else(|| {
-                                    CliError::software(
-                                        "the suite was stopped though nothing stopped it",
-                                    )
-                                })?
-                            }
-                        };
-                        seconds.t2 = the_suite(g, facts, done)?;
-                    }
-                    WorkKind::AddedTests => {
-                        seconds.t2 += added_tests(g, facts)?;
-                    }
-                    WorkKind::Rerun => {
-                        seconds.t2 += rerun(g, facts, &item.deselect, suite_room.get())?;
-                        facts
-                            .timings_ms
-                            .add(Phase::Rerun, phase.elapsed().as_secs_f64());
-                    }
-                }
-                ended.insert(item.id.clone());
-                write_facts(args, facts)?;
-                if i + 1 < rest.len() && decides(planner, facts)? {
+                let alone = matches!(batch, Batch::One(_));
+                self.ended.extend(ids);
+                write_facts(self.args, facts)?;
+                // Between the items run alone, the core is asked whether what ended decides.
+                if alone && i < last && decides(self.planner, facts)? {
                     break;
                 }
             }
         }
-        // A suite or re-proof started beside the others that the decision did not need: stopped,
-        // not run.
-        if let Some(e) = suite_beside.take() {
-            e.stop();
-        }
-        if let Some(other) = reproof_beside.take() {
-            other.stop();
+        Ok(())
+    }
+
+    /// What may run beside the items that must, each in a copy of its own, when there are
+    /// cores to spare: the suite the core marks speculative or as holding the property runs'
+    /// run 1 (after a build, the room as the build left it, copied now; without one, the fresh
+    /// copy made while the gate gathered), and the speculative re-proof (copied before the
+    /// runs touch the room).
+    fn start_beside(&mut self, work: &[WorkItem], facts: &Facts) -> Result<(), CliError> {
+        for item in work.iter().take_while(|_| self.jobs > 1) {
+            match item.kind {
+                WorkKind::Suite
+                    if (item.speculative || !item.holds.is_empty())
+                        && self.suite_beside.is_none()
+                        && facts.fixture_suite.is_none() =>
+                {
+                    let copy = match &facts.build {
+                        Some(_) => Some(self.g.room.fork("the suite")?),
+                        None => None,
+                    };
+                    self.suite_beside = Some(SuiteBeside::start(
+                        self.scope,
+                        self.g,
+                        copy,
+                        !item.holds.is_empty(),
+                    ));
+                }
+                WorkKind::Reproof if item.speculative && self.reproof_beside.is_none() => {
+                    self.reproof_beside =
+                        Some(reproof::beside(self.scope, self.g, property(item)?)?);
+                }
+                _ => {}
+            }
         }
         Ok(())
-    })?;
-    Ok(Drove {
-        suite_room: suite_room.into_inner(),
-        seconds,
-    })
+    }
+
+    /// The canary and the property runs, up to `--jobs` at once; `holds`, the suite as run 1
+    /// of the properties (section 15.3): beside the property command's runs 2 and on, or
+    /// first, alone.
+    fn property_runs(
+        &mut self,
+        facts: &mut Facts,
+        runs: &[&WorkItem],
+        holds: Option<&WorkItem>,
+    ) -> Result<(), CliError> {
+        let (g, args, planner) = (self.g, self.args, self.planner);
+        let phase = Instant::now();
+        let ids: Vec<String> = runs.iter().filter_map(|w| w.property.clone()).collect();
+        let mut suite = None;
+        if holds.is_some() && self.suite_beside.is_none() {
+            suite = Some(run_suite(g, &g.room, T2, &[], true, None)?.ok_or_else(|| {
+                CliError::software("the suite was stopped though nothing stopped it")
+            })?);
+        }
+        let jobs::RunsStep { twin, ride, work } = jobs::of_items(g, runs)?;
+        let slots = self
+            .jobs
+            .saturating_sub(usize::from(self.suite_beside.is_some()))
+            .max(1);
+        // As each run ends: the facts with the runs ended so far (the step not) to
+        // `--facts-out`, and to the core, whose answer says whether they decide already (a
+        // canary that did not fail, a tree a run changed): then nothing more runs. The
+        // runner never reads a result to stop by itself.
+        let before = facts.clone();
+        let ended_runs = |so_far: &[&jobs::Done<'_>]| -> Result<bool, CliError> {
+            // `--facts-out` lists every run ended (a property's runs not ended yet `null`);
+            // the core is asked on the properties whose runs all ended.
+            let with = |partial: bool| {
+                let mut f = before.clone();
+                jobs::record(g, &mut f, &ids, so_far, None, ride.as_ref(), partial);
+                f
+            };
+            if args.facts_out.is_some() {
+                let _ = write_facts(args, &with(true));
+            }
+            decides(planner, &with(false))
+        };
+        let done = jobs::run_jobs(g, &work, slots, ride.as_ref(), &ended_runs)?;
+        drop(twin);
+        if holds.is_some() && suite.is_none() {
+            // The property runs are done and the suite (their run 1) still runs: the
+            // re-proof readied beside them takes the core they left.
+            if let Some(a) = &self.reproof_beside {
+                a.release();
+            }
+            let (room, done) = self
+                .suite_beside
+                .take()
+                .ok_or_else(|| CliError::software("the suite was not started"))?
+                .join()?;
+            self.suite_room.get_or_insert(room);
+            suite = Some(done);
+        }
+        let first = suite.as_ref().map(|s| {
+            s.read
+                .clone()
+                .unwrap_or_else(|| Err("the suite wrote no receipt".to_owned()))
+        });
+        self.seconds.t1 += jobs::record(
+            g,
+            facts,
+            &ids,
+            &done.iter().collect::<Vec<_>>(),
+            first.as_ref(),
+            ride.as_ref(),
+            false,
+        );
+        // Run 1's recorded calls (issue 66), made again outside the tests.
+        let (own, finding) = jobs::replayed(g, &done)?;
+        if let Some(own) = own {
+            join_behavior(g, facts, own, Join::Properties)?;
+        }
+        if let Some(f) = finding.filter(|_| facts.integrity.is_empty()) {
+            facts.integrity.push(f);
+        }
+        if let Some(done) = suite {
+            self.seconds.t2 = the_suite(g, facts, done)?;
+        }
+        if !ids.is_empty() {
+            facts
+                .timings_ms
+                .add(Phase::Properties, phase.elapsed().as_secs_f64());
+        }
+        Ok(())
+    }
+
+    /// The patch mutants together, up to `--jobs`, each reported as it ends.
+    fn patch_mutants(&mut self, facts: &mut Facts, items: &[&WorkItem]) -> Result<(), CliError> {
+        let phase = Instant::now();
+        patch_mutants(self.args, self.g, facts, items, self.jobs)?;
+        facts
+            .timings_ms
+            .add(Phase::Mutants, phase.elapsed().as_secs_f64());
+        Ok(())
+    }
+
+    /// One item run alone: one arm per kind.
+    fn one(&mut self, facts: &mut Facts, item: &WorkItem) -> Result<(), CliError> {
+        let g = self.g;
+        let phase = Instant::now();
+        let took = || phase.elapsed().as_secs_f64();
+        match item.kind {
+            WorkKind::Canary | WorkKind::PropertyRuns | WorkKind::PatchMutant => {
+                return Err(CliError::software(format!(
+                    "{} runs with its batch, never alone",
+                    item.id
+                )));
+            }
+            WorkKind::Build => {
+                build(g, facts)?;
+                facts.timings_ms.add(Phase::Build, took());
+            }
+            WorkKind::Replay => {
+                self.seconds.t1 += jobs::replay(
+                    g,
+                    facts,
+                    std::slice::from_ref(&property(item)?.to_owned()),
+                    self.suite_room.as_ref(),
+                )?;
+                facts.timings_ms.add(Phase::Properties, took());
+            }
+            WorkKind::Reproof => {
+                self.reproof(facts, property(item)?)?;
+                facts.timings_ms.add(Phase::Reproof, took());
+            }
+            WorkKind::Suite => {
+                let done = match self.suite_beside.take() {
+                    Some(e) => {
+                        let (room, done) = e.join()?;
+                        self.suite_room.get_or_insert(room);
+                        done
+                    }
+                    None => run_suite(g, &g.room, T2, &[], true, None)?.ok_or_else(|| {
+                        CliError::software("the suite was stopped though nothing stopped it")
+                    })?,
+                };
+                self.seconds.t2 = the_suite(g, facts, done)?;
+            }
+            WorkKind::AddedTests => {
+                self.seconds.t2 += added_tests(g, facts)?;
+            }
+            WorkKind::Rerun => {
+                self.seconds.t2 += rerun(g, facts, &item.deselect, self.suite_room.as_ref())?;
+                facts.timings_ms.add(Phase::Rerun, took());
+            }
+        }
+        Ok(())
+    }
+
+    /// The re-proof of `id`: the one started beside the runs when it is this property's, or
+    /// one run now.
+    fn reproof(&mut self, facts: &mut Facts, id: &str) -> Result<(), CliError> {
+        let started = match self.reproof_beside.take() {
+            Some(a) if a.id == id => Some(a),
+            Some(other) => {
+                other.stop();
+                None
+            }
+            None => None,
+        };
+        let done = match started {
+            Some(a) => a.join()?,
+            None => reproof::reprove(self.g, id, None, None)?,
+        };
+        facts.reproof.push(done.ok_or_else(|| {
+            CliError::software("the re-proof was stopped though nothing stopped it")
+        })?);
+        Ok(())
+    }
 }
 
 /// Runs the patch mutants `items` names (issue 52), up to `jobs` at once, each in its own copy,
