@@ -2807,8 +2807,8 @@ fn a_property_with_a_version_dependent_skip_can_be_admitted() {
 }
 
 /// Issue 64: where the suite holds the property cases, a split gate decides as one machine:
-/// shard 1's share holds every property case (the split pins them there), so it is their run
-/// 1 as one machine's suite is. Before, shard 1 ran the properties twice with their own
+/// the share of the shard that runs a property holds its cases (the split places them with it,
+/// issue 67), so it is their run 1 as one machine's suite is. Before, shard 1 ran the properties twice with their own
 /// command, stopped at the failing property before its share of the suite, and the combined
 /// answer named another reason than one machine's.
 #[test]

@@ -254,6 +254,78 @@ fn shards_that_make_one_gate_decide_once() {
     assert_eq!(request.fixture_suite.unwrap().exit_code, None);
 }
 
+/// Issue 67, by hand: each shard runs the properties the split gave it (`shard.properties`),
+/// and combine merges each property's runs from the shard that ran them. `p` on shard 2 and
+/// `q` on shard 3 both passed twice, every share passed: MERGE_OK, as one machine's facts
+/// with both runs would (route table: pass, pass, pass). When `q` fails on shard 3, whose
+/// plan then decides before its share of the suite, the combined facts have no suite (one
+/// machine's would not either) and list `q`'s failing case, not the failure of a share that
+/// ran: t1 caught on its runs is BLOCK `invariant-or-over-specified-property`, as the
+/// example's `broken-invariant` is on one machine (examples/gate-python/README.md).
+#[test]
+fn each_property_s_runs_come_from_the_shard_that_ran_them() {
+    let with = |k: u32, mine: &[&str], runs: Value, suite: bool| {
+        shard(k, move |d| {
+            d["changed_files"] = json!(["src/p.py", "src/q.py"]);
+            d["catalog"] = json!({"properties": [
+                {"id": "p", "strength": "strong", "locality": ["src/p.py"]},
+                {"id": "q", "strength": "strong", "locality": ["src/q.py"]}
+            ]});
+            d["shard"]["properties"] = json!(mine);
+            d["shard"]["checker"] = json!(k == 2);
+            if !runs.is_null() {
+                d["property_runs"] = runs;
+            }
+            if !suite {
+                d.as_object_mut().unwrap().remove("fixture_suite");
+            }
+        })
+    };
+    let passed = shards(vec![
+        with(1, &[], Value::Null, true),
+        with(2, &["p"], json!({"p": {"runs": [0, 0]}}), true),
+        with(3, &["q"], json!({"q": {"runs": [0, 0]}}), true),
+    ]);
+    let request = parse_gate_body(&passed).expect("valid");
+    assert_eq!(request.property_runs.keys().collect::<Vec<_>>(), ["p", "q"]);
+    let (disposition, rule, reason, _) = decide(&passed);
+    assert_eq!(
+        (disposition.as_str(), rule.as_str(), reason.as_str()),
+        ("MERGE_OK", "route", "all-gates-held")
+    );
+    let q_failed = shards(vec![
+        shard(1, |_| {}),
+        with(2, &["p"], json!({"p": {"runs": [0, 0]}}), true),
+        with(3, &["q"], json!({"q": {"runs": [1, 1]}}), false),
+    ]);
+    // Shard 1's share failed a test, and shard 3's facts list `q`'s failing case.
+    let mut items = q_failed["shards"].as_array().unwrap().clone();
+    items[0] = with(1, &[], Value::Null, true);
+    let mut one = items[0].clone();
+    one["fixture_suite"] = json!({"exit_code": 1, "failed_tests": ["tests.t::b"], "receipt": {"executed": 2, "failed": 1, "skipped": 0}});
+    one["failures"] = json!([{"id": "tests.t::b", "message": "assert 1 == 2"}]);
+    one.as_object_mut().unwrap().remove("shard");
+    one["shard"] = items[0]["shard"].clone();
+    one["shard"].as_object_mut().unwrap().remove("digest");
+    seal_shard(&mut one, b"");
+    items[0] = one;
+    let mut three = items[2].clone();
+    three["failures"] = json!([{"id": "q", "message": "falsified"}]);
+    three["shard"].as_object_mut().unwrap().remove("digest");
+    seal_shard(&mut three, b"");
+    items[2] = three;
+    let body = shards(items);
+    let request = parse_gate_body(&body).expect("valid");
+    assert!(request.fixture_suite.is_none());
+    let answer = decide_gate(&request, 5).answer(&request, "x".to_owned());
+    assert_eq!(
+        (answer.disposition.as_str(), answer.reason.as_str()),
+        ("BLOCK", "invariant-or-over-specified-property")
+    );
+    let failing: Vec<&str> = answer.failures.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(failing, ["q"]);
+}
+
 /// The same over the wire and through the CLI: `POST /gate` with `{"shards": [...]}` answers
 /// 422 for more than 256, and `patchgate gate --combine` reads files (one missing is a gap,
 /// exit 2).

@@ -166,13 +166,9 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
             let (census, seconds) = census::parse_census(&bytes, &format!("{base_ref}:{path}"))?;
             if let Some(k) = args.shard {
                 let config_bytes = base_file(&base, &args.at.config)?.unwrap_or_default();
-                let cases = census::property_cases(&census, &config, &properties);
-                shard = Some(super::shard::plan(
-                    k,
-                    &(census.clone(), seconds),
-                    &config_bytes,
-                    &cases,
-                )?);
+                let census = (census.clone(), seconds);
+                let units = super::shard::units(&config, &properties, &changed, &census);
+                shard = Some(super::shard::plan(k, &census, &config_bytes, &units)?);
             }
             for (i, row) in ledger.iter().enumerate() {
                 if let Frozen::Test { id, .. } = &row.frozen

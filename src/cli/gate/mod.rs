@@ -135,8 +135,9 @@ pub struct GateArgs {
     #[arg(long, conflicts_with_all = ["base", "dry_run", "tier_ledger"])]
     pub facts: Option<PathBuf>,
     /// Run this job's shard of a gate split over N CI jobs (issue 53): its share of the
-    /// suite, split from the base's census (balanced by the seconds it records), and, on shard
-    /// 1, every other step. Its facts (`--facts-out`, required) decide nothing alone: the
+    /// suite and of the rest of the work (each changed property's runs and re-proof, the
+    /// canary and the added tests: issue 67), split from the base's census (balanced by the
+    /// seconds it records), every shard building and gathering on its own. Its facts (`--facts-out`, required) decide nothing alone: the
     /// combine job decides once on all N (`--combine`). The answer printed is ESCALATE
     /// `evidence-gap` (a shard alone), exit 2.
     #[arg(long, value_name = "K/N", value_parser = parse_shard, requires = "facts_out", conflicts_with = "facts")]

@@ -8,9 +8,107 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::super::config::GateConfig;
 use super::super::error::CliError;
 use super::base_census::Census;
-use crate::core::gate::{Shard, ShardFacts, partition, partition_digest};
+use crate::core::catalog::Property;
+use crate::core::gate::{Shard, ShardFacts, Unit, partition, partition_digest};
+
+/// What one run of a property's command or of the canary costs besides its cases: a process
+/// started (an interpreter, its test runner, the receipt written). An estimate, measured at
+/// 0.4–0.7 s for pytest in a room on this project's 2-core machine.
+const START_SECONDS: f64 = 0.5;
+
+/// The checker's unit id: the canary, with the test files the patch adds.
+const CHECKER: &str = "checker";
+
+/// The units of a split gate's work besides the suite's own tests (issue 67), as the split
+/// weighs them, and which unit each census test goes with.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Units {
+    /// `property:ID` for a property, `checker` for the canary and the added tests.
+    pub ids: Vec<String>,
+    pub seconds: Vec<f64>,
+    /// A property's cases, when the suite runs them as its run 1: they go with it.
+    pub case_of: BTreeMap<String, usize>,
+    /// The property unit the checker goes with (the heaviest), when there is one; otherwise
+    /// the checker is a unit of its own (the last).
+    pub checker_with: Option<usize>,
+}
+
+/// The units of the gate of `changed`: each catalog property whose locality the change is in
+/// (its runs past the suite's and its re-proof when admitted, each a run of its cases' census
+/// seconds and a process's start), and the checker (the canary's run and the added tests'
+/// one). The checker goes with the heaviest property: the canary rides in that shard's
+/// property runs as a property's own test turned (`[canary] twin`), which a canary run alone
+/// is not. Every shard reads the same base and patch, and makes the same units.
+pub(super) fn units(
+    config: &GateConfig,
+    properties: &[Property],
+    changed: &[String],
+    census: &Census,
+) -> Units {
+    let (outcomes, seconds) = census;
+    let paths: Vec<crate::core::path::RepoPath> = changed
+        .iter()
+        .filter_map(|c| crate::core::path::RepoPath::parse(c).ok())
+        .collect();
+    let trie = crate::core::path::PrefixTrie::new(&paths);
+    let in_suite = super::base_census::property_cases(outcomes, config, properties);
+    let mut out = Units::default();
+    for p in properties
+        .iter()
+        .filter(|p| trie.any_covered_by(&p.locality))
+    {
+        let index = out.ids.len();
+        let prefix = config
+            .properties
+            .case
+            .as_deref()
+            .map(|c| c.replace("{id}", &p.id));
+        let cases: Vec<&str> = outcomes
+            .keys()
+            .map(String::as_str)
+            .filter(|id| {
+                prefix
+                    .as_deref()
+                    .is_some_and(|pre| crate::core::runs::case_of(id, pre))
+            })
+            .collect();
+        let case_seconds: f64 = cases.iter().filter_map(|id| seconds.get(*id)).sum();
+        let suite_runs_one = cases.iter().any(|id| in_suite.contains(id));
+        if suite_runs_one {
+            for id in &cases {
+                out.case_of.insert((*id).to_owned(), index);
+            }
+        }
+        let runs = u32::from(config.properties.runs).saturating_sub(u32::from(suite_runs_one))
+            + u32::from(p.admitted.is_some() && config.properties.reprove > 0);
+        out.ids.push(format!("property:{}", p.id));
+        out.seconds
+            .push(f64::from(runs) * (case_seconds + START_SECONDS));
+    }
+    let heaviest = out.seconds.iter().enumerate().fold(
+        None,
+        |best: Option<(usize, f64)>, (i, s)| match best {
+            Some((_, b)) if b >= *s => best,
+            _ => Some((i, *s)),
+        },
+    );
+    match heaviest {
+        Some((i, _)) => {
+            out.checker_with = Some(i);
+            if let Some(s) = out.seconds.get_mut(i) {
+                *s += 2.0 * START_SECONDS;
+            }
+        }
+        None => {
+            out.ids.push(CHECKER.to_owned());
+            out.seconds.push(2.0 * START_SECONDS);
+        }
+    }
+    out
+}
 
 /// This job's shard: its own facts, the census tests it owns, and those other shards own.
 #[derive(Debug, Clone)]
@@ -20,22 +118,37 @@ pub(super) struct ShardRun {
     pub others: BTreeSet<String>,
 }
 
-/// The share of `shard` in `census`, and the shard's facts (`config`: the base's config file).
-/// The census tests in `cases` (the properties' cases, issue 64) are shard 1's.
+/// The share of `shard` in `census` and the units it runs, and the shard's facts (`config`:
+/// the base's config file). A property's cases go with it (issues 64, 67).
 pub(super) fn plan(
     shard: Shard,
     census: &Census,
     config: &[u8],
-    cases: &BTreeSet<&str>,
+    units: &Units,
 ) -> Result<ShardRun, CliError> {
     let (outcomes, seconds) = census;
     let tests: Vec<(&str, Option<f64>)> = outcomes
         .keys()
         .map(|id| (id.as_str(), seconds.get(id).copied()))
         .collect();
-    let split = partition(&tests, shard.total, |id| cases.contains(id));
+    let weighed: Vec<Unit<'_>> = units
+        .ids
+        .iter()
+        .zip(&units.seconds)
+        .map(|(id, s)| Unit { id, seconds: *s })
+        .collect();
+    let split = partition(&tests, shard.total, &weighed, |id| {
+        units.case_of.get(id).copied()
+    });
+    let mine: Vec<&str> = units
+        .ids
+        .iter()
+        .zip(&split.units)
+        .filter(|(_, k)| **k == shard.index)
+        .map(|(id, _)| id.as_str())
+        .collect();
     let (mut owned, mut others) = (BTreeSet::new(), BTreeSet::new());
-    for ((id, _), k) in tests.iter().zip(&split) {
+    for ((id, _), k) in tests.iter().zip(&split.tests) {
         match *k == shard.index {
             true => owned.insert((*id).to_owned()),
             false => others.insert((*id).to_owned()),
@@ -49,7 +162,20 @@ pub(super) fn plan(
             outcomes.len()
         )));
     }
-    let digest = partition_digest(tests.iter().zip(&split).map(|((id, _), k)| (*id, *k)));
+    // The units are in the split's digest too: every shard must have placed them alike.
+    let unit_lines: Vec<String> = units.ids.iter().map(|id| format!("unit\t{id}")).collect();
+    let digest = partition_digest(
+        tests
+            .iter()
+            .zip(&split.tests)
+            .map(|((id, _), k)| (*id, *k))
+            .chain(
+                unit_lines
+                    .iter()
+                    .map(String::as_str)
+                    .zip(split.units.iter().copied()),
+            ),
+    );
     Ok(ShardRun {
         facts: ShardFacts {
             index: shard.index,
@@ -63,6 +189,16 @@ pub(super) fn plan(
             },
             version: env!("CARGO_PKG_VERSION").to_owned(),
             digest: None,
+            properties: Some(
+                mine.iter()
+                    .filter_map(|u| u.strip_prefix("property:"))
+                    .map(str::to_owned)
+                    .collect(),
+            ),
+            checker: Some(match units.checker_with {
+                Some(i) => split.units.get(i) == Some(&shard.index),
+                None => mine.contains(&CHECKER),
+            }),
         },
         owned,
         others,
@@ -202,5 +338,81 @@ mod tests {
         assert!(libtest_names("src/lib.rs::zeroize_bytes (line 722)").is_empty());
         assert!(libtest_names("src/lib.rs::(line 258)").is_empty());
         assert_eq!(libtest_names("t"), ["t"]);
+    }
+
+    /// The units of a gate, by hand from the starter's config (`runs = 2`, `reprove = 1`, the
+    /// suite writing receipts): `a` (admitted, its locality `src/a`, two cases of 1.0 and 0.5
+    /// s, which the suite runs as its run 1) weighs (2 - 1 + 1) × (1.5 + 0.5) = 4.0 s and takes
+    /// its cases along; `b` (not admitted) weighs (2 - 1) × (0.25 + 0.5) = 0.75 s; `c`, whose
+    /// locality the change is not in, is no unit; the checker (2 × 0.5 = 1.0 s) goes with `a`,
+    /// the heaviest: 5.0 s.
+    #[test]
+    fn the_units_are_the_changed_properties_and_the_checker() {
+        let config =
+            crate::cli::config::GateConfig::parse(crate::cli::config::STARTER, "patchgate.toml")
+                .unwrap();
+        let tests = [
+            ("properties.test_a::test_a", 1.0),
+            ("properties.test_a::test_a_more", 0.5),
+            ("properties.test_b::test_b", 0.25),
+            ("properties.test_c::test_c", 9.0),
+            ("tests.test_x::test_x", 3.0),
+        ];
+        let census: Census = (
+            tests
+                .iter()
+                .map(|(id, _)| ((*id).to_owned(), "pass".to_owned()))
+                .collect(),
+            tests.iter().map(|(id, s)| ((*id).to_owned(), *s)).collect(),
+        );
+        let admitted = format!(
+            r#"{{"seal": "{}", "mutant": "m", "base_runs": [0, 0], "mutant_runs": [1, 1]}}"#,
+            "a".repeat(64)
+        );
+        let doc: serde_json::Value = serde_json::from_str(&format!(
+            r#"{{"properties": [
+                {{"id": "a", "strength": "strong", "locality": ["src/a"], "admitted": {admitted}}},
+                {{"id": "b", "strength": "strong", "locality": ["src/b.py"]}},
+                {{"id": "c", "strength": "strong", "locality": ["src/c"]}}
+            ]}}"#
+        ))
+        .unwrap();
+        let (properties, errors) =
+            crate::cli::documents::catalog_properties(&doc, &config.properties.catch);
+        assert!(errors.is_empty(), "{errors:?}");
+        let changed = ["src/a/x.py".to_owned(), "src/b.py".to_owned()];
+        let u = units(&config, &properties, &changed, &census);
+        assert_eq!(u.ids, ["property:a", "property:b"]);
+        assert_eq!(u.seconds, [5.0, 0.75]);
+        assert_eq!(u.checker_with, Some(0));
+        let case_of: Vec<(&str, usize)> = u.case_of.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        assert_eq!(
+            case_of,
+            [
+                ("properties.test_a::test_a", 0),
+                ("properties.test_a::test_a_more", 0),
+                ("properties.test_b::test_b", 1)
+            ]
+        );
+        // Split in two, longest first: `c`'s case, a test of no unit (9) → 1; `a` (5 + 1.5 =
+        // 6.5) → 2, the checker with it; `tests.test_x` (3) → 2 (9.5); `b` (0.75 + 0.25 =
+        // 1.0) → 1 (10).
+        let one = plan(Shard { index: 1, total: 2 }, &census, b"x", &u).unwrap();
+        assert_eq!(one.facts.properties, Some(vec!["b".to_owned()]));
+        assert_eq!(one.facts.checker, Some(false));
+        let two = plan(Shard { index: 2, total: 2 }, &census, b"x", &u).unwrap();
+        assert_eq!(two.facts.properties, Some(vec!["a".to_owned()]));
+        assert_eq!(two.facts.checker, Some(true));
+        assert_eq!(
+            one.owned.iter().collect::<Vec<_>>(),
+            ["properties.test_b::test_b", "properties.test_c::test_c"]
+        );
+        assert_eq!(one.facts.partition, two.facts.partition);
+        // No property in the change's locality: the checker is a unit of its own.
+        let none = units(&config, &properties, &["docs/x.md".to_owned()], &census);
+        assert_eq!(
+            (none.ids, none.checker_with),
+            (vec!["checker".to_owned()], None)
+        );
     }
 }

@@ -4,15 +4,16 @@
 //! the facts one machine would have gathered, and decided once. Anything wrong is a gap,
 //! named by shard: the decision is ESCALATE `evidence-gap` ([`shards_step`]), never a pass.
 //!
-//! The plan pins every step but the suite's to shard 1 (the build, the canary, the property
-//! runs, the replays, the re-proofs, the added tests); each shard runs its share of the suite
-//! (its re-run, its observed run and its patch mutants with it). So shard 1's facts are the
-//! spine, and the suites are merged into it: one exit (0 only when every share's was; a run
-//! that was no catch wins over a catch), the failures and receipts summed, the census
-//! tests vanished in any share. Shard 1's share holds every property case (the split pins
-//! them there, issue 64), so where one machine's suite is the properties' run 1, shard 1's
-//! share is. When shard 1's plan decided before its suite (a property failed, a rule stopped
-//! it), the combined facts have no suite either, as one machine's would not.
+//! Each shard runs its share of the suite (its re-run, its observed run and its patch mutants
+//! with it) and the units the split gave it (issue 67): each property's runs, replay and
+//! re-proof with the property's cases in its share (so its share's run of them is their run
+//! 1, issue 64), and, on one shard, the canary and the added tests. Shard 1's facts are the
+//! spine; each unit's facts are merged in from the shard that ran it, and the suites are
+//! merged: one exit (0 only when every share's was; a run that was no catch wins over a
+//! catch), the failures and receipts summed, the census tests vanished in any share. When a
+//! shard's plan decided before its suite (its property failed, a rule stopped it), the
+//! combined facts have no suite, as one machine's would not: a gate without its suite never
+//! merges.
 
 use std::collections::BTreeSet;
 
@@ -344,17 +345,12 @@ fn merge(spine: &Value, given: &[Given<'_>], gaps: &mut Vec<String>) -> Value {
     let Some(o) = doc.as_object_mut() else {
         return doc;
     };
-    if let Some(suite) = spine.get("fixture_suite") {
-        let mut suites = Vec::new();
-        for g in given {
-            match g.doc.get("fixture_suite") {
-                Some(s) => suites.push(s),
-                None => gaps.push(format!(
-                    "{} ran no suite, though shard 1 ran its share",
-                    name(&g.shard)
-                )),
-            }
-        }
+    merge_units(o, &docs);
+    let suites: Option<Vec<&Value>> = docs.iter().map(|d| d.get("fixture_suite")).collect();
+    if suites.is_none() {
+        o.remove("fixture_suite");
+    }
+    if let Some((suites, suite)) = suites.and_then(|s| s.first().copied().map(|f| (s, f))) {
         let catch: Vec<u64> = suite
             .get("catch_exit_codes")
             .and_then(Value::as_array)
@@ -362,10 +358,12 @@ fn merge(spine: &Value, given: &[Given<'_>], gaps: &mut Vec<String>) -> Value {
         let mut merged = merge_runs(&suites, &catch);
         let m = merged.as_object_mut();
         if let Some(m) = m {
-            for key in ["catch_exit_codes", "added"] {
-                if let Some(v) = suite.get(key) {
-                    m.insert(key.to_owned(), v.clone());
-                }
+            if let Some(v) = suite.get("catch_exit_codes") {
+                m.insert("catch_exit_codes".to_owned(), v.clone());
+            }
+            // The test files the patch adds ran on the shard the split gave them.
+            if let Some(v) = suites.iter().find_map(|s| s.get("added")) {
+                m.insert("added".to_owned(), v.clone());
             }
             let mut vanished: BTreeSet<String> = BTreeSet::new();
             let mut count = 0u64;
@@ -422,22 +420,6 @@ fn merge(spine: &Value, given: &[Given<'_>], gaps: &mut Vec<String>) -> Value {
             }
         }
         o.insert("fixture_suite".to_owned(), merged);
-        let mut failures: Vec<Value> = Vec::new();
-        for d in &docs {
-            for f in d
-                .get("failures")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if !failures.contains(f) && failures.len() < MAX_FAILURES {
-                    failures.push(f.clone());
-                }
-            }
-        }
-        if !failures.is_empty() {
-            o.insert("failures".to_owned(), Value::Array(failures));
-        }
         if let Some(observe) = spine.get("observe") {
             let all: Vec<&Value> = docs.iter().filter_map(|d| d.get("observe")).collect();
             if all.len() == docs.len() {
@@ -461,6 +443,33 @@ fn merge(spine: &Value, given: &[Given<'_>], gaps: &mut Vec<String>) -> Value {
             }
             o.insert("behavior".to_owned(), merged);
         }
+    }
+    // Every shard's failing cases: its share's, and its properties' and canary's; without the
+    // suite (a shard decided before its share), not those of the shares that ran.
+    let no_suite = !o.contains_key("fixture_suite");
+    let mut failures: Vec<Value> = Vec::new();
+    for d in &docs {
+        let share_failed = match no_suite {
+            true => strings(d.pointer("/fixture_suite/failed_tests")),
+            false => Vec::new(),
+        };
+        for f in d
+            .get("failures")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let of_share = f
+                .get("id")
+                .and_then(Value::as_str)
+                .is_some_and(|id| share_failed.iter().any(|s| s == id));
+            if !of_share && !failures.contains(f) && failures.len() < MAX_FAILURES {
+                failures.push(f.clone());
+            }
+        }
+    }
+    if !failures.is_empty() {
+        o.insert("failures".to_owned(), Value::Array(failures));
     }
     let integrity: Vec<Value> = docs
         .iter()
@@ -521,6 +530,47 @@ fn merge(spine: &Value, given: &[Given<'_>], gaps: &mut Vec<String>) -> Value {
         o.insert("timings_ms".to_owned(), Value::Object(timings));
     }
     doc
+}
+
+/// The facts of the units the split gave each shard (issue 67), merged into `o` from every
+/// shard's: each property's runs, receipts and admitted source once (the first shard that has
+/// them), the re-proofs and replays of all (to the facts' caps), the canary where it ran,
+/// `batched` when any shard's runs were.
+fn merge_units(o: &mut Map<String, Value>, docs: &[&Value]) {
+    for key in ["property_runs", "property_receipts", "admitted_sources"] {
+        let mut all = Map::new();
+        for d in docs {
+            for (k, v) in d.get(key).and_then(Value::as_object).into_iter().flatten() {
+                all.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+        if !all.is_empty() {
+            o.insert(key.to_owned(), Value::Object(all));
+        }
+    }
+    for (key, cap) in [
+        ("reproof", super::shape::MAX_REPROOFS),
+        ("replays", super::MAX_PROPERTY_CASES),
+    ] {
+        let all: Vec<Value> = docs
+            .iter()
+            .flat_map(|d| d.get(key).and_then(Value::as_array).into_iter().flatten())
+            .take(cap)
+            .cloned()
+            .collect();
+        if !all.is_empty() {
+            o.insert(key.to_owned(), Value::Array(all));
+        }
+    }
+    if docs
+        .iter()
+        .any(|d| d.get("batched") == Some(&Value::Bool(true)))
+    {
+        o.insert("batched".to_owned(), Value::Bool(true));
+    }
+    if let Some(canary) = docs.iter().find_map(|d| d.get("canary")) {
+        o.insert("canary".to_owned(), canary.clone());
+    }
 }
 
 /// `value` set at `key` of the object `v`.

@@ -65,7 +65,7 @@ pub use shape::{
     REPLAY_FIELDS, REPROOF_FIELDS, RERUN_FIELDS, ROOM_CAPS, ROOM_FIELDS, SUITE_FIELDS,
     SUSPICIOUS_FIELDS, TIMING_STEPS, UNREAD_FIELDS, clip_failure, fit_test_id,
 };
-pub use shard::{MAX_SHARDS, Shard, hashed_shard, partition};
+pub use shard::{MAX_SHARDS, Shard, Split, Unit, hashed_shard, partition};
 pub use shard_facts::{
     SHARD_FIELDS, SHARDS_FIELDS, ShardFacts, ShardsFacts, partition_digest, seal_shard,
     set_shard_key, shard_digest, shard_key,

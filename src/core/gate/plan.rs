@@ -96,8 +96,9 @@ pub struct Planning<'a> {
     /// The pending patch mutants (issue 52), when the rest of the gate passed: they are the
     /// only thing left that could stop a merge.
     mutants: Vec<u32>,
-    /// The facts are a shard's after the first (issue 53): only its share of the suite runs.
-    later: bool,
+    /// This gate runs the canary and the added tests: one machine does, and of a split gate's
+    /// shards the one the split gave them (issue 67).
+    checker: bool,
 }
 
 impl Planning<'_> {
@@ -130,10 +131,13 @@ pub const PLAN: [PlanRow; 10] = [
     },
     PlanRow {
         step: NextStep::Runs,
-        says: "in-locality properties have not run; or the canary is configured, has not run, and a run of the code is ahead (both pinned to shard 1 of a split gate)",
+        says: "in-locality properties have not run (of a split gate, those the split gave this shard); or the canary is configured, has not run, this gate runs it, and a run of the code is ahead",
         due: |p| {
             !p.unrun.is_empty()
-                || (p.configured.canary && !p.later && p.request.canary.is_none() && p.work_ahead())
+                || (p.configured.canary
+                    && p.checker
+                    && p.request.canary.is_none()
+                    && p.work_ahead())
         },
     },
     PlanRow {
@@ -148,15 +152,15 @@ pub const PLAN: [PlanRow; 10] = [
     },
     PlanRow {
         step: NextStep::Suite,
-        says: "the suite has not run, and t1 passed or did not apply, or no locality names the changed code and the observed run may stand in (or the facts are a shard's after the first, which runs only its share of the suite)",
+        says: "the suite has not run, and t1 passed (of a split gate, on the properties the split gave this shard) or did not apply, or no locality names the changed code and the observed run may stand in",
         due: |p| p.suite_due,
     },
     PlanRow {
         step: NextStep::AddedTests,
-        says: "the suite ran, and the test files the patch adds did not: they run in a room of their own (on shard 1 of a split gate)",
+        says: "the suite ran, and the test files the patch adds did not, and this gate runs them (of a split gate, the shard the split gave them): they run in a room of their own",
         due: |p| {
             !p.request.added_tests.is_empty()
-                && !p.later
+                && p.checker
                 && p.request
                     .fixture_suite
                     .as_ref()
@@ -170,7 +174,7 @@ pub const PLAN: [PlanRow; 10] = [
     },
     PlanRow {
         step: NextStep::PatchMutants,
-        says: "the observed run listed patch mutants that have not run, and t1 (on shard 1 of a split gate; or the observed run standing in for it) and the suite passed: whether a check kills them is all that is left",
+        says: "the observed run listed patch mutants that have not run, and t1 (of a split gate, on this shard's properties; or the observed run standing in for it) and the suite passed: whether a check kills them is all that is left",
         due: |p| !p.mutants.is_empty(),
     },
     PlanRow {
@@ -201,34 +205,44 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
     // No locality names the changed code, and the observed run may stand in (issue 65): the
     // suite and the patch mutants run as they would after a t1 pass.
     let waiting = t1.is_some_and(|t| t.4 == Some(super::observe::ObservedInstead::Pending));
-    // A shard after the first runs its share of the suite and nothing else (issue 53): every
-    // other step is pinned to shard 1, and none waits for t1, which it never sees.
-    let later = request.shard.as_ref().is_some_and(|s| s.index > 1);
+    // A split gate's shard (issues 53, 67) runs its share of the suite and the properties and
+    // checker the split gave it: none of its steps waits for what another shard runs.
+    let shard = request.shard.as_ref();
+    let mine = |id: &str| shard.is_none_or(|s| s.runs_property(id));
     let unrun: Vec<String> = t1
-        .filter(|(ran, ..)| *ran && !later)
+        .filter(|(ran, ..)| *ran)
         .map(|(_, _, properties, ..)| {
             properties
                 .iter()
-                .filter(|p| p.in_locality && p.vote == quorum::Vote::No)
+                .filter(|p| p.in_locality && p.vote == quorum::Vote::No && mine(&p.id))
                 .filter(|p| !request.property_runs.contains_key(&p.id))
                 .map(|p| p.id.clone())
                 .collect()
         })
         .unwrap_or_default();
+    // t1 ran and passed on its runs (the suite may have run already, as run 1); of a split
+    // gate, no in-locality property of this shard's votes against.
+    let t1_passed = t1.is_some_and(|(ran, verdict, properties, ..)| {
+        ran && match shard {
+            None => verdict == Verdict::Pass,
+            Some(_) => !properties
+                .iter()
+                .any(|p| p.in_locality && p.vote == quorum::Vote::No && mine(&p.id)),
+        }
+    });
     // t1 skipped on a scope hit, did not apply, or passed: the suite runs.
     let suite_due = request.fixture_suite.is_none()
-        && (later
-            || waiting
-            || t1.is_none_or(|(ran, verdict, ..)| !ran || verdict == Verdict::Pass));
+        && (waiting || t1.is_none_or(|(ran, ..)| !ran) || t1_passed);
     let configured = request.configured.clone().unwrap_or_default();
     let await_build =
         planned.reason == GateReason::UnreadCode && configured.build && request.build.is_none();
-    // t1 ran and passed on its runs (the suite may have run already, as run 1).
-    let t1_passed = t1.is_some_and(|(ran, verdict, ..)| ran && verdict == Verdict::Pass);
-    let replay = t1
-        .filter(|(ran, ..)| *ran && !later)
+    let replay: Vec<String> = t1
+        .filter(|(ran, ..)| *ran)
         .map(|(_, _, properties, ..)| super::verdicts::replay_due(request, properties))
-        .unwrap_or_default();
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|id| mine(id))
+        .collect();
     // The patch mutants run last, and only when the rest passed (they can only turn a pass
     // into unknown).
     let passed = |name: &str| {
@@ -240,7 +254,9 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
     };
     let mutants: Vec<u32> = match &request.observe {
         Some(o)
-            if (later || waiting || passed("t1"))
+            if (waiting
+                || passed("t1")
+                || (shard.is_some() && (t1_passed || t1.is_none_or(|(ran, ..)| !ran))))
                 && passed("t2")
                 && rerun_due(request).is_none() =>
         {
@@ -256,8 +272,8 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
         mutants,
         decided: planned.rule != GateRuleName::Route && !await_build,
         await_build,
-        later,
-        reprove: (t1_passed && unrun.is_empty() && !later)
+        checker: shard.is_none_or(super::shard_facts::ShardFacts::runs_checker),
+        reprove: (t1_passed && unrun.is_empty())
             .then(|| next_reproof(request, &configured))
             .flatten(),
         configured,
@@ -287,8 +303,8 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
     // their other runs, and nothing is left out of it on the strength of a run that looked
     // different.
     let suite_first = next == NextStep::Runs
-        // Shard 1 holds every property case (issue 64): its share is their run 1.
-        && request.shard.as_ref().is_none_or(|s| s.index == 1)
+        // A shard holds the cases of the properties the split gave it (issues 64, 67): its
+        // share is their run 1.
         && planning.configured.properties_in_suite
         && request.fixture_suite.is_none()
         && !planning.unrun.is_empty();
@@ -304,7 +320,7 @@ pub fn next_step(request: &GateRequest, default_cap: u64) -> GateNext {
         .then(|| reproof_ahead(request, &planning.configured, &planning.unrun))
         .flatten();
     let canary = next == NextStep::Runs
-        && !planning.later
+        && planning.checker
         && planning.configured.canary
         && request.canary.is_none()
         && planning.work_ahead();

@@ -43,7 +43,36 @@ pub struct ShardFacts {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false, pattern = "^[0-9a-f]{64}$")]
     pub digest: Option<String>,
+    /// The properties whose runs, replay and re-proof this shard makes (issue 67): the split
+    /// places each with its cases by its seconds. Absent (a shard of an earlier version):
+    /// shard 1 makes them all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, max_items = 10000)]
+    pub properties: Option<Vec<String>>,
+    /// Whether this shard runs the canary and the test files the patch adds (issue 67).
+    /// Absent: shard 1 does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub checker: Option<bool>,
 }
+
+impl ShardFacts {
+    /// Whether this shard makes the runs (replay, re-proof) of the property `id`.
+    pub fn runs_property(&self, id: &str) -> bool {
+        match &self.properties {
+            Some(listed) => listed.iter().any(|p| p == id),
+            None => self.index == 1,
+        }
+    }
+
+    /// Whether this shard runs the canary and the test files the patch adds.
+    pub fn runs_checker(&self) -> bool {
+        self.checker.unwrap_or(self.index == 1)
+    }
+}
+
+/// Most properties a shard's facts list.
+pub const MAX_SHARD_PROPERTIES: usize = 10_000;
 
 /// What combining shards found: the shards that make the gate, and what is wrong with them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -77,7 +106,7 @@ pub fn shard_key() -> &'static [u8] {
 }
 
 /// The fields of `shard`.
-pub const SHARD_FIELDS: [&str; 8] = [
+pub const SHARD_FIELDS: [&str; 10] = [
     "index",
     "total",
     "partition",
@@ -86,6 +115,8 @@ pub const SHARD_FIELDS: [&str; 8] = [
     "config",
     "version",
     "digest",
+    "properties",
+    "checker",
 ];
 /// The fields of `shards`.
 pub const SHARDS_FIELDS: [&str; 3] = ["total", "combined", "gaps"];
@@ -138,6 +169,20 @@ pub fn parse_shard(v: &Value, e: &mut Errors) -> Option<ShardFacts> {
     let owned = count("owned", e);
     let census = count("census", e);
     let version = o.req_string("version", 64, e);
+    let properties = match o.listed("properties", MAX_SHARD_PROPERTIES, e) {
+        None => None,
+        Some(None) => Some(None),
+        Some(Some(v)) => {
+            fields::array(v, &o.pointer("properties"), "`properties`", e, |x, p, e| {
+                fields::string(x, &p, "a property id", fields::MAX_ID_CHARS, e)
+            })
+            .map(Some)
+        }
+    };
+    let checker = match o.get("checker") {
+        None => Some(None),
+        Some(_) => o.opt_bool("checker", e).map(Some),
+    };
     let (index, total, owned, census) = (index?, total?, owned?, census?);
     if index > total || owned > census {
         e.push(
@@ -155,6 +200,8 @@ pub fn parse_shard(v: &Value, e: &mut Errors) -> Option<ShardFacts> {
         config: config?,
         version: version?,
         digest: digest?,
+        properties: properties?,
+        checker: checker?,
     })
 }
 
