@@ -422,7 +422,7 @@ fn patch_mutants(
         })?;
         todo.push((n, m.clone()));
     }
-    let suite_ms = facts.timings_ms.0.get("suite").copied().unwrap_or(0);
+    let suite_ms = facts.timings_ms.of(Phase::Suite);
     let timeout = std::time::Duration::from_millis(suite_ms.saturating_mul(3))
         .max(std::time::Duration::from_secs(10))
         .min(g.config.suite.timeout());

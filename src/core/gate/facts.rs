@@ -448,6 +448,11 @@ impl Timings {
         let slot = self.0.entry(<&str>::from(phase).to_owned()).or_insert(0);
         *slot = slot.saturating_add(ms).min(u64::from(u32::MAX));
     }
+
+    /// The milliseconds `phase` took so far (0 when it has not run).
+    pub fn of(&self, phase: Phase) -> u64 {
+        self.0.get(<&str>::from(phase)).copied().unwrap_or(0)
+    }
 }
 
 impl utoipa::PartialSchema for Timings {
