@@ -480,17 +480,21 @@ fn record_flow(record: &AdmissionRecord) -> String {
 /// serde_json's compact writing with `", "` between items and `": "` after a key.
 struct Flow;
 
+/// `", "` before every item but the first.
+fn comma<W: ?Sized + std::io::Write>(writer: &mut W, first: bool) -> std::io::Result<()> {
+    match first {
+        true => Ok(()),
+        false => writer.write_all(b", "),
+    }
+}
+
 impl serde_json::ser::Formatter for Flow {
     fn begin_array_value<W: ?Sized + std::io::Write>(
         &mut self,
         writer: &mut W,
         first: bool,
     ) -> std::io::Result<()> {
-        if first {
-            Ok(())
-        } else {
-            writer.write_all(b", ")
-        }
+        comma(writer, first)
     }
 
     fn begin_object_key<W: ?Sized + std::io::Write>(
@@ -498,11 +502,7 @@ impl serde_json::ser::Formatter for Flow {
         writer: &mut W,
         first: bool,
     ) -> std::io::Result<()> {
-        if first {
-            Ok(())
-        } else {
-            writer.write_all(b", ")
-        }
+        comma(writer, first)
     }
 
     fn begin_object_value<W: ?Sized + std::io::Write>(

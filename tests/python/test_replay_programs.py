@@ -86,6 +86,24 @@ def program(name):
     return "".join((PROGRAMS / p).read_text() for p in parts)
 
 
+def observed(tree, report, lines, *head):
+    """The observed run's driver on `tree`'s tests (`head` before its own flags), recording at
+    most 5 calls of each changed function into `report`: the report."""
+    argv = [sys.executable, "-c", program("observe_driver.py"), *head, "--record", "5", str(report), lines]
+    argv += ["--", "-q", "-p", "no:cacheprovider", "tests"]
+    done = subprocess.run(argv, cwd=tree, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(report.read_text())
+
+
+def plain(out, specs, *flags, cwd=None):
+    """The plain program on `specs` (JSON strings), writing beside `out`: its lines."""
+    argv = [sys.executable, "-c", program("replay_plain.py"), *flags, str(out), *specs]
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return [json.loads(x) for x in out.with_name(out.name + ".replay").read_text().splitlines()]
+
+
 def package(tmp_path):
     pkg = tmp_path / "tree" / "pkg"
     pkg.mkdir(parents=True)
@@ -141,24 +159,7 @@ def package(tmp_path):
 
 def test_the_observed_run_records_calls_and_the_plain_program_makes_them_again(tmp_path):
     tree = package(tmp_path)
-    report = tmp_path / "observe.json"
-    argv = [
-        sys.executable,
-        "-c",
-        program("observe_driver.py"),
-        "--record",
-        "5",
-        str(report),
-        "pkg/mod.py:1-21",
-        "--",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "tests",
-    ]
-    done = subprocess.run(argv, cwd=tree, capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout + done.stderr
-    calls = json.loads(report.read_text())["calls"]
+    calls = observed(tree, tmp_path / "observe.json", "pkg/mod.py:1-21")["calls"]
     by = {(c["function"], c.get("take")): c for c in calls}
     where = by[("where", None)]
     # Under pytest: the tree is the working directory, and the logging plugin has a handler.
@@ -177,16 +178,7 @@ def test_the_observed_run_records_calls_and_the_plain_program_makes_them_again(t
     ]
     assert spreads[0]["shown"] == "1, 2, 3, c=4, d=5"
     # The plain program: another working directory, a script's argv, no logging handler.
-    out = tmp_path / "plain.xml"
-    specs = [json.dumps(c) for c in calls]
-    done = subprocess.run(
-        [sys.executable, "-c", program("replay_plain.py"), str(out)] + specs,
-        cwd=tree,
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    lines = [json.loads(x) for x in (tmp_path / "plain.xml.replay").read_text().splitlines()]
+    lines = plain(tmp_path / "plain.xml", [json.dumps(c) for c in calls], cwd=tree)
     assert lines[0] == {"start": len(calls)} and lines[-1] == {"end": len(calls)}
     got = {calls[x["i"]]["function"] + str(calls[x["i"]].get("take")): x for x in lines[1:-1]}
     assert got["whereNone"]["result"] == "(1, False, 1, False)"
@@ -212,13 +204,7 @@ def test_a_call_that_cannot_be_found_or_unpickled_is_unreplayed(tmp_path):
         "root": str(tree),
         "args": base64.b64encode(pickle.dumps(((), {}))).decode(),
     }
-    out = tmp_path / "plain.xml"
-    subprocess.run(
-        [sys.executable, "-c", program("replay_plain.py"), str(out), json.dumps(spec)],
-        cwd=os.getcwd(),
-        check=True,
-    )
-    lines = [json.loads(x) for x in (tmp_path / "plain.xml.replay").read_text().splitlines()]
+    lines = plain(tmp_path / "plain.xml", [json.dumps(spec)], cwd=os.getcwd())
     assert "unreplayed" in lines[1]
 
 
@@ -235,12 +221,10 @@ def test_a_call_whose_arguments_import_the_test_runner_is_not_made(tmp_path):
         for m in [m for m in sys.modules if m == "tests" or m.startswith("tests.")]:
             del sys.modules[m]
     mod = tree / "pkg" / "mod.py"
-    plain = base64.b64encode(pickle.dumps(((1,), {}))).decode()
+    args = base64.b64encode(pickle.dumps(((1,), {}))).decode()
     call = {"module": "pkg.mod", "function": "C.twice", "firstline": 9, "path": str(mod), "root": str(tree)}
-    specs = [json.dumps(dict(call, args=boxed)), json.dumps(dict(call, args=plain))]
-    out = tmp_path / "plain.xml"
-    subprocess.run([sys.executable, "-c", program("replay_plain.py"), str(out)] + specs, check=True)
-    lines = {x.get("i"): x for x in map(json.loads, (tmp_path / "plain.xml.replay").read_text().splitlines())}
+    specs = [json.dumps(dict(call, args=boxed)), json.dumps(dict(call, args=args))]
+    lines = {x.get("i"): x for x in plain(tmp_path / "plain.xml", specs)}
     # The plain call went first and was made; the one that imports pytest was not.
     assert lines[1]["result"] == "[1, 1]"
     assert "test runner" in lines[0]["unreplayed"]
@@ -250,27 +234,9 @@ def test_recording_works_beside_a_shard_s_or_the_ledger_s_except(tmp_path):
     # The driver's `--except` (tests other shards own, frozen tests) before `--observe`: the
     # recorder's names never shadow the driver's own (a function once named `keep` did).
     tree = package(tmp_path)
-    report = tmp_path / "observe.json"
-    argv = [
-        sys.executable,
-        "-c",
-        program("observe_driver.py"),
-        "--except",
-        "tests.test_mod::test_gone",
-        "--observe",
-        "--record",
-        "5",
-        str(report),
-        "pkg/mod.py:1-21",
-        "--",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "tests",
-    ]
-    done = subprocess.run(argv, cwd=tree, capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert {c["function"] for c in json.loads(report.read_text())["calls"]} >= {"where", "caller", "spread"}
+    head = ("--except", "tests.test_mod::test_gone", "--observe")
+    report = observed(tree, tmp_path / "observe.json", "pkg/mod.py:1-21", *head)
+    assert {c["function"] for c in report["calls"]} >= {"where", "caller", "spread"}
 
 
 def labels(v, literals=()):
@@ -330,23 +296,9 @@ def test_the_plain_program_makes_each_neighbour_on_the_base_by_name(tmp_path):
         "root": str(tree),
         "args": base64.b64encode(pickle.dumps((([3, 4],), {"n": 1}))).decode(),
     }
-    out = tmp_path / "plain.xml"
     # The line its code starts on moved: found by name with --base, unreplayed without.
     for flags in ([], ["--base"]):
-        subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                program("replay_plain.py"),
-                *flags,
-                "--neighbours",
-                "[]",
-                str(out),
-                json.dumps(spec),
-            ],
-            check=True,
-        )
-        lines = [json.loads(x) for x in (tmp_path / "plain.xml.replay").read_text().splitlines()]
+        lines = plain(tmp_path / "plain.xml", [json.dumps(spec)], *flags, "--neighbours", "[]")
         if not flags:
             assert "unreplayed" in lines[1] and len(lines) == 3
     assert lines[1] == {"i": 0, "result": "[3]"}
@@ -373,7 +325,6 @@ def test_an_iterator_returned_is_also_written_down_by_what_it_yields(tmp_path):
         "import itertools\n\ndef pairs(n):\n    return itertools.product(range(n), 'ab')\n\n"
         "def pairs_too(n):\n    return ((i, c) for i in range(n) for c in 'ab')\n",
     )
-    out = tmp_path / "plain.xml"
     results = {}
     for name, line in (("pairs", 3), ("pairs_too", 6)):
         spec = {
@@ -384,10 +335,7 @@ def test_an_iterator_returned_is_also_written_down_by_what_it_yields(tmp_path):
             "root": str(tree),
             "args": base64.b64encode(pickle.dumps(((2,), {}))).decode(),
         }
-        subprocess.run(
-            [sys.executable, "-c", program("replay_plain.py"), str(out), json.dumps(spec)], check=True
-        )
-        results[name] = [json.loads(x) for x in (tmp_path / "plain.xml.replay").read_text().splitlines()][1]
+        results[name] = plain(tmp_path / "plain.xml", [json.dumps(spec)])[1]
     # Two kinds of iterator: written down otherwise, yielding the same items.
     want = "<yielded [(0, 'a'), (0, 'b'), (1, 'a'), (1, 'b')] end>"
     assert results["pairs"]["items"] == results["pairs_too"]["items"] == want
@@ -410,32 +358,9 @@ def test_a_sentinel_default_stays_the_module_s_own_object(tmp_path):
         "import pytest\nfrom pkg.m import first\n\ndef test_empty():\n    with pytest.raises(ValueError):\n"
         "        first([])\n"
     )
-    report = tmp_path / "observe.json"
-    argv = [
-        sys.executable,
-        "-c",
-        program("observe_driver.py"),
-        "--record",
-        "5",
-        str(report),
-        "pkg/m.py:3-8",
-        "--",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "tests",
-    ]
-    done = subprocess.run(argv, cwd=tree, capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout + done.stderr
-    calls = json.loads(report.read_text())["calls"]
+    calls = observed(tree, tmp_path / "observe.json", "pkg/m.py:3-8")["calls"]
     assert [c.get("raised") for c in calls] == ["builtins.ValueError"]
-    out = tmp_path / "plain.xml"
-    subprocess.run(
-        [sys.executable, "-c", program("replay_plain.py"), str(out), json.dumps(calls[0])],
-        cwd=tree,
-        check=True,
-    )
-    lines = [json.loads(x) for x in (tmp_path / "plain.xml.replay").read_text().splitlines()]
+    lines = plain(tmp_path / "plain.xml", [json.dumps(calls[0])], cwd=tree)
     assert lines[1] == {"raised": "builtins.ValueError", "i": 0}
 
 
