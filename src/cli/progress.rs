@@ -180,7 +180,7 @@ impl fmt::Display for Event {
             ),
             Event::ReproofAhead { property } => write!(
                 f,
-                "re-proof {property}: its copy made now and readied beside the property runs; run only if they pass"
+                "re-proof {property}: its copy made now and readied beside the property runs; it runs on the first core free (the suite beside them ended, or they did), and counts only if they pass"
             ),
             Event::ReproofDropped { property } => write!(
                 f,

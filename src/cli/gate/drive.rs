@@ -212,8 +212,9 @@ impl Runner<'_, '_, '_> {
                     ));
                 }
                 WorkKind::Reproof if item.speculative && self.reproof_beside.is_none() => {
+                    let freed = self.suite_beside.as_ref().map(SuiteBeside::ended);
                     self.reproof_beside =
-                        Some(reproof::beside(self.scope, self.g, property(item)?)?);
+                        Some(reproof::beside(self.scope, self.g, property(item)?, freed)?);
                 }
                 _ => {}
             }

@@ -73,11 +73,15 @@ impl Drop for ReproofBeside<'_> {
     }
 }
 
-/// Starts the re-proof of `id` beside the property runs (see [`ReproofBeside`]).
+/// Starts the re-proof of `id` beside the property runs (see [`ReproofBeside`]). Its
+/// property runs once the runner lets it go, or, sooner, once `freed` is set: the suite
+/// started beside the property runs ended, and its core is free (issue 68: a re-proof that
+/// costs no wall time of its own).
 pub(super) fn beside<'scope, 'env>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
     g: &'env Gathered,
     id: &str,
+    freed: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 ) -> Result<ReproofBeside<'scope>, CliError> {
     let room = room_for(g, id)?;
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -95,6 +99,7 @@ pub(super) fn beside<'scope, 'env>(
             Some(StopGo {
                 stop: &flag,
                 go: &start,
+                freed: freed.as_deref(),
             }),
         )
     });
@@ -107,10 +112,27 @@ pub(super) fn beside<'scope, 'env>(
 }
 
 /// How a re-proof started ahead is held: stopped when `stop` is set; its property run waits,
-/// once its mutant is built, until `go` is.
+/// once its mutant is built, until `go` (or `freed`) is.
 pub(super) struct StopGo<'a> {
     stop: &'a std::sync::atomic::AtomicBool,
     go: &'a std::sync::atomic::AtomicBool,
+    freed: Option<&'a std::sync::atomic::AtomicBool>,
+}
+
+impl StopGo<'_> {
+    /// Waits until it may run (`go`, or a core `freed`): `false` when it was stopped first.
+    fn waited(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        while !self.go.load(Ordering::SeqCst)
+            && !self.freed.is_some_and(|f| f.load(Ordering::SeqCst))
+        {
+            if self.stop.load(Ordering::SeqCst) {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        true
+    }
 }
 
 /// Re-proves `id`: its mutant applied to `room` (or a copy made now, [`room_for`]), its
@@ -233,15 +255,9 @@ fn run_property(
     hold: Option<StopGo<'_>>,
     turned: bool,
 ) -> Result<Option<Reproof>, CliError> {
-    use std::sync::atomic::Ordering;
     let cancel = hold.as_ref().map(|h| h.stop);
-    if let Some(h) = &hold {
-        while !h.go.load(Ordering::SeqCst) {
-            if h.stop.load(Ordering::SeqCst) {
-                return Ok(None);
-            }
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
+    if hold.as_ref().is_some_and(|h| !h.waited()) {
+        return Ok(None);
     }
     let p = &g.config.properties;
     let label = run_label(id, turned);
@@ -500,5 +516,67 @@ fn apply_diff(tree: &Path, diff: &[u8], options: &[&str]) -> Result<(), String> 
         Ok(())
     } else {
         Err(String::from_utf8_lossy(&out.stderr).trim().to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A re-proof held beside the property runs runs once the runner lets it go, or once the
+    /// suite beside them ended (a core freed, issue 68), and never once it was stopped.
+    #[test]
+    fn a_held_re_proof_runs_when_a_core_is_freed() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let (stop, go, freed) = (
+            AtomicBool::new(false),
+            AtomicBool::new(false),
+            AtomicBool::new(true),
+        );
+        assert!(
+            StopGo {
+                stop: &stop,
+                go: &go,
+                freed: Some(&freed),
+            }
+            .waited()
+        );
+        freed.store(false, Ordering::SeqCst);
+        stop.store(true, Ordering::SeqCst);
+        assert!(
+            !StopGo {
+                stop: &stop,
+                go: &go,
+                freed: Some(&freed),
+            }
+            .waited()
+        );
+        go.store(true, Ordering::SeqCst);
+        assert!(
+            StopGo {
+                stop: &stop,
+                go: &go,
+                freed: None,
+            }
+            .waited()
+        );
+        // A core freed later lets a waiting one go.
+        let (stop, go, later) = (
+            AtomicBool::new(false),
+            AtomicBool::new(false),
+            AtomicBool::new(false),
+        );
+        std::thread::scope(|s| {
+            let waiting = s.spawn(|| {
+                StopGo {
+                    stop: &stop,
+                    go: &go,
+                    freed: Some(&later),
+                }
+                .waited()
+            });
+            later.store(true, Ordering::SeqCst);
+            assert!(waiting.join().unwrap());
+        });
     }
 }

@@ -658,6 +658,8 @@ type SuiteBesideResult = Result<(Room, Option<SuiteDone>), CliError>;
 pub(super) struct SuiteBeside<'scope, 'env> {
     handle: Option<std::thread::ScopedJoinHandle<'scope, SuiteBesideResult>>,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Set once its run ended (its core is free again).
+    ended: std::sync::Arc<std::sync::atomic::AtomicBool>,
     _env: std::marker::PhantomData<&'env ()>,
 }
 
@@ -670,23 +672,36 @@ impl<'scope, 'env> SuiteBeside<'scope, 'env> {
         first_run: bool,
     ) -> Self {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let flag = std::sync::Arc::clone(&stop);
+        let ended = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (flag, end) = (std::sync::Arc::clone(&stop), std::sync::Arc::clone(&ended));
         progress::say(Event::SuiteAhead { holds: first_run });
         let handle = scope.spawn(move || {
-            let room = match copy.map(Ok).or_else(|| g.spare.take()) {
-                Some(room) => room?,
-                None => {
-                    super::super::runner::open_room(&g.config.sandbox, &g.tree, g.cache.as_ref())?
-                }
-            };
-            let done = run_suite(g, &room, T2, &[], true, Some(&flag))?;
-            Ok((room, done))
+            let ran = (|| {
+                let room = match copy.map(Ok).or_else(|| g.spare.take()) {
+                    Some(room) => room?,
+                    None => super::super::runner::open_room(
+                        &g.config.sandbox,
+                        &g.tree,
+                        g.cache.as_ref(),
+                    )?,
+                };
+                let done = run_suite(g, &room, T2, &[], true, Some(&flag))?;
+                Ok((room, done))
+            })();
+            end.store(true, std::sync::atomic::Ordering::SeqCst);
+            ran
         });
         SuiteBeside {
             handle: Some(handle),
             stop,
+            ended,
             _env: std::marker::PhantomData,
         }
+    }
+
+    /// The flag its thread sets once its run ended: a core the other runs left it is free.
+    pub fn ended(&self) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+        std::sync::Arc::clone(&self.ended)
     }
 
     /// Its result, once it ended.
