@@ -523,58 +523,33 @@ fn apply_diff(tree: &Path, diff: &[u8], options: &[&str]) -> Result<(), String> 
 mod tests {
     use super::*;
 
+    /// Whether a re-proof held by `stop`, `go` and `freed` may run (see [`StopGo::waited`]).
+    fn waits(
+        stop: &std::sync::atomic::AtomicBool,
+        go: &std::sync::atomic::AtomicBool,
+        freed: Option<&std::sync::atomic::AtomicBool>,
+    ) -> bool {
+        StopGo { stop, go, freed }.waited()
+    }
+
     /// A re-proof held beside the property runs runs once the runner lets it go, or once the
     /// suite beside them ended (a core freed, issue 68), and never once it was stopped.
     #[test]
     fn a_held_re_proof_runs_when_a_core_is_freed() {
         use std::sync::atomic::{AtomicBool, Ordering};
-        let (stop, go, freed) = (
-            AtomicBool::new(false),
-            AtomicBool::new(false),
-            AtomicBool::new(true),
-        );
-        assert!(
-            StopGo {
-                stop: &stop,
-                go: &go,
-                freed: Some(&freed),
-            }
-            .waited()
-        );
+        let flag = AtomicBool::new;
+        let (stop, go, freed) = (flag(false), flag(false), flag(true));
+        assert!(waits(&stop, &go, Some(&freed)));
         freed.store(false, Ordering::SeqCst);
         stop.store(true, Ordering::SeqCst);
-        assert!(
-            !StopGo {
-                stop: &stop,
-                go: &go,
-                freed: Some(&freed),
-            }
-            .waited()
-        );
+        assert!(!waits(&stop, &go, Some(&freed)));
+        assert!(!waits(&stop, &go, None));
         go.store(true, Ordering::SeqCst);
-        assert!(
-            StopGo {
-                stop: &stop,
-                go: &go,
-                freed: None,
-            }
-            .waited()
-        );
+        assert!(waits(&stop, &go, None));
         // A core freed later lets a waiting one go.
-        let (stop, go, later) = (
-            AtomicBool::new(false),
-            AtomicBool::new(false),
-            AtomicBool::new(false),
-        );
+        let (stop, go, later) = (flag(false), flag(false), flag(false));
         std::thread::scope(|s| {
-            let waiting = s.spawn(|| {
-                StopGo {
-                    stop: &stop,
-                    go: &go,
-                    freed: Some(&later),
-                }
-                .waited()
-            });
+            let waiting = s.spawn(|| waits(&stop, &go, Some(&later)));
             later.store(true, Ordering::SeqCst);
             assert!(waiting.join().unwrap());
         });
