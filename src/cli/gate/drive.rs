@@ -45,6 +45,7 @@ pub(super) fn drive(
             scope,
             suite_beside: None,
             reproof_beside: None,
+            built: None,
             suite_room: None,
             seconds: Seconds::default(),
             ended: HashSet::new(),
@@ -121,6 +122,8 @@ struct Runner<'a, 'scope, 'env> {
     scope: &'scope std::thread::Scope<'scope, 'env>,
     suite_beside: Option<SuiteBeside<'scope, 'env>>,
     reproof_beside: Option<reproof::ReproofBeside<'scope>>,
+    /// The observed run's build with the Rust patch mutants switched in (issue 68).
+    built: Option<std::sync::Arc<super::observe_rust::Built>>,
     suite_room: Option<Room>,
     seconds: Seconds,
     ended: HashSet<String>,
@@ -301,7 +304,8 @@ impl Runner<'_, '_, '_> {
         if let Some(f) = finding.filter(|_| facts.integrity.is_empty()) {
             facts.integrity.push(f);
         }
-        if let Some(done) = suite {
+        if let Some(mut done) = suite {
+            self.built = done.built.take();
             self.seconds.t2 = the_suite(g, facts, done)?;
         }
         if !ids.is_empty() {
@@ -315,7 +319,8 @@ impl Runner<'_, '_, '_> {
     /// The patch mutants together, up to `--jobs`, each reported as it ends.
     fn patch_mutants(&mut self, facts: &mut Facts, items: &[&WorkItem]) -> Result<(), CliError> {
         let phase = Instant::now();
-        patch_mutants(self.args, self.g, facts, items, self.jobs)?;
+        let built = self.built.as_deref();
+        patch_mutants(self.args, self.g, facts, items, (self.jobs, built))?;
         facts
             .timings_ms
             .add(Phase::Mutants, phase.elapsed().as_secs_f64());
@@ -352,7 +357,7 @@ impl Runner<'_, '_, '_> {
                 facts.timings_ms.add(Phase::Reproof, took());
             }
             WorkKind::Suite => {
-                let done = match self.suite_beside.take() {
+                let mut done = match self.suite_beside.take() {
                     Some(e) => {
                         let (room, done) = e.join()?;
                         self.suite_room.get_or_insert(room);
@@ -362,6 +367,7 @@ impl Runner<'_, '_, '_> {
                         CliError::software("the suite was stopped though nothing stopped it")
                     })?,
                 };
+                self.built = done.built.take();
                 self.seconds.t2 = the_suite(g, facts, done)?;
             }
             WorkKind::AddedTests => {
@@ -397,15 +403,16 @@ impl Runner<'_, '_, '_> {
     }
 }
 
-/// Runs the patch mutants `items` names (issue 52), up to `jobs` at once, each in its own copy,
-/// each written into `observe.mutants` (and `--facts-out`) the moment it ends. A mutant's run
-/// has three times the observed run's time, at least 10 s, at most the suite's timeout.
+/// Runs the patch mutants `items` names (issue 52), up to `jobs` at once, each in its own copy
+/// (of the observed run's build, where it `built` them in behind switches), each written into
+/// `observe.mutants` (and `--facts-out`) the moment it ends. A mutant's run has three times the
+/// observed run's time, at least 10 s, at most the suite's timeout.
 fn patch_mutants(
     args: &GateArgs,
     g: &Gathered,
     facts: &mut Facts,
     items: &[&WorkItem],
-    jobs: usize,
+    (jobs, built): (usize, Option<&super::observe_rust::Built>),
 ) -> Result<(), CliError> {
     let observed = facts.observe.clone().ok_or_else(|| {
         CliError::software("the core asked for patch mutants the facts do not list")
@@ -427,6 +434,13 @@ fn patch_mutants(
     let timeout = std::time::Duration::from_millis(suite_ms.saturating_mul(3))
         .max(std::time::Duration::from_secs(10))
         .min(g.config.suite.timeout());
+    if let Some(b) = built {
+        b.expect(
+            todo.iter()
+                .filter(|(_, m)| b.holds(&m.file, m.line, m.operator))
+                .count(),
+        );
+    }
     let queue = std::sync::Mutex::new(todo.into_iter());
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::scope(|s| -> Result<(), CliError> {
@@ -440,7 +454,7 @@ fn patch_mutants(
                         .unwrap_or_else(std::sync::PoisonError::into_inner)
                         .next();
                     let Some((n, m)) = next else { break };
-                    let done = super::patch_mutant_runs::run_one(g, n, &m, timeout);
+                    let done = super::patch_mutant_runs::run_one(g, n, &m, (timeout, built));
                     let failed = done.is_err();
                     if tx.send((n, done)).is_err() || failed {
                         break;

@@ -17,10 +17,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::super::error::CliError;
+use super::super::progress::{self, Event};
+use super::super::rewriting::patch_mutants::{self, PatchMutant};
 use super::super::rewriting::rust_probes::{self, Site};
+use super::super::rewriting::rust_schemata;
+use super::super::runner::{Outcome, Place, Run};
 use super::super::sandbox::Room;
 use super::gather::Gathered;
 use super::observe::{FileCoverage, Report};
+use crate::core::gate::MutantOperator;
 
 /// Where the probes write: beside the run's receipt (`{junit}` + this).
 const HITS_SUFFIX: &str = ".observe.tsv";
@@ -40,10 +45,124 @@ pub(super) struct RustProbes {
     sites: Vec<(String, Site)>,
     /// Changed lines no probe can be put before, by file (a whole file that did not parse).
     unprobed: BTreeMap<String, BTreeSet<u32>>,
+    /// The patch mutants compiled in behind their switches (issue 68), when the build of the
+    /// probed text with them in succeeded.
+    switches: Option<Switches>,
 }
 
-/// Probes the changed `.rs` files of `g` in `room`'s copy; `None` when there are none.
-pub(super) fn instrument(g: &Gathered, room: &Room) -> Result<Option<RustProbes>, CliError> {
+/// The patch mutants of the changed lines compiled into the observed run's build, each behind
+/// a switch: one build for the observed run and every mutant's run (mutant schemata, issue 68;
+/// [`rust_schemata`]).
+#[derive(Debug, Default)]
+struct Switches {
+    /// The variable the switches read (the macro's name), and the value every run but a
+    /// mutant's carries: none of them on.
+    var: String,
+    none: u32,
+    /// Each switched mutant: its file, line and operator, and the value that turns it on.
+    mutants: Vec<(String, u32, MutantOperator, u32)>,
+}
+
+/// What a patch mutant's run needs of the observed run's build: a copy of the room as that
+/// run left it (the switched text in, built), the variable and each mutant's value.
+pub(super) struct Built {
+    room: Room,
+    /// Held to read while a run's copy is made of `room`; the last run holds it to write,
+    /// and runs in `room` itself (nothing runs there after it).
+    copying: std::sync::RwLock<()>,
+    /// The switched mutants' runs still to start ([`Built::expect`]); `usize::MAX` once the
+    /// last one ran in `room` (it is spent).
+    left: std::sync::atomic::AtomicUsize,
+    /// The probes' variable (a mutant's run carries it too, as the observed run does).
+    probes: String,
+    var: String,
+    mutants: Vec<(String, u32, MutantOperator, u32)>,
+}
+
+impl Built {
+    /// The suite command `argv` of a mutant's run in `room` (a fork of [`Self::room`]) with
+    /// the mutant on; `None` when the mutant was not switched in (it is built on its own).
+    pub fn argv(
+        &self,
+        file: &str,
+        line: u32,
+        operator: MutantOperator,
+        argv: &[String],
+    ) -> Option<Vec<String>> {
+        let (.., value) = self
+            .mutants
+            .iter()
+            .find(|(f, l, o, _)| f == file && *l == line && *o == operator)?;
+        // Every variable the observed run carried, the switch's value aside.
+        let mut out = vec![
+            "env".to_owned(),
+            format!("{}={}{HITS_SUFFIX}", self.probes, crate::cli::runner::JUNIT),
+            format!("{}={value}", self.var),
+        ];
+        out.extend(argv.iter().cloned());
+        Some(out)
+    }
+
+    /// Whether the mutant is switched in.
+    pub fn holds(&self, file: &str, line: u32, operator: MutantOperator) -> bool {
+        self.argv(file, line, operator, &[]).is_some()
+    }
+
+    /// The number of switched mutants' runs about to start.
+    pub fn expect(&self, runs: usize) {
+        use std::sync::atomic::Ordering::SeqCst;
+        let _ = self
+            .left
+            .fetch_update(SeqCst, SeqCst, |l| (l != usize::MAX).then_some(runs));
+    }
+
+    /// `run` in a copy of the observed run's build: a fork of it, or, for the last of the runs
+    /// [`Built::expect`] said, the copy itself, once every other run's fork is made. `None`
+    /// once that copy is spent (the mutant is then built on its own).
+    pub fn in_room<T>(
+        &self,
+        label: &str,
+        run: impl FnOnce(&Room) -> Result<T, CliError>,
+    ) -> Option<Result<T, CliError>> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let reading = self
+            .copying
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let before = self
+            .left
+            .fetch_update(SeqCst, SeqCst, |l| match l {
+                usize::MAX => None,
+                0 | 1 => Some(usize::MAX),
+                l => Some(l - 1),
+            })
+            .ok()?;
+        if before > 1 {
+            let room = match self.room.fork(label) {
+                Ok(room) => room,
+                Err(e) => return Some(Err(e)),
+            };
+            drop(reading);
+            return Some(run(&room));
+        }
+        drop(reading);
+        let _writing = self
+            .copying
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Some(run(&self.room))
+    }
+}
+
+/// Probes the changed `.rs` files of `g` in `room`'s copy; `None` when there are none. With
+/// patch mutants asked for and a build step, every mutant of the changed lines is compiled in
+/// behind its switch, and the build step run on that text at once: where it does not build,
+/// the probes alone are written (each mutant is then built on its own, as before).
+pub(super) fn instrument(
+    g: &Gathered,
+    room: &Room,
+    cancel: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<Option<RustProbes>, CliError> {
     let rust: Vec<(&String, &BTreeSet<u32>)> = g
         .watched
         .files
@@ -58,6 +177,20 @@ pub(super) fn instrument(g: &Gathered, room: &Room) -> Result<Option<RustProbes>
         name: format!("{}__", super::twin::drawn(seed, "__patchgate", "observe")),
         ..RustProbes::default()
     };
+    let build = g
+        .config
+        .build
+        .as_ref()
+        .filter(|_| g.watched.config.is_some_and(|c| c.mutants > 0));
+    let mut switches = build.map(|_| Switches {
+        var: format!("{}__", super::twin::drawn(seed, "__patchgate", "switch")),
+        none: drawn_value(seed),
+        mutants: Vec::new(),
+    });
+    // The next switch's value (each mutant's is this gate's own).
+    let mut next = switches.as_ref().map_or(0, |s| s.none + 7);
+    // Each file's probed text alone, kept to fall back to.
+    let mut alone: Vec<(String, Vec<u8>)> = Vec::new();
     for (file, lines) in rust {
         let path = room.tree.join(file);
         let text = match read_capped(&path, MAX_FILE_BYTES) {
@@ -68,16 +201,52 @@ pub(super) fn instrument(g: &Gathered, room: &Room) -> Result<Option<RustProbes>
             }
         };
         let first = u32::try_from(p.sites.len()).unwrap_or(u32::MAX);
-        let Some(probed) = rust_probes::probe(&text, lines, &p.name, first) else {
+        let candidates: Vec<PatchMutant> = match &switches {
+            Some(_) => patch_mutants::rust(&text, lines),
+            None => Vec::new(),
+        };
+        let mut switched = Vec::new();
+        let probed = match &mut switches {
+            Some(sw) if !candidates.is_empty() => {
+                let valued: Vec<(u32, &PatchMutant)> = candidates
+                    .iter()
+                    .map(|m| {
+                        next = next.saturating_add(7);
+                        (next, m)
+                    })
+                    .collect();
+                let var = sw.var.clone();
+                let probed = rust_probes::probe_with(&text, lines, &p.name, first, |root| {
+                    let (edits, s) = rust_schemata::edits(&text, root, &var, &valued);
+                    switched = s
+                        .into_iter()
+                        .filter_map(|(i, v)| valued.get(i).map(|(_, m)| (*m, v)))
+                        .map(|(m, v)| (file.clone(), m.line, m.operator, v))
+                        .collect();
+                    (edits, Some(rust_schemata::definition(&var, &var)))
+                });
+                if !switched.is_empty()
+                    && let Some(plain) = rust_probes::probe(&text, lines, &p.name, first)
+                {
+                    alone.push((file.clone(), plain.text));
+                }
+                probed
+            }
+            _ => rust_probes::probe(&text, lines, &p.name, first),
+        };
+        let Some(probed) = probed else {
             // Not parsed: its changed lines are code never known to run.
             p.unprobed.insert(file.clone(), lines.clone());
             continue;
         };
+        if let Some(sw) = &mut switches {
+            sw.mutants.extend(switched);
+        }
         p.unprobed
             .entry(file.clone())
             .or_default()
             .extend(probed.unprobed);
-        if probed.sites.is_empty() {
+        if probed.sites.is_empty() && probed.text == text {
             continue;
         }
         p.sites
@@ -87,7 +256,59 @@ pub(super) fn instrument(g: &Gathered, room: &Room) -> Result<Option<RustProbes>
         p.written.push((file.clone(), text, probed.text));
     }
     room.settle()?;
+    if let (Some(sw), Some(build)) = (switches.filter(|s| !s.mutants.is_empty()), build) {
+        p.switches = switched_build(room, build, sw, cancel)?;
+        if p.switches.is_none() {
+            // The probes alone, as before: each mutant is built on its own.
+            for (file, text) in alone {
+                let path = room.tree.join(&file);
+                std::fs::write(&path, &text).map_err(|e| {
+                    CliError::software(format!("cannot write {}: {e}", path.display()))
+                })?;
+                if let Some(w) = p.written.iter_mut().find(|w| w.0 == file) {
+                    w.2 = text;
+                }
+            }
+            room.settle()?;
+        }
+    }
     Ok(Some(p))
+}
+
+/// The value a run carries when no mutant is on: drawn per gate, as the variable's name is.
+fn drawn_value(seed: u64) -> u32 {
+    let drawn = super::twin::drawn(seed, "v", "switch-values");
+    let low = drawn
+        .rsplit('_')
+        .next()
+        .and_then(|h| u32::from_str_radix(h, 16).ok())
+        .unwrap_or(0);
+    1_000 + (low & 0xf_ffff) * 64
+}
+
+/// The build step run on the switched text in `room`: `Some` when it built (the observed run
+/// then compiles nothing more), `None` when it did not (a mutant the compiler refuses in
+/// place, which no reading can foresee).
+fn switched_build(
+    room: &Room,
+    build: &crate::cli::config::BuildConfig,
+    sw: Switches,
+    cancel: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<Option<Switches>, CliError> {
+    let label = "observed build (the patch mutants switched in)";
+    let mut run = Run::new(label, &build.command, build.timeout(), Place::Room(room)).tail(2048);
+    if let Some(flag) = cancel {
+        run = run.cancel(flag);
+    }
+    let built = matches!(run.start()?, Outcome::Ran(r) if r.run == Some(0));
+    progress::say(Event::Plan(match built {
+        true => format!(
+            "observe: {} patch mutant(s) of the changed lines compiled into the observed run's build, each behind a switch: a mutant's run rebuilds nothing",
+            sw.mutants.len()
+        ),
+        false => "observe: the changed lines with their patch mutants switched in did not build; the probes alone are built, and each patch mutant on its own".to_owned(),
+    }));
+    Ok(built.then_some(sw))
 }
 
 /// At most `max` bytes of the file at `path`, `None` when it is longer or unreadable (or not a
@@ -108,8 +329,27 @@ impl RustProbes {
             "env".to_owned(),
             format!("{}={}{HITS_SUFFIX}", self.name, crate::cli::runner::JUNIT),
         ];
+        if let Some(sw) = &self.switches {
+            out.push(format!("{}={}", sw.var, sw.none));
+        }
         out.extend(argv.iter().cloned());
         out
+    }
+
+    /// A copy of `room` as the observed run left it (the switched text in, built), for the
+    /// mutants' runs: `None` when no mutant was switched in.
+    pub fn built(&self, room: &Room) -> Result<Option<Built>, CliError> {
+        let Some(sw) = &self.switches else {
+            return Ok(None);
+        };
+        Ok(Some(Built {
+            room: room.fork("the patch mutants' build")?,
+            copying: std::sync::RwLock::new(()),
+            left: std::sync::atomic::AtomicUsize::new(0),
+            probes: self.name.clone(),
+            var: sw.var.clone(),
+            mutants: sw.mutants.clone(),
+        }))
     }
 
     /// Puts the judged text back where the probed text still is (before the copy is checked:

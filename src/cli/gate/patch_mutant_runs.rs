@@ -119,13 +119,14 @@ fn remade(
     Ok(m.map(|m| (text.clone(), m)))
 }
 
-/// Runs patch mutant `facts` (number `n`): a copy of the judged tree with it applied, the
+/// Runs patch mutant `facts` (number `n`): a copy of the judged tree with it applied (a Rust
+/// one: a copy of the observed run's build with its switch on, where it was `built` in), the
 /// observed run's command selecting only its checks, under `timeout`. What became of it.
 pub(super) fn run_one(
     g: &Gathered,
     n: u32,
     facts: &PatchMutantFacts,
-    timeout: std::time::Duration,
+    (timeout, built): (std::time::Duration, Option<&super::observe_rust::Built>),
 ) -> Result<PatchMutantFacts, CliError> {
     let mut out = facts.clone();
     out.state = MutantState::Void;
@@ -150,6 +151,18 @@ pub(super) fn run_one(
         facts.line,
         <&str>::from(facts.operator)
     );
+    // Switched in: the same build, its switch on; nothing is written or rebuilt.
+    if let Some(ran) = built
+        .filter(|_| rust)
+        .and_then(|b| Some((b, b.argv(&facts.file, facts.line, facts.operator, &argv)?)))
+        .and_then(|(b, argv)| {
+            b.in_room(&label, |room| {
+                Run::new(&label, &argv, timeout, Place::Room(room)).start()
+            })
+        })
+    {
+        return Ok(fate(out, ran?));
+    }
     let room = g.room.fork(&label)?;
     if rust {
         let path = room.tree.join(&facts.file);
@@ -157,9 +170,15 @@ pub(super) fn run_one(
             .map_err(|e| CliError::software(format!("cannot write {}: {e}", path.display())))?;
         room.settle()?;
     }
-    let ran = match Run::new(&label, &argv, timeout, Place::Room(&room)).start()? {
+    let ran = Run::new(&label, &argv, timeout, Place::Room(&room)).start()?;
+    Ok(fate(out, ran))
+}
+
+/// What became of a mutant (`out`, void until its run says otherwise) by its run's outcome.
+fn fate(mut out: PatchMutantFacts, ran: Outcome) -> PatchMutantFacts {
+    let ran = match ran {
         Outcome::Ran(ran) => ran,
-        Outcome::Cancelled => return Ok(out),
+        Outcome::Cancelled => return out,
     };
     // The same checks passed on the judged tree, and the mutant is all that differs: a run
     // that does not pass and whose receipt lists failed or errored checks is a kill, whether
@@ -186,7 +205,7 @@ pub(super) fn run_one(
         }
         _ => {}
     }
-    Ok(out)
+    out
 }
 
 #[cfg(test)]

@@ -34,6 +34,9 @@ pub(super) struct SuiteDone {
     pub behavior: Option<crate::core::gate::BehaviorFacts>,
     /// Where its receipt was written (what the observed run writes beside it is read there).
     pub receipt_at: Option<std::path::PathBuf>,
+    /// The observed run's build with the Rust patch mutants switched in, for their runs
+    /// (issue 68).
+    pub built: Option<std::sync::Arc<super::observe_rust::Built>>,
 }
 
 impl SuiteDone {
@@ -89,7 +92,7 @@ pub(super) fn run_suite(
         })
         .flatten();
     let rust = match watching && observed.is_none() {
-        true => super::observe_rust::instrument(g, room)?,
+        true => super::observe_rust::instrument(g, room, cancel)?,
         false => None,
     };
     // (A Python run's failures under the observer are run again without it.)
@@ -508,6 +511,11 @@ fn run_as_suite(
         command = command.cancel(flag);
     }
     let started = command.start();
+    // The mutants' runs start from the room as the observed run built it (issue 68).
+    let built = match (probes, &started) {
+        (Some(p), Ok(Outcome::Ran(_))) => p.built(room)?.map(std::sync::Arc::new),
+        _ => None,
+    };
     if let Some(p) = probes {
         p.restore(room)?;
     }
@@ -564,6 +572,7 @@ fn run_as_suite(
         observe: None,
         behavior: None,
         receipt_at: ran.receipt_at,
+        built,
     }))
 }
 

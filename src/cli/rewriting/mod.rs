@@ -5,4 +5,5 @@
 
 pub mod patch_mutants;
 pub mod rust_probes;
+pub mod rust_schemata;
 pub mod turned_twin;

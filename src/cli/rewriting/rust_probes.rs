@@ -60,12 +60,15 @@ fn definition(name: &str) -> String {
 const UNUSED: &str = "#[allow(unused_macros)]"; // reason = a file may hold no probe reached
 const WARNINGS: &str = "#[allow(warnings)]"; // reason = the crate's own `deny` is not the probe's
 
-/// An insertion: at a byte offset, in the order of `rank` then of making (a probe before, a
-/// made `else` after, a closing brace last).
-struct Edit {
-    at: usize,
-    rank: u8,
-    text: String,
+/// An edit: `at..end` of the text replaced by `text` (an insertion where they are equal), in
+/// the order of `at`, then of `rank` (a probe's first number: before, a made `else` after, a
+/// closing brace last; the mutant switches' openings and closings around them), then of
+/// making.
+pub struct Edit {
+    pub at: usize,
+    pub end: usize,
+    pub rank: (u8, usize),
+    pub text: String,
 }
 
 /// What a walk of the file builds.
@@ -84,7 +87,8 @@ impl Probes<'_> {
         let name = self.name;
         self.edits.push(Edit {
             at,
-            rank,
+            end: at,
+            rank: (1 + rank, 0),
             text: format!("{before}{name}!({n});{after}"),
         });
     }
@@ -92,7 +96,8 @@ impl Probes<'_> {
     fn close(&mut self, at: usize) {
         self.edits.push(Edit {
             at,
-            rank: 2,
+            end: at,
+            rank: (3, 0),
             text: " }".to_owned(),
         });
     }
@@ -130,7 +135,7 @@ fn is_unit(node: Node<'_>) -> bool {
 
 /// Whether code in `node` runs where no probe can: a `const`/`static` item, a `const` block
 /// or function, an array type's length, a macro's definition.
-fn unprobeable(node: Node<'_>, source: &[u8]) -> bool {
+pub(super) fn unprobeable(node: Node<'_>, source: &[u8]) -> bool {
     let mut at = Some(node);
     while let Some(n) = at {
         match n.kind() {
@@ -228,8 +233,21 @@ fn next_row(node: Node<'_>) -> u32 {
 /// Probes `source` for its changed `lines`: `None` when it does not parse. `name` is the
 /// probe's (a fresh identifier per gate), `first` its first number.
 pub fn probe(source: &[u8], lines: &BTreeSet<u32>, name: &str, first: u32) -> Option<Probed> {
+    probe_with(source, lines, name, first, |_| (Vec::new(), None))
+}
+
+/// [`probe`], with the edits `more` makes of the parsed file (the mutant switches, issue 68)
+/// made among the probes', and the definition it gives put beside theirs.
+pub fn probe_with(
+    source: &[u8],
+    lines: &BTreeSet<u32>,
+    name: &str,
+    first: u32,
+    more: impl FnOnce(Node<'_>) -> (Vec<Edit>, Option<String>),
+) -> Option<Probed> {
     let tree = crate::cli::reading::syntax::parse(source, &tree_sitter_rust::LANGUAGE.into())?;
     let root = tree.root_node();
+    let (more, defined) = more(root);
     let tests = crate::cli::reading::rust::test_rows(source, root);
     let in_test = |line: u32| {
         tests
@@ -299,7 +317,7 @@ pub fn probe(source: &[u8], lines: &BTreeSet<u32>, name: &str, first: u32) -> Op
         }
         branches(&mut p, node);
     }
-    if p.sites.is_empty() {
+    if p.sites.is_empty() && more.is_empty() {
         return Some(Probed {
             text: source.to_vec(),
             sites: Vec::new(),
@@ -313,18 +331,23 @@ pub fn probe(source: &[u8], lines: &BTreeSet<u32>, name: &str, first: u32) -> Op
         .named_children(&mut cursor)
         .find(|c| !c.is_extra() && c.kind() != "inner_attribute_item")
         .map_or(source.len(), |c| before(c, source));
-    p.edits.push(Edit {
-        at: head,
-        rank: 0,
-        text: definition(name),
-    });
+    let defined = defined.into_iter().filter(|_| !more.is_empty());
+    for text in std::iter::once(definition(name)).chain(defined) {
+        p.edits.push(Edit {
+            at: head,
+            end: head,
+            rank: (1, 0),
+            text,
+        });
+    }
+    p.edits.extend(more);
     p.edits.sort_by_key(|e| (e.at, e.rank));
     let mut text = Vec::with_capacity(source.len() + p.edits.len() * 24);
     let mut from = 0;
     for e in &p.edits {
-        text.extend_from_slice(source.get(from..e.at).unwrap_or_default());
+        text.extend_from_slice(source.get(from..e.at.max(from)).unwrap_or_default());
         text.extend_from_slice(e.text.as_bytes());
-        from = e.at;
+        from = from.max(e.end);
     }
     text.extend_from_slice(source.get(from..).unwrap_or_default());
     Some(Probed {
