@@ -4630,6 +4630,42 @@ fn a_rust_change_no_check_observes_escalates() {
     }
 }
 
+/// Issue 68: the Rust patch mutants are compiled into the observed run's build behind
+/// switches, and a mutant the compiler refuses in place costs nothing but time. Here the
+/// patch adds `String::from("c") + &String::from("ents")` to `honest-refactor`: its mutant
+/// (`+` made `-`) has no `Sub` for `String`, so the switched text does not build and the
+/// observed run fails; it is made again with the probes alone, and every mutant meets the fate
+/// it met built on its own (before issue 68, the same patch gave the same three): the
+/// concatenation's mutant void (it does not compile), the other two killed by the fixtures.
+#[test]
+fn a_switched_mutant_the_compiler_refuses_falls_back_to_its_own_build() {
+    let target = tempfile::tempdir().expect("tempdir");
+    let repo = repository("gate-rust", "honest-refactor", |dir| {
+        let lib = dir.join("src/lib.rs");
+        let text = std::fs::read_to_string(&lib).expect("lib");
+        let line = "    let (share, rest) = (total / parts, total % parts);\n";
+        let added = "    let _unit = String::from(\"c\") + &String::from(\"ents\");\n";
+        assert!(text.contains(line));
+        std::fs::write(&lib, text.replacen(line, &format!("{line}{added}"), 1)).expect("write");
+    });
+    let g = rust_gated(repo.path(), target.path());
+    expect(&g, "MERGE_OK", "all-gates-held", 0);
+    assert!(
+        g.stderr.contains("made again with the probes alone"),
+        "{}",
+        g.stderr
+    );
+    let o = observed(&g);
+    assert_eq!(
+        fates(o),
+        [
+            (&json!(10), &json!("swap-arithmetic"), &json!("void")),
+            (&json!(11), &json!("shift-integer"), &json!("killed")),
+            (&json!(12), &json!("swap-arithmetic"), &json!("killed")),
+        ]
+    );
+}
+
 /// A plain `cargo test` of the repository at `dir` (its builds in `target`): its output.
 fn plain_cargo_test(dir: &Path, target: &Path) -> std::process::Output {
     std::process::Command::new("cargo")

@@ -21,7 +21,6 @@ use super::super::progress::{self, Event};
 use super::super::rewriting::patch_mutants::{self, PatchMutant};
 use super::super::rewriting::rust_probes::{self, Site};
 use super::super::rewriting::rust_schemata;
-use super::super::runner::{Outcome, Place, Run};
 use super::super::sandbox::Room;
 use super::gather::Gathered;
 use super::observe::{FileCoverage, Report};
@@ -45,9 +44,13 @@ pub(super) struct RustProbes {
     sites: Vec<(String, Site)>,
     /// Changed lines no probe can be put before, by file (a whole file that did not parse).
     unprobed: BTreeMap<String, BTreeSet<u32>>,
-    /// The patch mutants compiled in behind their switches (issue 68), when the build of the
-    /// probed text with them in succeeded.
+    /// The patch mutants compiled in behind their switches (issue 68).
     switches: Option<Switches>,
+    /// Each switched file's text with the probes alone: what a failed switched run falls back
+    /// to ([`RustProbes::fall_back`]).
+    alone: Vec<(String, Vec<u8>)>,
+    /// Set once it fell back: no mutant is switched in.
+    fell_back: std::sync::atomic::AtomicBool,
 }
 
 /// The patch mutants of the changed lines compiled into the observed run's build, each behind
@@ -155,14 +158,9 @@ impl Built {
 }
 
 /// Probes the changed `.rs` files of `g` in `room`'s copy; `None` when there are none. With
-/// patch mutants asked for and a build step, every mutant of the changed lines is compiled in
-/// behind its switch, and the build step run on that text at once: where it does not build,
-/// the probes alone are written (each mutant is then built on its own, as before).
-pub(super) fn instrument(
-    g: &Gathered,
-    room: &Room,
-    cancel: Option<&std::sync::atomic::AtomicBool>,
-) -> Result<Option<RustProbes>, CliError> {
+/// patch mutants asked for, every mutant of the changed lines a switch can hold is compiled in
+/// behind its switch beside the probes.
+pub(super) fn instrument(g: &Gathered, room: &Room) -> Result<Option<RustProbes>, CliError> {
     let rust: Vec<(&String, &BTreeSet<u32>)> = g
         .watched
         .files
@@ -177,20 +175,14 @@ pub(super) fn instrument(
         name: format!("{}__", super::twin::drawn(seed, "__patchgate", "observe")),
         ..RustProbes::default()
     };
-    let build = g
-        .config
-        .build
-        .as_ref()
-        .filter(|_| g.watched.config.is_some_and(|c| c.mutants > 0));
-    let mut switches = build.map(|_| Switches {
+    let wanted = g.watched.config.is_some_and(|c| c.mutants > 0);
+    let mut switches = wanted.then(|| Switches {
         var: format!("{}__", super::twin::drawn(seed, "__patchgate", "switch")),
         none: drawn_value(seed),
         mutants: Vec::new(),
     });
     // The next switch's value (each mutant's is this gate's own).
     let mut next = switches.as_ref().map_or(0, |s| s.none + 7);
-    // Each file's probed text alone, kept to fall back to.
-    let mut alone: Vec<(String, Vec<u8>)> = Vec::new();
     for (file, lines) in rust {
         let path = room.tree.join(file);
         let text = match read_capped(&path, MAX_FILE_BYTES) {
@@ -228,7 +220,7 @@ pub(super) fn instrument(
                 if !switched.is_empty()
                     && let Some(plain) = rust_probes::probe(&text, lines, &p.name, first)
                 {
-                    alone.push((file.clone(), plain.text));
+                    p.alone.push((file.clone(), plain.text));
                 }
                 probed
             }
@@ -256,21 +248,12 @@ pub(super) fn instrument(
         p.written.push((file.clone(), text, probed.text));
     }
     room.settle()?;
-    if let (Some(sw), Some(build)) = (switches.filter(|s| !s.mutants.is_empty()), build) {
-        p.switches = switched_build(room, build, sw, cancel)?;
-        if p.switches.is_none() {
-            // The probes alone, as before: each mutant is built on its own.
-            for (file, text) in alone {
-                let path = room.tree.join(&file);
-                std::fs::write(&path, &text).map_err(|e| {
-                    CliError::software(format!("cannot write {}: {e}", path.display()))
-                })?;
-                if let Some(w) = p.written.iter_mut().find(|w| w.0 == file) {
-                    w.2 = text;
-                }
-            }
-            room.settle()?;
-        }
+    p.switches = switches.filter(|s| !s.mutants.is_empty());
+    if let Some(sw) = &p.switches {
+        progress::say(Event::Plan(format!(
+            "observe: {} patch mutant(s) of the changed lines compiled into the observed run's build beside the probes, each behind a switch: a mutant's run rebuilds nothing",
+            sw.mutants.len()
+        )));
     }
     Ok(Some(p))
 }
@@ -284,31 +267,6 @@ fn drawn_value(seed: u64) -> u32 {
         .and_then(|h| u32::from_str_radix(h, 16).ok())
         .unwrap_or(0);
     1_000 + (low & 0xf_ffff) * 64
-}
-
-/// The build step run on the switched text in `room`: `Some` when it built (the observed run
-/// then compiles nothing more), `None` when it did not (a mutant the compiler refuses in
-/// place, which no reading can foresee).
-fn switched_build(
-    room: &Room,
-    build: &crate::cli::config::BuildConfig,
-    sw: Switches,
-    cancel: Option<&std::sync::atomic::AtomicBool>,
-) -> Result<Option<Switches>, CliError> {
-    let label = "observed build (the patch mutants switched in)";
-    let mut run = Run::new(label, &build.command, build.timeout(), Place::Room(room)).tail(2048);
-    if let Some(flag) = cancel {
-        run = run.cancel(flag);
-    }
-    let built = matches!(run.start()?, Outcome::Ran(r) if r.run == Some(0));
-    progress::say(Event::Plan(match built {
-        true => format!(
-            "observe: {} patch mutant(s) of the changed lines compiled into the observed run's build, each behind a switch: a mutant's run rebuilds nothing",
-            sw.mutants.len()
-        ),
-        false => "observe: the changed lines with their patch mutants switched in did not build; the probes alone are built, and each patch mutant on its own".to_owned(),
-    }));
-    Ok(built.then_some(sw))
 }
 
 /// At most `max` bytes of the file at `path`, `None` when it is longer or unreadable (or not a
@@ -339,7 +297,7 @@ impl RustProbes {
     /// A copy of `room` as the observed run left it (the switched text in, built), for the
     /// mutants' runs: `None` when no mutant was switched in.
     pub fn built(&self, room: &Room) -> Result<Option<Built>, CliError> {
-        let Some(sw) = &self.switches else {
+        let Some(sw) = self.switches.as_ref().filter(|_| !self.fell_back()) else {
             return Ok(None);
         };
         Ok(Some(Built {
@@ -352,12 +310,46 @@ impl RustProbes {
         }))
     }
 
+    /// Whether a run with switches in is to be made again with the probes alone: the
+    /// switched text is the observed run's only where it passed (a failure is never the
+    /// switches': the run that judges it is the probes' alone, as before issue 68).
+    pub fn switched(&self) -> bool {
+        self.switches.is_some() && !self.fell_back()
+    }
+
+    fn fell_back(&self) -> bool {
+        self.fell_back.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// The probes alone written in `room` where the switched text still is: each patch mutant
+    /// is then built on its own.
+    pub fn fall_back(&self, room: &Room) -> Result<(), CliError> {
+        self.fell_back
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        progress::say(Event::Plan(
+            "observe: the run with the patch mutants switched in did not pass; it is made again with the probes alone (each patch mutant then built on its own)".to_owned(),
+        ));
+        for (file, alone) in &self.alone {
+            let path = room.tree.join(file);
+            let switched = self.written.iter().find(|w| &w.0 == file).map(|w| &w.2);
+            if read_capped(&path, MAX_FILE_BYTES).as_ref() == switched {
+                std::fs::write(&path, alone).map_err(|e| {
+                    CliError::software(format!("cannot write {}: {e}", path.display()))
+                })?;
+            }
+        }
+        room.settle()
+    }
+
     /// Puts the judged text back where the probed text still is (before the copy is checked:
     /// a file the run changed stays as it left it, for the check to find).
     pub fn restore(&self, room: &Room) -> Result<(), CliError> {
         for (file, judged, probed) in &self.written {
             let path = room.tree.join(file);
-            if read_capped(&path, MAX_FILE_BYTES).as_deref() == Some(probed.as_slice()) {
+            let now = read_capped(&path, MAX_FILE_BYTES);
+            let alone = self.alone.iter().find(|a| &a.0 == file).map(|a| &a.1);
+            if now.as_deref() == Some(probed.as_slice()) || (now.is_some() && now.as_ref() == alone)
+            {
                 std::fs::write(&path, judged).map_err(|e| {
                     CliError::software(format!("cannot write {}: {e}", path.display()))
                 })?;

@@ -92,7 +92,7 @@ pub(super) fn run_suite(
         })
         .flatten();
     let rust = match watching && observed.is_none() {
-        true => super::observe_rust::instrument(g, room, cancel)?,
+        true => super::observe_rust::instrument(g, room)?,
         false => None,
     };
     // (A Python run's failures under the observer are run again without it.)
@@ -510,8 +510,24 @@ fn run_as_suite(
     if let Some(flag) = cancel {
         command = command.cancel(flag);
     }
-    let started = command.start();
-    // The mutants' runs start from the room as the observed run built it (issue 68).
+    let mut started = command.start();
+    // A run with the patch mutants switched in counts only where it passed; else it is made
+    // again with the probes alone (issue 68).
+    if let (Some(p), Ok(Outcome::Ran(r))) = (probes, &started)
+        && p.switched()
+        && r.run != Some(0)
+    {
+        p.fall_back(room)?;
+        if let Some((_, path)) = &junit {
+            let _ = std::fs::remove_file(path);
+        }
+        let mut again = Run::new(label, argv, s.timeout(), Place::Room(room));
+        if let Some(flag) = cancel {
+            again = again.cancel(flag);
+        }
+        started = again.start();
+    }
+    // The mutants' runs start from the room as the observed run built it.
     let built = match (probes, &started) {
         (Some(p), Ok(Outcome::Ran(_))) => p.built(room)?.map(std::sync::Arc::new),
         _ => None,
