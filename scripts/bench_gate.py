@@ -477,6 +477,109 @@ def zeroize(binary, repeat):
         print(f"answer: {answer['disposition']} reason={answer['reason']}")
 
 
+# Crates from crates.io adopted as a new user adopts one with the Rust starter (issue 68): the
+# .crate downloaded once into ~/.cache/patchgate-bench, its canary calling into it, an empty
+# sealed fixtures directory, `warm`, `census --write`; and an honest patch that changes code
+# lines the tests run (a refactor that keeps the behaviour), as (file, old text, new text).
+CRATES = {
+    "strsim": ("strsim", "0.11.1", 'let _ = strsim::hamming("a", "b");', (
+        "src/lib.rs",
+        "                if x != y {\n                    count += 1;\n                }\n",
+        "                count += usize::from(x != y);\n")),
+    "semver": ("semver", "1.0.27", 'let _ = semver::Version::parse("1.0.0");', (
+        "src/eval.rs",
+        "    for cmp in &req.comparators {\n        if !matches_impl(cmp, ver) {\n            return false;\n        }\n    }\n",
+        "    if !req.comparators.iter().all(|cmp| matches_impl(cmp, ver)) {\n        return false;\n    }\n")),
+}
+
+
+def registry_crate(binary, repeat, name):
+    """A crate from crates.io under the Rust starter (`[observe]` on, no property: the starter's
+    first day), its honest patch gated from the build cache, against a developer's `cargo
+    test` of the same patch in a checkout whose target/ was built on the base (it recompiles
+    what the patch changed and runs every test, doctests too), alternating, medians; and
+    `cargo test` with nothing to compile."""
+    crate, version, call, (path, old, new) = CRATES[name]
+    cache = os.path.expanduser("~/.cache/patchgate-bench")
+    os.makedirs(cache, exist_ok=True)
+    archive = os.path.join(cache, f"{crate}-{version}.crate")
+    if not os.path.exists(archive):
+        subprocess.run(["curl", "-sSfL", "-o", archive,
+                        f"https://static.crates.io/crates/{crate}/{crate}-{version}.crate"], check=True)
+    env = {k: v for k, v in os.environ.items() if k != "CARGO_TARGET_DIR"}
+    env.update({"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
+                "GIT_COMMITTER_EMAIL": "b@b", "RUSTC_BOOTSTRAP": "1"})
+    with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as work:
+        run = lambda cwd, *a: subprocess.run(a, cwd=cwd, env=env, check=True, capture_output=True, text=True)
+        run(root, "tar", "xzf", archive, "--strip-components=1")
+        run(root, binary, "init", "--rust")
+        manifest = os.path.join(root, "Cargo.toml")
+        if "autotests = false" in open(manifest).read():
+            open(manifest, "a").write('\n[[test]]\nname = "patchgate_canary"\npath = "tests/patchgate_canary.rs"\n')
+        canary = os.path.join(root, "tests", "patchgate_canary.rs")
+        text = open(canary).read()
+        open(canary, "w").write(text.replace(
+            "    // let _ = mycrate::some_function();  // your crate: make the canary see what it does", f"    {call}"))
+        os.makedirs(os.path.join(root, "fixtures"))
+        open(os.path.join(root, "fixtures", ".gitkeep"), "w").close()
+        run(root, binary, "seal", "fixtures", "--out", "fixtures.seal.expected")
+        run(root, "git", "init", "-q", "-b", "main")
+        run(root, "git", "add", "-A")
+        run(root, "git", "commit", "-q", "-m", f"{crate} and its gate")
+        run(root, "cargo", "fetch", "--quiet")
+        run(root, binary, "warm")
+        run(root, binary, "census", "--write")
+        run(root, "git", "add", "-A")
+        run(root, "git", "commit", "-q", "-m", "census")
+        run(root, binary, "warm")
+        run(root, "git", "checkout", "-q", "-b", "patch")
+        text = open(os.path.join(root, path)).read()
+        assert old in text, f"the honest patch does not apply to {crate} {version}"
+        open(os.path.join(root, path), "w").write(text.replace(old, new, 1))
+        run(root, "git", "commit", "-q", "-am", "honest")
+        run(root, "git", "checkout", "-q", "main")
+        checkout, snapshot = os.path.join(work, "checkout"), os.path.join(work, "target-of-main")
+        run(root, "git", "worktree", "add", "-q", "--detach", checkout, "main")
+        plain = lambda: run(checkout, "cargo", "test", "--quiet", "--offline")
+        plain()
+        run(work, "cp", "-a", os.path.join(checkout, "target"), snapshot)
+        run(checkout, "git", "checkout", "-q", "--detach", "patch")
+
+        def restore():
+            shutil.rmtree(os.path.join(checkout, "target"))
+            run(work, "cp", "-a", snapshot, os.path.join(checkout, "target"))
+
+        answers = []
+
+        def gate():
+            out = subprocess.run([binary, "gate", "--base", "main", "--head", "patch", "--json"], cwd=root,
+                                 env=env, capture_output=True, text=True)
+            if out.returncode != 0:
+                sys.exit(f"the honest patch did not merge (exit {out.returncode}):\n{out.stderr[-3000:]}")
+            answers.append(json.loads(out.stdout))
+
+        plains, noop, gates = [], [], []
+        for _ in range(repeat):
+            restore()
+            plains.append(timed(plain))
+            noop.append(timed(plain))
+            gates.append(timed(gate))
+        med = statistics.median
+        answer = answers[-1]
+        fates = [(m["line"], m["operator"], m["state"]) for s in answer["steps"] if s["step"] == "observe"
+                 for m in (s.get("facts") or {}).get("mutants", [])]
+        print(f"real crate: {crate} {version} (crates.io) under the Rust starter, its honest patch ({path}); "
+              f"build cache from `patchgate warm`")
+        print(f"cargo test, the patch recompiled (baseline):           {med(plains):.2f} s")
+        print(f"patchgate gate, from the build cache:                  {med(gates):.2f} s  "
+              f"({med(gates) / med(plains):.2f}x the baseline)")
+        print(f"cargo test, nothing to compile:                        {med(noop):.2f} s  "
+              f"(the gate {med(gates) / med(noop):.2f}x it)")
+        print(f"  where the time went (last gate, ms): {answer.get('timings_ms')}")
+        print(f"  patch mutants (line, operator, fate): {fates}")
+        print(f"answer: {answer['disposition']} reason={answer['reason']}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--binary", default="target/release/patchgate")
@@ -484,7 +587,8 @@ def main():
     ap.add_argument("--rows", default="overhead,boltons,toolz,attrs,rust,zeroize",
                     help="which rows: overhead (20,000 fixtures, 500 properties), boltons, toolz and attrs (real Python "
                          "projects; project: both), "
-                         "rust (examples/gate-rust against cargo nextest), zeroize (a real crate against cargo test)")
+                         "rust (examples/gate-rust against cargo nextest), zeroize (a real crate against cargo test), "
+                         "strsim and semver (crates from crates.io under the Rust starter, against cargo test)")
     ap.add_argument("--replay", action="store_true",
                     help="the Python project rows again with [replay] on (issue 66), after the rows as they are")
     args = ap.parse_args()
@@ -497,6 +601,9 @@ def main():
         rust(binary, args.repeat)
     if "zeroize" in rows:
         zeroize(binary, args.repeat)
+    for name in CRATES:
+        if name in rows:
+            registry_crate(binary, args.repeat, name)
     if "overhead" not in rows:
         return
     with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as off_root:
