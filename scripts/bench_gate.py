@@ -109,6 +109,24 @@ def build(root, mode="required"):
     sh(root, "git", "repack", "-adq")
 
 
+def developer_checkout(root, work, run, *command):
+    """A developer's checkout of `root`'s main in `work`, `command` run there once to build it,
+    then moved to the patch: `(plain, restore)`, where `plain()` runs `command` (it recompiles
+    what the patch changed) and `restore()` puts back the target/ built on main."""
+    checkout, snapshot = os.path.join(work, "checkout"), os.path.join(work, "target-of-main")
+    run(root, "git", "worktree", "add", "-q", "--detach", checkout, "main")
+    plain = lambda: run(checkout, *command)
+    plain()
+    run(work, "cp", "-a", os.path.join(checkout, "target"), snapshot)
+    run(checkout, "git", "checkout", "-q", "--detach", "patch")
+
+    def restore():
+        shutil.rmtree(os.path.join(checkout, "target"))
+        run(work, "cp", "-a", snapshot, os.path.join(checkout, "target"))
+
+    return plain, restore
+
+
 def timed(fn):
     start = time.perf_counter()
     fn()
@@ -325,16 +343,7 @@ def rust(binary, repeat):
         run(root, "git", "commit", "-q", "-am", "good fix")
         run(root, "git", "checkout", "-q", "main")
         run(root, binary, "warm")
-        checkout, snapshot = os.path.join(work, "checkout"), os.path.join(work, "target-of-main")
-        run(root, "git", "worktree", "add", "-q", "--detach", checkout, "main")
-        nextest = lambda: run(checkout, "cargo", "nextest", "run", "--offline")
-        nextest()
-        run(work, "cp", "-a", os.path.join(checkout, "target"), snapshot)
-        run(checkout, "git", "checkout", "-q", "--detach", "patch")
-
-        def restore():
-            shutil.rmtree(os.path.join(checkout, "target"))
-            run(work, "cp", "-a", snapshot, os.path.join(checkout, "target"))
+        nextest, restore = developer_checkout(root, work, run, "cargo", "nextest", "run", "--offline")
 
         current = os.path.join(root, ".git", "patchgate", "build", "current")
 
@@ -429,16 +438,7 @@ def zeroize(binary, repeat):
         run(root, "git", "apply", os.path.join(ZEROIZE, "patches", "honest.patch"))
         run(root, "git", "commit", "-q", "-am", "honest")
         run(root, "git", "checkout", "-q", "main")
-        checkout, snapshot = os.path.join(work, "checkout"), os.path.join(work, "target-of-main")
-        run(root, "git", "worktree", "add", "-q", "--detach", checkout, "main")
-        plain = lambda: run(checkout, "cargo", "test", "--quiet", "--offline", "--features", "std")
-        plain()
-        run(work, "cp", "-a", os.path.join(checkout, "target"), snapshot)
-        run(checkout, "git", "checkout", "-q", "--detach", "patch")
-
-        def restore():
-            shutil.rmtree(os.path.join(checkout, "target"))
-            run(work, "cp", "-a", snapshot, os.path.join(checkout, "target"))
+        plain, restore = developer_checkout(root, work, run, "cargo", "test", "--quiet", "--offline", "--features", "std")
 
         current = os.path.join(root, ".git", "patchgate", "build", "current")
 
@@ -538,16 +538,7 @@ def registry_crate(binary, repeat, name):
         open(os.path.join(root, path), "w").write(text.replace(old, new, 1))
         run(root, "git", "commit", "-q", "-am", "honest")
         run(root, "git", "checkout", "-q", "main")
-        checkout, snapshot = os.path.join(work, "checkout"), os.path.join(work, "target-of-main")
-        run(root, "git", "worktree", "add", "-q", "--detach", checkout, "main")
-        plain = lambda: run(checkout, "cargo", "test", "--quiet", "--offline")
-        plain()
-        run(work, "cp", "-a", os.path.join(checkout, "target"), snapshot)
-        run(checkout, "git", "checkout", "-q", "--detach", "patch")
-
-        def restore():
-            shutil.rmtree(os.path.join(checkout, "target"))
-            run(work, "cp", "-a", snapshot, os.path.join(checkout, "target"))
+        plain, restore = developer_checkout(root, work, run, "cargo", "test", "--quiet", "--offline")
 
         answers = []
 

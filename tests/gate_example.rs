@@ -4630,17 +4630,35 @@ fn a_rust_change_no_check_observes_escalates() {
     }
 }
 
-/// Issue 68: the Rust patch mutants are compiled into the observed run's build behind
-/// switches, and a mutant the compiler refuses in place costs nothing but time. Here the
-/// patch adds `String::from("c") + &String::from("ents")` to `honest-refactor`: its mutant
-/// (`+` made `-`) has no `Sub` for `String`, so the switched text does not build and the
-/// observed run fails; it is made again with the probes alone, and every mutant meets the fate
-/// it met built on its own (before issue 68, the same patch gave the same three): the
-/// concatenation's mutant void (it does not compile), the other two killed by the fixtures.
+/// Issue 68: the Rust patch mutants are compiled behind switches into the one build the runs
+/// share, and a mutant the compiler refuses in place costs nothing but time. Here the patch
+/// adds `String::from("c") + &String::from("ents")` to `honest-refactor`: its mutant (`+` made
+/// `-`) has no `Sub` for `String`, so the switched text does not build. With the example's
+/// build step, the judged text is built instead and the observed run builds the probes alone;
+/// without one, the observed run builds the switched text, fails, and is made again with the
+/// probes alone. Either way every mutant meets the fate it met built on its own (before issue
+/// 68 the same patch gave the same three): the concatenation's mutant void (it does not
+/// compile), the other two killed by the fixtures.
 #[test]
 fn a_switched_mutant_the_compiler_refuses_falls_back_to_its_own_build() {
     let target = tempfile::tempdir().expect("tempdir");
-    let repo = repository("gate-rust", "honest-refactor", |dir| {
+    for build_step in [true, false] {
+        let drop_build = |dir: &Path| {
+            if !build_step {
+                let config = dir.join("patchgate.toml");
+                let text = std::fs::read_to_string(&config).expect("config");
+                let (head, rest) = text.split_once("[build]").expect("a build step");
+                let tail = rest.find("\n[").map_or("", |at| &rest[at..]);
+                std::fs::write(&config, format!("{head}{tail}")).expect("write");
+            }
+        };
+        refused_switch(target.path(), drop_build, build_step);
+    }
+}
+
+/// [`a_switched_mutant_the_compiler_refuses_falls_back_to_its_own_build`], one gate.
+fn refused_switch(target: &Path, base_edit: impl FnOnce(&Path), build_step: bool) {
+    let repo = repository_with("gate-rust", "honest-refactor", base_edit, |dir| {
         let lib = dir.join("src/lib.rs");
         let text = std::fs::read_to_string(&lib).expect("lib");
         let line = "    let (share, rest) = (total / parts, total % parts);\n";
@@ -4648,13 +4666,13 @@ fn a_switched_mutant_the_compiler_refuses_falls_back_to_its_own_build() {
         assert!(text.contains(line));
         std::fs::write(&lib, text.replacen(line, &format!("{line}{added}"), 1)).expect("write");
     });
-    let g = rust_gated(repo.path(), target.path());
+    let g = rust_gated(repo.path(), target);
     expect(&g, "MERGE_OK", "all-gates-held", 0);
-    assert!(
-        g.stderr.contains("made again with the probes alone"),
-        "{}",
-        g.stderr
-    );
+    let said = match build_step {
+        true => "the judged text is built, the observed run builds the probes alone",
+        false => "made again with the probes alone",
+    };
+    assert!(g.stderr.contains(said), "{}", g.stderr);
     let o = observed(&g);
     assert_eq!(
         fates(o),

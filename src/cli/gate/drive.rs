@@ -319,7 +319,8 @@ impl Runner<'_, '_, '_> {
     /// The patch mutants together, up to `--jobs`, each reported as it ends.
     fn patch_mutants(&mut self, facts: &mut Facts, items: &[&WorkItem]) -> Result<(), CliError> {
         let phase = Instant::now();
-        let built = self.built.as_deref();
+        let from = self.suite_room.as_ref().unwrap_or(&self.g.room);
+        let built = self.built.as_deref().map(|b| (b, from));
         patch_mutants(self.args, self.g, facts, items, (self.jobs, built))?;
         facts
             .timings_ms
@@ -412,7 +413,10 @@ fn patch_mutants(
     g: &Gathered,
     facts: &mut Facts,
     items: &[&WorkItem],
-    (jobs, built): (usize, Option<&super::observe_rust::Built>),
+    (jobs, built): (
+        usize,
+        Option<(&super::observe_rust::Built, &crate::cli::sandbox::Room)>,
+    ),
 ) -> Result<(), CliError> {
     let observed = facts.observe.clone().ok_or_else(|| {
         CliError::software("the core asked for patch mutants the facts do not list")
@@ -434,7 +438,7 @@ fn patch_mutants(
     let timeout = std::time::Duration::from_millis(suite_ms.saturating_mul(3))
         .max(std::time::Duration::from_secs(10))
         .min(g.config.suite.timeout());
-    if let Some(b) = built {
+    if let Some((b, _)) = built {
         b.expect(
             todo.iter()
                 .filter(|(_, m)| b.holds(&m.file, m.line, m.operator))
@@ -552,7 +556,7 @@ fn build(g: &Gathered, facts: &mut Facts) -> Result<(), CliError> {
         .build
         .as_ref()
         .ok_or_else(|| CliError::software("the core asked for a build the config has not"))?;
-    let ran = match Run::new(
+    let once = || match Run::new(
         "build",
         &build.command,
         build.timeout(),
@@ -561,9 +565,26 @@ fn build(g: &Gathered, facts: &mut Facts) -> Result<(), CliError> {
     .tail(2048)
     .start()?
     {
-        Outcome::Ran(ran) => ran,
-        Outcome::Cancelled => return Err(CliError::software("the build was cancelled")),
+        Outcome::Ran(ran) => Ok(ran),
+        Outcome::Cancelled => Err(CliError::software("the build was cancelled")),
     };
+    // The observed run's probes and the patch mutants' switches built here, once (issue 68);
+    // the judged text alone decides whether the patch builds where that text does not.
+    let probed = super::observe_rust::for_build(g)?;
+    let mut ran = once()?;
+    if let Some(p) = probed {
+        if ran.run == Some(0) {
+            let _ = g.observed_build.set(p.keep_built(&g.room)?);
+        } else {
+            p.restore(&g.room)?;
+            g.switches_refused
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+            progress::say(Event::Plan(
+                "build: the changed lines with the observed run's probes and the patch mutants' switches did not build; the judged text is built, the observed run builds the probes alone, and each patch mutant is built on its own".to_owned(),
+            ));
+            ran = once()?;
+        }
+    }
     // A build that fails on the base too is a fault of the machine or the base, never the
     // patch's (issue 50): no answer blames the patch for it.
     if ran.run != Some(0)

@@ -58,6 +58,12 @@ pub(super) struct Gathered {
     pub watched: super::observe::Watched,
     /// The integrity checks after runs so far, and the seconds they took (said at the end).
     pub checked: std::sync::Mutex<(u32, f64)>,
+    /// The Rust probes and patch mutant switches the build step built (issue 68): the
+    /// observed run then compiles nothing.
+    pub observed_build: std::sync::OnceLock<super::rust_probed::RustProbes>,
+    /// Set when the build step could not build them: the observed run then compiles the
+    /// probes alone.
+    pub switches_refused: std::sync::atomic::AtomicBool,
 }
 
 pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
@@ -324,6 +330,8 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
         census,
         checked: std::sync::Mutex::new((0, 0.0)),
         watched,
+        observed_build: std::sync::OnceLock::new(),
+        switches_refused: std::sync::atomic::AtomicBool::new(false),
     })
 }
 

@@ -44,6 +44,7 @@ mod patch_mutant_runs;
 mod plain_program;
 mod plain_replay;
 pub(crate) mod replay_command;
+mod rust_probed;
 mod rust_replay;
 pub(crate) use replay_command::ReplayArgs;
 mod reproof;

@@ -26,6 +26,8 @@ use super::gather::Gathered;
 use super::observe::{FileCoverage, Report};
 use crate::core::gate::MutantOperator;
 
+pub(super) use super::rust_probed::{RustProbes, Switches};
+
 /// Where the probes write: beside the run's receipt (`{junit}` + this).
 const HITS_SUFFIX: &str = ".observe.tsv";
 
@@ -33,43 +35,12 @@ const HITS_SUFFIX: &str = ".observe.tsv";
 const MAX_FILE_BYTES: u64 = 4 << 20;
 const MAX_HITS_BYTES: u64 = 16 << 20;
 
-/// The changed Rust files of one observed run, probed.
-#[derive(Debug, Default)]
-pub(super) struct RustProbes {
-    /// The probe's name (a macro's and the environment variable's), drawn per gate.
-    name: String,
-    /// Each file written: its judged text and its probed text.
-    written: Vec<(String, Vec<u8>, Vec<u8>)>,
-    /// Every probe, by its number: the file and what it marks.
-    sites: Vec<(String, Site)>,
-    /// Changed lines no probe can be put before, by file (a whole file that did not parse).
-    unprobed: BTreeMap<String, BTreeSet<u32>>,
-    /// The patch mutants compiled in behind their switches (issue 68).
-    switches: Option<Switches>,
-    /// Each switched file's text with the probes alone: what a failed switched run falls back
-    /// to ([`RustProbes::fall_back`]).
-    alone: Vec<(String, Vec<u8>)>,
-    /// Set once it fell back: no mutant is switched in.
-    fell_back: std::sync::atomic::AtomicBool,
-}
-
-/// The patch mutants of the changed lines compiled into the observed run's build, each behind
-/// a switch: one build for the observed run and every mutant's run (mutant schemata, issue 68;
-/// [`rust_schemata`]).
-#[derive(Debug, Default)]
-struct Switches {
-    /// The variable the switches read (the macro's name), and the value every run but a
-    /// mutant's carries: none of them on.
-    var: String,
-    none: u32,
-    /// Each switched mutant: its file, line and operator, and the value that turns it on.
-    mutants: Vec<(String, u32, MutantOperator, u32)>,
-}
-
 /// What a patch mutant's run needs of the observed run's build: a copy of the room as that
 /// run left it (the switched text in, built), the variable and each mutant's value.
 pub(super) struct Built {
-    room: Room,
+    /// The observed run's room as it left it (the switched text in, built); `None` when the
+    /// build step built it, and every room forked since holds that build.
+    room: Option<Room>,
     /// Held to read while a run's copy is made of `room`; the last run holds it to write,
     /// and runs in `room` itself (nothing runs there after it).
     copying: std::sync::RwLock<()>,
@@ -120,14 +91,18 @@ impl Built {
     }
 
     /// `run` in a copy of the observed run's build: a fork of it, or, for the last of the runs
-    /// [`Built::expect`] said, the copy itself, once every other run's fork is made. `None`
+    /// [`Built::expect`] said, the copy itself, once every other run's fork is made; a fork of
+    /// `from` (the room the observed run ran in) when the build step built the switches. `None`
     /// once that copy is spent (the mutant is then built on its own).
     pub fn in_room<T>(
         &self,
-        label: &str,
+        (label, from): (&str, &Room),
         run: impl FnOnce(&Room) -> Result<T, CliError>,
     ) -> Option<Result<T, CliError>> {
         use std::sync::atomic::Ordering::SeqCst;
+        let Some(own) = &self.room else {
+            return Some(from.fork(label).and_then(|room| run(&room)));
+        };
         let reading = self
             .copying
             .read()
@@ -141,7 +116,7 @@ impl Built {
             })
             .ok()?;
         if before > 1 {
-            let room = match self.room.fork(label) {
+            let room = match own.fork(label) {
                 Ok(room) => room,
                 Err(e) => return Some(Err(e)),
             };
@@ -153,7 +128,7 @@ impl Built {
             .copying
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        Some(run(&self.room))
+        Some(run(own))
     }
 }
 
@@ -175,7 +150,8 @@ pub(super) fn instrument(g: &Gathered, room: &Room) -> Result<Option<RustProbes>
         name: format!("{}__", super::twin::drawn(seed, "__patchgate", "observe")),
         ..RustProbes::default()
     };
-    let wanted = g.watched.config.is_some_and(|c| c.mutants > 0);
+    let wanted = g.watched.config.is_some_and(|c| c.mutants > 0)
+        && !g.switches_refused.load(std::sync::atomic::Ordering::SeqCst);
     let mut switches = wanted.then(|| Switches {
         var: format!("{}__", super::twin::drawn(seed, "__patchgate", "switch")),
         none: drawn_value(seed),
@@ -258,6 +234,20 @@ pub(super) fn instrument(g: &Gathered, room: &Room) -> Result<Option<RustProbes>
     Ok(Some(p))
 }
 
+/// The probes and patch mutant switches written into `g`'s room for the build step to build
+/// (issue 68), when the suite's first run will be Rust's observed run; `None` otherwise.
+pub(super) fn for_build(g: &Gathered) -> Result<Option<RustProbes>, CliError> {
+    let python = super::observe::observed_argv(
+        &g.config.suite.command,
+        &g.watched.files,
+        super::plain_replay::record(g),
+    );
+    match g.watched.unread().is_some() && !g.watched.files.is_empty() && python.is_none() {
+        true => instrument(g, &g.room),
+        false => Ok(None),
+    }
+}
+
 /// The value a run carries when no mutant is on: drawn per gate, as the variable's name is.
 fn drawn_value(seed: u64) -> u32 {
     let drawn = super::twin::drawn(seed, "v", "switch-values");
@@ -301,7 +291,10 @@ impl RustProbes {
             return Ok(None);
         };
         Ok(Some(Built {
-            room: room.fork("the patch mutants' build")?,
+            room: match self.prebuilt {
+                true => None,
+                false => Some(room.fork("the patch mutants' build")?),
+            },
             copying: std::sync::RwLock::new(()),
             left: std::sync::atomic::AtomicUsize::new(0),
             probes: self.name.clone(),
@@ -314,7 +307,36 @@ impl RustProbes {
     /// switched text is the observed run's only where it passed (a failure is never the
     /// switches': the run that judges it is the probes' alone, as before issue 68).
     pub fn switched(&self) -> bool {
-        self.switches.is_some() && !self.fell_back()
+        self.switches.is_some() && !self.fell_back() && !self.prebuilt
+    }
+
+    /// After the build step built the probed (and switched) text in `room`: the judged text
+    /// put back with the probed file's modification time, which the build's fingerprints are
+    /// newer than, so cargo rebuilds none of it for any run that starts from this room (a run
+    /// that writes the file, a re-proof's mutant, makes it newer, and it is rebuilt). Every run
+    /// then runs the one build: with no variable set, the probes write nothing and every switch
+    /// is off, which is the judged code.
+    pub fn keep_built(mut self, room: &Room) -> Result<Self, CliError> {
+        for (file, judged, probed) in &self.written {
+            let path = room.tree.join(file);
+            let meta = std::fs::metadata(&path);
+            if read_capped(&path, MAX_FILE_BYTES).as_deref() != Some(probed.as_slice()) {
+                continue;
+            }
+            let failed = |e: std::io::Error| {
+                CliError::software(format!("cannot write {}: {e}", path.display()))
+            };
+            let built_at = meta.and_then(|m| m.modified()).map_err(failed)?;
+            std::fs::write(&path, judged).map_err(failed)?;
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .and_then(|f| f.set_modified(built_at))
+                .map_err(failed)?;
+        }
+        room.settle()?;
+        self.prebuilt = true;
+        Ok(self)
     }
 
     fn fell_back(&self) -> bool {

@@ -126,7 +126,10 @@ pub(super) fn run_one(
     g: &Gathered,
     n: u32,
     facts: &PatchMutantFacts,
-    (timeout, built): (std::time::Duration, Option<&super::observe_rust::Built>),
+    (timeout, built): (
+        std::time::Duration,
+        Option<(&super::observe_rust::Built, &crate::cli::sandbox::Room)>,
+    ),
 ) -> Result<PatchMutantFacts, CliError> {
     let mut out = facts.clone();
     out.state = MutantState::Void;
@@ -154,9 +157,15 @@ pub(super) fn run_one(
     // Switched in: the same build, its switch on; nothing is written or rebuilt.
     if let Some(ran) = built
         .filter(|_| rust)
-        .and_then(|b| Some((b, b.argv(&facts.file, facts.line, facts.operator, &argv)?)))
-        .and_then(|(b, argv)| {
-            b.in_room(&label, |room| {
+        .and_then(|(b, from)| {
+            Some((
+                b,
+                from,
+                b.argv(&facts.file, facts.line, facts.operator, &argv)?,
+            ))
+        })
+        .and_then(|(b, from, argv)| {
+            b.in_room((&label, from), |room| {
                 Run::new(&label, &argv, timeout, Place::Room(room)).start()
             })
         })

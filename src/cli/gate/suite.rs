@@ -91,8 +91,14 @@ pub(super) fn run_suite(
             super::observe::observed_argv(&argv, &g.watched.files, super::plain_replay::record(g))
         })
         .flatten();
-    let rust = match watching && observed.is_none() {
+    // (Built by the build step, when there is one: the observed run compiles nothing.)
+    let rust_observed = watching && observed.is_none();
+    let fresh = match rust_observed && g.observed_build.get().is_none() {
         true => super::observe_rust::instrument(g, room)?,
+        false => None,
+    };
+    let rust = match rust_observed {
+        true => g.observed_build.get().or(fresh.as_ref()),
         false => None,
     };
     // (A Python run's failures under the observer are run again without it.)
@@ -111,7 +117,7 @@ pub(super) fn run_suite(
             super::observe::except_argv(&argv, frozen.iter().chain(others).cloned()).unwrap_or(argv)
         }
     };
-    let mut done = run_as_suite(g, room, label, &argv, first, (cancel, rust.as_ref()))?;
+    let mut done = run_as_suite(g, room, label, &argv, first, (cancel, rust))?;
     if let (Some(plain), Some(d)) = (plain, done.as_mut()) {
         d.run.plain = plain_check(g, room, label, &plain, d, cancel)?;
     }
