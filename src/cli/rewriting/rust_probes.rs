@@ -57,8 +57,8 @@ fn definition(name: &str) -> String {
 
 /// The generated code's own lint levels, without a `reason` (a toolchain before 1.81 refuses
 /// one in the crate under test).
-const UNUSED: &str = "#[allow(unused_macros)]"; // reason = a file may hold no probe reached
-const WARNINGS: &str = "#[allow(warnings)]"; // reason = the crate's own `deny` is not the probe's
+pub(super) const UNUSED: &str = "#[allow(unused_macros)]"; // reason = a file may hold no probe reached
+pub(super) const WARNINGS: &str = "#[allow(warnings)]"; // reason = the crate's own `deny` is not the probe's
 
 /// An edit: `at..end` of the text replaced by `text` (an insertion where they are equal), in
 /// the order of `at`, then of `rank` (a probe's first number: before, a made `else` after, a

@@ -15,7 +15,7 @@
 use tree_sitter::Node;
 
 use super::patch_mutants::PatchMutant;
-use super::rust_probes::{Edit, unprobeable};
+use super::rust_probes::{Edit, UNUSED, WARNINGS, unprobeable};
 use crate::core::gate::MutantOperator;
 
 /// One switched mutant: the value of the switch that turns it on.
@@ -26,16 +26,18 @@ pub type Switched = (usize, u32);
 /// compares by reference (`l a r` switched, `l b r` judged) and `NAME!(@op V, l, a, b, r)`
 /// applies an arithmetic operator by value, each operand evaluated once.
 pub fn definition(name: &str, var: &str) -> String {
-    const ON: &str = "#[allow(warnings)] fn NAME(v: u32) -> bool { extern crate std as s; \
+    const ON: &str = "WARNINGS fn NAME(v: u32) -> bool { extern crate std as s; \
         static V: s::sync::OnceLock<u32> = s::sync::OnceLock::new(); *V.get_or_init(|| \
         s::env::var(\"VAR\").ok().and_then(|v| v.parse::<u32>().ok()).unwrap_or(0)) == v }";
-    const MACRO: &str = "#[allow(unused_macros)] macro_rules! NAME { (@cmp $v:literal, $l:expr, \
+    const MACRO: &str = "UNUSED macro_rules! NAME { (@cmp $v:literal, $l:expr, \
         $a:tt, $b:tt, $r:expr) => {{ ON match (&$l, &$r) { (l, r) => if NAME($v) { *l $a *r } \
         else { *l $b *r } } }}; (@op $v:literal, $l:expr, $a:tt, $b:tt, $r:expr) => {{ ON match \
         ($l, $r) { (l, r) => if NAME($v) { l $a r } else { l $b r } } }}; ($v:literal, $m:expr, \
         $j:expr) => {{ ON if NAME($v) { $m } else { $j } }}; } ";
     MACRO
+        .replace("UNUSED", UNUSED)
         .replace("ON", ON)
+        .replace("WARNINGS", WARNINGS)
         .replace("NAME", name)
         .replace("VAR", var)
 }
