@@ -4630,29 +4630,64 @@ fn a_rust_change_no_check_observes_escalates() {
     }
 }
 
-/// Issue 68: the Rust patch mutants are compiled behind switches into the one build the runs
-/// share, and a mutant the compiler refuses in place costs nothing but time. Here the patch
-/// adds `String::from("c") + &String::from("ents")` to `honest-refactor`: its mutant (`+` made
-/// `-`) has no `Sub` for `String`, so the switched text does not build. With the example's
-/// build step, the judged text is built instead and the observed run builds the probes alone;
-/// without one, the observed run builds the switched text, fails, and is made again with the
-/// probes alone. Either way every mutant meets the fate it met built on its own (before issue
-/// 68 the same patch gave the same three): the concatenation's mutant void (it does not
-/// compile), the other two killed by the fixtures.
+/// Issue 68: the build step compiles the Rust patch mutants behind switches into the one build
+/// the runs share, and a mutant the compiler refuses in place costs nothing but time. Here the
+/// patch adds `String::from("c") + &String::from("ents")` to `honest-refactor`: its mutant
+/// (`+` made `-`) has no `Sub` for `String`, so the switched text does not build. With the
+/// example's build step, the judged text is built instead, the observed run builds the probes
+/// alone, and each mutant is built on its own; without one, nothing is switched in (each
+/// mutant is built on its own, as the fallback does). Either way every mutant meets the fate
+/// it met before issue 68: the concatenation's mutant void (it does not compile), the other
+/// two killed by the fixtures.
 #[test]
 fn a_switched_mutant_the_compiler_refuses_falls_back_to_its_own_build() {
     let target = tempfile::tempdir().expect("tempdir");
     for build_step in [true, false] {
-        let drop_build = |dir: &Path| {
-            if !build_step {
-                let config = dir.join("patchgate.toml");
-                let text = std::fs::read_to_string(&config).expect("config");
-                let (head, rest) = text.split_once("[build]").expect("a build step");
-                let tail = rest.find("\n[").map_or("", |at| &rest[at..]);
-                std::fs::write(&config, format!("{head}{tail}")).expect("write");
-            }
-        };
-        refused_switch(target.path(), drop_build, build_step);
+        refused_switch(
+            target.path(),
+            |dir| without_build(dir, build_step),
+            build_step,
+        );
+    }
+}
+
+/// The `[build]` table taken out of the config at `dir` unless `build_step`.
+fn without_build(dir: &Path, build_step: bool) {
+    if !build_step {
+        let config = dir.join("patchgate.toml");
+        let text = std::fs::read_to_string(&config).expect("config");
+        let (head, rest) = text.split_once("[build]").expect("a build step");
+        let tail = rest.find("\n[").map_or("", |at| &rest[at..]);
+        std::fs::write(&config, format!("{head}{tail}")).expect("write");
+    }
+}
+
+/// Issue 68, written first: `remembers-the-observed-run` is `long-list-special-case` with
+/// code in `split` that keeps its process's environment (read from `/proc/self/environ` by a
+/// path no reading rule names, cargo's own variables left out) in `target/`, a scratch
+/// directory, and panics when a later run's differs. A plain `cargo test` passes. Before, a
+/// patch mutant's run started from a copy of a room other runs had run in (the observed
+/// run's, the property runs'): its environment differed from theirs by the mutant's switch,
+/// it panicked, and the condition-true mutant that survives every check counted as killed:
+/// MERGE_OK, with the example's build step and without one (the binaries of stops 82 and 83
+/// both merged it). Now every mutant's run starts from a copy of the room kept before any run
+/// of the judged code: the mutant survives, ESCALATE `unobserved-change`.
+#[test]
+fn a_patch_mutant_run_remembers_nothing_of_the_runs_before_it() {
+    let target = tempfile::tempdir().expect("tempdir");
+    let patch = "remembers-the-observed-run";
+    let old = repository("gate-rust", patch, |_| {});
+    let plain = plain_cargo_test(old.path(), target.path());
+    assert!(plain.status.success(), "hides the bug");
+    for build_step in [true, false] {
+        let repo = repository_with("gate-rust", patch, |d| without_build(d, build_step), |_| {});
+        let g = rust_gated(repo.path(), target.path());
+        escalates(&g, "inadmissible-evidence", "unobserved-change");
+        assert_eq!(
+            fates(observed(&g)),
+            [(&json!(24), &json!("condition-true"), &json!("survived"))],
+            "build step: {build_step}"
+        );
     }
 }
 
@@ -4668,11 +4703,14 @@ fn refused_switch(target: &Path, base_edit: impl FnOnce(&Path), build_step: bool
     });
     let g = rust_gated(repo.path(), target);
     expect(&g, "MERGE_OK", "all-gates-held", 0);
+    // Without a build step no mutant is switched in: each is built on its own.
     let said = match build_step {
         true => "the judged text is built, the observed run builds the probes alone",
-        false => "made again with the probes alone",
+        false => "patch mutant 1 (src/lib.rs:10 swap-arithmetic): exit",
     };
     assert!(g.stderr.contains(said), "{}", g.stderr);
+    let switched = g.stderr.contains("compiled into the observed run's build");
+    assert_eq!(switched, build_step, "{}", g.stderr);
     let o = observed(&g);
     assert_eq!(
         fates(o),

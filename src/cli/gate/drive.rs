@@ -46,6 +46,7 @@ pub(super) fn drive(
             suite_beside: None,
             reproof_beside: None,
             built: None,
+            pristine: None,
             suite_room: None,
             seconds: Seconds::default(),
             ended: HashSet::new(),
@@ -124,6 +125,8 @@ struct Runner<'a, 'scope, 'env> {
     reproof_beside: Option<reproof::ReproofBeside<'scope>>,
     /// The observed run's build with the Rust patch mutants switched in (issue 68).
     built: Option<std::sync::Arc<super::observe_rust::Built>>,
+    /// The room as the runs start from it, kept for the patch mutants' runs before any run.
+    pristine: Option<Option<super::patch_mutant_runs::Pristine>>,
     suite_room: Option<Room>,
     seconds: Seconds,
     ended: HashSet<String>,
@@ -164,6 +167,10 @@ impl Runner<'_, '_, '_> {
             let batches = batches(&now);
             let last = batches.len().saturating_sub(1);
             for (i, batch) in batches.into_iter().enumerate() {
+                let build = matches!(&batch, Batch::One(w) if w.kind == WorkKind::Build);
+                if !build && self.pristine.is_none() {
+                    self.pristine = Some(super::patch_mutant_runs::Pristine::keep(self.g)?);
+                }
                 let ids: Vec<String> = match &batch {
                     Batch::Runs { runs, holds } => {
                         self.property_runs(facts, runs, *holds)?;
@@ -319,9 +326,11 @@ impl Runner<'_, '_, '_> {
     /// The patch mutants together, up to `--jobs`, each reported as it ends.
     fn patch_mutants(&mut self, facts: &mut Facts, items: &[&WorkItem]) -> Result<(), CliError> {
         let phase = Instant::now();
-        let from = self.suite_room.as_ref().unwrap_or(&self.g.room);
-        let built = self.built.as_deref().map(|b| (b, from));
-        patch_mutants(self.args, self.g, facts, items, (self.jobs, built))?;
+        let rooms = (
+            self.built.as_deref(),
+            self.pristine.as_ref().and_then(Option::as_ref),
+        );
+        patch_mutants(self.args, self.g, facts, items, (self.jobs, rooms))?;
         facts
             .timings_ms
             .add(Phase::Mutants, phase.elapsed().as_secs_f64());
@@ -405,7 +414,7 @@ impl Runner<'_, '_, '_> {
 }
 
 /// Runs the patch mutants `items` names (issue 52), up to `jobs` at once, each in its own copy
-/// (of the observed run's build, where it `built` them in behind switches), each written into
+/// of the `pristine` room (its switch on, where the build step `built` it in), each written into
 /// `observe.mutants` (and `--facts-out`) the moment it ends. A mutant's run has three times the
 /// observed run's time, at least 10 s, at most the suite's timeout.
 fn patch_mutants(
@@ -413,9 +422,12 @@ fn patch_mutants(
     g: &Gathered,
     facts: &mut Facts,
     items: &[&WorkItem],
-    (jobs, built): (
+    (jobs, (built, pristine)): (
         usize,
-        Option<(&super::observe_rust::Built, &crate::cli::sandbox::Room)>,
+        (
+            Option<&super::observe_rust::Built>,
+            Option<&super::patch_mutant_runs::Pristine>,
+        ),
     ),
 ) -> Result<(), CliError> {
     let observed = facts.observe.clone().ok_or_else(|| {
@@ -438,12 +450,8 @@ fn patch_mutants(
     let timeout = std::time::Duration::from_millis(suite_ms.saturating_mul(3))
         .max(std::time::Duration::from_secs(10))
         .min(g.config.suite.timeout());
-    if let Some((b, _)) = built {
-        b.expect(
-            todo.iter()
-                .filter(|(_, m)| b.holds(&m.file, m.line, m.operator))
-                .count(),
-        );
+    if let Some(p) = pristine {
+        p.expect(todo.len());
     }
     let queue = std::sync::Mutex::new(todo.into_iter());
     let (tx, rx) = std::sync::mpsc::channel();
@@ -458,7 +466,8 @@ fn patch_mutants(
                         .unwrap_or_else(std::sync::PoisonError::into_inner)
                         .next();
                     let Some((n, m)) = next else { break };
-                    let done = super::patch_mutant_runs::run_one(g, n, &m, (timeout, built));
+                    let done =
+                        super::patch_mutant_runs::run_one(g, n, &m, (timeout, built, pristine));
                     let failed = done.is_err();
                     if tx.send((n, done)).is_err() || failed {
                         break;

@@ -35,18 +35,9 @@ const HITS_SUFFIX: &str = ".observe.tsv";
 const MAX_FILE_BYTES: u64 = 4 << 20;
 const MAX_HITS_BYTES: u64 = 16 << 20;
 
-/// What a patch mutant's run needs of the observed run's build: a copy of the room as that
-/// run left it (the switched text in, built), the variable and each mutant's value.
+/// What a patch mutant's run needs of the build the build step made with the mutants switched
+/// in: the variables the observed run carried and each mutant's value.
 pub(super) struct Built {
-    /// The observed run's room as it left it (the switched text in, built); `None` when the
-    /// build step built it, and every room forked since holds that build.
-    room: Option<Room>,
-    /// Held to read while a run's copy is made of `room`; the last run holds it to write,
-    /// and runs in `room` itself (nothing runs there after it).
-    copying: std::sync::RwLock<()>,
-    /// The switched mutants' runs still to start ([`Built::expect`]); `usize::MAX` once the
-    /// last one ran in `room` (it is spent).
-    left: std::sync::atomic::AtomicUsize,
     /// The probes' variable (a mutant's run carries it too, as the observed run does).
     probes: String,
     var: String,
@@ -54,8 +45,8 @@ pub(super) struct Built {
 }
 
 impl Built {
-    /// The suite command `argv` of a mutant's run in `room` (a fork of [`Self::room`]) with
-    /// the mutant on; `None` when the mutant was not switched in (it is built on its own).
+    /// The suite command `argv` of a mutant's run with the mutant on; `None` when the mutant
+    /// was not switched in (it is built on its own).
     pub fn argv(
         &self,
         file: &str,
@@ -76,66 +67,18 @@ impl Built {
         out.extend(argv.iter().cloned());
         Some(out)
     }
-
-    /// Whether the mutant is switched in.
-    pub fn holds(&self, file: &str, line: u32, operator: MutantOperator) -> bool {
-        self.argv(file, line, operator, &[]).is_some()
-    }
-
-    /// The number of switched mutants' runs about to start.
-    pub fn expect(&self, runs: usize) {
-        use std::sync::atomic::Ordering::SeqCst;
-        let _ = self
-            .left
-            .fetch_update(SeqCst, SeqCst, |l| (l != usize::MAX).then_some(runs));
-    }
-
-    /// `run` in a copy of the observed run's build: a fork of it, or, for the last of the runs
-    /// [`Built::expect`] said, the copy itself, once every other run's fork is made; a fork of
-    /// `from` (the room the observed run ran in) when the build step built the switches. `None`
-    /// once that copy is spent (the mutant is then built on its own).
-    pub fn in_room<T>(
-        &self,
-        (label, from): (&str, &Room),
-        run: impl FnOnce(&Room) -> Result<T, CliError>,
-    ) -> Option<Result<T, CliError>> {
-        use std::sync::atomic::Ordering::SeqCst;
-        let Some(own) = &self.room else {
-            return Some(from.fork(label).and_then(|room| run(&room)));
-        };
-        let reading = self
-            .copying
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let before = self
-            .left
-            .fetch_update(SeqCst, SeqCst, |l| match l {
-                usize::MAX => None,
-                0 | 1 => Some(usize::MAX),
-                l => Some(l - 1),
-            })
-            .ok()?;
-        if before > 1 {
-            let room = match own.fork(label) {
-                Ok(room) => room,
-                Err(e) => return Some(Err(e)),
-            };
-            drop(reading);
-            return Some(run(&room));
-        }
-        drop(reading);
-        let _writing = self
-            .copying
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        Some(run(own))
-    }
 }
 
-/// Probes the changed `.rs` files of `g` in `room`'s copy; `None` when there are none. With
-/// patch mutants asked for, every mutant of the changed lines a switch can hold is compiled in
-/// behind its switch beside the probes.
-pub(super) fn instrument(g: &Gathered, room: &Room) -> Result<Option<RustProbes>, CliError> {
+/// Probes the changed `.rs` files of `g` in `room`'s copy; `None` when there are none. For the
+/// build step (`switched`) with patch mutants asked for, every mutant of the changed lines a
+/// switch can hold is compiled in behind its switch beside the probes. (Without a build step
+/// each mutant is built on its own: the build the observed run makes is in the room it ran
+/// in, beside whatever it wrote, and a mutant's run starts from a room no run touched.)
+pub(super) fn instrument(
+    g: &Gathered,
+    room: &Room,
+    switched: bool,
+) -> Result<Option<RustProbes>, CliError> {
     let rust: Vec<(&String, &BTreeSet<u32>)> = g
         .watched
         .files
@@ -150,15 +93,16 @@ pub(super) fn instrument(g: &Gathered, room: &Room) -> Result<Option<RustProbes>
         name: format!("{}__", super::twin::drawn(seed, "__patchgate", "observe")),
         ..RustProbes::default()
     };
-    let wanted = g.watched.config.is_some_and(|c| c.mutants > 0)
+    let wanted = switched
+        && g.watched.config.is_some_and(|c| c.mutants > 0)
         && !g.switches_refused.load(std::sync::atomic::Ordering::SeqCst);
+    // Every switch's value, and the one that turns none on, drawn alike.
+    let mut values = Values::new(seed);
     let mut switches = wanted.then(|| Switches {
         var: format!("{}__", super::twin::drawn(seed, "__patchgate", "switch")),
-        none: drawn_value(seed),
+        none: values.next(),
         mutants: Vec::new(),
     });
-    // The next switch's value (each mutant's is this gate's own).
-    let mut next = switches.as_ref().map_or(0, |s| s.none + 7);
     for (file, lines) in rust {
         let path = room.tree.join(file);
         let text = match read_capped(&path, MAX_FILE_BYTES) {
@@ -176,15 +120,10 @@ pub(super) fn instrument(g: &Gathered, room: &Room) -> Result<Option<RustProbes>
         let mut switched = Vec::new();
         let probed = match &mut switches {
             Some(sw) if !candidates.is_empty() => {
-                let valued: Vec<(u32, &PatchMutant)> = candidates
-                    .iter()
-                    .map(|m| {
-                        next = next.saturating_add(7);
-                        (next, m)
-                    })
-                    .collect();
+                let valued: Vec<(u32, &PatchMutant)> =
+                    candidates.iter().map(|m| (values.next(), m)).collect();
                 let var = sw.var.clone();
-                let probed = rust_probes::probe_with(&text, lines, &p.name, first, |root| {
+                rust_probes::probe_with(&text, lines, &p.name, first, |root| {
                     let (edits, s) = rust_schemata::edits(&text, root, &var, &valued);
                     switched = s
                         .into_iter()
@@ -192,13 +131,7 @@ pub(super) fn instrument(g: &Gathered, room: &Room) -> Result<Option<RustProbes>
                         .map(|(m, v)| (file.clone(), m.line, m.operator, v))
                         .collect();
                     (edits, Some(rust_schemata::definition(&var, &var)))
-                });
-                if !switched.is_empty()
-                    && let Some(plain) = rust_probes::probe(&text, lines, &p.name, first)
-                {
-                    p.alone.push((file.clone(), plain.text));
-                }
-                probed
+                })
             }
             _ => rust_probes::probe(&text, lines, &p.name, first),
         };
@@ -243,20 +176,43 @@ pub(super) fn for_build(g: &Gathered) -> Result<Option<RustProbes>, CliError> {
         super::plain_replay::record(g),
     );
     match g.watched.unread().is_some() && !g.watched.files.is_empty() && python.is_none() {
-        true => instrument(g, &g.room),
+        true => instrument(g, &g.room, true),
         false => Ok(None),
     }
 }
 
-/// The value a run carries when no mutant is on: drawn per gate, as the variable's name is.
-fn drawn_value(seed: u64) -> u32 {
-    let drawn = super::twin::drawn(seed, "v", "switch-values");
-    let low = drawn
-        .rsplit('_')
-        .next()
-        .and_then(|h| u32::from_str_radix(h, 16).ok())
-        .unwrap_or(0);
-    1_000 + (low & 0xf_ffff) * 64
+/// The values the switches of one gate take, the one that turns none on among them: each
+/// drawn from the gate's seed alone, independently, distinct and never 0 (what the switch
+/// reads where its variable is unset), so that no value's size, residue or distance from
+/// another tells whether it turns a mutant on. (Issue 68's first draw spaced them 7 apart
+/// above a multiple of 64: code that read its run's value could tell the observed run from
+/// a mutant's by its residue alone, and fail every mutant's run on purpose.)
+struct Values {
+    seed: u64,
+    drawn: BTreeSet<u32>,
+}
+
+impl Values {
+    fn new(seed: u64) -> Self {
+        Self {
+            seed,
+            drawn: BTreeSet::from([0]),
+        }
+    }
+
+    fn next(&mut self) -> u32 {
+        use std::hash::{Hash, Hasher};
+        let mut n = self.drawn.len();
+        loop {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            (self.seed, "switch-value", n).hash(&mut h);
+            let v = u32::try_from(h.finish() >> 32).unwrap_or(0);
+            if self.drawn.insert(v) {
+                return v;
+            }
+            n += 1;
+        }
+    }
 }
 
 /// At most `max` bytes of the file at `path`, `None` when it is longer or unreadable (or not a
@@ -284,30 +240,15 @@ impl RustProbes {
         out
     }
 
-    /// A copy of `room` as the observed run left it (the switched text in, built), for the
-    /// mutants' runs: `None` when no mutant was switched in.
-    pub fn built(&self, room: &Room) -> Result<Option<Built>, CliError> {
-        let Some(sw) = self.switches.as_ref().filter(|_| !self.fell_back()) else {
-            return Ok(None);
-        };
-        Ok(Some(Built {
-            room: match self.prebuilt {
-                true => None,
-                false => Some(room.fork("the patch mutants' build")?),
-            },
-            copying: std::sync::RwLock::new(()),
-            left: std::sync::atomic::AtomicUsize::new(0),
+    /// What the mutants' runs need of the build step's build: `None` when no mutant was
+    /// switched in.
+    pub fn built(&self) -> Option<Built> {
+        let sw = self.switches.as_ref()?;
+        Some(Built {
             probes: self.name.clone(),
             var: sw.var.clone(),
             mutants: sw.mutants.clone(),
-        }))
-    }
-
-    /// Whether a run with switches in is to be made again with the probes alone: the
-    /// switched text is the observed run's only where it passed (a failure is never the
-    /// switches': the run that judges it is the probes' alone, as before issue 68).
-    pub fn switched(&self) -> bool {
-        self.switches.is_some() && !self.fell_back() && !self.prebuilt
+        })
     }
 
     /// After the build step built the probed (and switched) text in `room`: the judged text
@@ -316,7 +257,7 @@ impl RustProbes {
     /// that writes the file, a re-proof's mutant, makes it newer, and it is rebuilt). Every run
     /// then runs the one build: with no variable set, the probes write nothing and every switch
     /// is off, which is the judged code.
-    pub fn keep_built(mut self, room: &Room) -> Result<Self, CliError> {
+    pub fn keep_built(self, room: &Room) -> Result<Self, CliError> {
         for (file, judged, probed) in &self.written {
             let path = room.tree.join(file);
             let meta = std::fs::metadata(&path);
@@ -335,32 +276,7 @@ impl RustProbes {
                 .map_err(failed)?;
         }
         room.settle()?;
-        self.prebuilt = true;
         Ok(self)
-    }
-
-    fn fell_back(&self) -> bool {
-        self.fell_back.load(std::sync::atomic::Ordering::SeqCst)
-    }
-
-    /// The probes alone written in `room` where the switched text still is: each patch mutant
-    /// is then built on its own.
-    pub fn fall_back(&self, room: &Room) -> Result<(), CliError> {
-        self.fell_back
-            .store(true, std::sync::atomic::Ordering::SeqCst);
-        progress::say(Event::Plan(
-            "observe: the run with the patch mutants switched in did not pass; it is made again with the probes alone (each patch mutant then built on its own)".to_owned(),
-        ));
-        for (file, alone) in &self.alone {
-            let path = room.tree.join(file);
-            let switched = self.written.iter().find(|w| &w.0 == file).map(|w| &w.2);
-            if read_capped(&path, MAX_FILE_BYTES).as_ref() == switched {
-                std::fs::write(&path, alone).map_err(|e| {
-                    CliError::software(format!("cannot write {}: {e}", path.display()))
-                })?;
-            }
-        }
-        room.settle()
     }
 
     /// Puts the judged text back where the probed text still is (before the copy is checked:
@@ -368,10 +284,7 @@ impl RustProbes {
     pub fn restore(&self, room: &Room) -> Result<(), CliError> {
         for (file, judged, probed) in &self.written {
             let path = room.tree.join(file);
-            let now = read_capped(&path, MAX_FILE_BYTES);
-            let alone = self.alone.iter().find(|a| &a.0 == file).map(|a| &a.1);
-            if now.as_deref() == Some(probed.as_slice()) || (now.is_some() && now.as_ref() == alone)
-            {
+            if read_capped(&path, MAX_FILE_BYTES).as_deref() == Some(probed.as_slice()) {
                 std::fs::write(&path, judged).map_err(|e| {
                     CliError::software(format!("cannot write {}: {e}", path.display()))
                 })?;
@@ -513,6 +426,34 @@ pub(super) fn selecting_argv(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The value that turns no switch on is told by nothing but being the one a real run
+    /// carries: over 512 gates' seeds, the values are distinct and never 0, and none of a
+    /// residue (modulo each power of two to 2^16, and 7), its rank among the gate's values, or
+    /// its distance to the next drawn is the same for every gate. (Issue 68's first draw put
+    /// it at 40 modulo 64 and each mutant's 7 above the one before, for every gate.)
+    #[test]
+    fn no_residue_rank_or_distance_tells_the_value_that_turns_none_on() {
+        let mut residues: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
+        let (mut ranks, mut distances) = (BTreeSet::new(), BTreeSet::new());
+        for seed in 0..512 {
+            let mut values = Values::new(seed);
+            let drawn: Vec<u32> = (0..6).map(|_| values.next()).collect();
+            let set: BTreeSet<u32> = drawn.iter().copied().collect();
+            assert_eq!(set.len(), 6, "distinct: {drawn:?}");
+            assert!(!set.contains(&0), "0 is what an unset variable reads");
+            let none = drawn[0];
+            for m in (1..=16).map(|k| 1u32 << k).chain([7]) {
+                residues.entry(m).or_default().insert(none % m);
+            }
+            ranks.insert(set.iter().position(|v| *v == none));
+            distances.insert(drawn[1].wrapping_sub(none));
+        }
+        for (m, seen) in &residues {
+            assert!(seen.len() > 1, "every gate's value is {seen:?} modulo {m}");
+        }
+        assert!(ranks.len() > 1 && distances.len() > 1);
+    }
 
     /// Hits become the report the reader reads: each statement's lines run by the tests whose
     /// threads reached it (a tagged id only in its own binary), a thread no test is named after

@@ -6,8 +6,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::super::error::CliError;
+use super::super::progress::{self, Event};
 use super::super::rewriting::patch_mutants::{self, PatchMutant};
 use super::super::runner::{Outcome, Place, Run};
+use super::super::sandbox::Room;
 use super::gather::Gathered;
 use crate::core::gate::{
     MAX_PATCH_MUTANTS, MutantOperator, MutantState, ObserveFacts, PatchMutantFacts,
@@ -119,16 +121,95 @@ fn remade(
     Ok(m.map(|m| (text.clone(), m)))
 }
 
-/// Runs patch mutant `facts` (number `n`): a copy of the judged tree with it applied (a Rust
-/// one: a copy of the observed run's build with its switch on, where it was `built` in), the
-/// observed run's command selecting only its checks, under `timeout`. What became of it.
+/// A copy of the judged tree as the runs start from it (built, when there is a build step),
+/// made before any run of the judged code: every patch mutant's run starts from it, so no run
+/// remembers another. Code that wrote down what it saw in the observed run (its environment,
+/// in a scratch directory the runs share) could otherwise tell a mutant's run from it by the
+/// one thing that differs, and fail it on purpose: a surviving mutant counted as killed.
+pub(super) struct Pristine {
+    room: Room,
+    /// Held to read while a run's copy is made of `room`; the last run holds it to write,
+    /// and runs in `room` itself (nothing runs there after it).
+    copying: std::sync::RwLock<()>,
+    /// The mutants' runs still to start ([`Pristine::expect`]); `usize::MAX` once the last
+    /// one ran in `room` (it is spent).
+    left: std::sync::atomic::AtomicUsize,
+}
+
+impl Pristine {
+    /// A copy of `g`'s room now, when the gate may run patch mutants (observing on, some
+    /// asked for, a changed file); `None` otherwise.
+    pub fn keep(g: &Gathered) -> Result<Option<Self>, CliError> {
+        let wanted = g.watched.unread().is_some()
+            && g.watched.config.is_some_and(|c| c.mutants > 0)
+            && !g.watched.files.is_empty();
+        if !wanted {
+            return Ok(None);
+        }
+        Ok(Some(Self {
+            room: g.room.fork("the patch mutants, before any run")?,
+            copying: std::sync::RwLock::new(()),
+            left: std::sync::atomic::AtomicUsize::new(0),
+        }))
+    }
+
+    /// The number of mutants' runs about to start.
+    pub fn expect(&self, runs: usize) {
+        use std::sync::atomic::Ordering::SeqCst;
+        let _ = self
+            .left
+            .fetch_update(SeqCst, SeqCst, |l| (l != usize::MAX).then_some(runs));
+    }
+
+    /// `run` in a fork of the copy, or, for the last of the runs [`Pristine::expect`] said,
+    /// in the copy itself, once every other run's fork is made; `None` once it is spent.
+    fn in_room<T>(
+        &self,
+        label: &str,
+        run: impl FnOnce(&Room) -> Result<T, CliError>,
+    ) -> Option<Result<T, CliError>> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let reading = self
+            .copying
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let before = self
+            .left
+            .fetch_update(SeqCst, SeqCst, |l| match l {
+                usize::MAX => None,
+                0 | 1 => Some(usize::MAX),
+                l => Some(l - 1),
+            })
+            .ok()?;
+        if before > 1 {
+            let room = match self.room.fork(label) {
+                Ok(room) => room,
+                Err(e) => return Some(Err(e)),
+            };
+            drop(reading);
+            return Some(run(&room));
+        }
+        drop(reading);
+        let _writing = self
+            .copying
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Some(run(&self.room))
+    }
+}
+
+/// Runs patch mutant `facts` (number `n`) in a copy of the [`Pristine`] tree with it applied
+/// (a Rust one switched in where it was `built` in: its switch on, nothing written or
+/// rebuilt), the observed run's command selecting only its checks, under `timeout`. What
+/// became of it.
 pub(super) fn run_one(
     g: &Gathered,
     n: u32,
     facts: &PatchMutantFacts,
-    (timeout, built): (
+    (timeout, built, pristine): (
         std::time::Duration,
-        Option<(&super::observe_rust::Built, &crate::cli::sandbox::Room)>,
+        Option<&super::observe_rust::Built>,
+        Option<&Pristine>,
     ),
 ) -> Result<PatchMutantFacts, CliError> {
     let mut out = facts.clone();
@@ -154,33 +235,31 @@ pub(super) fn run_one(
         facts.line,
         <&str>::from(facts.operator)
     );
-    // Switched in: the same build, its switch on; nothing is written or rebuilt.
-    if let Some(ran) = built
+    let switched = built
         .filter(|_| rust)
-        .and_then(|(b, from)| {
-            Some((
-                b,
-                from,
-                b.argv(&facts.file, facts.line, facts.operator, &argv)?,
-            ))
+        .and_then(|b| b.argv(&facts.file, facts.line, facts.operator, &argv));
+    let ran = pristine.and_then(|p| {
+        p.in_room(&label, |room| {
+            if switched.is_none() && rust {
+                let path = room.tree.join(&facts.file);
+                std::fs::write(&path, m.apply(&text)).map_err(|e| {
+                    CliError::software(format!("cannot write {}: {e}", path.display()))
+                })?;
+                room.settle()?;
+            }
+            let argv = switched.as_ref().unwrap_or(&argv);
+            Run::new(&label, argv, timeout, Place::Room(room)).start()
         })
-        .and_then(|(b, from, argv)| {
-            b.in_room((&label, from), |room| {
-                Run::new(&label, &argv, timeout, Place::Room(room)).start()
-            })
-        })
-    {
-        return Ok(fate(out, ran?));
+    });
+    match ran {
+        Some(ran) => Ok(fate(out, ran?)),
+        None => {
+            progress::say(Event::Plan(format!(
+                "{label}: no copy of the tree that no run touched is left for it: void"
+            )));
+            Ok(out)
+        }
     }
-    let room = g.room.fork(&label)?;
-    if rust {
-        let path = room.tree.join(&facts.file);
-        std::fs::write(&path, m.apply(&text))
-            .map_err(|e| CliError::software(format!("cannot write {}: {e}", path.display())))?;
-        room.settle()?;
-    }
-    let ran = Run::new(&label, &argv, timeout, Place::Room(&room)).start()?;
-    Ok(fate(out, ran))
 }
 
 /// What became of a mutant (`out`, void until its run says otherwise) by its run's outcome.

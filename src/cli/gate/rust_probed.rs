@@ -20,15 +20,6 @@ pub(super) struct RustProbes {
     pub(super) unprobed: BTreeMap<String, BTreeSet<u32>>,
     /// The patch mutants compiled in behind their switches (issue 68).
     pub(super) switches: Option<Switches>,
-    /// Each switched file's text with the probes alone: what a failed switched run falls back
-    /// to (`RustProbes::fall_back`).
-    pub(super) alone: Vec<(String, Vec<u8>)>,
-    /// Set once it fell back: no mutant is switched in.
-    pub(super) fell_back: std::sync::atomic::AtomicBool,
-    /// Built by the build step (its text put back to the judged one under the build's
-    /// timestamps, `RustProbes::keep_built`): the observed run compiles nothing, and its
-    /// failures stand, as any run's of that build.
-    pub(super) prebuilt: bool,
 }
 
 /// The patch mutants of the changed lines compiled into the observed run's build, each behind

@@ -94,7 +94,7 @@ pub(super) fn run_suite(
     // (Built by the build step, when there is one: the observed run compiles nothing.)
     let rust_observed = watching && observed.is_none();
     let fresh = match rust_observed && g.observed_build.get().is_none() {
-        true => super::observe_rust::instrument(g, room)?,
+        true => super::observe_rust::instrument(g, room, false)?,
         false => None,
     };
     let rust = match rust_observed {
@@ -516,26 +516,10 @@ fn run_as_suite(
     if let Some(flag) = cancel {
         command = command.cancel(flag);
     }
-    let mut started = command.start();
-    // A run with the patch mutants switched in counts only where it passed; else it is made
-    // again with the probes alone (issue 68).
-    if let (Some(p), Ok(Outcome::Ran(r))) = (probes, &started)
-        && p.switched()
-        && r.run != Some(0)
-    {
-        p.fall_back(room)?;
-        if let Some((_, path)) = &junit {
-            let _ = std::fs::remove_file(path);
-        }
-        let mut again = Run::new(label, argv, s.timeout(), Place::Room(room));
-        if let Some(flag) = cancel {
-            again = again.cancel(flag);
-        }
-        started = again.start();
-    }
-    // The mutants' runs start from the room as the observed run built it.
+    let started = command.start();
+    // The mutants' runs start from the build step's build, their switches in it.
     let built = match (probes, &started) {
-        (Some(p), Ok(Outcome::Ran(_))) => p.built(room)?.map(std::sync::Arc::new),
+        (Some(p), Ok(Outcome::Ran(_))) => p.built().map(std::sync::Arc::new),
         _ => None,
     };
     if let Some(p) = probes {
