@@ -5,11 +5,9 @@ use axum::response::Response;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use axum::http::HeaderMap;
-
 use super::AppState;
 use super::decide::decide;
-use super::extract::JsonBytes;
+use super::extract::{Accept, JsonBytes};
 use crate::core::admit::{AdmitAnswer, AdmitDecision};
 use crate::core::problem::Problem;
 
@@ -36,10 +34,10 @@ use crate::core::problem::Problem;
 )]
 pub async fn admit(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    accept: Accept,
     JsonBytes(body, _slot): JsonBytes,
 ) -> Result<Response, Problem> {
-    decide::<AdmitDecision>(state, &headers, body).await
+    decide::<AdmitDecision>(state, &accept, body).await
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,14 +1,13 @@
 //! `POST /route/checks`: a thin handler over the core's reading of a forge's checks.
 
 use axum::extract::State;
-use axum::http::HeaderMap;
 use axum::response::Response;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::AppState;
 use super::decide::decide;
-use super::extract::JsonBytes;
+use super::extract::{Accept, JsonBytes};
 use crate::core::checks::{ChecksAnswer, ChecksOutcome};
 use crate::core::problem::Problem;
 
@@ -43,10 +42,10 @@ use crate::core::problem::Problem;
 )]
 pub async fn route_checks(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    accept: Accept,
     JsonBytes(body, _slot): JsonBytes,
 ) -> Result<Response, Problem> {
-    decide::<ChecksOutcome>(state, &headers, body).await
+    decide::<ChecksOutcome>(state, &accept, body).await
 }
 
 // ---------------------------------------------------------------------------------------------

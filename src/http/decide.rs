@@ -3,13 +3,13 @@
 //! the exit code's twin. Each endpoint's own function only carries its OpenAPI description
 //! and calls [`decide`] with its [`Decision`] type.
 
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use bytes::Bytes;
 
 use super::AppState;
 use super::budget::run_cpu;
-use super::extract::{Answer, negotiate_among};
+use super::extract::{Accept, Answer, negotiate_among};
 use super::layers::with_request_id;
 use super::status_for_exit;
 use crate::core::decision::{Decision, Defaults};
@@ -21,11 +21,7 @@ pub const TEXT_PLAIN: &str = "text/plain; charset=utf-8";
 pub const TEXT_MARKDOWN: &str = "text/markdown; charset=utf-8";
 
 /// Decides one body as `D`, off the async workers when it is large.
-pub async fn decide<D>(
-    state: AppState,
-    headers: &HeaderMap,
-    body: Bytes,
-) -> Result<Response, Problem>
+pub async fn decide<D>(state: AppState, accept: &Accept, body: Bytes) -> Result<Response, Problem>
 where
     D: Decision + 'static,
     D::Request: 'static,
@@ -35,7 +31,7 @@ where
     } else {
         &[Answer::Json, Answer::Text]
     };
-    let media = negotiate_among(headers, offers);
+    let media = negotiate_among(accept.0.as_ref(), offers);
     let worker = state.clone();
     run_cpu(&state, body.len(), move || {
         respond::<D>(&worker, &body, media)

@@ -4,7 +4,7 @@
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
-use axum::http::{HeaderMap, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 
 use super::AppState;
 use crate::core::problem::Problem;
@@ -129,14 +129,29 @@ impl Answer {
 
 /// Picks JSON or the one-line text: text only when the client prefers `text/plain` to JSON.
 pub fn negotiate(headers: &HeaderMap) -> Answer {
-    negotiate_among(headers, &[Answer::Json, Answer::Text])
+    negotiate_among(headers.get(header::ACCEPT), &[Answer::Json, Answer::Text])
+}
+
+/// The request's `Accept` header alone, for the decision handlers: the one header they read
+/// themselves (taking the whole `HeaderMap` copied every header of every request).
+pub struct Accept(pub Option<HeaderValue>);
+
+impl<S: Sync> axum::extract::FromRequestParts<S> for Accept {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(Self(parts.headers.get(header::ACCEPT).cloned()))
+    }
 }
 
 /// Picks among `offers` (JSON first) by the request's `Accept`: the highest q-value wins, each
 /// offer's q taken from the most specific range that names it (`text/*` names the first text
 /// offer only); a tie goes to the earlier offer, so no `Accept`, or `*/*`, answers JSON.
-pub fn negotiate_among(headers: &HeaderMap, offers: &[Answer]) -> Answer {
-    let Some(accept) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else {
+pub fn negotiate_among(accept: Option<&HeaderValue>, offers: &[Answer]) -> Answer {
+    let Some(accept) = accept.and_then(|v| v.to_str().ok()) else {
         return Answer::Json;
     };
     let first_text = offers.iter().position(|a| *a != Answer::Json);
@@ -255,7 +270,7 @@ mod tests {
         let among = |v: &'static str| {
             let mut h = HeaderMap::new();
             h.insert(header::ACCEPT, HeaderValue::from_static(v));
-            negotiate_among(&h, &offers)
+            negotiate_among(h.get(header::ACCEPT), &offers)
         };
         assert_eq!(among("text/markdown"), Answer::Markdown);
         assert_eq!(among("text/plain"), Answer::Text);

@@ -2,7 +2,6 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::HeaderMap;
 use axum::response::Response;
 use serde::Deserialize;
 use utoipa::ToSchema;
@@ -10,7 +9,7 @@ use utoipa::ToSchema;
 use super::AppState;
 use super::budget::run_cpu;
 use super::decide::decide;
-use super::extract::JsonBytes;
+use super::extract::{Accept, JsonBytes};
 
 use super::route::json_response;
 use crate::core::gate::{
@@ -62,10 +61,10 @@ use crate::core::problem::Problem;
 )]
 pub async fn gate(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    accept: Accept,
     JsonBytes(body, _slot): JsonBytes,
 ) -> Result<Response, Problem> {
-    decide::<GateDecision>(state, &headers, body).await
+    decide::<GateDecision>(state, &accept, body).await
 }
 
 /// Plan the patch gate's next step from the facts gathered so far (the same body as

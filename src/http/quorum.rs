@@ -5,11 +5,9 @@ use axum::response::Response;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use axum::http::HeaderMap;
-
 use super::AppState;
 use super::decide::decide;
-use super::extract::JsonBytes;
+use super::extract::{Accept, JsonBytes};
 use crate::core::problem::Problem;
 use crate::core::quorum::{QuorumAnswer, QuorumDecision};
 
@@ -34,10 +32,10 @@ use crate::core::quorum::{QuorumAnswer, QuorumDecision};
 )]
 pub async fn quorum(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    accept: Accept,
     JsonBytes(body, _slot): JsonBytes,
 ) -> Result<Response, Problem> {
-    decide::<QuorumDecision>(state, &headers, body).await
+    decide::<QuorumDecision>(state, &accept, body).await
 }
 
 // ---------------------------------------------------------------------------------------------

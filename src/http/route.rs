@@ -2,7 +2,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 use super::AppState;
 use super::budget::run_cpu;
 use super::decide::decide;
-use super::extract::JsonBytes;
+use super::extract::{Accept, JsonBytes};
 use super::layers::with_request_id;
 use super::status_for_exit;
 use crate::core::answer::{RouteAnswer, RouteOutcome, TableRow, route_table as table_rows};
@@ -76,10 +76,10 @@ pub fn json_response<T: Serialize>(status: StatusCode, value: &T) -> Response {
 )]
 pub async fn route(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    accept: Accept,
     JsonBytes(body, _slot): JsonBytes,
 ) -> Result<Response, Problem> {
-    decide::<RouteOutcome>(state, &headers, body).await
+    decide::<RouteOutcome>(state, &accept, body).await
 }
 
 /// One slot of a batch answer: a decision with the status it would have had alone, or the
