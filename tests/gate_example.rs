@@ -4691,6 +4691,31 @@ fn a_patch_mutant_run_remembers_nothing_of_the_runs_before_it() {
     }
 }
 
+/// Issue 68, written first: `tells-a-mutant-run-by-its-arguments` is `long-list-special-case`
+/// with an assertion in `split` that its process's command line (`/proc/self/cmdline`, by a
+/// path no reading rule names) does not pick tests one by one (`--exact`) outside the
+/// properties' binary. A plain `cargo test`, the suite and the property runs pass; a patch
+/// mutant's run selects the tests that ran its line, so it fails whatever the mutant is, and
+/// the condition-true mutant that survives every check counted as killed: MERGE_OK on the
+/// binary before. Now a kill stands only where the same command with a switch's value that
+/// turns none on (its decoy, in a room no run touched) passes: it fails here, no kill
+/// stands, ESCALATE `unobserved-change`.
+#[test]
+fn a_kill_stands_only_where_its_checks_pass_with_no_mutant_on() {
+    let target = tempfile::tempdir().expect("tempdir");
+    let patch = "tells-a-mutant-run-by-its-arguments";
+    let repo = repository("gate-rust", patch, |_| {});
+    let plain = plain_cargo_test(repo.path(), target.path());
+    assert!(plain.status.success(), "hides the bug");
+    let g = rust_gated(repo.path(), target.path());
+    escalates(&g, "inadmissible-evidence", "unobserved-change");
+    assert_eq!(
+        fates(observed(&g)),
+        [(&json!(14), &json!("condition-true"), &json!("void"))]
+    );
+    assert!(g.stderr.contains("no kill stands"), "{}", g.stderr);
+}
+
 /// [`a_switched_mutant_the_compiler_refuses_falls_back_to_its_own_build`], one gate.
 fn refused_switch(target: &Path, base_edit: impl FnOnce(&Path), build_step: bool) {
     let repo = repository_with("gate-rust", "honest-refactor", base_edit, |dir| {

@@ -450,8 +450,10 @@ fn patch_mutants(
     let timeout = std::time::Duration::from_millis(suite_ms.saturating_mul(3))
         .max(std::time::Duration::from_secs(10))
         .min(g.config.suite.timeout());
+    // (One more run, a Rust mutant's decoy, when one is killed.)
+    let rust = todo.iter().any(|(_, m)| m.file.ends_with(".rs"));
     if let Some(p) = pristine {
-        p.expect(todo.len());
+        p.expect(todo.len() + usize::from(rust));
     }
     let queue = std::sync::Mutex::new(todo.into_iter());
     let (tx, rx) = std::sync::mpsc::channel();
@@ -498,7 +500,48 @@ fn patch_mutants(
             write_facts(args, facts)?;
         }
         Ok(())
-    })
+    })?;
+    decoy_kills(args, g, facts, (timeout, built, pristine))
+}
+
+/// A kill stands only where its checks pass with no mutant on (issue 68): the first killed
+/// Rust mutant's run is made again as its decoy (`patch_mutant_runs::decoy`); where that does
+/// not pass, the checks fail whatever the code is, and every kill is void.
+fn decoy_kills(
+    args: &GateArgs,
+    g: &Gathered,
+    facts: &mut Facts,
+    rooms: (
+        std::time::Duration,
+        Option<&super::observe_rust::Built>,
+        Option<&super::patch_mutant_runs::Pristine>,
+    ),
+) -> Result<(), CliError> {
+    use crate::core::gate::MutantState::{Killed, Void};
+    let killed = facts.observe.as_ref().and_then(|o| {
+        o.mutants
+            .iter()
+            .enumerate()
+            .find(|(_, m)| m.state == Killed && m.file.ends_with(".rs"))
+            .map(|(n, m)| (u32::try_from(n).unwrap_or(u32::MAX), m.clone()))
+    });
+    let Some((n, m)) = killed else {
+        return Ok(());
+    };
+    if super::patch_mutant_runs::decoy(g, n, &m, rooms)? {
+        return Ok(());
+    }
+    progress::say(Event::Plan(format!(
+        "patch mutant {}: the checks that killed it fail with no mutant on too (its decoy: the same command, a value that turns none on): no kill stands",
+        n + 1
+    )));
+    for m in facts.observe.iter_mut().flat_map(|o| o.mutants.iter_mut()) {
+        if m.state == Killed {
+            m.state = Void;
+            m.killed_by.clear();
+        }
+    }
+    write_facts(args, facts)
 }
 
 /// Whether the facts so far decide already: the core's answer is `decide` by a gate rule (a

@@ -41,6 +41,7 @@ pub(super) struct Built {
     /// The probes' variable (a mutant's run carries it too, as the observed run does).
     probes: String,
     var: String,
+    decoy: u32,
     mutants: Vec<(String, u32, MutantOperator, u32)>,
 }
 
@@ -58,6 +59,16 @@ impl Built {
             .mutants
             .iter()
             .find(|(f, l, o, _)| f == file && *l == line && *o == operator)?;
+        Some(self.with_value(*value, argv))
+    }
+
+    /// The same command as [`Built::argv`] gives, its switch's value one that turns no mutant
+    /// on: the decoy's run.
+    pub fn decoy_argv(&self, argv: &[String]) -> Vec<String> {
+        self.with_value(self.decoy, argv)
+    }
+
+    fn with_value(&self, value: u32, argv: &[String]) -> Vec<String> {
         // Every variable the observed run carried, the switch's value aside.
         let mut out = vec![
             "env".to_owned(),
@@ -65,7 +76,7 @@ impl Built {
             format!("{}={value}", self.var),
         ];
         out.extend(argv.iter().cloned());
-        Some(out)
+        out
     }
 }
 
@@ -101,6 +112,7 @@ pub(super) fn instrument(
     let mut switches = wanted.then(|| Switches {
         var: format!("{}__", super::twin::drawn(seed, "__patchgate", "switch")),
         none: values.next(),
+        decoy: values.next(),
         mutants: Vec::new(),
     });
     for (file, lines) in rust {
@@ -247,6 +259,7 @@ impl RustProbes {
         Some(Built {
             probes: self.name.clone(),
             var: sw.var.clone(),
+            decoy: sw.decoy,
             mutants: sw.mutants.clone(),
         })
     }

@@ -262,6 +262,48 @@ pub(super) fn run_one(
     }
 }
 
+/// A killed Rust mutant's run made again with no mutant on: the same command with a switch's
+/// value that turns none on where it was switched in (the same kind of value), the copy's own
+/// build where it was built on its own, in a copy of the [`Pristine`] tree. Code that tells a
+/// mutant's run by what it is given (its command line selects tests; the observed run's does
+/// not) and fails it on purpose fails this one too. Whether it passed (not run: no).
+pub(super) fn decoy(
+    g: &Gathered,
+    n: u32,
+    facts: &PatchMutantFacts,
+    (timeout, built, pristine): (
+        std::time::Duration,
+        Option<&super::observe_rust::Built>,
+        Option<&Pristine>,
+    ),
+) -> Result<bool, CliError> {
+    let Some((_, m)) = remade(g, facts)? else {
+        return Ok(false);
+    };
+    let suite = &g.config.suite.command;
+    let Some(argv) = super::observe_rust::selecting_argv(suite, &facts.checks, (&facts.file, &m))
+    else {
+        return Ok(false);
+    };
+    let argv = built
+        .filter(|b| {
+            b.argv(&facts.file, facts.line, facts.operator, &[])
+                .is_some()
+        })
+        .map_or(argv.clone(), |b| b.decoy_argv(&argv));
+    let label = format!("the decoy of patch mutant {}", n + 1);
+    let ran = pristine.and_then(|p| {
+        p.in_room(&label, |room| {
+            Run::new(&label, &argv, timeout, Place::Room(room)).start()
+        })
+    });
+    let Some(Outcome::Ran(ran)) = ran.transpose()? else {
+        return Ok(false);
+    };
+    Ok(ran.run == Some(0)
+        && matches!(ran.receipt, Some(Ok(r)) if r.disagrees.is_none() && r.failed.is_empty() && r.executed() > 0))
+}
+
 /// What became of a mutant (`out`, void until its run says otherwise) by its run's outcome.
 fn fate(mut out: PatchMutantFacts, ran: Outcome) -> PatchMutantFacts {
     let ran = match ran {

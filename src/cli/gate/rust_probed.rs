@@ -31,6 +31,9 @@ pub(super) struct Switches {
     /// mutant's carries: none of them on.
     pub(super) var: String,
     pub(super) none: u32,
+    /// A value that turns none on either, drawn as the mutants' are: the decoy's (a killing
+    /// run made again with no mutant on, `patch_mutant_runs::decoy`).
+    pub(super) decoy: u32,
     /// Each switched mutant: its file, line and operator, and the value that turns it on.
     pub(super) mutants: Vec<(String, u32, MutantOperator, u32)>,
 }
