@@ -511,11 +511,7 @@ fn decoy_kills(
     args: &GateArgs,
     g: &Gathered,
     facts: &mut Facts,
-    rooms: (
-        std::time::Duration,
-        Option<&super::observe_rust::Built>,
-        Option<&super::patch_mutant_runs::Pristine>,
-    ),
+    rooms: super::patch_mutant_runs::Rooms<'_>,
 ) -> Result<(), CliError> {
     use crate::core::gate::MutantState::{Killed, Void};
     let killed = facts.observe.as_ref().and_then(|o| {

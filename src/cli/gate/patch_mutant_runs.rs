@@ -198,6 +198,14 @@ impl Pristine {
     }
 }
 
+/// What a mutant's run (and its decoy's) is given: its timeout, the build step's build with
+/// the mutants switched in (if any), and the room no run touched.
+pub(super) type Rooms<'a> = (
+    std::time::Duration,
+    Option<&'a super::observe_rust::Built>,
+    Option<&'a Pristine>,
+);
+
 /// Runs patch mutant `facts` (number `n`) in a copy of the [`Pristine`] tree with it applied
 /// (a Rust one switched in where it was `built` in: its switch on, nothing written or
 /// rebuilt), the observed run's command selecting only its checks, under `timeout`. What
@@ -206,11 +214,7 @@ pub(super) fn run_one(
     g: &Gathered,
     n: u32,
     facts: &PatchMutantFacts,
-    (timeout, built, pristine): (
-        std::time::Duration,
-        Option<&super::observe_rust::Built>,
-        Option<&Pristine>,
-    ),
+    (timeout, built, pristine): Rooms<'_>,
 ) -> Result<PatchMutantFacts, CliError> {
     let mut out = facts.clone();
     out.state = MutantState::Void;
@@ -271,11 +275,7 @@ pub(super) fn decoy(
     g: &Gathered,
     n: u32,
     facts: &PatchMutantFacts,
-    (timeout, built, pristine): (
-        std::time::Duration,
-        Option<&super::observe_rust::Built>,
-        Option<&Pristine>,
-    ),
+    (timeout, built, pristine): Rooms<'_>,
 ) -> Result<bool, CliError> {
     let Some((_, m)) = remade(g, facts)? else {
         return Ok(false);
