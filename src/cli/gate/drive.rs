@@ -455,9 +455,20 @@ fn patch_mutants(
     if let Some(p) = pristine {
         p.expect(todo.len() + usize::from(rust));
     }
+    let rooms = (timeout, built, pristine);
+    // A lone Rust mutant leaves a core idle: its decoy runs there, beside it, and counts if it
+    // is killed (the decoy's command is the mutant's, known before it runs; no other mutant's
+    // kill can need a decoy of its own).
+    let beside = match todo.as_slice() {
+        [(n, m)] if rust && jobs > 1 => Some((*n, m.clone())),
+        _ => None,
+    };
     let queue = std::sync::Mutex::new(todo.into_iter());
     let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::scope(|s| -> Result<(), CliError> {
+    let decoy = std::thread::scope(|s| -> Result<Option<(u32, bool)>, CliError> {
+        let decoy = beside.map(|(n, m)| {
+            s.spawn(move || super::patch_mutant_runs::decoy(g, n, &m, rooms).map(|p| (n, p)))
+        });
         for _ in 0..jobs.clamp(1, items.len()) {
             let tx = tx.clone();
             let queue = &queue;
@@ -468,8 +479,7 @@ fn patch_mutants(
                         .unwrap_or_else(std::sync::PoisonError::into_inner)
                         .next();
                     let Some((n, m)) = next else { break };
-                    let done =
-                        super::patch_mutant_runs::run_one(g, n, &m, (timeout, built, pristine));
+                    let done = super::patch_mutant_runs::run_one(g, n, &m, rooms);
                     let failed = done.is_err();
                     if tx.send((n, done)).is_err() || failed {
                         break;
@@ -499,19 +509,26 @@ fn patch_mutants(
             }
             write_facts(args, facts)?;
         }
-        Ok(())
+        decoy
+            .map(|d| {
+                d.join()
+                    .map_err(|_| CliError::software("a patch mutant's decoy run panicked"))?
+            })
+            .transpose()
     })?;
-    decoy_kills(args, g, facts, (timeout, built, pristine))
+    decoy_kills(args, g, facts, rooms, decoy)
 }
 
 /// A kill stands only where its checks pass with no mutant on (issue 68): the first killed
-/// Rust mutant's run is made again as its decoy (`patch_mutant_runs::decoy`); where that does
-/// not pass, the checks fail whatever the code is, and every kill is void.
+/// Rust mutant's run is made again as its decoy (`patch_mutant_runs::decoy`; `ran`: mutant
+/// number and whether its decoy passed, where it ran beside the mutant); where that does not
+/// pass, the checks fail whatever the code is, and every kill is void.
 fn decoy_kills(
     args: &GateArgs,
     g: &Gathered,
     facts: &mut Facts,
     rooms: super::patch_mutant_runs::Rooms<'_>,
+    ran: Option<(u32, bool)>,
 ) -> Result<(), CliError> {
     use crate::core::gate::MutantState::{Killed, Void};
     let killed = facts.observe.as_ref().and_then(|o| {
@@ -524,7 +541,11 @@ fn decoy_kills(
     let Some((n, m)) = killed else {
         return Ok(());
     };
-    if super::patch_mutant_runs::decoy(g, n, &m, rooms)? {
+    let passed = match ran {
+        Some((beside, passed)) if beside == n => passed,
+        _ => super::patch_mutant_runs::decoy(g, n, &m, rooms)?,
+    };
+    if passed {
         return Ok(());
     }
     progress::say(Event::Plan(format!(
