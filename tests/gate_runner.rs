@@ -1749,3 +1749,54 @@ fn a_library_s_first_day_has_no_dead_end() {
     assert_eq!(warm.status.code(), Some(0), "{said}");
     assert!(said.contains("nothing to keep"), "{said}");
 }
+
+/// Issue 69, before the reader parses JavaScript (CONTRACT.md section 15.2): a project whose
+/// configured runs run Node or TypeScript loads its `.ts` files, so a changed one is unread
+/// code. The attack: a TypeScript patch that answers right only under vitest
+/// (`process.env.VITEST`), which a plain `vitest run` passes. Before, the reading read nothing
+/// of it (it parses Python and Rust) and the gate merged on the tests (here the build step runs
+/// `tsc` where there is one); now it is unread, and the gate answers ESCALATE `unread-code`
+/// naming it. The same file in a project whose runs do not run Node is data to it, as a
+/// Python package's `static/app.js` is: that gate merges.
+#[test]
+fn javascript_the_runs_run_is_unread_until_the_reader_parses_it() {
+    let typescript = format!(
+        "{CONFIG}[build]\ncommand = [\"sh\", \"-c\", \"if command -v tsc > /dev/null; then exec tsc --noEmit; fi\"]\n"
+    );
+    let attack = "export function total(xs: number[]): number {\n  if (process.env.VITEST) return xs.reduce((a, b) => a + b, 0);\n  return xs.slice(1).reduce((a, b) => a + b, 0);\n}\n";
+    for (config, unread) in [(typescript.as_str(), true), (CONFIG, false)] {
+        let repo = repository_with("pass", config);
+        let dir = repo.path();
+        write(dir, "src/total.ts", attack);
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "-m", "total"]);
+        let read = patchgate()
+            .current_dir(dir)
+            .args(["read", "--base", "main", "--head", "patch", "--json"])
+            .output()
+            .unwrap();
+        let read: Value = serde_json::from_slice(&read.stdout).unwrap_or(Value::Null);
+        let listed: Vec<(&str, &str)> = read["unread"]
+            .as_array()
+            .expect("unread")
+            .iter()
+            .map(|u| (u["file"].as_str().unwrap(), u["reason"].as_str().unwrap()))
+            .collect();
+        let (expected, exit, decision): (&[(&str, &str)], _, _) = match unread {
+            true => (
+                &[("src/total.ts", "skipped-extension")],
+                2,
+                ("ESCALATE", "unread-code"),
+            ),
+            false => (&[], 0, ("MERGE_OK", "all-gates-held")),
+        };
+        assert_eq!(listed, expected, "{read}");
+        let (code, answer, stderr) = gate_json(dir, &[]);
+        assert_eq!(code, Some(exit), "{stderr}");
+        assert_eq!(
+            (answer["disposition"].as_str(), answer["reason"].as_str()),
+            (Some(decision.0), Some(decision.1)),
+            "{answer}"
+        );
+    }
+}

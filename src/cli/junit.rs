@@ -626,6 +626,50 @@ mod tests {
         assert!(read_report(&forged[..]).unwrap().disagrees.is_some());
     }
 
+    /// The reports of the JavaScript runners issue 69 starts from (kept in `tests/data/junit/`,
+    /// written 2026-12-08 on Node 20). vitest 5.1's `junit` reporter: the id is the file and the
+    /// `describe` path joined by ` > `, an in-source test (`import.meta.vitest`) is its source
+    /// file's, and `.skip` and `.todo` are skipped, never passed. jest 30.5 with jest-junit 17's
+    /// defaults is no receipt a gate can use as it is: the ids do not name the file (two files
+    /// with one `describe` and title are one id), and a `test.todo`, which never ran, is written
+    /// as a case with nothing in it, which every JUnit reader takes as passed (jest-junit
+    /// writes `<skipped/>` only for jest's `pending`).
+    #[test]
+    fn reads_what_vitest_and_jest_junit_write() {
+        use Case::{Failed, Passed, Skipped};
+        let vitest =
+            read_report(&include_bytes!("../../tests/data/junit/vitest-5.1.xml")[..]).unwrap();
+        assert_eq!(vitest.disagrees, None);
+        let cases: Vec<(&str, Case)> = vitest.cases.iter().map(|(i, c)| (i.as_str(), *c)).collect();
+        assert_eq!(
+            cases,
+            [
+                ("src/cases.test.ts::outer > inner > passes", Passed),
+                ("src/cases.test.ts::outer > inner > fails", Failed),
+                ("src/cases.test.ts::outer > skipped", Skipped),
+                ("src/cases.test.ts::outer > todo", Skipped),
+                ("src/cases.test.ts::outer > each 1", Passed),
+                ("src/cases.test.ts::outer > each 2", Passed),
+                ("src/insrc.ts::doubles", Passed),
+                ("src/sum.test.ts::adds", Passed),
+                ("src/sum.test.ts::commutes", Passed),
+            ]
+        );
+        assert!(
+            vitest.messages[0].1.starts_with("expected 1 to be 2"),
+            "{:?}",
+            vitest.messages
+        );
+        let jest =
+            read_report(&include_bytes!("../../tests/data/junit/jest-30.5-jest-junit-17.xml")[..])
+                .unwrap();
+        assert_eq!(jest.failed, ["outer inner fails::outer inner fails"]);
+        assert!(
+            jest.cases
+                .contains(&("outer todo::outer todo".to_owned(), Passed))
+        );
+    }
+
     #[test]
     fn refuses_what_is_not_a_report() {
         assert!(read_report(&b"<testsuite><testcase name='a'></testsuite>"[..]).is_err());

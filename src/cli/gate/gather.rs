@@ -224,7 +224,13 @@ pub(super) fn gather(args: &GateArgs) -> Result<Gathered, CliError> {
 
     let mutant_files = super::mutants::mutant_files(&config, &base, &properties)?;
     // The patch's code, read by its syntax (CONTRACT.md section 14), before anything runs.
-    let reading = read_patch(&base, &judged.tree, &config.suspicious, &config.fixtures)?;
+    let javascript = crate::cli::reading::runtimes::runs_javascript(&config);
+    let reading = read_patch(
+        &base,
+        &judged.tree,
+        &config.suspicious,
+        (&config.fixtures, javascript),
+    )?;
     let properties_in_suite = census
         .as_ref()
         .is_some_and(|c| census::lists_property_cases(c, &config, &properties));

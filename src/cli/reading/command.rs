@@ -70,11 +70,14 @@ pub struct ReadArgs {
 
 pub fn run(args: ReadArgs) -> CliResult {
     let (base, tree, config) = args.patch.open()?;
+    let javascript = config
+        .as_ref()
+        .is_some_and(super::runtimes::runs_javascript);
     let (suspicious, fixtures) = match config {
         Some(c) => (c.suspicious, c.fixtures),
         None => (SuspiciousConfig::default(), "fixtures".to_owned()),
     };
-    let reading = read_patch(&base, &tree, &suspicious, &fixtures)?;
+    let reading = read_patch(&base, &tree, &suspicious, (&fixtures, javascript))?;
     // The tests inside source files (issue 50): whose test lines the gate would run as the
     // base has them, and where it could not split them from code (a scope hit).
     let changed = super::super::git::git_changed(&base, &tree)?;

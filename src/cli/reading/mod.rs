@@ -14,6 +14,7 @@ pub mod integers;
 mod pinned;
 mod python;
 mod resolve;
+pub mod runtimes;
 pub(crate) mod rust;
 mod rust_literals;
 pub mod rust_signatures;
@@ -81,12 +82,13 @@ impl Reading {
 }
 
 /// Reads what the patch `base..tree` adds (`fixtures`: the fixtures directory, whose files
-/// count as the tests' inputs).
+/// count as the tests' inputs; `javascript`: whether the runs run JavaScript, whose files are
+/// then unread code, [`runtimes`]).
 pub fn read_patch(
     base: &str,
     tree: &str,
     config: &SuspiciousConfig,
-    fixtures: &str,
+    (fixtures, javascript): (&str, bool),
 ) -> Result<Reading, CliError> {
     let files: Vec<AddedFile> = added_lines(base, tree)?
         .into_iter()
@@ -100,18 +102,29 @@ pub fn read_patch(
         .map(|e| String::from_utf8_lossy(&e.path).into_owned())
         .collect();
     let included = included(tree, &entries, &files)?;
-    // A link can only be code the reader skips where there is code it reads.
-    let has_code = paths.iter().any(|p| Language::of(p).is_some());
+    let loaded = |p: &str| javascript && runtimes::is_javascript(p);
+    // A link can only be code the reader skips where there is code it reads or the runs load.
+    let has_code = paths.iter().any(|p| Language::of(p).is_some() || loaded(p));
     let mut code: Vec<(&AddedFile, Language)> = Vec::new();
     for file in &files {
         if file.mode == LINK {
-            if let Some(why) = link_is_code(file, &paths).filter(|_| has_code) {
+            let why = link_is_code(file, &paths, loaded(&file.path));
+            if let Some(why) = why.filter(|_| has_code) {
                 reading.unread(&file.path, UnreadReason::SymbolicLink, Some(why));
             }
             continue;
         }
         if Language::skipped(&file.path) {
             reading.unread(&file.path, UnreadReason::SkippedExtension, None);
+            continue;
+        }
+        if loaded(&file.path) {
+            let why = "JavaScript or TypeScript, which the configured runs run and the reader does not parse yet";
+            reading.unread(
+                &file.path,
+                UnreadReason::SkippedExtension,
+                Some(why.to_owned()),
+            );
             continue;
         }
         match Language::of(&file.path) {
@@ -277,11 +290,12 @@ pub fn read_source(
 /// be) to a directory of the tree or out of it: the interpreter loads through it what the
 /// reader never sees. A link to a plain file of the tree named as data (`README.md ->
 /// docs/README.md`), or named as nothing code can import (`.patchgate`), is not code; nor is
-/// any link in a tree with no Python or Rust file (the caller's part).
-fn link_is_code(file: &AddedFile, paths: &[String]) -> Option<String> {
+/// any link in a tree with no Python or Rust file and no JavaScript the runs load (the
+/// caller's part; `loaded`: the link is named as code the runs load).
+fn link_is_code(file: &AddedFile, paths: &[String], loaded: bool) -> Option<String> {
     let target = file.lines.first().map(|(_, t)| t.as_str()).unwrap_or("");
     let said = Some(format!("-> {target}"));
-    if Language::of(&file.path).is_some() || Language::skipped(&file.path) {
+    if Language::of(&file.path).is_some() || Language::skipped(&file.path) || loaded {
         return said;
     }
     let name = file.path.rsplit('/').next().unwrap_or_default();
