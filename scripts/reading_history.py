@@ -37,13 +37,36 @@ def test_adjacent(path):
     )
 
 
+JAVASCRIPT = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
+JAVASCRIPT_TEST_DIRS = {"test", "tests", "__tests__", "__mocks__", "__snapshots__"}
+
+
+def javascript_test(path):
+    """As `src/cli/reading/runtimes.rs` `is_javascript_test` says."""
+    parts = path.split("/")
+    stem = parts[-1]
+    for e in JAVASCRIPT:
+        if stem.endswith(e):
+            stem = stem[: -len(e)]
+            break
+    return (stem in ("test", "spec") or stem.endswith((".test", ".spec"))
+            or any(p in JAVASCRIPT_TEST_DIRS for p in parts[:-1]))
+
+
 def code_files(repo, commit):
     out = subprocess.run(
         ["git", "-C", repo, "diff-tree", "-z", "--no-commit-id", "--name-only", "-r",
          "--no-renames", commit + "^", commit],
         check=True, capture_output=True).stdout
     names = [n.decode("utf-8", "replace") for n in out.split(b"\0") if n]
+    if JAVASCRIPT_ONLY:
+        return [n for n in names if n.endswith(JAVASCRIPT) and not test_adjacent(n)
+                and not javascript_test(n)]
     return [n for n in names if n.endswith((".py", ".rs")) and not test_adjacent(n)]
+
+
+# `--javascript`: the commits picked are those that change JavaScript or TypeScript code.
+JAVASCRIPT_ONLY = False
 
 
 def commits(repo, n):
@@ -70,7 +93,12 @@ def main():
     ap.add_argument("--binary", default=os.path.join(
         os.path.dirname(__file__), "..", "target", "release", "patchgate"))
     ap.add_argument("--hits", action="store_true", help="print every hit")
+    ap.add_argument("--javascript", action="store_true",
+                    help="JavaScript and TypeScript projects (issue 69): commits that change a "
+                         "JS/TS file that is not a test, read with `patchgate read --javascript`")
     args = ap.parse_args()
+    global JAVASCRIPT_ONLY
+    JAVASCRIPT_ONLY = args.javascript
     total = 0
     flagged_all = 0
     by_rule_all = collections.Counter()
@@ -89,7 +117,8 @@ def main():
         in_file = [0, 0]
         for c in picked:
             r = subprocess.run([args.binary, "read", "-C", clone, "--base", c + "^", "--head", c,
-                                "--json"], capture_output=True, text=True)
+                                "--json"] + (["--javascript"] if args.javascript else []),
+                               capture_output=True, text=True)
             if r.returncode not in (0, 2):
                 print(f"{name} {c[:10]}: exit {r.returncode}: {r.stderr.strip()}", file=sys.stderr)
                 continue

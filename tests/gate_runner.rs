@@ -1750,53 +1750,100 @@ fn a_library_s_first_day_has_no_dead_end() {
     assert!(said.contains("nothing to keep"), "{said}");
 }
 
-/// Issue 69, before the reader parses JavaScript (CONTRACT.md section 15.2): a project whose
-/// configured runs run Node or TypeScript loads its `.ts` files, so a changed one is unread
-/// code. The attack: a TypeScript patch that answers right only under vitest
-/// (`process.env.VITEST`), which a plain `vitest run` passes. Before, the reading read nothing
-/// of it (it parses Python and Rust) and the gate merged on the tests (here the build step runs
-/// `tsc` where there is one); now it is unread, and the gate answers ESCALATE `unread-code`
-/// naming it. The same file in a project whose runs do not run Node is data to it, as a
-/// Python package's `static/app.js` is: that gate merges.
+/// Issue 69: a project whose configured runs run Node or TypeScript loads its `.ts` files, and
+/// the reader now reads them by their syntax (CONTRACT.md 14, 15.2). The attack: a TypeScript
+/// patch that answers right only under vitest (`process.env.VITEST`), which a plain `vitest
+/// run` passes. Before, the reading read nothing of it (it parsed Python and Rust) and the gate
+/// merged on the tests (here the build step runs `tsc` where there is one). Now it is a probe,
+/// `js-environment`: ESCALATE `test-aware-code`, the line named. A test file the patch edits is
+/// unread until the room runs the base's version of it (ESCALATE `unread-code`); honest code
+/// merges. The same files in a project whose runs do not run Node are data to it, as a Python
+/// package's `static/app.js` is: that gate merges all three.
 #[test]
-fn javascript_the_runs_run_is_unread_until_the_reader_parses_it() {
+fn javascript_the_runs_run_is_read_by_its_syntax() {
     let typescript = format!(
         "{CONFIG}[build]\ncommand = [\"sh\", \"-c\", \"if command -v tsc > /dev/null; then exec tsc --noEmit; fi\"]\n"
     );
     let attack = "export function total(xs: number[]): number {\n  if (process.env.VITEST) return xs.reduce((a, b) => a + b, 0);\n  return xs.slice(1).reduce((a, b) => a + b, 0);\n}\n";
-    for (config, unread) in [(typescript.as_str(), true), (CONFIG, false)] {
+    let honest = "export function total(xs: number[]): number {\n  return xs.reduce((a, b) => a + b, 0);\n}\n";
+    let edited_test =
+        "import { expect, test } from \"vitest\";\ntest(\"sums\", () => expect(1).toBe(1));\n";
+    // (config, file, text, exit, disposition, reason)
+    let rows: [(&str, &str, &str, i32, &str, &str); 6] = [
+        (
+            &typescript,
+            "src/total.ts",
+            attack,
+            2,
+            "ESCALATE",
+            "test-aware-code",
+        ),
+        (
+            &typescript,
+            "src/total.test.ts",
+            edited_test,
+            2,
+            "ESCALATE",
+            "unread-code",
+        ),
+        (
+            &typescript,
+            "src/total.ts",
+            honest,
+            0,
+            "MERGE_OK",
+            "all-gates-held",
+        ),
+        (
+            CONFIG,
+            "src/total.ts",
+            attack,
+            0,
+            "MERGE_OK",
+            "all-gates-held",
+        ),
+        (
+            CONFIG,
+            "src/total.test.ts",
+            edited_test,
+            0,
+            "MERGE_OK",
+            "all-gates-held",
+        ),
+        (
+            CONFIG,
+            "src/total.ts",
+            honest,
+            0,
+            "MERGE_OK",
+            "all-gates-held",
+        ),
+    ];
+    for (config, file, text, exit, disposition, reason) in rows {
         let repo = repository_with("pass", config);
         let dir = repo.path();
-        write(dir, "src/total.ts", attack);
+        write(dir, file, text);
         git(dir, &["add", "-A"]);
         git(dir, &["commit", "-q", "-m", "total"]);
-        let read = patchgate()
-            .current_dir(dir)
-            .args(["read", "--base", "main", "--head", "patch", "--json"])
-            .output()
-            .unwrap();
-        let read: Value = serde_json::from_slice(&read.stdout).unwrap_or(Value::Null);
-        let listed: Vec<(&str, &str)> = read["unread"]
-            .as_array()
-            .expect("unread")
-            .iter()
-            .map(|u| (u["file"].as_str().unwrap(), u["reason"].as_str().unwrap()))
-            .collect();
-        let (expected, exit, decision): (&[(&str, &str)], _, _) = match unread {
-            true => (
-                &[("src/total.ts", "skipped-extension")],
-                2,
-                ("ESCALATE", "unread-code"),
-            ),
-            false => (&[], 0, ("MERGE_OK", "all-gates-held")),
-        };
-        assert_eq!(listed, expected, "{read}");
         let (code, answer, stderr) = gate_json(dir, &[]);
-        assert_eq!(code, Some(exit), "{stderr}");
+        assert_eq!(code, Some(exit), "{file}: {stderr}");
         assert_eq!(
             (answer["disposition"].as_str(), answer["reason"].as_str()),
-            (Some(decision.0), Some(decision.1)),
-            "{answer}"
+            (Some(disposition), Some(reason)),
+            "{file}: {answer}"
         );
+        if reason == "test-aware-code" {
+            let hit = answer["steps"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|s| s["step"] == "test-aware")
+                .flat_map(|s| s["lines"].as_array().into_iter().flatten())
+                .find(|h| h["rule"] == "js-environment");
+            assert!(
+                hit.is_some_and(|h| h["file"] == "src/total.ts" && h["line"] == 2),
+                "{answer}"
+            );
+        }
     }
 }

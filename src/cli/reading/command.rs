@@ -66,13 +66,19 @@ pub struct ReadArgs {
     /// cannot split from code).
     #[arg(long)]
     pub json: bool,
+    /// Read JavaScript and TypeScript as code the runs run, whatever the base's config says
+    /// (a replay of a project's history, which has no config; `scripts/reading_history.py
+    /// --javascript`).
+    #[arg(long)]
+    pub javascript: bool,
 }
 
 pub fn run(args: ReadArgs) -> CliResult {
     let (base, tree, config) = args.patch.open()?;
-    let javascript = config
-        .as_ref()
-        .is_some_and(super::runtimes::runs_javascript);
+    let javascript = args.javascript
+        || config
+            .as_ref()
+            .is_some_and(super::runtimes::runs_javascript);
     let (suspicious, fixtures) = match config {
         Some(c) => (c.suspicious, c.fixtures),
         None => (SuspiciousConfig::default(), "fixtures".to_owned()),

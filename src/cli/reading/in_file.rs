@@ -61,6 +61,8 @@ pub fn in_file_tests(base: &str, tree: &str, changed: &[String]) -> Result<InFil
                 judged_from_base(&b, &a, &tb, &ta, &diff_hunks(&old_id.id, &new_id.id)?)
             }
             Language::Python => super::doctest::from_base(&b, &a),
+            // Not reached: `test_lines` reads no JavaScript (its in-source tests are unread).
+            Language::JavaScript | Language::TypeScript => Split::Mixed,
         };
         match split {
             Split::Code => {}
@@ -81,6 +83,9 @@ pub fn test_lines(language: Language, raw: &[u8]) -> Option<HashSet<usize>> {
     let source = match language {
         Language::Rust => source::rust(raw).ok()?,
         Language::Python => source::python(raw).ok()?,
+        // vitest's in-source tests are not yet run apart (issue 69): the reading leaves a
+        // changed block unread.
+        Language::JavaScript | Language::TypeScript => return None,
     };
     let tree = super::parse(language, &source.text)?;
     if tree.root_node().has_error() {
@@ -93,6 +98,7 @@ pub fn test_lines(language: Language, raw: &[u8]) -> Option<HashSet<usize>> {
             .flat_map(|d| d.rows)
             .map(|r| (r + 1, r + 1))
             .collect(),
+        Language::JavaScript | Language::TypeScript => return None,
     };
     Some(
         rows.into_iter()

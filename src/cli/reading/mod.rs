@@ -11,6 +11,8 @@ pub mod command;
 mod doctest;
 pub mod in_file;
 pub mod integers;
+mod javascript;
+mod javascript_text;
 mod pinned;
 mod python;
 mod resolve;
@@ -118,8 +120,8 @@ pub fn read_patch(
             reading.unread(&file.path, UnreadReason::SkippedExtension, None);
             continue;
         }
-        if loaded(&file.path) {
-            let why = "JavaScript or TypeScript, which the configured runs run and the reader does not parse yet";
+        if loaded(&file.path) && runtimes::is_javascript_test(&file.path) {
+            let why = "a JavaScript test file, which the room does not yet run as the base has it";
             reading.unread(
                 &file.path,
                 UnreadReason::SkippedExtension,
@@ -129,6 +131,13 @@ pub fn read_patch(
         }
         match Language::of(&file.path) {
             Some(language) => code.push((file, language)),
+            None if loaded(&file.path) => code.push((
+                file,
+                match runtimes::is_typescript(&file.path) {
+                    true => Language::TypeScript,
+                    false => Language::JavaScript,
+                },
+            )),
             // `include!`d Rust: read as the compiler reads it, as Rust.
             None if included.contains(file.path.as_str()) => code.push((file, Language::Rust)),
             None => {}
@@ -214,7 +223,7 @@ pub fn read_patch(
             }
         }
     }
-    pinned::pinned(base, fixtures, &mut reading.hits, &literals)?;
+    pinned::pinned(base, (fixtures, javascript), &mut reading.hits, &literals)?;
     patterns(config, &files, &mut reading.hits)?;
     reading.hits.truncate(MAX_HITS);
     Ok(reading)
@@ -234,6 +243,8 @@ fn parse(language: Language, text: &[u8]) -> Option<tree_sitter::Tree> {
     let grammar: tree_sitter::Language = match language {
         Language::Python => tree_sitter_python::LANGUAGE.into(),
         Language::Rust => tree_sitter_rust::LANGUAGE.into(),
+        Language::JavaScript => tree_sitter_typescript::LANGUAGE_TSX.into(),
+        Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
     };
     parser.set_language(&grammar).ok()?;
     parser.parse(text, None)
@@ -247,10 +258,14 @@ pub fn read_source(
     added: &[usize],
     build_script: bool,
 ) -> Result<Read, source::Unread> {
-    let source = match language {
+    let mut source = match language {
         Language::Python => source::python(raw)?,
         Language::Rust => source::rust(raw)?,
+        Language::JavaScript | Language::TypeScript => source::javascript(raw)?,
     };
+    if matches!(language, Language::JavaScript | Language::TypeScript) {
+        javascript::blank_grammar_gaps(&mut source.text);
+    }
     let Some(tree) = parse(language, &source.text) else {
         return Err((
             UnreadReason::Unparsed,
@@ -268,6 +283,19 @@ pub fn read_source(
             &mut walk,
             build_script,
         ),
+        Language::JavaScript | Language::TypeScript => {
+            javascript::read(&source.text, tree.root_node(), &lines, &mut walk).map_err(
+                |javascript::InSourceTests(line)| {
+                    (
+                        UnreadReason::SkippedExtension,
+                        Some(format!(
+                            "line {}: an in-source test block (`import.meta.vitest`), which the room does not yet run as the base has it",
+                            source.git_line(line)
+                        )),
+                    )
+                },
+            )?;
+        }
     }
     let root = tree.root_node();
     let unparsed_at = root.has_error().then(|| {
@@ -275,11 +303,12 @@ pub fn read_source(
             .find(|n| n.is_error() || n.is_missing())
             .map_or(1, |n| source.git_line(n.start_position().row + 1))
     });
+    let line_text = source.line_texts();
     Ok(Read {
         seen: walk
             .seen
             .into_iter()
-            .map(|(line, seen)| (source.git_line(line), seen, source.line_text(line)))
+            .map(|(line, seen)| (source.git_line(line), seen, line_text(line)))
             .collect(),
         unparsed_at,
     })

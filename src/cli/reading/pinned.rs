@@ -18,7 +18,7 @@ const MAX_TEST_FILE: usize = 8 << 20;
 /// naming the first place), drops the others.
 pub(super) fn pinned(
     base: &str,
-    fixtures: &str,
+    (fixtures, javascript): (&str, bool),
     hits: &mut Vec<SuspiciousLine>,
     literals: &[(usize, String)],
 ) -> Result<(), CliError> {
@@ -42,13 +42,89 @@ pub(super) fn pinned(
         .filter(|p| {
             RepoPath::parse(p).is_ok_and(|r| markers.is_test_adjacent(&r))
                 || p.strip_prefix(fixtures).is_some_and(|r| r.starts_with('/'))
+                || (javascript
+                    && super::runtimes::is_javascript(p)
+                    && super::runtimes::is_javascript_test(p))
         })
         .collect();
     let finder = aho_corasick::AhoCorasick::new(&distinct)
         .map_err(|e| CliError::software(format!("the literals cannot be searched: {e}")))?;
+    let found = places(base, &tests, &finder, &distinct)?;
+    // JavaScript's own vocabulary (issue 69): TypeScript code compares discriminants and
+    // option names (`def.type === "optional"`) that its tests pass in too. A literal the
+    // base's code already spells as a string is the code's word, not a pinned input; one the
+    // patch brings along in the same change is not the base's.
+    let javascript_hits = javascript
+        && hits.iter().any(|h| {
+            h.class == SuspicionClass::SpecialCase && super::runtimes::is_javascript(&h.file)
+        });
+    let vocabulary: HashSet<usize> = match javascript_hits {
+        true => {
+            let code: Vec<String> = super::super::export::ls_tree(base)?
+                .into_iter()
+                .filter(|e| e.mode & 0o170000 == 0o100000)
+                .map(|e| String::from_utf8_lossy(&e.path).into_owned())
+                .filter(|p| {
+                    super::runtimes::is_javascript(p)
+                        && !super::runtimes::is_javascript_test(p)
+                        && !tests.contains(p)
+                })
+                .collect();
+            places(base, &code, &finder, &distinct)?
+                .into_keys()
+                .collect()
+        }
+        false => HashSet::new(),
+    };
+    let at: HashMap<&str, &String> = found
+        .iter()
+        .filter_map(|(i, place)| Some((*distinct.get(*i)?, place)))
+        .collect();
+    let spoken: HashSet<&str> = vocabulary
+        .iter()
+        .filter_map(|i| distinct.get(*i).copied())
+        .collect();
+    let mut keep: HashMap<usize, String> = HashMap::new();
+    for (index, literal) in literals {
+        let own_word = spoken.contains(literal.as_str())
+            && hits
+                .get(*index)
+                .is_some_and(|h| super::runtimes::is_javascript(&h.file));
+        if let Some(place) = at.get(literal.as_str())
+            && !own_word
+        {
+            keep.insert(*index, (*place).clone());
+        }
+    }
+    let mut index = 0;
+    hits.retain_mut(|hit| {
+        let i = index;
+        index += 1;
+        if hit.class != SuspicionClass::SpecialCase {
+            return true;
+        }
+        match keep.remove(&i) {
+            Some(place) => {
+                hit.seen_in = Some(place);
+                true
+            }
+            None => false,
+        }
+    });
+    Ok(())
+}
+
+/// Where in `files` of `base` each of `distinct` (by index) first stands alone, read up to
+/// [`MAX_TEST_BYTES`] in all.
+fn places(
+    base: &str,
+    files: &[String],
+    finder: &aho_corasick::AhoCorasick,
+    distinct: &[&str],
+) -> Result<HashMap<usize, String>, CliError> {
     let mut found: HashMap<usize, String> = HashMap::new();
     let mut budget = MAX_TEST_BYTES;
-    let names: Vec<&str> = tests.iter().map(String::as_str).collect();
+    let names: Vec<&str> = files.iter().map(String::as_str).collect();
     for (path, content) in names.iter().zip(blobs(base, &names, MAX_TEST_FILE)?) {
         let Some(content) = content else { continue };
         budget = budget.saturating_sub(content.len());
@@ -73,32 +149,7 @@ pub(super) fn pinned(
             break;
         }
     }
-    let at: HashMap<&str, &String> = found
-        .iter()
-        .filter_map(|(i, place)| Some((*distinct.get(*i)?, place)))
-        .collect();
-    let mut keep: HashMap<usize, String> = HashMap::new();
-    for (index, literal) in literals {
-        if let Some(place) = at.get(literal.as_str()) {
-            keep.insert(*index, (*place).clone());
-        }
-    }
-    let mut index = 0;
-    hits.retain_mut(|hit| {
-        let i = index;
-        index += 1;
-        if hit.class != SuspicionClass::SpecialCase {
-            return true;
-        }
-        match keep.remove(&i) {
-            Some(place) => {
-                hit.seen_in = Some(place);
-                true
-            }
-            None => false,
-        }
-    });
-    Ok(())
+    Ok(found)
 }
 
 /// Whether a literal found at `start..end` of the file `path` stands alone: a number not

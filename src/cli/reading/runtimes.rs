@@ -20,9 +20,42 @@ const RUNNERS: [&str; 19] = [
     "jest", "mocha", "ava", "tsx", "ts-node", "tsc", "c8", "nyc",
 ];
 
-/// Whether `path` is JavaScript or TypeScript by its name.
+/// Whether `path` is JavaScript or TypeScript by its name: code Node runs, not a declaration
+/// file (`.d.ts`, `.d.mts`, `.d.cts`: types only, nothing of it runs).
 pub fn is_javascript(path: &str) -> bool {
     JAVASCRIPT.iter().any(|e| path.ends_with(e))
+        && ![".d.ts", ".d.mts", ".d.cts"]
+            .iter()
+            .any(|e| path.ends_with(e))
+}
+
+/// Whether `path` is TypeScript that is not TSX (`.ts`, `.mts`, `.cts`): read with the
+/// TypeScript grammar, where `<T>x` is a cast; the rest with its TSX dialect, where it is JSX.
+pub fn is_typescript(path: &str) -> bool {
+    [".ts", ".mts", ".cts"].iter().any(|e| path.ends_with(e))
+}
+
+/// Whether the JavaScript file `path` is a test file as vitest and jest find them, or a file
+/// beside them: `*.test.*`, `*.spec.*`, a basename `test.ts` (date-fns keeps one beside each
+/// function), anything under `test/`, `tests/`, `__tests__/`, `__mocks__/` or `__snapshots__/`.
+/// Until the room runs the base's version of such a file (issue 69), a change to one is
+/// unread: the reader does not read tests, and the patch's version is what would run.
+pub fn is_javascript_test(path: &str) -> bool {
+    let mut parts: Vec<&str> = path.split('/').collect();
+    let base = parts.pop().unwrap_or_default();
+    let stem = JAVASCRIPT
+        .iter()
+        .find_map(|e| base.strip_suffix(e))
+        .unwrap_or(base);
+    let marked =
+        stem == "test" || stem == "spec" || [".test", ".spec"].iter().any(|m| stem.ends_with(m));
+    marked
+        || parts.iter().any(|d| {
+            matches!(
+                *d,
+                "test" | "tests" | "__tests__" | "__mocks__" | "__snapshots__"
+            )
+        })
 }
 
 /// Whether a command of `config` (the build, the canary, the properties, the suite, its
@@ -89,10 +122,25 @@ mod tests {
             assert_eq!(argv_runs_javascript(&argv), expected, "{argv:?}");
         }
         for (path, expected) in [
+            ("src/sum.test.ts", true),
+            ("src/addDays/test.ts", true),
+            ("lib/a.spec.mjs", true),
+            ("src/__tests__/a.ts", true),
+            ("src/__mocks__/fs.js", true),
+            ("test/unit/a.js", true),
+            ("src/testing.ts", false),
+            ("src/latest.ts", false),
+            ("src/contest.js", false),
+        ] {
+            assert_eq!(is_javascript_test(path), expected, "{path}");
+        }
+        for (path, expected) in [
             ("src/a.ts", true),
             ("src/view.tsx", true),
             ("lib/index.cjs", true),
-            ("types/index.d.ts", true),
+            ("types/index.d.ts", false),
+            ("types/index.d.mts", false),
+            ("src/dates.ts", true),
             ("package.json", false),
             ("src/a.rs", false),
             ("docs/tsconfig.md", false),

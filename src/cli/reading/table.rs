@@ -10,6 +10,10 @@ use crate::core::gate::SuspicionClass;
 pub enum Language {
     Python,
     Rust,
+    /// JavaScript, JSX and TSX: the TSX dialect of tree-sitter's TypeScript grammar.
+    JavaScript,
+    /// `.ts`, `.mts`, `.cts`: the TypeScript grammar. Its rules are JavaScript's.
+    TypeScript,
 }
 
 impl Language {
@@ -34,6 +38,16 @@ impl Language {
         match self {
             Self::Python => "Python",
             Self::Rust => "Rust",
+            Self::JavaScript => "JavaScript",
+            Self::TypeScript => "TypeScript",
+        }
+    }
+
+    /// The language whose rules this one's code is read by.
+    pub fn rules(self) -> Self {
+        match self {
+            Self::TypeScript => Self::JavaScript,
+            other => other,
         }
     }
 }
@@ -122,7 +136,7 @@ pub enum Seen {
     Literal(String),
 }
 
-use Language::{Python, Rust};
+use Language::{JavaScript, Python, Rust};
 
 /// The methods every comparison, hash and truth test goes through.
 /// The built-ins whose attribute name argument is read (`getattr(x, name)`).
@@ -162,7 +176,7 @@ const COMPARISON_METHODS: [&str; 10] = [
 use SuspicionClass::{Overload, Probe, SpecialCase};
 
 /// The reading rules, in the order they are tried (the first that matches names a hit).
-pub const RULES: [Rule; 18] = [
+pub const RULES: [Rule; 27] = [
     Rule {
         id: "test-stack",
         language: Python,
@@ -511,6 +525,185 @@ pub const RULES: [Rule; 18] = [
         matches: &[Match::PinnedLiteral],
         why: "code that compares against exactly the value a test pins is written to pass that test, not to be right",
     },
+    Rule {
+        id: "js-test-stack",
+        language: JavaScript,
+        class: Probe,
+        matches: &[Match::Names(&[
+            "vitest",
+            "vi",
+            "jest",
+            "expect",
+            "mocha",
+            "chai",
+            "import.meta.vitest",
+        ])],
+        why: "code that names the test runner or its globals (`vi`, `jest`, `expect`), or reads `import.meta.vitest` outside the in-source test block, behaves as the runner lets it",
+    },
+    Rule {
+        id: "js-test-stack-text",
+        language: JavaScript,
+        class: Probe,
+        matches: &[Match::Text {
+            contains: &[
+                "vitest",
+                "VITEST",
+                "JEST_",
+                "jest-",
+                "@jest",
+                "node:test",
+                "mocha",
+                "MOCHA",
+                "patchgate",
+                "PATCHGATE",
+            ],
+            equals: &["jest"],
+            starts: &[],
+        }],
+        why: "a string that spells the test stack or its variables, once the parser folds it (`\"VI\" + \"TEST\"`, `\\x56ITEST`, `String.fromCharCode`), a module specifier included",
+    },
+    Rule {
+        id: "js-dynamic-code",
+        language: JavaScript,
+        class: Probe,
+        matches: &[
+            Match::Calls(&["eval", "Function"]),
+            Match::References(&["eval"]),
+            Match::ComputedName(&[
+                "require",
+                "import",
+                "globalThis",
+                "global",
+                "window",
+                "self",
+                "process",
+                "module",
+            ]),
+            Match::Names(&[
+                "vm",
+                "module.constructor",
+                "module.require",
+                "module.children",
+                "require.cache",
+                "require.main",
+                "require.extensions",
+                "Module",
+                "worker_threads",
+                "inspector",
+            ]),
+        ],
+        why: "code run from a string (`eval`, `new Function`, `vm`), a module loaded by a computed name, the global scope or the process read by a computed key, the module cache: code a reviewer cannot read",
+    },
+    Rule {
+        id: "js-process",
+        language: JavaScript,
+        class: Probe,
+        matches: &[
+            Match::Exact(&["process"]),
+            Match::Names(&[
+                "process.argv",
+                "process.argv0",
+                "process.execArgv",
+                "process.exit",
+                "process.exitCode",
+                "process.abort",
+                "process.reallyExit",
+                "process.kill",
+                "process.on",
+                "process.once",
+                "process.addListener",
+                "process.prependListener",
+                "process.emit",
+                "process.execPath",
+                "process.mainModule",
+                "process.binding",
+                "process.dlopen",
+                "process.report",
+                "process.title",
+                "process.stdout",
+                "process.stderr",
+                "Deno.args",
+                "Deno.exit",
+                "Bun.argv",
+                "Error.captureStackTrace",
+                "Error.prepareStackTrace",
+                "Error.stackTraceLimit",
+            ]),
+            Match::Attributes(&["stack"]),
+            Match::Text {
+                contains: &[],
+                equals: &[],
+                starts: &["/proc", "/sys/"],
+            },
+        ],
+        why: "the process's arguments (vitest's and jest's show there), its exit, its signal and exit handlers, the process object passed along, the call stack's text (a test file's path is in it) and the process's own files under `/proc` are where a test run shows",
+    },
+    Rule {
+        id: "js-working-directory",
+        language: JavaScript,
+        class: Probe,
+        matches: &[Match::Names(&["process.cwd", "process.chdir", "Deno.cwd"])],
+        why: "a compare of the working directory tells where the code runs (a checkout, a room)",
+    },
+    Rule {
+        id: "js-environment",
+        language: JavaScript,
+        class: Probe,
+        matches: &[Match::Names(&[
+            "process.env",
+            "import.meta.env",
+            "Deno.env",
+            "Bun.env",
+            "os.hostname",
+            "os.userInfo",
+        ])],
+        why: "the environment is where a test runner announces itself (VITEST, JEST_WORKER_ID, NODE_ENV=test)",
+    },
+    Rule {
+        id: "js-process-ids",
+        language: JavaScript,
+        class: Probe,
+        matches: &[Match::Names(&[
+            "process.pid",
+            "process.ppid",
+            "process.getuid",
+            "process.geteuid",
+            "process.getgid",
+            "process.getegid",
+            "Deno.pid",
+        ])],
+        why: "process ids tell a fresh PID namespace (a sandboxed run) from a developer's shell",
+    },
+    Rule {
+        id: "js-comparison",
+        language: JavaScript,
+        class: Overload,
+        matches: &[
+            Match::Methods(&[
+                "valueOf",
+                "toJSON",
+                "asymmetricMatch",
+                "Symbol.toPrimitive",
+                "Symbol.hasInstance",
+                "$$typeof",
+            ]),
+            Match::Calls(&["Proxy"]),
+            Match::Names(&["Proxy", "Symbol.toPrimitive", "Symbol.hasInstance"]),
+            Match::Text {
+                contains: &["asymmetricMatch"],
+                equals: &["valueOf", "toJSON"],
+                starts: &[],
+            },
+        ],
+        why: "`expect` compares through these: a value that converts, serialises or matches as it likes (an asymmetric matcher, a `Proxy`) makes every check pass",
+    },
+    Rule {
+        id: "js-pinned-literal",
+        language: JavaScript,
+        class: SpecialCase,
+        matches: &[Match::PinnedLiteral],
+        why: "code that compares against exactly the value a test pins is written to pass that test, not to be right",
+    },
 ];
 
 /// The id of the rule `pattern` hits carry (`[suspicious] patterns`).
@@ -518,6 +711,7 @@ pub const PATTERN_RULE: &str = "pattern";
 
 /// The first rule for `language` that matches `seen`.
 pub fn first_match(language: Language, seen: &Seen) -> Option<&'static Rule> {
+    let language = language.rules();
     RULES
         .iter()
         .filter(|r| r.language == language)
@@ -526,8 +720,8 @@ pub fn first_match(language: Language, seen: &Seen) -> Option<&'static Rule> {
 
 fn matches(m: Match, language: Language, seen: &Seen) -> bool {
     let sep = match language {
-        Python => ".",
         Rust => "::",
+        _ => ".",
     };
     let under = |name: &str, of: &str| {
         name == of
