@@ -141,11 +141,17 @@ pub fn read(
                 }
             }
             // Each string alone, and each `+` chain once, at its top (linear in the file).
-            "string" | "template_string" => {
-                if let Some(s) = fold(source, node) {
-                    walk.saw(line, Seen::Text(s));
+            "string" | "template_string" => match fold(source, node) {
+                Some(s) => walk.saw(line, Seen::Text(s)),
+                // `${x}VITEST`: what it does spell, piece by piece.
+                None => {
+                    for part in node.named_children(&mut node.walk()) {
+                        if part.kind() == "string_fragment" {
+                            walk.saw(line, Seen::Text(text(source, part).to_owned()));
+                        }
+                    }
                 }
-            }
+            },
             "binary_expression" => {
                 compared(source, node, line, walk);
                 if role != Some(Role::Concatenated)
@@ -213,7 +219,9 @@ impl Names<'_> {
         let mut at = node;
         let root = loop {
             if parts.len() > MAX_CHAIN {
-                return None;
+                // Too long to follow: where it leads is unknown, read as the global scope
+                // taken by a computed key (a hit), never as nothing.
+                return Some(("globalThis".to_owned(), true));
             }
             match at.kind() {
                 "member_expression" => {
@@ -704,6 +712,7 @@ mod tests {
                 &["js-dynamic-code"],
             ),
             ("export const p = globalThis[name];\n", &["js-dynamic-code"]),
+            ("const k = `${x}VITEST`;\n", &["js-test-stack-text"]),
             (
                 "if (process.argv.some((a) => a.includes(\"x\"))) {}\n",
                 &["js-process"],
@@ -859,6 +868,23 @@ mod tests {
             .filter_map(|(_, s, _)| Some(first_match(Language::TypeScript, s)?.id))
             .collect();
         assert_eq!(ids, ["js-process-ids"]);
+    }
+
+    /// A member chain longer than the reader follows is a hit, never nothing: past 64 links
+    /// `globalThis.globalThis.….process.env` would otherwise hide where it leads.
+    #[test]
+    fn a_chain_too_long_to_follow_is_a_hit() {
+        let code = format!(
+            "export const on = {}process.env.VITEST;\n",
+            "globalThis.".repeat(70)
+        );
+        let read = read_source(Language::TypeScript, code.as_bytes(), &[1], false).expect("read");
+        let ids: Vec<&str> = read
+            .seen
+            .iter()
+            .filter_map(|(_, s, _)| Some(first_match(Language::TypeScript, s)?.id))
+            .collect();
+        assert!(ids.contains(&"js-dynamic-code"), "{ids:?}");
     }
 
     /// A hostile file nests `+` and member chains as deep as it likes: read in linear time,
