@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
 
-use super::javascript_text::fold;
+use super::javascript_text::{compared, fold, literal};
 use super::syntax::{Added, Walk, descendants, text};
 use super::table::Seen;
 
@@ -583,51 +583,6 @@ fn is_concatenation(source: &[u8], node: Node<'_>) -> bool {
         && node
             .child_by_field_name("operator")
             .is_some_and(|o| text(source, o) == "+")
-}
-
-/// A comparison's literal operands (`x === "espresso"`, `n < 1000`), for the special case.
-fn compared(source: &[u8], node: Node<'_>, line: usize, walk: &mut Walk) {
-    let op = node
-        .child_by_field_name("operator")
-        .map(|o| text(source, o))
-        .unwrap_or_default();
-    if !matches!(op, "===" | "!==" | "==" | "!=" | "<" | ">" | "<=" | ">=") {
-        return;
-    }
-    // `typeof x === "string"` names a type, not an input.
-    let is_typeof = |n: Node<'_>| {
-        n.kind() == "unary_expression" && n.child(0).is_some_and(|o| o.kind() == "typeof")
-    };
-    let sides = [
-        node.child_by_field_name("left"),
-        node.child_by_field_name("right"),
-    ];
-    if sides.iter().flatten().any(|s| is_typeof(*s)) {
-        return;
-    }
-    for side in ["left", "right"] {
-        if let Some(l) = node
-            .child_by_field_name(side)
-            .and_then(|s| literal(source, s))
-        {
-            walk.literal(line, l);
-        }
-    }
-}
-
-/// A literal as the tests would spell it: a string's content, a number's text (`-` kept).
-fn literal(source: &[u8], node: Node<'_>) -> Option<String> {
-    match node.kind() {
-        "number" => Some(text(source, node).to_owned()),
-        "unary_expression" => {
-            let op = node.child(0)?;
-            let arg = node.child_by_field_name("argument")?;
-            (text(source, op) == "-" && arg.kind() == "number")
-                .then(|| format!("-{}", text(source, arg)))
-        }
-        "string" | "template_string" => fold(source, node),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

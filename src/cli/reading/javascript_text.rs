@@ -4,7 +4,7 @@
 
 use tree_sitter::Node;
 
-use super::syntax::text;
+use super::syntax::{Walk, text};
 
 /// A folded string is kept up to this many bytes.
 const MAX_TEXT: usize = 4096;
@@ -140,4 +140,49 @@ fn unescape(e: &str) -> Option<String> {
         c if rest.is_empty() && !c.is_ascii_digit() => c.to_string(),
         _ => return None,
     })
+}
+
+/// A comparison's literal operands (`x === "espresso"`, `n < 1000`), for the special case.
+pub(super) fn compared(source: &[u8], node: Node<'_>, line: usize, walk: &mut Walk) {
+    let op = node
+        .child_by_field_name("operator")
+        .map(|o| text(source, o))
+        .unwrap_or_default();
+    if !matches!(op, "===" | "!==" | "==" | "!=" | "<" | ">" | "<=" | ">=") {
+        return;
+    }
+    // `typeof x === "string"` names a type, not an input.
+    let is_typeof = |n: Node<'_>| {
+        n.kind() == "unary_expression" && n.child(0).is_some_and(|o| o.kind() == "typeof")
+    };
+    let sides = [
+        node.child_by_field_name("left"),
+        node.child_by_field_name("right"),
+    ];
+    if sides.iter().flatten().any(|s| is_typeof(*s)) {
+        return;
+    }
+    for side in ["left", "right"] {
+        if let Some(l) = node
+            .child_by_field_name(side)
+            .and_then(|s| literal(source, s))
+        {
+            walk.literal(line, l);
+        }
+    }
+}
+
+/// A literal as the tests would spell it: a string's content, a number's text (`-` kept).
+pub(super) fn literal(source: &[u8], node: Node<'_>) -> Option<String> {
+    match node.kind() {
+        "number" => Some(text(source, node).to_owned()),
+        "unary_expression" => {
+            let op = node.child(0)?;
+            let arg = node.child_by_field_name("argument")?;
+            (text(source, op) == "-" && arg.kind() == "number")
+                .then(|| format!("-{}", text(source, arg)))
+        }
+        "string" | "template_string" => fold(source, node),
+        _ => None,
+    }
 }
